@@ -1,0 +1,1 @@
+"""The GE (tensor-level) side of dfir: graph construction, errors and offline compilation."""

@@ -1,0 +1,1 @@
+"""Command-line tools: `dfir-opt` and `dfir`."""

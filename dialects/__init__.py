@@ -1,0 +1,1 @@
+"""dfir's xDSL dialects: `df` (flow level) and `ge` (tensor level)."""

@@ -1,0 +1,1 @@
+"""The runtime: load an `.om` container (validated natively) and execute its plan."""
