@@ -1,0 +1,450 @@
+"""The `df` dialect: dataflow graphs of UDF and GE-graph nodes (the flow level of dfir).
+
+A module holds process points (what a node runs) and graphs (how nodes are wired):
+
+    df.func_pp @add_pp [#df.func<"add"(0, 1) -> (0)>] {kind = "py_func", payload = "gASV..."}
+    df.graph @pipeline {
+      %0 = df.data "FlowData" index 0
+      %1 = df.data "FlowData_1" index 1
+      %2 = df.node "add_fnode"(%0, %1) pp @add_pp {loc = "add.py:9"} : 2 -> 1
+      df.output %2
+    }
+
+Edges are SSA values of type `!df.flow` (a stream of messages). A graph body is a graph region:
+its ops may appear in any order, and the verifier rejects cycles.
+"""
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import ClassVar
+
+import networkx as nx
+from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, IntAttr, StringAttr, SymbolRefAttr
+from xdsl.ir import Attribute, Block, Dialect, Operation, ParametrizedAttribute, Region, SSAValue, TypeAttribute
+from xdsl.irdl import (IRDLOperation, irdl_attr_definition, irdl_op_definition, lazy_traits_def, opt_prop_def,
+                       prop_def, region_def, result_def, traits_def, var_operand_def, var_result_def)
+from xdsl.parser import Parser
+from xdsl.printer import Printer
+from xdsl.traits import HasParent, IsTerminator, NoTerminator, SymbolOpInterface
+from xdsl.utils.exceptions import VerifyException
+
+from dfir.dialects.df_attrs import DF_ATTRIBUTES, AlignAttr, FuncAttr
+
+
+@irdl_attr_definition
+class FlowType(ParametrizedAttribute, TypeAttribute):
+    """`!df.flow`: an edge of a dataflow graph, carrying a stream of messages."""
+
+    name = "df.flow"
+
+
+FLOW = FlowType()
+
+
+def _parse_attrs_into(parser: Parser, op: Operation, property_names: Iterable[str]) -> None:
+    """Parse an optional `{...}` dict; names in `property_names` become properties."""
+    names = set(property_names)
+    for key, value in parser.parse_optional_attr_dict().items():
+        (op.properties if key in names else op.attributes)[key] = value
+
+
+def _print_attrs(printer: Printer, op: Operation, property_names: Iterable[str]) -> None:
+    merged = {k: v for k, v in op.properties.items() if k in set(property_names)}
+    merged.update(op.attributes)
+    printer.print_op_attributes(merged)
+
+
+@irdl_op_definition
+class DataOp(IRDLOperation):
+    """A graph input (a FlowData): its name and its position among the graph's inputs.
+
+        %0 = df.data "FlowData" index 0 {schema = tensor<1x2xi32>}
+    """
+
+    name = "df.data"
+
+    data_name = prop_def(StringAttr)
+    index = prop_def(IntAttr)
+    result = result_def(FlowType)
+    traits = lazy_traits_def(lambda: (HasParent(GraphOp),))
+
+    def __init__(self, data_name: str, index: int, attributes: dict[str, Attribute] | None = None):
+        super().__init__(properties={"data_name": StringAttr(data_name), "index": IntAttr(index)},
+                         attributes=attributes or {}, result_types=[FLOW])
+
+    @classmethod
+    def parse(cls, parser: Parser) -> DataOp:
+        name = parser.parse_str_literal()
+        parser.parse_keyword("index")
+        op = cls(name, parser.parse_integer())
+        _parse_attrs_into(parser, op, ())
+        return op
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        printer.print_string_literal(self.data_name.data)
+        printer.print_string(f" index {self.index.data}")
+        printer.print_op_attributes(self.attributes)
+
+
+@irdl_op_definition
+class NodeOp(IRDLOperation):
+    """A flow node: runs process point `pp` on its inputs; `input_num -> output_num` ports.
+
+        %2:2 = df.node "split"(%0) pp @split_pp {loc = "x.py:4"} : 1 -> 2
+    """
+
+    name = "df.node"
+
+    node_name = prop_def(StringAttr)
+    pp = prop_def(SymbolRefAttr)
+    input_num = prop_def(IntAttr)
+    output_num = prop_def(IntAttr)
+    inputs = var_operand_def(FlowType)
+    outputs = var_result_def(FlowType)
+    traits = lazy_traits_def(lambda: (HasParent(GraphOp),))
+
+    def __init__(self, node_name: str, pp: str, inputs: Sequence[SSAValue], input_num: int,
+                 output_num: int, attributes: dict[str, Attribute] | None = None):
+        super().__init__(
+            operands=[list(inputs)],
+            result_types=[[FLOW] * output_num],
+            properties={"node_name": StringAttr(node_name), "pp": SymbolRefAttr(pp),
+                        "input_num": IntAttr(input_num), "output_num": IntAttr(output_num)},
+            attributes=attributes or {})
+
+    @property
+    def label(self) -> str:
+        """How diagnostics name this node: its name and, when known, where it was created."""
+        loc = self.attributes.get("loc")
+        return f'node "{self.node_name.data}"' + (f" ({loc.data})" if isinstance(loc, StringAttr) else "")
+
+    def verify_(self) -> None:
+        expected, got = self.input_num.data, len(self.inputs)
+        if got != expected:
+            raise VerifyException(f"{self.label}: expected {expected} inputs (input_num), got {got}")
+        expected, got = self.output_num.data, len(self.outputs)
+        if got != expected:
+            raise VerifyException(f"{self.label}: expected {expected} outputs (output_num), got {got}")
+
+    @classmethod
+    def parse(cls, parser: Parser) -> NodeOp:
+        name = parser.parse_str_literal()
+        operands = parser.parse_comma_separated_list(parser.Delimiter.PAREN,
+                                                     parser.parse_unresolved_operand)
+        parser.parse_keyword("pp")
+        pp = parser.parse_attribute()
+        if not isinstance(pp, SymbolRefAttr):
+            parser.raise_error(f"expected a process point symbol such as @add_pp, got {pp}")
+        attrs = parser.parse_optional_attr_dict()
+        parser.parse_punctuation(":")
+        input_num = parser.parse_integer()
+        parser.parse_punctuation("->")
+        output_num = parser.parse_integer()
+        values = parser.resolve_operands(operands, [FLOW] * len(operands), parser.pos)
+        return cls(name, pp.root_reference.data, values, input_num, output_num, attrs)
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        printer.print_string_literal(self.node_name.data)
+        printer.print_operands(self.inputs)
+        printer.print_string(" pp ")
+        printer.print_attribute(self.pp)
+        printer.print_op_attributes(self.attributes)
+        printer.print_string(f" : {self.input_num.data} -> {self.output_num.data}")
+
+
+@irdl_op_definition
+class OutputOp(IRDLOperation):
+    """The graph's outputs, in fetch order.
+
+        df.output %2, %3#1
+    """
+
+    name = "df.output"
+
+    outputs = var_operand_def(FlowType)
+    traits = lazy_traits_def(lambda: (IsTerminator(), HasParent(GraphOp)))
+
+    def __init__(self, outputs: Sequence[SSAValue]):
+        super().__init__(operands=[list(outputs)])
+
+    @classmethod
+    def parse(cls, parser: Parser) -> OutputOp:
+        operands = parser.parse_optional_undelimited_comma_separated_list(
+            parser.parse_optional_unresolved_operand, parser.parse_unresolved_operand) or []
+        return cls(parser.resolve_operands(operands, [FLOW] * len(operands), parser.pos))
+
+    def print(self, printer: Printer) -> None:
+        if self.outputs:
+            printer.print_string(" ")
+            printer.print_list(self.outputs, printer.print_operand)
+
+
+@irdl_op_definition
+class GraphOp(IRDLOperation):
+    """A dataflow graph: inputs (`df.data`), nodes (`df.node`) and one `df.output`.
+
+        df.graph @pipeline {options = {"ge.graph_key" = "k"}} {
+          %0 = df.data "FlowData" index 0
+          %1 = df.node "relu"(%0) pp @relu_pp : 1 -> 1
+          df.output %1
+        }
+    """
+
+    name = "df.graph"
+
+    sym_name = prop_def(StringAttr)
+    options = opt_prop_def(DictionaryAttr)
+    align = opt_prop_def(AlignAttr)
+    body = region_def("single_block")
+    traits = traits_def(SymbolOpInterface())
+
+    PROPERTY_NAMES: ClassVar[tuple[str, ...]] = ("options", "align")
+
+    def __init__(self, sym_name: str, body: Region, options: dict[str, str] | None = None):
+        props: dict[str, Attribute] = {"sym_name": StringAttr(sym_name)}
+        if options:
+            props["options"] = DictionaryAttr({k: StringAttr(v) for k, v in sorted(options.items())})
+        super().__init__(properties=props, regions=[body])
+
+    @property
+    def data_ops(self) -> list[DataOp]:
+        return [op for op in self.body.block.ops if isinstance(op, DataOp)]
+
+    @property
+    def node_ops(self) -> list[NodeOp]:
+        return [op for op in self.body.block.ops if isinstance(op, NodeOp)]
+
+    @property
+    def output_op(self) -> OutputOp:
+        last = self.body.block.last_op
+        assert isinstance(last, OutputOp), "verified graphs end with df.output"
+        return last
+
+    @classmethod
+    def parse(cls, parser: Parser) -> GraphOp:
+        sym = parser.parse_symbol_name().data
+        attrs = parser.parse_optional_attr_dict()
+        op = cls(sym, parser.parse_region())
+        for key, value in attrs.items():
+            (op.properties if key in cls.PROPERTY_NAMES else op.attributes)[key] = value
+        return op
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        printer.print_symbol_name(self.sym_name.data)
+        _print_attrs(printer, self, self.PROPERTY_NAMES)
+        printer.print_string(" ")
+        printer.print_region(self.body)
+
+    def verify_(self) -> None:
+        graph = f"df.graph @{self.sym_name.data}"
+        last = self.body.block.last_op
+        if not isinstance(last, OutputOp):
+            raise VerifyException(f"{graph} must end with df.output")
+        _verify_inputs(graph, self.data_ops)
+        nodes = self.node_ops
+        _verify_unique_node_names(graph, nodes)
+        _verify_process_points(nodes, _module_process_points(self))
+        _verify_acyclic(graph, nodes)
+
+
+def _verify_inputs(graph: str, datas: list[DataOp]) -> None:
+    seen_names: set[str] = set()
+    for data in datas:
+        name = data.data_name.data
+        if name in seen_names:
+            raise VerifyException(f'{graph}: flow data "{name}" is defined twice')
+        seen_names.add(name)
+        if not data.result.uses:
+            raise VerifyException(f'{graph}: flow data "{name}" is not used by any node or output')
+    indexes = sorted(d.index.data for d in datas)
+    if indexes != list(range(len(datas))):
+        raise VerifyException(f"{graph}: flow data indexes {indexes} must be 0..{len(datas) - 1}, "
+                              "each used once")
+
+
+def _verify_unique_node_names(graph: str, nodes: list[NodeOp]) -> None:
+    first: dict[str, NodeOp] = {}
+    for node in nodes:
+        name = node.node_name.data
+        if name in first:
+            raise VerifyException(f"{graph}: duplicate node name: {first[name].label} and {node.label}")
+        first[name] = node
+
+
+def _module_process_points(op: Operation) -> dict[str, Operation]:
+    """Process points of the module around `op`, by symbol (built once per graph check)."""
+    module = op.parent_op()
+    if module is None:
+        return {}
+    return {pp.sym_name.data: pp for pp in module.regions[0].block.ops
+            if isinstance(pp, FuncPpOp | GraphPpOp)}
+
+
+def _verify_process_points(nodes: list[NodeOp], pps: dict[str, Operation]) -> None:
+    for node in nodes:
+        sym = node.pp.root_reference.data
+        pp = pps.get(sym)
+        if pp is None:
+            raise VerifyException(f"{node.label}: process point @{sym} does not exist")
+        if isinstance(pp, FuncPpOp):
+            pp.verify_ports(node)
+
+
+def _verify_acyclic(graph: str, nodes: list[NodeOp]) -> None:
+    position = {node: i for i, node in enumerate(nodes)}
+    forward = any(position.get(v.owner, -1) >= position[n] for n in nodes for v in n.inputs)
+    if not forward:
+        return  # every producer precedes its consumers: no cycle is possible
+    edges = nx.DiGraph()
+    for node in nodes:
+        for value in node.inputs:
+            if isinstance(value.owner, NodeOp):
+                edges.add_edge(value.owner.node_name.data, node.node_name.data)
+    try:
+        cycle = nx.find_cycle(edges)
+    except nx.NetworkXNoCycle:
+        return
+    path = " -> ".join([u for u, _ in cycle] + [cycle[0][0]])
+    raise VerifyException(f"{graph}: the graph has a cycle: {path}")
+
+
+@irdl_op_definition
+class InvokedClosureOp(IRDLOperation):
+    """A model a UDF may invoke by key (`run_flow_model`): `graph_key` names process point `pp`.
+
+        df.invoked_closure "invoke_graph" @mlp_pp
+    """
+
+    name = "df.invoked_closure"
+
+    key = prop_def(StringAttr)
+    pp = prop_def(SymbolRefAttr)
+    traits = lazy_traits_def(lambda: (HasParent(FuncPpOp),))
+    assembly_format = "$key $pp attr-dict"
+
+    def __init__(self, key: str, pp: str):
+        super().__init__(properties={"key": StringAttr(key), "pp": SymbolRefAttr(pp)})
+
+
+@irdl_op_definition
+class FuncPpOp(IRDLOperation):
+    """A function process point: a UDF and its entry points (`funcs`), plus invoked closures.
+
+    `kind` says what the UDF is (`py_func`: a `@pyflow` function or class shipped as a cloudpickled
+    `payload`, base64). Each `#df.func` names an entry point and the node ports it owns.
+
+        df.func_pp @add_pp [#df.func<"add"(0, 1) -> (0)>] {kind = "py_func", payload = "gASV..."}
+    """
+
+    name = "df.func_pp"
+
+    sym_name = prop_def(StringAttr)
+    funcs = prop_def(ArrayAttr[FuncAttr])
+    kind = prop_def(StringAttr)
+    payload = opt_prop_def(StringAttr)
+    init_params = opt_prop_def(DictionaryAttr)
+    compile_config = opt_prop_def(StringAttr)
+    closures = region_def("single_block")
+    traits = traits_def(SymbolOpInterface(), NoTerminator())
+
+    PROPERTY_NAMES: ClassVar[tuple[str, ...]] = ("kind", "payload", "init_params", "compile_config")
+
+    def __init__(self, sym_name: str, kind: str, funcs: Sequence[FuncAttr],
+                 payload: str | None = None, closures: Sequence[InvokedClosureOp] = ()):
+        props: dict[str, Attribute] = {"sym_name": StringAttr(sym_name), "kind": StringAttr(kind),
+                                       "funcs": ArrayAttr(list(funcs))}
+        if payload is not None:
+            props["payload"] = StringAttr(payload)
+        region = Region()
+        region.add_block(Block(list(closures)))
+        super().__init__(properties=props, regions=[region])
+
+    def verify_ports(self, node: NodeOp) -> None:
+        """Each node input and output is owned by exactly one func of this process point."""
+        for kind, count, ports in (("input", node.input_num.data, "input_ports"),
+                                   ("output", node.output_num.data, "output_ports")):
+            owned = sorted(p for f in self.funcs for p in getattr(f, ports))
+            if owned != list(range(count)):
+                raise VerifyException(
+                    f"{node.label}: the funcs of @{self.sym_name.data} own {kind} ports {owned}, "
+                    f"expected each of 0..{count - 1} exactly once")
+
+    @classmethod
+    def parse(cls, parser: Parser) -> FuncPpOp:
+        sym = parser.parse_symbol_name().data
+        funcs = parser.parse_comma_separated_list(parser.Delimiter.SQUARE, parser.parse_attribute)
+        op = cls(sym, "", funcs)
+        _parse_attrs_into(parser, op, cls.PROPERTY_NAMES)
+        region = parser.parse_optional_region()
+        if region is not None and region.blocks:
+            for closure in list(region.block.ops):
+                closure.detach()
+                op.closures.block.add_op(closure)
+        return op
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        printer.print_symbol_name(self.sym_name.data)
+        printer.print_string(" [")
+        printer.print_list(self.funcs, printer.print_attribute)
+        printer.print_string("]")
+        _print_attrs(printer, self, self.PROPERTY_NAMES)
+        if self.closures.block.ops:
+            printer.print_string(" ")
+            printer.print_region(self.closures)
+
+
+@irdl_op_definition
+class GraphPpOp(IRDLOperation):
+    """A graph process point: runs the GE graph `graph` (a `ge.graph` symbol).
+
+        df.graph_pp @mlp_pp graph @mlp {framework = "ge"}
+    """
+
+    name = "df.graph_pp"
+
+    sym_name = prop_def(StringAttr)
+    graph = prop_def(SymbolRefAttr)
+    framework = prop_def(StringAttr)
+    compile_config = opt_prop_def(StringAttr)
+    traits = traits_def(SymbolOpInterface())
+
+    PROPERTY_NAMES: ClassVar[tuple[str, ...]] = ("framework", "compile_config")
+
+    def __init__(self, sym_name: str, graph: str, framework: str = "ge"):
+        super().__init__(properties={"sym_name": StringAttr(sym_name), "graph": SymbolRefAttr(graph),
+                                     "framework": StringAttr(framework)})
+
+    def verify_(self) -> None:
+        module = self.parent_op()
+        if module is None:
+            return
+        sym = self.graph.root_reference.data
+        if not any(getattr(op, "sym_name", None) == StringAttr(sym) and op.name == "ge.graph"
+                   for op in module.regions[0].block.ops):
+            raise VerifyException(f"df.graph_pp @{self.sym_name.data}: GE graph @{sym} does not exist")
+
+    @classmethod
+    def parse(cls, parser: Parser) -> GraphPpOp:
+        sym = parser.parse_symbol_name().data
+        parser.parse_keyword("graph")
+        graph = parser.parse_attribute()
+        if not isinstance(graph, SymbolRefAttr):
+            parser.raise_error(f"expected a GE graph symbol such as @mlp, got {graph}")
+        op = cls(sym, graph.root_reference.data)
+        _parse_attrs_into(parser, op, cls.PROPERTY_NAMES)
+        return op
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        printer.print_symbol_name(self.sym_name.data)
+        printer.print_string(" graph ")
+        printer.print_attribute(self.graph)
+        _print_attrs(printer, self, self.PROPERTY_NAMES)
+
+
+DF = Dialect("df", [GraphOp, DataOp, NodeOp, OutputOp, FuncPpOp, GraphPpOp, InvokedClosureOp],
+             [FlowType, *DF_ATTRIBUTES])

@@ -1,0 +1,218 @@
+"""Attributes of the `df` dialect: UDF entry points, devices, instances, alignment and balance.
+
+Each one prints in a short custom form that parses back identically:
+
+    #df.func<"add"(0, 1) -> (0)>                 a UDF entry point and the node ports it owns
+    #df.func<"merge"(2) -> (1), stream_input>     ... consuming its inputs as queues
+    #df.device<host>   #df.device<0:0:1:0>         a logical device (cluster:server:device:numa)
+    #df.instance<0 of 2>                          replica 0 of a node replicated twice
+    #df.align<cache = 256, timeout = 60000, dropout>   input alignment of a graph
+    #df.balance<scatter>   #df.balance<gather>    balance role of a node
+"""
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from xdsl.dialects.builtin import ArrayAttr, IntAttr, StringAttr
+from xdsl.ir import ParametrizedAttribute
+from xdsl.irdl import irdl_attr_definition
+from xdsl.parser import AttrParser
+from xdsl.printer import Printer
+from xdsl.utils.exceptions import VerifyException
+
+
+def _ints(values: Sequence[int]) -> ArrayAttr[IntAttr]:
+    return ArrayAttr([IntAttr(v) for v in values])
+
+
+def _parse_int_list(parser: AttrParser) -> list[int]:
+    return parser.parse_comma_separated_list(parser.Delimiter.PAREN, parser.parse_integer)
+
+
+def _print_int_list(printer: Printer, values: ArrayAttr[IntAttr]) -> None:
+    printer.print_string("(" + ", ".join(str(v.data) for v in values) + ")")
+
+
+@irdl_attr_definition
+class FuncAttr(ParametrizedAttribute):
+    """One entry point of a UDF: its name, the node inputs it consumes, the outputs it produces."""
+
+    name = "df.func"
+
+    func_name: StringAttr
+    inputs: ArrayAttr[IntAttr]
+    outputs: ArrayAttr[IntAttr]
+    stream_input: IntAttr
+
+    def __init__(self, func_name: str, inputs: Sequence[int], outputs: Sequence[int],
+                 stream_input: bool = False):
+        super().__init__(StringAttr(func_name), _ints(inputs), _ints(outputs), IntAttr(int(stream_input)))
+
+    @property
+    def input_ports(self) -> list[int]:
+        return [v.data for v in self.inputs]
+
+    @property
+    def output_ports(self) -> list[int]:
+        return [v.data for v in self.outputs]
+
+    @property
+    def is_stream_input(self) -> bool:
+        return bool(self.stream_input.data)
+
+    @classmethod
+    def parse_parameters(cls, parser: AttrParser):
+        with parser.in_angle_brackets():
+            name = parser.parse_str_literal()
+            ins = _parse_int_list(parser)
+            parser.parse_punctuation("->")
+            outs = _parse_int_list(parser)
+            stream = parser.parse_optional_punctuation(",") is not None
+            if stream:
+                parser.parse_keyword("stream_input")
+        return (StringAttr(name), _ints(ins), _ints(outs), IntAttr(int(stream)))
+
+    def print_parameters(self, printer: Printer) -> None:
+        with printer.in_angle_brackets():
+            printer.print_string_literal(self.func_name.data)
+            _print_int_list(printer, self.inputs)
+            printer.print_string(" -> ")
+            _print_int_list(printer, self.outputs)
+            if self.is_stream_input:
+                printer.print_string(", stream_input")
+
+
+@irdl_attr_definition
+class DeviceAttr(ParametrizedAttribute):
+    """A logical device `cluster:server:device:numa`; `host` (no ids) is the host CPU."""
+
+    name = "df.device"
+
+    ids: ArrayAttr[IntAttr]
+
+    def __init__(self, ids: Sequence[int] = ()):
+        super().__init__(_ints(ids))
+
+    @property
+    def is_host(self) -> bool:
+        return len(self.ids) == 0
+
+    def spelling(self) -> str:
+        """`-1` for the host, else the colon-separated ids (the plan's spelling)."""
+        return "-1" if self.is_host else ":".join(str(i.data) for i in self.ids)
+
+    def verify(self) -> None:
+        if len(self.ids) not in (0, 3, 4):
+            raise VerifyException(f"#df.device has {len(self.ids)} ids, expected 3 or 4 "
+                                  "(cluster:server:device[:numa]) or host")
+
+    @classmethod
+    def parse_parameters(cls, parser: AttrParser):
+        with parser.in_angle_brackets():
+            if parser.parse_optional_keyword("host") is not None:
+                return (_ints([]),)
+            ids = [parser.parse_integer(allow_negative=True)]
+            while parser.parse_optional_punctuation(":") is not None:
+                ids.append(parser.parse_integer(allow_negative=True))
+        return (_ints(ids),)
+
+    def print_parameters(self, printer: Printer) -> None:
+        with printer.in_angle_brackets():
+            printer.print_string("host" if self.is_host else self.spelling())
+
+
+@irdl_attr_definition
+class InstanceAttr(ParametrizedAttribute):
+    """Replica `index` of `count` replicas of one node."""
+
+    name = "df.instance"
+
+    index: IntAttr
+    count: IntAttr
+
+    def __init__(self, index: int, count: int):
+        super().__init__(IntAttr(index), IntAttr(count))
+
+    def verify(self) -> None:
+        if not 0 <= self.index.data < self.count.data:
+            raise VerifyException(f"#df.instance index {self.index.data} is outside "
+                                  f"[0, {self.count.data})")
+
+    @classmethod
+    def parse_parameters(cls, parser: AttrParser):
+        with parser.in_angle_brackets():
+            index = parser.parse_integer()
+            parser.parse_keyword("of")
+            count = parser.parse_integer()
+        return (IntAttr(index), IntAttr(count))
+
+    def print_parameters(self, printer: Printer) -> None:
+        printer.print_string(f"<{self.index.data} of {self.count.data}>")
+
+
+@irdl_attr_definition
+class AlignAttr(ParametrizedAttribute):
+    """Input alignment of a graph: cache at most `cache` groups, wait `timeout` ms (-1: forever)."""
+
+    name = "df.align"
+
+    cache: IntAttr
+    timeout: IntAttr
+    dropout: IntAttr
+
+    def __init__(self, cache: int, timeout: int, dropout: bool = False):
+        super().__init__(IntAttr(cache), IntAttr(timeout), IntAttr(int(dropout)))
+
+    def verify(self) -> None:
+        if not 0 <= self.cache.data <= 1024:
+            raise VerifyException(f"#df.align cache {self.cache.data} is outside [0, 1024]")
+        if self.timeout.data != -1 and not 0 < self.timeout.data <= 600_000:
+            raise VerifyException(f"#df.align timeout {self.timeout.data} must be -1 or in "
+                                  "(0, 600000] ms")
+
+    @classmethod
+    def parse_parameters(cls, parser: AttrParser):
+        with parser.in_angle_brackets():
+            parser.parse_keyword("cache")
+            parser.parse_punctuation("=")
+            cache = parser.parse_integer(allow_negative=True)
+            parser.parse_punctuation(",")
+            parser.parse_keyword("timeout")
+            parser.parse_punctuation("=")
+            timeout = parser.parse_integer(allow_negative=True)
+            dropout = parser.parse_optional_punctuation(",") is not None
+            if dropout:
+                parser.parse_keyword("dropout")
+        return (IntAttr(cache), IntAttr(timeout), IntAttr(int(dropout)))
+
+    def print_parameters(self, printer: Printer) -> None:
+        tail = ", dropout" if self.dropout.data else ""
+        printer.print_string(f"<cache = {self.cache.data}, timeout = {self.timeout.data}{tail}>")
+
+
+@irdl_attr_definition
+class BalanceAttr(ParametrizedAttribute):
+    """The balance role of a node: it scatters to, or gathers from, a replicated node."""
+
+    name = "df.balance"
+
+    role: StringAttr
+
+    def __init__(self, role: str):
+        super().__init__(StringAttr(role))
+
+    def verify(self) -> None:
+        if self.role.data not in ("scatter", "gather"):
+            raise VerifyException(f"#df.balance role '{self.role.data}' is neither scatter nor gather")
+
+    @classmethod
+    def parse_parameters(cls, parser: AttrParser):
+        with parser.in_angle_brackets():
+            role = parser.parse_keyword_in(("scatter", "gather"))
+        return (StringAttr(role),)
+
+    def print_parameters(self, printer: Printer) -> None:
+        printer.print_string(f"<{self.role.data}>")
+
+
+DF_ATTRIBUTES = [FuncAttr, DeviceAttr, InstanceAttr, AlignAttr, BalanceAttr]
