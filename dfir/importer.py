@@ -1,0 +1,220 @@
+"""The import phase: a FlowGraph (or a GE Graph) becomes a verified df/ge module, in memory.
+
+1. Walk back from the outputs to find the nodes and FlowData the graph reaches; every input of
+   every reached node must be connected.
+2. Emit one `df.data` per FlowData, sorted by name (the feed order).
+3. Emit nodes in a depth-first post-order from the outputs, so each value exists before its use;
+   each distinct process point becomes one `df.func_pp` / `df.graph_pp` (+ its `ge.graph`).
+4. Emit `df.output` with the outputs in the order the user listed them.
+"""
+from __future__ import annotations
+
+import base64
+import re
+from collections.abc import Iterator
+
+import cloudpickle
+from xdsl.dialects.builtin import DictionaryAttr, ModuleOp, StringAttr
+from xdsl.ir import Attribute, Block, Region, SSAValue
+
+from dfir.dataflow.graph import FlowData, FlowGraph, FlowNode, FlowOutput
+from dfir.dataflow.process_points import FuncProcessPoint, GraphProcessPoint
+from dfir.dataflow.pyflow import UdfSpec
+from dfir.dialects.df import (DataOp, FuncPpOp, GraphOp, GraphPpOp, InvokedClosureOp, NodeOp,
+                              OutputOp)
+from dfir.dialects.df_attrs import AlignAttr, BalanceAttr, FuncAttr
+from dfir.ge.error import GeError
+
+
+def reachable(graph: FlowGraph) -> tuple[list[FlowData], list[FlowNode]]:
+    """(FlowData sorted by name, nodes in post-order) reachable from the graph's outputs."""
+    datas: dict[int, FlowData] = {}
+    order: list[FlowNode] = []
+    state: dict[int, str] = {}
+    for output in graph.outputs:
+        _visit(output.node, datas, order, state)
+    return sorted(datas.values(), key=lambda d: d.name), order
+
+
+def _visit(root: FlowNode, datas: dict, order: list, state: dict) -> None:
+    stack: list[tuple[FlowNode, Iterator]] = [(root, iter(_anchors(root)))]
+    if id(root) in state:
+        return
+    state[id(root)] = "open"
+    while stack:
+        node, anchors = stack[-1]
+        anchor = next(anchors, None)
+        if anchor is None:
+            stack.pop()
+            state[id(node)] = "done"
+            order.append(node)
+        elif isinstance(anchor, FlowData):
+            datas[id(anchor)] = anchor
+        elif state.get(id(anchor.node)) == "open":
+            raise GeError(f"the graph has a cycle through node {anchor.node.name} ({anchor.node.loc})")
+        elif id(anchor.node) not in state:
+            state[id(anchor.node)] = "open"
+            stack.append((anchor.node, iter(_anchors(anchor.node))))
+
+
+def _anchors(node: FlowNode) -> list[FlowData | FlowOutput]:
+    for index, anchor in enumerate(node.input_anchors):
+        if anchor is None:
+            raise GeError(f"node {node.name} ({node.loc}): input {index} is not connected")
+    return node.input_anchors
+
+
+class _ModuleBuilder:
+    """Accumulates the module's top-level ops with unique symbols."""
+
+    def __init__(self):
+        self.top: list = []
+        self.symbols: set[str] = set()
+        self.pp_symbols: dict[int, str] = {}
+
+    def symbol(self, wanted: str) -> str:
+        base = re.sub(r"[^A-Za-z0-9_]", "_", wanted) or "pp"
+        name, suffix = base, 1
+        while name in self.symbols:
+            name, suffix = f"{base}_{suffix}", suffix + 1
+        self.symbols.add(name)
+        return name
+
+    def process_point(self, pp, node: FlowNode) -> str:
+        if id(pp) not in self.pp_symbols:
+            self.pp_symbols[id(pp)] = (self._func_pp(pp, node) if isinstance(pp, FuncProcessPoint)
+                                       else self._graph_pp(pp, node))
+        return self.pp_symbols[id(pp)]
+
+    def _func_pp(self, pp: FuncProcessPoint, node: FlowNode) -> str:
+        if pp.udf is None:
+            raise GeError(f"node {node.name} ({node.loc}): UDF projects (compile_config_path="
+                          f"{pp.compile_config_path!r}) are not supported yet; use @pyflow")
+        sym = self.symbol(f"{pp.name}_pp")
+        closures = [InvokedClosureOp(key, self.process_point(closure, node))
+                    for key, closure in sorted(pp.invoked_closures.items())]
+        funcs = [FuncAttr(f.name, f.inputs, f.outputs, f.stream_input) for f in pp.udf.funcs]
+        op = FuncPpOp(sym, "py_func", funcs, _encode_payload(pp.udf, node), closures)
+        if pp.init_params:
+            op.properties["init_params"] = DictionaryAttr(
+                {k: StringAttr(repr(v)) for k, v in sorted(pp.init_params.items())})
+        self.top.append(op)
+        return sym
+
+    def _graph_pp(self, pp: GraphProcessPoint, node: FlowNode) -> str:
+        graph_sym = self.symbol(pp.graph.name)
+        graph_op = pp.graph.to_ir()
+        graph_op.properties["sym_name"] = StringAttr(graph_sym)
+        _check_graph_arity(pp, node)
+        sym = self.symbol(f"{pp.name}_pp")
+        self.top.extend([graph_op, GraphPpOp(sym, graph_sym, "ge")])
+        return sym
+
+
+def _check_graph_arity(pp: GraphProcessPoint, node: FlowNode) -> None:
+    inputs, outputs = len(pp.graph.inputs), pp.graph.num_outputs
+    if (node.input_num, node.output_num) != (inputs, outputs):
+        raise GeError(f"node {node.name} ({node.loc}) has {node.input_num} inputs and "
+                      f"{node.output_num} outputs but GE graph {pp.graph.name} has {inputs} inputs "
+                      f"and {outputs} outputs")
+
+
+def _encode_payload(udf: UdfSpec, node: FlowNode) -> str:
+    """The cloudpickled payload, by value for the UDF's own module so a fresh process can rebuild it."""
+    module = __import__("sys").modules.get(getattr(udf.payload.target, "__module__", ""), None)
+    by_value = module is not None and module.__name__ not in ("__main__", "builtins")
+    if by_value:
+        cloudpickle.register_pickle_by_value(module)
+    try:
+        data = udf.payload.dumps()
+    except Exception as error:
+        raise GeError(f"node {node.name} ({node.loc}): the UDF cannot be serialized: {error}") from error
+    finally:
+        if by_value:
+            cloudpickle.unregister_pickle_by_value(module)
+    return base64.b64encode(data).decode("ascii")
+
+
+def _node_attributes(node: FlowNode, udf: UdfSpec | None) -> dict[str, Attribute]:
+    attrs: dict[str, Attribute] = {"loc": StringAttr(node.loc)}
+    if node.alias is not None:
+        attrs["alias"] = StringAttr(node.alias)
+    if node.attrs:
+        attrs["user_attrs"] = DictionaryAttr({k: _attr_value(v) for k, v in sorted(node.attrs.items())})
+    if node.balance is not None:
+        attrs["balance"] = BalanceAttr(node.balance)
+    if udf is not None and udf.resources:
+        attrs["resources"] = DictionaryAttr({str(k): StringAttr(str(v))
+                                             for k, v in sorted(udf.resources.items())})
+    return attrs
+
+
+def _attr_value(value: bool | int | str) -> Attribute:
+    from xdsl.dialects.builtin import BoolAttr, IntegerAttr, i64
+    if isinstance(value, bool):
+        return BoolAttr.from_bool(value)
+    return IntegerAttr(value, i64) if isinstance(value, int) else StringAttr(value)
+
+
+def _check_mappings(node: FlowNode) -> None:
+    for ports, kind in ((node.input_map, "input"), (node.output_map, "output")):
+        for index, (_, pp_index) in ports.items():
+            if pp_index != index:
+                raise GeError(f"node {node.name} ({node.loc}): map_{kind} {index} -> process point "
+                              f"{kind} {pp_index}: only identity mappings are supported yet")
+
+
+def import_flow_graph(graph: FlowGraph) -> ModuleOp:
+    """Build the module of `graph` (see the module docstring for the steps)."""
+    datas, nodes = reachable(graph)
+    names = [d.name for d in datas]
+    if len(set(names)) != len(names):
+        raise GeError(f"graph {graph.name}: two FlowData share a name: {names}")
+    builder = _ModuleBuilder()
+    block = Block()
+    values: dict[tuple[int, int], SSAValue] = {}
+    for index, data in enumerate(datas):
+        op = DataOp(data.name, index, {"loc": StringAttr(data.loc)})
+        block.add_op(op)
+        values[(id(data), 0)] = op.result
+    seen_names: dict[str, FlowNode] = {}
+    for node in nodes:
+        if node.name in seen_names:
+            raise GeError(f"graph {graph.name}: two nodes are named {node.name} "
+                          f"({seen_names[node.name].loc} and {node.loc})")
+        seen_names[node.name] = node
+        if not node.process_points:
+            raise GeError(f"node {node.name} ({node.loc}) has no process point")
+        _check_mappings(node)
+        pp = node.process_points[0]
+        sym = builder.process_point(pp, node)
+        inputs = [values[_key(anchor)] for anchor in node.input_anchors]
+        op = NodeOp(node.name, sym, inputs, node.input_num, node.output_num,
+                    _node_attributes(node, getattr(pp, "udf", None)))
+        block.add_op(op)
+        for port, result in enumerate(op.outputs):
+            values[(id(node), port)] = result
+    block.add_op(OutputOp([values[_key(output)] for output in graph.outputs]))
+    graph_op = GraphOp(builder.symbol(graph.name), Region(block), graph.graph_options)
+    if graph.align is not None:
+        graph_op.properties["align"] = AlignAttr(*graph.align)
+    return ModuleOp([*builder.top, graph_op])
+
+
+def _key(anchor: FlowData | FlowOutput) -> tuple[int, int]:
+    return (id(anchor), 0) if isinstance(anchor, FlowData) else (id(anchor.node), anchor.index)
+
+
+def import_ge_graph(graph) -> ModuleOp:
+    """A GE Graph compiled on its own: one node running it, fed in the graph's input order."""
+    builder = _ModuleBuilder()
+    graph_sym = builder.symbol(graph.name)
+    graph_op = graph.to_ir()
+    graph_op.properties["sym_name"] = StringAttr(graph_sym)
+    pp_sym = builder.symbol(f"{graph.name}_pp")
+    block = Block([DataOp(d.name, d.index) for d in graph.inputs])
+    node = NodeOp(graph.name, pp_sym, [op.result for op in block.ops], len(graph.inputs),
+                  graph.num_outputs)
+    block.add_ops([node, OutputOp(list(node.outputs))])
+    return ModuleOp([graph_op, GraphPpOp(pp_sym, graph_sym, "ge"),
+                     GraphOp(builder.symbol(f"{graph.name}_flow"), Region(block))])

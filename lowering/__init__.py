@@ -1,0 +1,1 @@
+"""Lowering: the final module becomes `.om` bytes (the execution plan, payloads, weights, IR text)."""
