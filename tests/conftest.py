@@ -1,0 +1,10 @@
+import pytest
+
+from dfir.dataflow import names
+
+
+@pytest.fixture(autouse=True)
+def fresh_names():
+    """Each test starts with GE's default names (`FlowData`, `FlowData_1`, ...) unused."""
+    names.reset()
+    yield
