@@ -14,7 +14,8 @@ import re
 from collections.abc import Iterator
 
 import cloudpickle
-from xdsl.dialects.builtin import DictionaryAttr, ModuleOp, StringAttr
+from xdsl.dialects.builtin import (BoolAttr, DenseArrayBase, DictionaryAttr, IntegerAttr, ModuleOp,
+                                   StringAttr, i64)
 from xdsl.ir import Attribute, Block, Region, SSAValue
 
 from dfir.dataflow.graph import FlowData, FlowGraph, FlowNode, FlowOutput
@@ -149,8 +150,15 @@ def _node_attributes(node: FlowNode, udf: UdfSpec | None) -> dict[str, Attribute
     return attrs
 
 
+def _data_attributes(data: FlowData) -> dict[str, Attribute]:
+    attrs: dict[str, Attribute] = {"loc": StringAttr(data.loc)}
+    if data.schema is not None:
+        attrs["dtype"] = StringAttr(data.schema.dtype.name)
+        attrs["shape"] = DenseArrayBase.from_list(i64, data.schema.shape)
+    return attrs
+
+
 def _attr_value(value: bool | int | str) -> Attribute:
-    from xdsl.dialects.builtin import BoolAttr, IntegerAttr, i64
     if isinstance(value, bool):
         return BoolAttr.from_bool(value)
     return IntegerAttr(value, i64) if isinstance(value, int) else StringAttr(value)
@@ -174,7 +182,7 @@ def import_flow_graph(graph: FlowGraph) -> ModuleOp:
     block = Block()
     values: dict[tuple[int, int], SSAValue] = {}
     for index, data in enumerate(datas):
-        op = DataOp(data.name, index, {"loc": StringAttr(data.loc)})
+        op = DataOp(data.name, index, _data_attributes(data))
         block.add_op(op)
         values[(id(data), 0)] = op.result
     seen_names: dict[str, FlowNode] = {}
