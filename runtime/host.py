@@ -1,0 +1,259 @@
+"""The Python host: turns an execution plan's nodes into the funcs the scheduler runs.
+
+A `py_udf` node becomes one `FuncSpec` per entry point of its `UdfPayload` (the function, or the
+methods of one class instance built here, once per node); a `ge_graph` node becomes one func that
+runs the graph with `GeGraphRunner`. Each func converts input messages to the values the user
+code expects, calls it, and turns what it returns (or raises) into output messages of the same
+transaction — see `UdfCall` and `GeGraphCall` for the exact rules.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable, Iterator, Sequence
+
+from dfir.flow_func.queue import FlowMsgQueue
+from dfir.flow_func.status import FLOW_FUNC_FAILED
+from dfir.ge.error import GeError
+from dfir.runtime import udf
+from dfir.runtime.messages import Kind, Message, MessageError, TransactionMeta
+from dfir.runtime.scheduler import FuncSpec, InputStream, NodeSpec, OutputSet, Source
+
+RunnerFactory = Callable[[dict, Any], Any]  # (ge_graphs entry, weights) -> object with .run(arrays)
+
+
+def load_ge_runner(entry: dict, weights: memoryview | None) -> Any:
+    """The reference kernels' runner for one `ge_graphs` entry."""
+    from dfir.runtime.kernels import GeGraphRunner  # lazily: only plans with GE graphs need numpy kernels
+    return GeGraphRunner(entry, weights)
+
+
+def build_nodes(plan: dict, udf_payloads: Sequence[bytes | memoryview], weights: memoryview | None,
+                runner_factory: RunnerFactory = load_ge_runner) -> list[NodeSpec]:
+    """One `NodeSpec` per `plan["nodes"]` entry, in plan order; GeError naming the plan path on a defect."""
+    payloads = [_load_payload(k, data) for k, data in enumerate(udf_payloads)]
+    try:
+        return [_build_node(plan, f"nodes[{i}]", node, payloads, weights, runner_factory)
+                for i, node in enumerate(plan["nodes"])]
+    except KeyError as exc:
+        raise GeError(f"execution plan lacks the key {exc}; see docs/execution-plan.md") from exc
+
+
+def plan_sources(path: str, refs: Sequence[dict]) -> tuple[Source, ...]:
+    """`[{"data": k} | {"node": n, "port": p}, ...]` as scheduler `Source`s."""
+    return tuple(_source(f"{path}[{j}]", ref) for j, ref in enumerate(refs))
+
+
+def _source(path: str, ref: dict) -> Source:
+    if "data" in ref:
+        return Source(None, ref["data"])
+    if "node" in ref and "port" in ref:
+        return Source(ref["node"], ref["port"])
+    raise GeError(f"plan {path} is {ref}; expected {{'data': k}} or {{'node': n, 'port': p}}")
+
+
+def _load_payload(index: int, data: bytes | memoryview) -> udf.UdfPayload:
+    try:
+        return udf.loads(data)
+    except Exception as exc:  # noqa: BLE001 - unpickling runs user imports and can raise anything
+        raise GeError(f"UDF payload {index} cannot be loaded: {type(exc).__name__}: {exc}") from exc
+
+
+def _build_node(plan: dict, path: str, node: dict, payloads: list[udf.UdfPayload],
+                weights: memoryview | None, runner_factory: RunnerFactory) -> NodeSpec:
+    pp = node["pp"]
+    if pp["kind"] == "py_udf":
+        funcs = _udf_funcs(f"{path}.pp", node, pp, payloads)
+    elif pp["kind"] == "ge_graph":
+        funcs = _ge_funcs(plan, f"{path}.pp", node, pp, weights, runner_factory)
+    else:
+        raise GeError(f"plan {path}.pp.kind is '{pp['kind']}'; expected 'py_udf' or 'ge_graph'")
+    return NodeSpec(node["name"], plan_sources(f"{path}.inputs", node["inputs"]),
+                    node["output_num"], funcs)
+
+
+def _checked_index(path: str, index: int, items: Sequence, what: str) -> Any:
+    if not 0 <= index < len(items):
+        raise GeError(f"plan {path} is {index}, but the model has {len(items)} {what}")
+    return items[index]
+
+
+# -- Python UDFs ----------------------------------------------------------------------------------
+
+def _udf_funcs(path: str, node: dict, pp: dict, payloads: list[udf.UdfPayload]) -> tuple[FuncSpec, ...]:
+    payload = _checked_index(f"{path}.udf", pp["udf"], payloads, "UDF payloads")
+    target = _instantiate(node["name"], payload)
+    specs = []
+    for func in pp["funcs"]:
+        name, outputs = func["name"], tuple(func["outputs"])
+        num_returns = payload.num_returns.get(name, len(outputs))
+        if num_returns != len(outputs):
+            raise GeError(f"node '{node['name']}' func '{name}' has num_returns {num_returns} but "
+                          f"the plan maps {len(outputs)} outputs to it")
+        stream_input = bool(func["stream_input"])
+        call = UdfCall(node["name"], name, _entry_point(node["name"], payload, target, name),
+                       outputs, stream_input, payload.is_generator(name),
+                       payload.choice_output.get(name))
+        specs.append(FuncSpec(name, tuple(func["inputs"]), outputs, stream_input, call))
+    return tuple(specs)
+
+
+def _instantiate(node_name: str, payload: udf.UdfPayload) -> Any:
+    """The function itself, or the node's instance of the class (built once, here)."""
+    if payload.kind == "function":
+        return payload.target
+    if payload.kind != "class":
+        raise GeError(f"node '{node_name}' has a UDF payload of kind '{payload.kind}'; "
+                      f"expected 'function' or 'class'")
+    try:
+        return payload.target(*payload.args, **payload.kwargs)
+    except Exception as exc:  # noqa: BLE001 - a user constructor can raise anything
+        raise GeError(f"node '{node_name}': constructing {payload.target.__name__} raised "
+                      f"{type(exc).__name__}: {exc}") from exc
+
+
+def _entry_point(node_name: str, payload: udf.UdfPayload, target: Any, name: str) -> Callable:
+    if payload.kind == "function":
+        return target
+    method = getattr(target, name, None)
+    if not callable(method):
+        raise GeError(f"node '{node_name}' maps func '{name}', but class "
+                      f"{type(target).__name__} has no method of that name")
+    return method
+
+
+class _BadResult(Exception):
+    """A UDF's return value does not fit its outputs; the message says how."""
+
+
+@dataclass
+class UdfCall:
+    """One `@pyflow` function or `@method`, called the way GE's dataflow package calls it.
+
+    Arguments: per input message its value (array, object, or None for an empty message); or, with
+    `stream_input`, one `FlowMsgQueue` per input. Results: one value per output (a tuple of exactly
+    `len(outputs)` when there are several), each turned into a message by `Message.from_result`;
+    an output whose `choice_output(value)` is False is not emitted. A generator emits one output
+    set per `yield`. An exception, or a result that does not fit, emits error messages
+    (`FLOW_FUNC_FAILED`) on every output instead; an upstream error read from a queue is forwarded.
+    Outputs carry the transaction of the inputs: the one with the highest id among the messages
+    the call read (for a stream-input call, read so far).
+    """
+
+    node: str
+    func: str
+    fn: Callable
+    outputs: tuple[int, ...]
+    stream_input: bool
+    is_generator: bool
+    choice_output: Callable[[Any], bool] | None
+
+    def __call__(self, inputs: list) -> Iterator[OutputSet]:
+        if self.stream_input:
+            read: list[Message] = []  # what this call has taken from its queues so far
+            args = [FlowMsgQueue(_ReadLog(stream, read)) for stream in inputs]
+        else:
+            read, args = inputs, [message.value() for message in inputs]
+        try:
+            results = self.fn(*args)
+            for result in (results if self.is_generator else (results,)):
+                yield self._output_set(_latest_meta(read), result)
+        except MessageError as exc:
+            yield [(port, exc.message) for port in self.outputs]
+        except _BadResult as exc:
+            yield self._failure(_latest_meta(read), str(exc))
+        except Exception as exc:  # noqa: BLE001 - any user exception fails this transaction only
+            yield self._failure(_latest_meta(read), f"UDF {self.node}.{self.func} raised "
+                                                    f"{type(exc).__name__}: {exc}")
+
+    def _output_set(self, meta: TransactionMeta, result: Any) -> OutputSet:
+        values = self._split(result)
+        return [(port, Message.from_result(meta, value)) for port, value in zip(self.outputs, values)
+                if self.choice_output is None or self.choice_output(value)]
+
+    def _split(self, result: Any) -> tuple:
+        count = len(self.outputs)
+        if count == 1:
+            return (result,)
+        if not isinstance(result, tuple):
+            raise _BadResult(f"UDF {self.node}.{self.func} returned {type(result).__name__} but "
+                             f"num_returns is {count}; expected a tuple of {count} values")
+        if len(result) != count:
+            raise _BadResult(f"UDF {self.node}.{self.func} returned {len(result)} values but "
+                             f"num_returns is {count}")
+        return result
+
+    def _failure(self, meta: TransactionMeta, text: str) -> OutputSet:
+        failure = Message.failure(meta, FLOW_FUNC_FAILED, text)
+        return [(port, failure) for port in self.outputs]
+
+
+class _ReadLog:
+    """An `InputStream` that appends each message it hands out to `read`."""
+
+    def __init__(self, stream: InputStream, read: list[Message]):
+        self._stream = stream
+        self._read = read
+
+    def take(self, block: bool = True, timeout: float | None = None) -> Message:
+        message = self._stream.take(block, timeout)
+        self._read.append(message)
+        return message
+
+    def pending(self) -> int:
+        return self._stream.pending()
+
+
+def _latest_meta(messages: list[Message]) -> TransactionMeta:
+    """The transaction a call's outputs belong to: the latest (highest id) among its inputs."""
+    return max((message.meta for message in messages), key=lambda meta: meta.transaction_id,
+               default=TransactionMeta())
+
+
+# -- GE graphs ------------------------------------------------------------------------------------
+
+def _ge_funcs(plan: dict, path: str, node: dict, pp: dict, weights: memoryview | None,
+              runner_factory: RunnerFactory) -> tuple[FuncSpec, ...]:
+    entry = _checked_index(f"{path}.graph", pp["graph"], plan.get("ge_graphs", []), "GE graphs")
+    runner = runner_factory(entry, weights)
+    outputs = tuple(range(node["output_num"]))
+    call = GeGraphCall(node["name"], entry["name"], runner, outputs)
+    return (FuncSpec(entry["name"], tuple(range(node["input_num"])), outputs, False, call),)
+
+
+@dataclass
+class GeGraphCall:
+    """A GE graph node: tensors in, `runner.run(arrays)`, one tensor per node output.
+
+    A transaction whose inputs are all empty (an EOS marker) passes through as empty outputs. A
+    non-tensor input, a runner failure or a wrong number of results fails the transaction
+    (`FLOW_FUNC_FAILED`, naming the node and graph).
+    """
+
+    node: str
+    graph: str
+    runner: Any
+    outputs: tuple[int, ...]
+
+    def __call__(self, inputs: list[Message]) -> Iterator[OutputSet]:
+        meta = inputs[0].meta
+        if all(message.kind is Kind.EMPTY for message in inputs):
+            yield [(port, Message.empty(meta)) for port in self.outputs]
+            return
+        try:
+            results = self._run(inputs)
+        except Exception as exc:  # noqa: BLE001 - kernels raise GeError, numpy raises its own
+            failure = Message.failure(meta, FLOW_FUNC_FAILED, f"GE graph node '{self.node}' "
+                                      f"(graph '{self.graph}') failed: {type(exc).__name__}: {exc}")
+            yield [(port, failure) for port in self.outputs]
+            return
+        yield [(port, Message.tensor(meta, array)) for port, array in zip(self.outputs, results)]
+
+    def _run(self, inputs: list[Message]) -> list:
+        for j, message in enumerate(inputs):
+            if message.kind is not Kind.TENSOR:
+                raise GeError(f"input {j} is a {message.kind.value} message; a GE graph takes tensors")
+        results = list(self.runner.run([message.payload for message in inputs]))
+        if len(results) != len(self.outputs):
+            raise GeError(f"the graph returned {len(results)} tensors but the node has "
+                          f"{len(self.outputs)} outputs")
+        return results

@@ -1,0 +1,112 @@
+"""The message that flows on the runtime's channels, and how UDF values become messages and back.
+
+Every message belongs to a transaction (one feed) whose `TransactionMeta` it carries. It holds a
+tensor (a numpy array), a Python object, or nothing (an empty message, e.g. an EOS marker), and a
+return code: a message with a non-zero `ret_code` is an *error message* that stands for its
+transaction's failed output and says why in `error`.
+"""
+from __future__ import annotations
+
+import numbers
+from dataclasses import dataclass
+from enum import Enum
+from typing import Any
+
+import numpy as np
+
+from dfir.flow_info import FlowInfo
+from dfir.tensor import Tensor
+
+
+class Kind(Enum):
+    TENSOR = "tensor"
+    # The payload is the Python object itself. Messages stay inside one process today; a transport
+    # that carries them across processes must pickle OBJECT payloads (cloudpickle) at that boundary.
+    OBJECT = "object"
+    EMPTY = "empty"
+
+
+@dataclass(frozen=True, slots=True)
+class TransactionMeta:
+    """What every message of one transaction carries: its id and the feed's `FlowInfo` fields.
+
+    `user_data` holds the bytes the feeder set (`FlowInfo.data_size` of them), not the padding.
+    """
+
+    transaction_id: int = 0
+    start_time: int = 0
+    end_time: int = 0
+    flow_flags: int = 0
+    user_data: bytes = b""
+
+    @classmethod
+    def from_flow_info(cls, info: FlowInfo | None, transaction_id: int) -> TransactionMeta:
+        if info is None:
+            return cls(transaction_id=transaction_id)
+        return cls(transaction_id, info.start_time, info.end_time, info.flow_flags,
+                   bytes(info.user_data[:info.data_size]))
+
+    def to_flow_info(self) -> FlowInfo:
+        info = FlowInfo(self.start_time, self.end_time, self.flow_flags, self.transaction_id)
+        if self.user_data:
+            info.set_user_data(self.user_data)
+        return info
+
+
+class MessageError(Exception):
+    """Raised to a UDF that reads an error message (from a `FlowMsgQueue`): upstream failed."""
+
+    def __init__(self, message: Message):
+        super().__init__(f"transaction {message.meta.transaction_id} failed upstream with code "
+                         f"{message.ret_code}: {message.error}")
+        self.message = message
+
+
+@dataclass(frozen=True, slots=True)
+class Message:
+    meta: TransactionMeta
+    kind: Kind
+    payload: Any = None
+    ret_code: int = 0
+    error: str = ""
+
+    @property
+    def is_error(self) -> bool:
+        return self.ret_code != 0
+
+    @classmethod
+    def tensor(cls, meta: TransactionMeta, array: Any) -> Message:
+        return cls(meta, Kind.TENSOR, np.asarray(array))
+
+    @classmethod
+    def empty(cls, meta: TransactionMeta) -> Message:
+        return cls(meta, Kind.EMPTY)
+
+    @classmethod
+    def failure(cls, meta: TransactionMeta, ret_code: int, error: str) -> Message:
+        assert ret_code != 0, "a failure needs a non-zero return code"
+        return cls(meta, Kind.EMPTY, None, ret_code, error)
+
+    @classmethod
+    def from_result(cls, meta: TransactionMeta, value: Any) -> Message:
+        """A UDF's return value: array, `Tensor` or number -> tensor; None -> empty; else object."""
+        if isinstance(value, Tensor):
+            return cls.tensor(meta, value.numpy())
+        if isinstance(value, (np.ndarray, np.generic, numbers.Number)):
+            return cls.tensor(meta, value)
+        return cls.from_object(meta, value)
+
+    @classmethod
+    def from_object(cls, meta: TransactionMeta, value: Any) -> Message:
+        """A value fed with `feed`: `Tensor` -> tensor; None -> empty; anything else -> object."""
+        if value is None:
+            return cls.empty(meta)
+        if isinstance(value, Tensor):
+            return cls.tensor(meta, value.numpy())
+        return cls(meta, Kind.OBJECT, value)
+
+    def value(self) -> Any:
+        """What a UDF receives: the array, the object, or None; `MessageError` for an error."""
+        if self.is_error:
+            raise MessageError(self)
+        return self.payload

@@ -1,0 +1,259 @@
+"""`RuntimeModel`: one loaded execution plan, fed and fetched like GE's `FlowGraph`.
+
+Each feed is a transaction: its id comes from the `FlowInfo` when that gives one, else from a
+counter starting at 1; its `FlowInfo` fields travel with every message it causes and come back
+from `fetch_data`. Results come back in feed order through single-instance pipelines. A failed
+transaction fetches as `([], flow_info, ret)` with `ret` its error code (a `RetCode`, whose
+`.message` says what failed) while other transactions complete normally.
+"""
+from __future__ import annotations
+
+import itertools
+from typing import Any, Sequence
+
+import numpy as np
+
+from dfir import data_type as dt
+from dfir.flow_info import FlowFlag, FlowInfo
+from dfir.ge.error import GeError
+from dfir.runtime import host
+from dfir.runtime.messages import Kind, Message, TransactionMeta
+from dfir.runtime.scheduler import DEFAULT_CHANNEL_DEPTH, Scheduler, SchedulerClosed
+from dfir.runtime.status import FEED_TIMEOUT, FETCH_TIMEOUT, PARAM_INVALID, SUCCESS, RetCode
+from dfir.tensor import Tensor
+
+_MISSING = object()
+
+
+class RuntimeModel:
+    """A running plan (docs/execution-plan.md) with its UDF payloads and GE weights.
+
+    Worker threads start here; `close()` (or leaving a `with` block, or garbage collection)
+    stops them. Every call after `close()` raises GeError. `channel_depth` bounds each channel:
+    a feed blocks (up to its timeout) while the pipeline holds that many unfetched results.
+    """
+
+    def __init__(self, plan: dict, udf_payloads: Sequence[bytes | memoryview],
+                 weights: memoryview | None, name: str, *, channel_depth: int = DEFAULT_CHANNEL_DEPTH):
+        self.name = name
+        self._inputs = sorted(plan["inputs"], key=lambda spec: spec["index"])
+        self._input_names = [spec["name"] for spec in self._inputs]
+        self._num_outputs = len(plan["outputs"])
+        self._transaction_ids = itertools.count(1)
+        nodes = host.build_nodes(plan, udf_payloads, weights)
+        outputs = host.plan_sources("outputs", plan["outputs"])
+        self._scheduler = Scheduler(name, nodes, len(self._inputs), outputs, channel_depth)
+
+    @property
+    def input_names(self) -> list[str]:
+        """The graph inputs in feed order (a list `feed` gives values in this order)."""
+        return list(self._input_names)
+
+    @property
+    def num_outputs(self) -> int:
+        return self._num_outputs
+
+    # -- tensors --------------------------------------------------------------------------------
+
+    def feed_data(self, feed: dict | Sequence, flow_info: FlowInfo | None = None, timeout: int = -1,
+                  partial_inputs: bool = False) -> RetCode:
+        """Feed one transaction of tensors (arrays, `Tensor`s, lists or numbers).
+
+        `feed` maps inputs (by name, position, or an object with `.name` such as a FlowData) to
+        values, or lists one value per input. An empty feed with the EOS flag sends an EOS marker
+        (an empty message) to every input. Values are converted to the input's schema dtype when
+        the plan gives one. Returns SUCCESS, or FEED_TIMEOUT when no room frees up within
+        `timeout` ms (-1: wait forever).
+        """
+        self._check_open("feed_data")
+        if flow_info is not None and not isinstance(flow_info, FlowInfo):
+            raise self._error("feed_data", f"flow_info must be a FlowInfo, got "
+                                           f"{type(flow_info).__name__}")
+        eos = flow_info is not None and flow_info.flow_flags & FlowFlag.DATA_FLOW_FLAG_EOS
+        if not feed and eos:
+            meta = self._new_transaction(flow_info)
+            return self._submit("feed_data", [Message.empty(meta)] * len(self._inputs), timeout)
+        values = self._values_by_position("feed_data", feed, partial_inputs)
+        arrays = [value if value is _MISSING else self._as_array(spec, value)
+                  for spec, value in zip(self._inputs, values)]
+        meta = self._new_transaction(flow_info)
+        messages = [None if array is _MISSING else Message.tensor(meta, array) for array in arrays]
+        return self._submit("feed_data", messages, timeout)
+
+    def fetch_data(self, indexes: Sequence[int] | None = None,
+                   timeout: int = -1) -> tuple[list[Tensor], FlowInfo, RetCode]:
+        """The next result of the outputs in `indexes` (default: all), waiting up to `timeout` ms.
+
+        Returns `(tensors, flow_info, ret)`: on success one `Tensor` per output, except that
+        empty messages (EOS markers, outputs a UDF returned None for) are left out; for a failed
+        transaction `([], its flow_info, its error code)`; on timeout `([], FlowInfo(),
+        FETCH_TIMEOUT)`. An output holding a Python object gives PARAM_INVALID (use `fetch`).
+        """
+        chosen, messages = self._fetch("fetch_data", indexes, timeout)
+        if not messages:
+            return [], FlowInfo(), RetCode(FETCH_TIMEOUT, f"no result within {timeout} ms")
+        failed = next((m for m in messages if m.is_error), None)
+        if failed is not None:
+            return [], failed.meta.to_flow_info(), RetCode(failed.ret_code, failed.error)
+        info = messages[0].meta.to_flow_info()
+        try:
+            tensors = [_as_tensor(i, m) for i, m in zip(chosen, messages) if m.kind is not Kind.EMPTY]
+        except GeError as exc:
+            return [], info, RetCode(PARAM_INVALID, exc.error_message)
+        return tensors, info, RetCode(SUCCESS)
+
+    # -- Python objects -------------------------------------------------------------------------
+
+    def feed(self, feed: dict | Sequence, timeout: int = -1, partial_inputs: bool = False) -> RetCode:
+        """Feed one transaction of Python objects: a `Tensor` travels as a tensor, None as an
+        empty message, anything else as the object itself. Keys and returns as `feed_data`."""
+        self._check_open("feed")
+        values = self._values_by_position("feed", feed, partial_inputs)
+        meta = self._new_transaction(None)
+        messages = [None if value is _MISSING else Message.from_object(meta, value) for value in values]
+        return self._submit("feed", messages, timeout)
+
+    def fetch(self, indexes: Sequence[int] | None = None, timeout: int = -1) -> tuple[list, RetCode]:
+        """The next result as Python values: a `Tensor` per tensor, the object per object message,
+        None per empty message. `([], ret)` for a failed transaction or a timeout."""
+        chosen, messages = self._fetch("fetch", indexes, timeout)
+        if not messages:
+            return [], RetCode(FETCH_TIMEOUT, f"no result within {timeout} ms")
+        failed = next((m for m in messages if m.is_error), None)
+        if failed is not None:
+            return [], RetCode(failed.ret_code, failed.error)
+        try:
+            values = [_as_tensor(i, m) if m.kind is Kind.TENSOR else m.payload
+                      for i, m in zip(chosen, messages)]
+        except GeError as exc:
+            return [], RetCode(PARAM_INVALID, exc.error_message)
+        return values, RetCode(SUCCESS)
+
+    # -- lifetime -------------------------------------------------------------------------------
+
+    def close(self) -> None:
+        """Stop the workers, even those whose UDF waits on a queue. Idempotent."""
+        self._scheduler.close()
+
+    def __enter__(self) -> RuntimeModel:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    def __del__(self) -> None:
+        scheduler = getattr(self, "_scheduler", None)  # absent when __init__ failed
+        if scheduler is not None:
+            scheduler.close(wait=False)
+
+    # -- helpers --------------------------------------------------------------------------------
+
+    def _error(self, api: str, message: str) -> GeError:
+        return GeError(message, api_name=api, context={"model": self.name})
+
+    def _check_open(self, api: str) -> None:
+        if self._scheduler.closed:
+            raise self._error(api, "the model is closed")
+
+    def _new_transaction(self, flow_info: FlowInfo | None) -> TransactionMeta:
+        given = flow_info.transaction_id if flow_info is not None else 0
+        return TransactionMeta.from_flow_info(flow_info, given or next(self._transaction_ids))
+
+    def _submit(self, api: str, messages: list[Message | None], timeout: int) -> RetCode:
+        _check_timeout(timeout)
+        try:
+            submitted = self._scheduler.submit(messages, timeout)
+        except SchedulerClosed:
+            raise self._error(api, "the model is closed") from None
+        if submitted:
+            return RetCode(SUCCESS)
+        return RetCode(FEED_TIMEOUT, f"no room in the input channels within {timeout} ms")
+
+    def _fetch(self, api: str, indexes: Sequence[int] | None,
+               timeout: int) -> tuple[list[int], list[Message]]:
+        """The output indexes fetched and their messages (none on timeout)."""
+        self._check_open(api)
+        _check_timeout(timeout)
+        chosen = list(range(self._num_outputs)) if indexes is None else list(indexes)
+        for index in chosen:
+            if not 0 <= index < self._num_outputs:
+                raise self._error(api, f"output index {index} is out of range; the model has "
+                                       f"{self._num_outputs} outputs")
+        if not chosen or len(set(chosen)) != len(chosen):
+            raise self._error(api, f"indexes {chosen} must name distinct outputs, at least one")
+        try:
+            return chosen, self._scheduler.fetch(chosen, timeout)
+        except SchedulerClosed:
+            raise self._error(api, "the model is closed") from None
+
+    def _values_by_position(self, api: str, feed: dict | Sequence, partial: bool) -> list[Any]:
+        """The fed value of each input in feed order (`_MISSING` where partial feeding skips one)."""
+        if not isinstance(feed, (dict, list, tuple)):
+            raise self._error(api, f"feed must be a dict or a list, got {type(feed).__name__}")
+        if not feed:
+            raise self._error(api, "feed is empty; only feed_data with DATA_FLOW_FLAG_EOS set in "
+                                   "flow_info may feed nothing")
+        if isinstance(feed, dict):
+            values = [_MISSING] * len(self._inputs)
+            for key, value in feed.items():
+                position = self._position(api, key)
+                if values[position] is not _MISSING:
+                    raise self._error(api, f"input '{self._input_names[position]}' is fed twice")
+                values[position] = value
+        elif isinstance(feed, (list, tuple)):
+            if len(feed) != len(self._inputs):
+                raise self._error(api, f"feed lists {len(feed)} values but the model has "
+                                       f"{len(self._inputs)} inputs {self._input_names}")
+            values = list(feed)
+        missing = [name for name, value in zip(self._input_names, values) if value is _MISSING]
+        if missing and not partial:
+            raise self._error(api, f"feed is missing input '{missing[0]}'; expected inputs "
+                                   f"{self._input_names}")
+        return values
+
+    def _position(self, api: str, key: Any) -> int:
+        if isinstance(key, int) and not isinstance(key, bool):
+            if not 0 <= key < len(self._inputs):
+                raise self._error(api, f"input index {key} is out of range; the model has "
+                                       f"{len(self._inputs)} inputs {self._input_names}")
+            return key
+        name = key if isinstance(key, str) else getattr(key, "name", None)
+        if name not in self._input_names:
+            raise self._error(api, f"feed names input {name if name is not None else repr(key)!r}, "
+                                   f"but the model's inputs are {self._input_names}")
+        return self._input_names.index(name)
+
+    def _as_array(self, spec: dict, value: Any) -> np.ndarray:
+        """`value` as an array of the input's schema dtype; GeError if it is no tensor or misfits."""
+        data = value.numpy() if isinstance(value, Tensor) else value
+        dtype = None if spec.get("dtype") is None else dt.to_numpy(dt.from_name(spec["dtype"]))
+        try:
+            array = np.asarray(data, dtype=dtype)
+        except (TypeError, ValueError) as exc:
+            raise self._error("feed_data", f"input '{spec['name']}' cannot be a {spec['dtype']} "
+                                           f"tensor: {exc}") from exc
+        if array.dtype == object:
+            raise self._error("feed_data", f"input '{spec['name']}' got a {type(value).__name__}, "
+                                           f"not a tensor; feed() carries Python objects")
+        shape = spec.get("shape")
+        if shape is not None and not _shape_fits(shape, array.shape):
+            raise self._error("feed_data", f"input '{spec['name']}' expects shape {shape}, "
+                                           f"got {list(array.shape)}")
+        return array
+
+
+def _shape_fits(expected: Sequence[int], actual: Sequence[int]) -> bool:
+    return len(expected) == len(actual) and all(e in (-1, a) for e, a in zip(expected, actual))
+
+
+def _as_tensor(position: int, message: Message) -> Tensor:
+    if message.kind is Kind.OBJECT:
+        raise GeError(f"output {position} holds a Python object ({type(message.payload).__name__}), "
+                      f"not a tensor; fetch() returns objects")
+    return Tensor(message.payload)
+
+
+def _check_timeout(timeout: int) -> None:
+    if not isinstance(timeout, int) or timeout < -1:
+        raise GeError(f"timeout must be -1 (wait forever) or a number of milliseconds >= 0, "
+                      f"got {timeout!r}")

@@ -1,0 +1,36 @@
+"""Runtime return codes (GE's values) and `RetCode`, the return code that also says what happened.
+
+A failed UDF transaction comes back with the UDF's code (`FLOW_FUNC_FAILED` = 564000 for an
+exception, see `dfir.flow_func.status`); the codes below are the runtime's own.
+"""
+from __future__ import annotations
+
+SUCCESS = 0
+# ACL_ERROR_GE_PARAM_INVALID: the request cannot be served as asked (e.g. `fetch_data` of an
+# output that holds a Python object rather than a tensor).
+PARAM_INVALID = 145000
+# ACL_ERROR_GE_MODEL_EXECUTE_TIMEOUT: GE reports feed and fetch timeouts with the same code.
+MODEL_EXECUTE_TIMEOUT = 545601
+FEED_TIMEOUT = MODEL_EXECUTE_TIMEOUT   # feed_data / feed found no room in the input channels in time
+FETCH_TIMEOUT = MODEL_EXECUTE_TIMEOUT  # fetch_data / fetch got no complete result in time
+
+
+class RetCode(int):
+    """A return code that compares as the plain int (`ret == 564000`) and explains itself.
+
+    `message` is empty on success and otherwise says what failed: for a failed transaction the
+    node, the func and the exception text. `str()` is the number; `repr()` adds the message.
+    """
+
+    message: str
+
+    def __new__(cls, code: int, message: str = "") -> RetCode:
+        ret = super().__new__(cls, code)
+        ret.message = message
+        return ret
+
+    def __repr__(self) -> str:  # a bare number on success, as GE's code would print
+        return f"RetCode({int(self)}, {self.message!r})" if self.message else str(int(self))
+
+    def __str__(self) -> str:
+        return str(int(self))
