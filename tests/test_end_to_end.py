@@ -1,0 +1,125 @@
+"""FlowGraphs compiled to `.om`, loaded and run: results, transaction errors, options, lifecycle."""
+import numpy as np
+import pytest
+
+import dfir
+import dfir.dataflow as df
+from dfir.flow_func import FLOW_FUNC_FAILED
+from dfir.ge.error import GeError
+
+
+@df.pyflow
+def checked_double(x):
+    if int(x.sum()) < 0:
+        raise ValueError(f"negative input {x.tolist()}")
+    return x * 2
+
+
+@df.pyflow(num_returns=2)
+def bad_pair(x):
+    return x, x, x
+
+
+@df.pyflow
+def inc(x):
+    return x + 1
+
+
+def int32(*values):
+    return np.array(values, dtype=np.int32)
+
+
+def test_udf_error_reaches_its_transaction_only(tmp_path):
+    x = df.FlowData(name="x")
+    graph = df.FlowGraph([inc.fnode()(checked_double.fnode()(x))])
+    path = dfir.compile(graph).save(tmp_path / "m")
+    with dfir.load(path) as model:
+        for value in (1, -5, 3):
+            assert model.feed_data({"x": int32(value)}) == 0
+        results = [model.fetch_data(timeout=5000) for _ in range(3)]
+    (ok1, info1, ret1), (bad, info2, ret2), (ok3, _, ret3) = results
+    assert (ret1, ok1[0].numpy().tolist()) == (0, [3])
+    assert ret2 == FLOW_FUNC_FAILED and bad == [] and info2.transaction_id == 2
+    assert "checked_double_fnode.checked_double raised ValueError: negative input [-5]" in ret2.message
+    assert (ret3, ok3[0].numpy().tolist()) == (0, [7])
+
+
+def test_wrong_number_of_outputs_fails_the_transaction():
+    x = df.FlowData()
+    a, b = bad_pair.fnode()(x)
+    graph = df.FlowGraph([a, b])
+    graph.feed_data({x: int32(1)})
+    outputs, _, ret = graph.fetch_data(timeout=5000)
+    assert outputs == [] and ret == FLOW_FUNC_FAILED
+    assert "returned 3 values but num_returns is 2" in ret.message
+
+
+def test_feed_by_position_and_by_name_agree():
+    a, b = df.FlowData(name="a"), df.FlowData(name="b")
+
+    @df.pyflow
+    def minus(p, q):
+        return p - q
+    model = dfir.load(dfir.compile(df.FlowGraph([minus.fnode()(a, b)])).om)
+    assert model.input_names == ["a", "b"]
+    model.feed_data([int32(10), int32(4)])
+    model.feed_data({"b": int32(4), "a": int32(10)})
+    assert [model.fetch_data(timeout=5000)[0][0].numpy().tolist() for _ in range(2)] == [[6], [6]]
+    model.close()
+
+
+def test_missing_input_is_an_error_naming_it():
+    a, b = df.FlowData(name="a"), df.FlowData(name="b")
+
+    @df.pyflow
+    def both(p, q):
+        return p + q
+    graph = df.FlowGraph([both.fnode()(a, b)])
+    with pytest.raises(GeError, match=r"feed is missing input 'b'; expected inputs \['a', 'b'\]"):
+        graph.feed_data({a: int32(1)})
+
+
+def test_run_flag_zero_compiles_only():
+    x = df.FlowData()
+    graph = df.FlowGraph([inc.fnode()(x)], {"ge.runFlag": "0"})
+    assert graph.feed_data({x: int32(1)}) == 0
+    assert graph.compile().om[:4] == b"IMOD"
+    with pytest.raises(GeError, match=r"has no loaded model: feed data first"):
+        graph.fetch_data()
+
+
+def test_python_objects_with_feed_and_fetch():
+    x = df.FlowData()
+
+    @df.pyflow
+    def describe(obj):
+        return {"keys": sorted(obj), "n": len(obj)}
+    graph = df.FlowGraph([describe.fnode()(x)])
+    assert graph.feed({x: {"b": 1, "a": 2}}) == 0
+    outputs, ret = graph.fetch(timeout=5000)
+    assert ret == 0 and outputs == [{"keys": ["a", "b"], "n": 2}]
+
+
+def test_finalize_closes_models_and_fetch_never_waits_past_timeout():
+    import time
+    x = df.FlowData()
+    graph = df.FlowGraph([inc.fnode()(x)])
+    graph.feed_data({x: int32(1)})
+    assert graph.fetch_data(timeout=5000)[2] == 0
+    start = time.monotonic()
+    outputs, _, ret = graph.fetch_data(timeout=100)
+    assert outputs == [] and ret != 0 and time.monotonic() - start < 1.0
+    df.finalize()
+    with pytest.raises(GeError):
+        graph.fetch_data(timeout=100)
+
+
+def test_same_graph_gives_same_bytes():
+    def build():
+        from dfir.dataflow import names
+        names.reset()
+        x = df.FlowData()
+        return df.FlowGraph([inc.fnode()(inc.fnode()(x))])
+    first, second = dfir.compile(build()), dfir.compile(build())
+    assert first.ir == second.ir
+    assert first.om == second.om
