@@ -1,0 +1,111 @@
+"""Lower a `ge.graph` op to its execution-plan entry (docs/execution-plan.md, `ge_graphs`).
+
+    ge.graph @g {
+      %x = ge.data 0 "x" : !ge.tensor<[-1, 2], f32>
+      %w = ge.const dense<[[1.0, 2.0], [3.0, 4.0]]> : tensor<2x2xf32>
+      %y = ge.matmul %x, %w {name = "fc"} : (...) -> !ge.tensor<[-1, 2], f32>
+      ge.output %y : !ge.tensor<[-1, 2], f32>
+    }
+
+becomes the entry
+
+    {"name": "g",
+     "inputs": [{"name": "x", "index": 0, "dtype": "DT_FLOAT", "shape": [-1, 2],
+                 "ranges": [[0, -1], [2, 2]], "value": 0}],
+     "ops": [{"op": "const", "name": "const_1", "inputs": [], "outputs": [1], "attrs": {"weight": 0}},
+             {"op": "matmul", "name": "fc", "inputs": [0, 1], "outputs": [2], "attrs": {}}],
+     "outputs": [2]}
+
+and the weights `[array([[1., 2.], [3., 4.]], dtype=float32)]`.
+
+Values are numbered in the order the graph defines them. `ge.data` ops become `inputs` (sorted by
+index; `value` is the id they define, `ranges` the [lo, hi] of each dimension, hi -1 when
+unbounded), every other op except `ge.output` becomes an entry of `ops`, named by its `name`
+attribute or `<op>_<value id>`. `const` ops refer to the returned weight arrays by index; the
+caller packs them and adds the entry's `weights` list. Same graph, same entry.
+"""
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import numpy as np
+from xdsl.ir import Operation, SSAValue
+
+from dfir import data_type as dt
+from dfir.dialects import ge
+from dfir.dialects.ge_types import GeTensorType
+
+__all__ = ["lower_ge_graph"]
+
+
+def lower_ge_graph(graph_op: ge.GraphOp) -> tuple[dict, list[np.ndarray]]:
+    """The plan entry of a verified graph and its weight arrays, in `attrs.weight` order.
+
+    Weight arrays are read-only views of the constants' bytes in the IR (little-endian), except
+    booleans, which are normalized to numpy's 0/1 bytes.
+    """
+    value_ids: dict[SSAValue, int] = {}
+    inputs: list[dict] = []
+    ops: list[dict] = []
+    weights: list[np.ndarray] = []
+    for op in graph_op.block.ops:
+        if isinstance(op, ge.OutputOp):
+            continue
+        for result in op.results:
+            value_ids[result] = len(value_ids)
+        if isinstance(op, ge.DataOp):
+            inputs.append(_input_entry(op, value_ids[op.result]))
+        else:
+            ops.append(_op_entry(op, value_ids, weights))
+    entry = {
+        "name": graph_op.sym_name.data,
+        "inputs": sorted(inputs, key=lambda i: i["index"]),
+        "ops": ops,
+        "outputs": [value_ids[v] for v in graph_op.output_op.outputs],
+    }
+    return entry, weights
+
+
+def _input_entry(op: ge.DataOp, value_id: int) -> dict:
+    t = op.result.type
+    assert isinstance(t, GeTensorType)
+    return {"name": op.data_name.data, "index": op.index.value.data, "dtype": t.dtype.name,
+            "shape": t.shape, "ranges": [[d.lo, -1 if d.hi is None else d.hi] for d in t.dims],
+            "value": value_id}
+
+
+def _op_entry(op: Operation, value_ids: dict[SSAValue, int], weights: list[np.ndarray]) -> dict:
+    kind = op.name.removeprefix("ge.")
+    outputs = [value_ids[r] for r in op.results]
+    name = ge.op_name_of(op) or f"{kind}_{outputs[0]}"
+    attrs = _ATTRS.get(type(op), _no_attrs)(op, weights)
+    return {"op": kind, "name": name, "inputs": [value_ids[v] for v in op.operands],
+            "outputs": outputs, "attrs": attrs}
+
+
+def _no_attrs(op: Operation, weights: list[np.ndarray]) -> dict[str, Any]:
+    return {}
+
+
+def _const_attrs(op: ge.ConstOp, weights: list[np.ndarray]) -> dict[str, Any]:
+    t = op.result.type
+    raw = op.value.data.data
+    if t.dtype == dt.DT_BOOL:
+        # xDSL stores a parsed i1 `true` as the byte 0xFF; numpy's bools are 0 and 1.
+        array = (np.frombuffer(raw, dtype=np.uint8) != 0).reshape(t.shape)
+        array.flags.writeable = False
+    else:
+        array = np.frombuffer(raw, dtype=t.numpy_dtype.newbyteorder("<")).reshape(t.shape)
+    weights.append(array)
+    return {"weight": len(weights) - 1}
+
+
+def _reshape_attrs(op: ge.ReshapeOp, weights: list[np.ndarray]) -> dict[str, Any]:
+    return {"shape": list(op.shape.get_values())}
+
+
+_ATTRS: dict[type[Operation], Callable[[Any, list[np.ndarray]], dict[str, Any]]] = {
+    ge.ConstOp: _const_attrs,
+    ge.ReshapeOp: _reshape_attrs,
+}
+"""Op class -> the `attrs` of its plan entry (ops not listed have none)."""
