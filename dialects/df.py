@@ -185,7 +185,7 @@ class OutputOp(IRDLOperation):
 class GraphOp(IRDLOperation):
     """A dataflow graph: inputs (`df.data`), nodes (`df.node`) and one `df.output`.
 
-        df.graph @pipeline {options = {"ge.graph_key" = "k"}} {
+        df.graph @pipeline attributes {options = {"ge.graph_key" = "k"}} {
           %0 = df.data "FlowData" index 0
           %1 = df.node "relu"(%0) pp @relu_pp : 1 -> 1
           df.output %1
@@ -225,16 +225,17 @@ class GraphOp(IRDLOperation):
     @classmethod
     def parse(cls, parser: Parser) -> GraphOp:
         sym = parser.parse_symbol_name().data
-        attrs = parser.parse_optional_attr_dict()
+        attrs = parser.parse_optional_attr_dict_with_keyword()
         op = cls(sym, parser.parse_region())
-        for key, value in attrs.items():
+        for key, value in (attrs.data if attrs else {}).items():
             (op.properties if key in cls.PROPERTY_NAMES else op.attributes)[key] = value
         return op
 
     def print(self, printer: Printer) -> None:
         printer.print_string(" ")
         printer.print_symbol_name(self.sym_name.data)
-        _print_attrs(printer, self, self.PROPERTY_NAMES)
+        merged = {k: v for k, v in self.properties.items() if k in self.PROPERTY_NAMES}
+        printer.print_op_attributes({**merged, **self.attributes}, print_keyword=True)
         printer.print_string(" ")
         printer.print_region(self.body)
 
