@@ -123,3 +123,60 @@ def test_same_graph_gives_same_bytes():
     first, second = dfir.compile(build()), dfir.compile(build())
     assert first.ir == second.ir
     assert first.om == second.om
+
+
+def mlp_graph(rng):
+    from dfir.ge.graph import Graph
+    import dfir.data_type as dt
+    w = rng.standard_normal((4, 8)).astype(np.float32)
+    b = rng.standard_normal(8).astype(np.float32)
+    g = Graph("mlp")
+    x = g.data(0, shape=[-1, 4], dtype=dt.DT_FLOAT, name="x")
+    g.set_outputs([g.relu(g.add(g.matmul(x, g.const(w)), g.const(b)))])
+    return g, lambda a: np.maximum(a @ w + b, 0)
+
+
+def test_ge_graph_compiles_on_its_own():
+    rng = np.random.default_rng(0)
+    graph, reference = mlp_graph(rng)
+    compiled = dfir.compile(graph)
+    assert "ge.matmul" in compiled.ir and 'df.node "mlp"(%0) pp @mlp_pp' in compiled.ir
+    with dfir.load(compiled.om) as model:
+        assert model.input_names == ["x"]
+        for rows in (1, 3, 7):
+            batch = rng.standard_normal((rows, 4)).astype(np.float32)
+            model.feed_data([batch])
+            outputs, _, ret = model.fetch_data(timeout=5000)
+            assert ret == 0
+            np.testing.assert_allclose(outputs[0].numpy(), reference(batch), rtol=1e-5, atol=1e-6)
+
+
+def test_graph_process_point_inside_a_flow_graph():
+    rng = np.random.default_rng(1)
+    graph, reference = mlp_graph(rng)
+
+    @df.pyflow
+    def double(a):
+        return a * 2
+    x = df.FlowData()
+    ge_node = df.GraphProcessPoint(df.Framework.ONNX, graph).fnode(1, 1, name="mlp_node")
+    flow = df.FlowGraph([ge_node(double.fnode()(x))])
+    batch = rng.standard_normal((2, 4)).astype(np.float32)
+    flow.feed_data({x: batch})
+    outputs, _, ret = flow.fetch_data(timeout=5000)
+    assert ret == 0
+    np.testing.assert_allclose(outputs[0].numpy(), reference(2 * batch), rtol=1e-5, atol=1e-6)
+
+
+def test_graph_node_arity_must_match_the_graph():
+    graph, _ = mlp_graph(np.random.default_rng(2))
+    node = df.GraphProcessPoint(df.Framework.ONNX, graph).fnode(2, 1, name="wrong")
+    flow = df.FlowGraph([node(df.FlowData(), df.FlowData())])
+    with pytest.raises(GeError, match=r"node wrong \(.*\) has 2 inputs and 1 outputs but GE graph mlp "
+                                      r"has 1 inputs and 1 outputs"):
+        dfir.compile(flow)
+
+
+def test_graph_files_are_not_loaded_yet():
+    with pytest.raises(GeError, match=r"loading ONNX graph file 'model.onnx' is not supported yet"):
+        df.GraphProcessPoint(df.Framework.ONNX, "model.onnx")
