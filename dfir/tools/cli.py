@@ -1,0 +1,172 @@
+"""The `dfir` command: compile a graph script to `.om`, inspect an `.om`, run an `.om`.
+
+    dfir compile SCRIPT.py -o model.om [--graph NAME] [--option KEY=VALUE ...]
+    dfir inspect model.om
+    dfir run model.om --input NAME=FILE.npy ... [--output-dir DIR] [--timeout MS]
+
+Thin: it parses arguments and calls the library. A GeError prints ``error: <message>`` on
+stderr and exits with status 1.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import runpy
+import sys
+from typing import Any, Mapping, Sequence
+
+import numpy as np
+
+from dfir.ge.error import GeError
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the `dfir` command line `argv` (default: sys.argv[1:]); returns the exit status."""
+    args = _parser().parse_args(argv)
+    try:
+        return args.command(args)
+    except GeError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 1
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="dfir", description="Compile, inspect and run dfir .om models.")
+    commands = parser.add_subparsers(required=True, metavar="COMMAND")
+
+    compile_cmd = commands.add_parser("compile", help="compile the graph a Python script builds into an .om")
+    compile_cmd.add_argument("script", help="a Python script that builds a FlowGraph or GE Graph")
+    compile_cmd.add_argument("-o", "--output", required=True, help="the .om file to write")
+    compile_cmd.add_argument("--graph", help="the global variable holding the graph (when there are several)")
+    compile_cmd.add_argument("--option", action="append", default=[], metavar="KEY=VALUE",
+                             help="a compile option, e.g. ge.graph_key=demo (repeatable)")
+    compile_cmd.set_defaults(command=_compile)
+
+    inspect_cmd = commands.add_parser("inspect", help="print the header, partitions and plan of an .om")
+    inspect_cmd.add_argument("model", help="the .om file")
+    inspect_cmd.set_defaults(command=_inspect)
+
+    run_cmd = commands.add_parser("run", help="feed .npy inputs to an .om and print or save its outputs")
+    run_cmd.add_argument("model", help="the .om file")
+    run_cmd.add_argument("--input", action="append", default=[], metavar="NAME=FILE.npy",
+                         help="a graph input and the .npy file holding it (repeatable)")
+    run_cmd.add_argument("--output-dir", help="save outputs as out_<i>.npy here instead of printing them")
+    run_cmd.add_argument("--timeout", type=int, default=-1, metavar="MS",
+                         help="fetch timeout in milliseconds (-1 waits forever)")
+    run_cmd.set_defaults(command=_run)
+    return parser
+
+
+def _compile(args: argparse.Namespace) -> int:
+    import dfir
+    from dfir.dataflow import FlowGraph
+    from dfir.ge.graph import Graph
+    options = parse_options(args.option)
+    graph = find_graph(_script_globals(args.script), args.graph, (FlowGraph, Graph))
+    written = dfir.compile(graph, options).save(args.output)
+    print(f"wrote {written}")
+    return 0
+
+
+def _inspect(args: argparse.Namespace) -> int:
+    from dfir.tools.inspect_om import inspect_om
+    sys.stdout.write(inspect_om(args.model))
+    return 0
+
+
+def _run(args: argparse.Namespace) -> int:
+    import dfir
+    from dfir.runtime.loader import Bundle
+    pairs = parse_pairs(args.input, "--input", "NAME=FILE.npy")
+    feeds = {name: _load_npy(name, path) for name, path in pairs}
+    model = dfir.load(args.model)
+    try:
+        if isinstance(model, Bundle):
+            raise GeError(f"{args.model} is a bundle of {len(model.models)} models; "
+                          f"dfir run runs a flow model")
+        fed = model.feed_data(feeds)
+        if fed != 0:
+            raise GeError(f"feed_data returned {fed}")
+        outputs, _, ret = model.fetch_data(timeout=args.timeout)
+    finally:
+        model.close()
+    if ret != 0:
+        raise GeError(f"fetch_data returned {int(ret)}: {getattr(ret, 'message', '') or 'no outputs'}")
+    arrays = [output.numpy() for output in outputs]
+    if args.output_dir:
+        _save_outputs(arrays, args.output_dir)
+    else:
+        for index, array in enumerate(arrays):
+            print(f"output {index}: shape={list(array.shape)} dtype={array.dtype}")
+            print(np.array2string(array, separator=", "))
+    return 0
+
+
+def parse_pairs(items: Sequence[str], flag: str, form: str) -> list[tuple[str, str]]:
+    """`KEY=VALUE` strings as (key, value) pairs, in order; a GeError names a malformed one."""
+    pairs = []
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep or not key:
+            raise GeError(f"{flag} {item!r} must have the form {form}")
+        pairs.append((key, value))
+    return pairs
+
+
+def parse_options(items: Sequence[str]) -> dict[str, str]:
+    """`--option KEY=VALUE` strings as a dict; a key given twice is an error."""
+    options: dict[str, str] = {}
+    for key, value in parse_pairs(items, "--option", "KEY=VALUE"):
+        if key in options:
+            raise GeError(f"--option {key} is given twice")
+        options[key] = value
+    return options
+
+
+def find_graph(namespace: Mapping[str, Any], name: str | None, graph_types: tuple[type, ...]) -> Any:
+    """The graph among a script's globals: the one named `name`, else the only one there is."""
+    graphs = {key: value for key, value in namespace.items() if isinstance(value, graph_types)}
+    kinds = " or ".join(t.__name__ for t in graph_types)
+    if name is not None:
+        if name not in graphs:
+            found = f"; it defines {', '.join(sorted(graphs))}" if graphs else ""
+            raise GeError(f"the script has no {kinds} named {name!r}{found}")
+        return graphs[name]
+    if len(graphs) != 1:
+        if not graphs:
+            raise GeError(f"the script defines no {kinds} among its globals")
+        raise GeError(f"the script defines {len(graphs)} graphs ({', '.join(sorted(graphs))}); "
+                      f"choose one with --graph NAME")
+    return next(iter(graphs.values()))
+
+
+def _script_globals(script: str) -> dict[str, Any]:
+    """The globals of `script` after running it (not as __main__), its folder first on sys.path."""
+    if not os.path.isfile(script):
+        raise GeError(f"script {script!r} does not exist")
+    folder = os.path.dirname(os.path.abspath(script))
+    sys.path.insert(0, folder)
+    try:
+        return runpy.run_path(script, run_name="__dfir_compile__")
+    finally:
+        if folder in sys.path:
+            sys.path.remove(folder)
+
+
+def _load_npy(name: str, path: str) -> np.ndarray:
+    try:
+        return np.load(path, allow_pickle=False)
+    except (OSError, ValueError) as error:
+        raise GeError(f"input {name!r}: cannot read {path!r} as an .npy array ({error})") from None
+
+
+def _save_outputs(arrays: Sequence[np.ndarray], directory: str) -> None:
+    os.makedirs(directory, exist_ok=True)
+    for index, array in enumerate(arrays):
+        path = os.path.join(directory, f"out_{index}.npy")
+        np.save(path, array, allow_pickle=False)
+        print(f"output {index}: shape={list(array.shape)} dtype={array.dtype} -> {path}")
+
+
+if __name__ == "__main__":
+    sys.exit(main())

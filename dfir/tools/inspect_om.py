@@ -1,0 +1,161 @@
+"""`dfir inspect`: a stable, line-oriented text report of an `.om` file.
+
+The report lists the header fields, each partition table (type names, offsets, sizes) and,
+for every model with a FLOW_MODEL partition, its execution plan (docs/execution-plan.md):
+inputs, outputs, and nodes with their process-point kind, inputs and device. Bundle members
+follow, indented. Text values are JSON-quoted, so the output is ASCII and stable enough for
+lit/FileCheck. It never unpickles UDF payloads nor imports user code.
+"""
+from __future__ import annotations
+
+import json
+from typing import Any, Iterator, NoReturn
+
+from dfir.ge.error import GeError
+from dfir.lowering.om_schema import PartitionType
+from dfir.runtime.om import OmFile, OmHeader, OmModel, Source, read_om
+
+INDENT = "  "
+
+
+def inspect_om(source: Source) -> str:
+    """The report of the `.om` file at `source` (path or bytes-like); GeError if it is invalid."""
+    return "\n".join(_file_lines(read_om(source), "")) + "\n"
+
+
+def _file_lines(om: OmFile, indent: str) -> Iterator[str]:
+    yield from _header_lines(om.header, indent)
+    if om.is_bundle:
+        yield f"{indent}var_size {om.var_size}"
+        yield f"{indent}bundle table"
+        yield from _partition_lines(om.models[0], indent + INDENT)
+        for index, (name, member) in enumerate(om.bundle):
+            yield f"{indent}bundle model {index} {_quoted(name)}"
+            yield from _file_lines(member, indent + INDENT)
+        return
+    for model in om.models:
+        yield f"{indent}model {model.index}"
+        yield from _partition_lines(model, indent + INDENT)
+        yield from _plan_lines(model, indent + INDENT)
+
+
+def _header_lines(header: OmHeader, indent: str) -> Iterator[str]:
+    inner = indent + INDENT
+    yield f"{indent}header"
+    yield f"{inner}magic 0x{header.magic:08X}"
+    yield f"{inner}headsize {header.headsize}"
+    yield f"{inner}version 0x{header.version:08X}"
+    yield (f"{inner}checksum content=sha256:{header.content_digest.hex()} "
+           f"header=sha256:{header.header_digest.hex()}")
+    yield f"{inner}length {header.length}"
+    yield f"{inner}is_encrypt {header.is_encrypt}"
+    yield f"{inner}is_checksum {header.is_checksum}"
+    yield f"{inner}modeltype {int(header.modeltype)} {header.modeltype.name}"
+    yield f"{inner}genmode {header.genmode}"
+    yield f"{inner}name {_quoted(header.name)}"
+    yield f"{inner}ops {header.ops}"
+    yield f"{inner}userdefineinfo {header.userdefineinfo.hex()}"
+    yield f"{inner}om_ir_version {header.om_ir_version}"
+    yield f"{inner}model_num {header.model_num}"
+    yield f"{inner}platform_version {_quoted(header.platform_version)}"
+    yield f"{inner}platform_type {header.platform_type}"
+    yield f"{inner}model_length {header.model_length}"
+    yield f"{inner}need_check_os_cpu_info {header.need_check_os_cpu_info}"
+    yield f"{inner}is_unknow_model {header.is_unknow_model}"
+
+
+def _partition_lines(model: OmModel, indent: str) -> Iterator[str]:
+    for index, partition in enumerate(model.partitions):
+        yield (f"{indent}partition {index} {partition.type.name} offset={partition.offset} "
+               f"size={partition.size}")
+
+
+def _plan_lines(model: OmModel, indent: str) -> Iterator[str]:
+    plans = model.partitions_of(PartitionType.FLOW_MODEL)
+    if not plans:
+        yield f"{indent}plan none"
+        return
+    plan = _PlanValue(_parsed_plan(model), "", model.index)
+    inner = indent + INDENT
+    yield f"{indent}plan {_quoted(plan.get('name').text())} format={plan.get('format').integer()}"
+    for entry in plan.get("inputs").items():
+        yield (f"{inner}input {entry.get('index').integer()} {_quoted(entry.get('name').text())} "
+               f"dtype={_compact(entry.get('dtype').value)} shape={_compact(entry.get('shape').value)}")
+    for index, entry in enumerate(plan.get("outputs").items()):
+        yield f"{inner}output {index} node={entry.get('node').integer()} port={entry.get('port').integer()}"
+    for index, node in enumerate(plan.get("nodes").items()):
+        yield f"{inner}node {index} {_node_summary(node)}"
+    yield f"{inner}order {_compact([step.integer() for step in plan.get('order').items()])}"
+
+
+def _parsed_plan(model: OmModel) -> Any:
+    data = model.partition(PartitionType.FLOW_MODEL).data
+    try:
+        return json.loads(bytes(data).decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as error:
+        raise GeError(f"model {model.index}: the FLOW_MODEL partition is not a JSON execution plan "
+                      f"({error})") from None
+
+
+def _node_summary(node: _PlanValue) -> str:
+    pp = node.get("pp")
+    kind = pp.get("kind").text()
+    sources = ",".join(_source(source) for source in node.get("inputs").items())
+    summary = (f"{_quoted(node.get('name').text())} pp={kind} device={_quoted(node.get('device').text())} "
+               f"inputs=[{sources}]")
+    if kind == "py_udf":
+        funcs = ",".join(func.get("name").text() for func in pp.get("funcs").items())
+        summary += f" udf={pp.get('udf').integer()} funcs=[{funcs}]"
+    elif kind == "ge_graph":
+        summary += f" graph={pp.get('graph').integer()}"
+    return summary
+
+
+def _source(source: _PlanValue) -> str:
+    """`data:K` for graph input K, `node:N.P` for port P of node N."""
+    if isinstance(source.value, dict) and "data" in source.value:
+        return f"data:{source.get('data').integer()}"
+    return f"node:{source.get('node').integer()}.{source.get('port').integer()}"
+
+
+class _PlanValue:
+    """A value of the plan JSON with its path; a missing or mistyped one is a GeError naming it."""
+
+    def __init__(self, value: Any, path: str, model_index: int):
+        self.value = value
+        self._path = path
+        self._model_index = model_index
+
+    def get(self, key: str) -> _PlanValue:
+        if not isinstance(self.value, dict) or key not in self.value:
+            self._fail(f"has no key {key!r}" if isinstance(self.value, dict) else "must be an object")
+        return _PlanValue(self.value[key], f"{self._path}.{key}" if self._path else key, self._model_index)
+
+    def items(self) -> list[_PlanValue]:
+        if not isinstance(self.value, list):
+            self._fail("must be a list")
+        return [_PlanValue(item, f"{self._path}[{i}]", self._model_index)
+                for i, item in enumerate(self.value)]
+
+    def text(self) -> str:
+        if not isinstance(self.value, str):
+            self._fail("must be a string")
+        return self.value
+
+    def integer(self) -> int:
+        if not isinstance(self.value, int) or isinstance(self.value, bool):
+            self._fail("must be an integer")
+        return self.value
+
+    def _fail(self, problem: str) -> NoReturn:
+        where = self._path or "the plan"
+        raise GeError(f"model {self._model_index} execution plan: {where} {problem}, "
+                      f"got {_compact(self.value):.60}")
+
+
+def _quoted(text: str) -> str:
+    return json.dumps(text)
+
+
+def _compact(value: Any) -> str:
+    return json.dumps(value, separators=(",", ":"), sort_keys=True)
