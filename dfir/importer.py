@@ -72,6 +72,8 @@ class _ModuleBuilder:
         self.top: list = []
         self.symbols: set[str] = set()
         self.pp_symbols: dict[int, str] = {}
+        self.func_pps: dict[tuple, str] = {}
+        self.payloads: dict[int, tuple] = {}  # id(payload) -> (payload kept alive, base64 text)
 
     def symbol(self, wanted: str) -> str:
         base = re.sub(r"[^A-Za-z0-9_]", "_", wanted) or "pp"
@@ -88,19 +90,30 @@ class _ModuleBuilder:
         return self.pp_symbols[id(pp)]
 
     def _func_pp(self, pp: FuncProcessPoint, node: FlowNode) -> str:
+        """One `df.func_pp` per distinct UDF: nodes running the same code share its symbol."""
         if pp.udf is None:
             raise GeError(f"node {node.name} ({node.loc}): UDF projects (compile_config_path="
                           f"{pp.compile_config_path!r}) are not supported yet; use @pyflow")
-        sym = self.symbol(f"{pp.name}_pp")
-        closures = [InvokedClosureOp(key, self.process_point(closure, node))
+        closures = [(key, self.process_point(closure, node))
                     for key, closure in sorted(pp.invoked_closures.items())]
-        funcs = [FuncAttr(f.name, f.inputs, f.outputs, f.stream_input) for f in pp.udf.funcs]
-        op = FuncPpOp(sym, "py_func", funcs, _encode_payload(pp.udf, node), closures)
-        if pp.init_params:
-            op.properties["init_params"] = DictionaryAttr(
-                {k: StringAttr(repr(v)) for k, v in sorted(pp.init_params.items())})
-        self.top.append(op)
-        return sym
+        funcs = tuple(FuncAttr(f.name, f.inputs, f.outputs, f.stream_input) for f in pp.udf.funcs)
+        payload = self._payload(pp.udf, node)
+        params = tuple((k, repr(v)) for k, v in sorted(pp.init_params.items()))
+        key = (funcs, payload, params, tuple(closures))
+        if key not in self.func_pps:
+            sym = self.symbol(f"{pp.name}_pp")
+            op = FuncPpOp(sym, "py_func", funcs, payload,
+                          [InvokedClosureOp(k, closure) for k, closure in closures])
+            if params:
+                op.properties["init_params"] = DictionaryAttr({k: StringAttr(v) for k, v in params})
+            self.top.append(op)
+            self.func_pps[key] = sym
+        return self.func_pps[key]
+
+    def _payload(self, udf: UdfSpec, node: FlowNode) -> str:
+        if id(udf.payload) not in self.payloads:
+            self.payloads[id(udf.payload)] = (udf.payload, _encode_payload(udf, node))
+        return self.payloads[id(udf.payload)][1]
 
     def _graph_pp(self, pp: GraphProcessPoint, node: FlowNode) -> str:
         graph_sym = self.symbol(pp.graph.name)

@@ -2,7 +2,7 @@
 
 A module holds process points (what a node runs) and graphs (how nodes are wired):
 
-    df.func_pp @add_pp [#df.func<"add"(0, 1) -> (0)>] {kind = "py_func", payload = "gASV..."}
+    df.func_pp @add_pp [#df.func<"add"(0, 1) -> (0)>] {kind = "py_func"} payload "gASV..."
     df.graph @pipeline {
       %0 = df.data "FlowData" index 0
       %1 = df.data "FlowData_1" index 1
@@ -337,7 +337,7 @@ class FuncPpOp(IRDLOperation):
     `kind` says what the UDF is (`py_func`: a `@pyflow` function or class shipped as a cloudpickled
     `payload`, base64). Each `#df.func` names an entry point and the node ports it owns.
 
-        df.func_pp @add_pp [#df.func<"add"(0, 1) -> (0)>] {kind = "py_func", payload = "gASV..."}
+        df.func_pp @add_pp [#df.func<"add"(0, 1) -> (0)>] {kind = "py_func"} payload "gASV..."
     """
 
     name = "df.func_pp"
@@ -379,6 +379,8 @@ class FuncPpOp(IRDLOperation):
         funcs = parser.parse_comma_separated_list(parser.Delimiter.SQUARE, parser.parse_attribute)
         op = cls(sym, "", funcs)
         _parse_attrs_into(parser, op, cls.PROPERTY_NAMES)
+        if parser.parse_optional_keyword("payload") is not None:
+            op.properties["payload"] = StringAttr(parser.parse_str_literal())
         region = parser.parse_optional_region()
         if region is not None and region.blocks:
             for closure in list(region.block.ops):
@@ -392,7 +394,10 @@ class FuncPpOp(IRDLOperation):
         printer.print_string(" [")
         printer.print_list(self.funcs, printer.print_attribute)
         printer.print_string("]")
-        _print_attrs(printer, self, self.PROPERTY_NAMES)
+        _print_attrs(printer, self, [n for n in self.PROPERTY_NAMES if n != "payload"])
+        if self.payload is not None:
+            # base64 needs no escaping; printing it whole avoids xDSL's per-character escaping.
+            printer.print_string(f' payload "{self.payload.data}"')
         if self.closures.block.ops:
             printer.print_string(" ")
             printer.print_region(self.closures)

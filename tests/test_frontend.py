@@ -56,7 +56,7 @@ def test_function_node_ir():
     x, y = df.FlowData(), df.FlowData()
     graph = df.FlowGraph([add.fnode()(x, y)], name="g")
     text = ir_of(graph)
-    assert 'df.func_pp @add_pp [#df.func<"add"(0, 1) -> (0)>] {kind = "py_func", payload = "' in text
+    assert 'df.func_pp @add_pp [#df.func<"add"(0, 1) -> (0)>] {kind = "py_func"} payload "' in text
     assert re.search(r'%2 = df.node "add_fnode"\(%0, %1\) pp @add_pp \{loc = "tests/test_frontend.py:\d+", '
                      r'device = #df.device<host>\} : 2 -> 1', text)
     assert "df.output %2" in text

@@ -101,13 +101,18 @@ class PyFunctionProcessPoint:
     def __call__(self, *args, **kwargs):
         raise GeError(f"{self.func_name} is a @pyflow UDF: build a node with {self.func_name}.fnode()")
 
-    def udf_spec(self) -> UdfSpec:
+    @functools.cached_property
+    def _spec(self) -> UdfSpec:
         name = self.func_name
         payload = UdfPayload("function", self._function, num_returns={name: self.output_num},
                              choice_output=_choice(name, self._options))
         func = FuncSpec(name, list(range(self.input_num)), list(range(self.output_num)),
                         "stream_input" in self._options)
         return UdfSpec(payload, [func], self._options.get("resources"))
+
+    def udf_spec(self) -> UdfSpec:
+        """The same spec for every node of this function, so its payload is serialized once."""
+        return self._spec
 
     def fnode(self, *args, **kwargs) -> FlowNode:
         node = FlowNode(self.input_num, self.output_num, name=f"{self.func_name}_fnode")

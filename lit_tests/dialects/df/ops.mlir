@@ -6,9 +6,9 @@
 // RUN: dfir-opt %s --print-op-generic | filecheck %s --check-prefix=GENERIC
 
 // A UDF with one entry point owning two inputs and one output, shipped as a payload.
-// CHECK-LABEL: df.func_pp @one_entry_point_pp [#df.func<"add"(0, 1) -> (0)>] {kind = "py_func", payload = "gASVAAAA"}
+// CHECK-LABEL: df.func_pp @one_entry_point_pp [#df.func<"add"(0, 1) -> (0)>] {kind = "py_func"} payload "gASVAAAA"
 // GENERIC-LABEL: "df.func_pp"() <{sym_name = "one_entry_point_pp", kind = "py_func", funcs = [#df.func<"add"(0, 1) -> (0)>], payload = "gASVAAAA"}> ({
-df.func_pp @one_entry_point_pp [#df.func<"add"(0, 1) -> (0)>] {kind = "py_func", payload = "gASVAAAA"}
+df.func_pp @one_entry_point_pp [#df.func<"add"(0, 1) -> (0)>] {kind = "py_func"} payload "gASVAAAA"
 
 // A UDF class: one entry point per method, one of them consuming its inputs as queues; init
 // params and the compile config are properties, other entries stay discardable attributes.
