@@ -179,8 +179,9 @@ def test_dfir_inspect_on_a_corrupt_file_prints_error_and_exits_1(tmp_path, capsy
 def test_dfir_command_reports_errors_without_a_traceback(tmp_path):
     path = tmp_path / "short.om"
     path.write_bytes(b"DOMI")
+    # Run outside the checkout so the installed package is imported, not the source folder.
     result = subprocess.run([sys.executable, "-m", "dfir.tools.cli", "inspect", str(path)],
-                            capture_output=True, text=True, timeout=60)
+                            capture_output=True, text=True, timeout=60, cwd=tmp_path)
     assert (result.returncode, result.stdout) == (1, "")
     assert result.stderr == f"error: file={path}; file has 4 bytes, shorter than the 256-byte header\n"
 
