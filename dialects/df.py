@@ -15,6 +15,7 @@ its ops may appear in any order, and the verifier rejects cycles.
 """
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Sequence
 from typing import ClassVar
 
@@ -39,6 +40,7 @@ class FlowType(ParametrizedAttribute, TypeAttribute):
 
 
 FLOW = FlowType()
+_BASE64 = re.compile(r"[A-Za-z0-9+/]*={0,2}")
 
 
 def _parse_attrs_into(parser: Parser, op: Operation, property_names: Iterable[str]) -> None:
@@ -241,9 +243,6 @@ class GraphOp(IRDLOperation):
 
     def verify_(self) -> None:
         graph = f"df.graph @{self.sym_name.data}"
-        last = self.body.block.last_op
-        if not isinstance(last, OutputOp):
-            raise VerifyException(f"{graph} must end with df.output")
         _verify_inputs(graph, self.data_ops)
         nodes = self.node_ops
         _verify_unique_node_names(graph, nodes)
@@ -362,6 +361,10 @@ class FuncPpOp(IRDLOperation):
         region = Region()
         region.add_block(Block(list(closures)))
         super().__init__(properties=props, regions=[region])
+
+    def verify_(self) -> None:
+        if self.payload is not None and not _BASE64.fullmatch(self.payload.data):
+            raise VerifyException(f"df.func_pp @{self.sym_name.data}: payload is not base64 text")
 
     def verify_ports(self, node: NodeOp) -> None:
         """Each node input and output is owned by exactly one func of this process point."""

@@ -366,3 +366,9 @@ df.graph @balance_role attributes {options = {}} {
   %y = df.node "relu"(%x) pp @relu_pp {balance = #df.balance<both>} : 1 -> 1
   df.output %y
 }
+
+// -----
+
+// A UDF payload is base64 text (the printer writes it unescaped).
+// CHECK: df.func_pp @bad_payload_pp: payload is not base64 text
+df.func_pp @bad_payload_pp [#df.func<"f"(0) -> (0)>] {kind = "py_func"} payload "a\"b"
