@@ -23,7 +23,7 @@ RunnerFactory = Callable[[dict, Any], Any]  # (ge_graphs entry, weights) -> obje
 
 def load_ge_runner(entry: dict, weights: memoryview | None) -> Any:
     """The reference kernels' runner for one `ge_graphs` entry."""
-    from dfir.runtime.kernels import GeGraphRunner  # lazily: only plans with GE graphs need numpy kernels
+    from dfir.runtime.ge_runner import GeGraphRunner  # lazily: only plans with GE graphs need numpy kernels
     return GeGraphRunner(entry, weights)
 
 

@@ -532,7 +532,7 @@ def test_ge_graph_node_runs_its_graph_and_fails_per_transaction():
 
 
 def test_ge_graph_node_runs_with_the_reference_kernels():
-    pytest.importorskip("dfir.runtime.kernels")
+    pytest.importorskip("dfir.runtime.ge_runner")
     graph_module = pytest.importorskip("dfir.ge.graph")
     lowering = pytest.importorskip("dfir.lowering.ge_graph")
     g = graph_module.Graph("double_relu")
