@@ -1,19 +1,28 @@
-"""`dfir.compile`: build the IR, run the phases, serialize. It only composes; the work is elsewhere."""
+"""`dfir.compile`: build the IR, run the phases, serialize. It only composes; the work is elsewhere.
+
+With the compile cache on (`ge.graph_compiler_cache_dir` and `ge.graph_key`), a full compile is
+handed to `dfir.cache.compile_cached`, which drives the same steps (`CompileJob`) but reuses what
+earlier compiles stored.
+"""
 from __future__ import annotations
 
 import io
 import os
 import time
-from dataclasses import dataclass, field
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Iterator, Mapping, NamedTuple
 
 from xdsl.context import Context
-from xdsl.dialects.builtin import Builtin, ModuleOp
+from xdsl.dialects.builtin import Builtin, ModuleOp, StringAttr
 from xdsl.printer import Printer
 from xdsl.utils.exceptions import DiagnosticException, VerifyException
 
 from dfir.ge.error import GeError
 from dfir.options import validate_options
-from dfir.pipeline import phases_until, run_phases
+from dfir.pipeline import phases_until, pipeline_spec, run_phases
+
+if TYPE_CHECKING:
+    from dfir.lowering.plan import LoweredGraph
 
 
 class CompileReport(list):
@@ -23,15 +32,28 @@ class CompileReport(list):
         return "\n".join(self)
 
 
-@dataclass
 class CompiledModel:
-    """The result of `dfir.compile`: the final IR, the `.om` bytes (None if stopped early), a report."""
+    """The result of `dfir.compile`: the final IR, the `.om` bytes (None if stopped early), a report.
 
-    module: ModuleOp
-    om: bytes | None
-    report: CompileReport
-    timings: dict[str, float] = field(default_factory=dict)
-    _ir: str | None = None
+    A model taken whole from the compile cache comes with its final IR printed (`ir`); `module`
+    parses it on first use.
+    """
+
+    def __init__(self, module: ModuleOp | None, om: bytes | None, report: CompileReport,
+                 timings: dict[str, float] | None = None, ir: str | None = None):
+        assert module is not None or ir is not None, "a compiled model needs its IR"
+        self._module = module
+        self.om = om
+        self.report = report
+        self.timings = {} if timings is None else timings
+        self._ir = ir
+
+    @property
+    def module(self) -> ModuleOp:
+        if self._module is None:
+            from xdsl.parser import Parser
+            self._module = Parser(make_context(), self._ir, "<cached IR>").parse_module()
+        return self._module
 
     @property
     def ir(self) -> str:
@@ -67,41 +89,111 @@ def print_module(module: ModuleOp) -> str:
     return stream.getvalue() + "\n"
 
 
-def _import(graph) -> ModuleOp:
+def print_module_parts(module: ModuleOp, printed: Mapping[str, str] | None = None) -> tuple[str, dict[str, str]]:
+    """`print_module(module)`, assembled from its top-level ops printed one by one, and the text
+    of each top-level symbol op by symbol. Ops whose symbol is in `printed` are not printed but
+    taken from there (the compile cache keeps the texts of what it reuses)."""
+    if module.attributes or module.properties:
+        return print_module(module), {}
+    texts: dict[str, str] = {}
+    chunks = []
+    for op in module.ops:
+        sym = op.sym_name.data if isinstance(getattr(op, "sym_name", None), StringAttr) else None
+        text = (printed or {}).get(sym) if sym is not None else None
+        if text is None:
+            stream = io.StringIO()
+            Printer(stream=stream).print_op(op)
+            text = stream.getvalue().replace("\n", "\n  ")  # one level deeper, as in the module
+        if sym is not None:
+            texts[sym] = text
+        chunks.append(text)
+    return "builtin.module {" + "".join(f"\n  {chunk}" for chunk in chunks) + "\n}\n", texts
+
+
+def _import(graph, options: dict[str, str]) -> ModuleOp:
     from dfir.dataflow.graph import FlowGraph
     from dfir.importer import import_flow_graph, import_ge_graph
     if isinstance(graph, FlowGraph):
         return import_flow_graph(graph)
     from dfir.ge.graph import Graph
     if isinstance(graph, Graph):
-        return import_ge_graph(graph)
+        return import_ge_graph(graph, options)
     raise GeError(f"dfir.compile expects a FlowGraph or a GE Graph, got {type(graph).__name__}",
                   "dfir.compile")
 
 
-def compile(graph, options: dict[str, str] | None = None, stop_after: str | None = None) -> CompiledModel:
-    """Compile a FlowGraph or GE Graph: import, run the phases (up to `stop_after`), lower to `.om`."""
-    validate_options(options, api="dfir.compile")
-    phases = phases_until(stop_after)
-    timings: dict[str, float] = {}
-    report = CompileReport()
-    start = time.perf_counter()
-    module = _import(graph)
-    timings["import"] = time.perf_counter() - start
-    start = time.perf_counter()
-    try:
-        run_phases(make_context(), module, stop_after, report)
-    except (VerifyException, DiagnosticException) as error:
-        raise GeError(str(error), "dfir.compile") from error
-    timings["passes"] = time.perf_counter() - start
-    om = None
-    if phases[-1].name == "lower":
+class Lowering(NamedTuple):
+    """What lowering made: the compiled model, its plan with the units lowered, and the printed
+    text of each top-level symbol op."""
+
+    compiled: CompiledModel
+    lowered: LoweredGraph
+    texts: dict[str, str]
+
+
+class CompileJob:
+    """One compile: its options, report and timings, and the steps `compile` composes."""
+
+    def __init__(self, options: dict[str, str]):
+        from dfir.cache.resource_config import canonical_config, load_resource_config, resource_config_path
+        from dfir.cache.settings import compile_salt
+        self.options = options
+        self.report = CompileReport()
+        self.timings: dict[str, float] = {}
+        self.ctx = make_context()
+        self.pass_options = {"fingerprint-subgraphs": {"salt": compile_salt(options, pipeline_spec("lower"))}}
+        self.resource_path = resource_config_path(options)
+        self.resource_config = load_resource_config(self.resource_path) if self.resource_path else None
+        self._resource_bytes = None if self.resource_config is None else canonical_config(self.resource_config)
+
+    @contextmanager
+    def timed(self, step: str) -> Iterator[None]:
+        """Add the time the block takes to `timings[step]`."""
+        start = time.perf_counter()
+        try:
+            yield
+        finally:
+            self.timings[step] = self.timings.get(step, 0.0) + time.perf_counter() - start
+
+    def run_phases(self, module: ModuleOp, stop_after: str | None = None, *,
+                   start_after: str | None = None, verify=ModuleOp.verify) -> None:
+        """Run the phases (see `dfir.pipeline.run_phases`); IR errors become GeErrors."""
+        with self.timed("passes"):
+            try:
+                run_phases(self.ctx, module, stop_after, self.report, start_after=start_after,
+                           pass_options=self.pass_options, verify=verify)
+            except (VerifyException, DiagnosticException) as error:
+                raise GeError(str(error), "dfir.compile") from error
+
+    def lower(self, module: ModuleOp, reuse: Mapping[str, LoweredGraph] | None = None,
+              printed: Mapping[str, str] | None = None, cache_manifest: bytes | None = None) -> Lowering:
+        """Lower the module to `.om` bytes, merging the units in `reuse` and the op texts in
+        `printed` instead of lowering and printing those process points again."""
         from dfir.lowering.om import om_bytes
         from dfir.lowering.plan import lower_graph
-        start = time.perf_counter()
-        lowered = lower_graph(module)
-        ir_text = print_module(module)
-        om = om_bytes(lowered, ir_text)
-        timings["lower"] = time.perf_counter() - start
-        return CompiledModel(module, om, report, timings, ir_text)
-    return CompiledModel(module, om, report, timings)
+        with self.timed("lower"):
+            lowered = lower_graph(module, reuse)
+            ir_text, texts = print_module_parts(module, printed)
+            om = om_bytes(lowered, ir_text, resource_config=self._resource_bytes,
+                          cache_manifest=cache_manifest)
+        return Lowering(CompiledModel(module, om, self.report, self.timings, ir_text), lowered, texts)
+
+    def cached(self, om: bytes, ir_text: str) -> CompiledModel:
+        """A model the compile cache had whole: its `.om` and final IR."""
+        return CompiledModel(None, om, self.report, self.timings, ir_text)
+
+
+def compile(graph, options: dict[str, str] | None = None, stop_after: str | None = None) -> CompiledModel:
+    """Compile a FlowGraph or GE Graph: import, run the phases (up to `stop_after`), lower to `.om`."""
+    options = validate_options(options, api="dfir.compile")
+    to_om = phases_until(stop_after)[-1].name == "lower"
+    from dfir.cache.settings import cache_settings
+    settings = cache_settings(options) if to_om else None
+    job = CompileJob(options)
+    with job.timed("import"):
+        module = _import(graph, options)
+    if settings is not None:
+        from dfir.cache.incremental import compile_cached
+        return compile_cached(job, module, settings)
+    job.run_phases(module, stop_after)
+    return job.lower(module).compiled if to_om else CompiledModel(module, None, job.report, job.timings)

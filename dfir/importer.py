@@ -25,6 +25,8 @@ from dfir.dialects.df import (DataOp, FuncPpOp, GraphOp, GraphPpOp, InvokedClosu
                               OutputOp)
 from dfir.dialects.df_attrs import AlignAttr, BalanceAttr, FuncAttr
 from dfir.ge.error import GeError
+from dfir.ge.graph_config import SHAPE_OPTIONS, apply_graph_settings, load_graph_config
+from dfir.udf.params_ir import params_attr
 
 
 def reachable(graph: FlowGraph) -> tuple[list[FlowData], list[FlowNode]]:
@@ -74,6 +76,7 @@ class _ModuleBuilder:
         self.pp_symbols: dict[int, str] = {}
         self.func_pps: dict[tuple, str] = {}
         self.payloads: dict[int, tuple] = {}  # id(payload) -> (payload kept alive, base64 text)
+        self.projects: dict[str, tuple] = {}  # compile config path -> (ProjectSpec, base64 payload)
 
     def symbol(self, wanted: str) -> str:
         base = re.sub(r"[^A-Za-z0-9_]", "_", wanted) or "pp"
@@ -90,36 +93,72 @@ class _ModuleBuilder:
         return self.pp_symbols[id(pp)]
 
     def _func_pp(self, pp: FuncProcessPoint, node: FlowNode) -> str:
-        """One `df.func_pp` per distinct UDF: nodes running the same code share its symbol."""
-        if pp.udf is None:
-            raise GeError(f"node {node.name} ({node.loc}): UDF projects (compile_config_path="
-                          f"{pp.compile_config_path!r}) are not supported yet; use @pyflow")
-        closures = [(key, self.process_point(closure, node))
+        """One `df.func_pp` per distinct UDF: nodes running the same code share its symbol.
+
+        A `@pyflow` UDF is a `py_func`; a UDF project (`compile_config_path`) is a `py_project`
+        or `cpp_project` (`_project`). Invoked closures become the op's region.
+        """
+        closures = [(key, self._closure(closure))
                     for key, closure in sorted(pp.invoked_closures.items())]
-        funcs = tuple(FuncAttr(f.name, f.inputs, f.outputs, f.stream_input) for f in pp.udf.funcs)
-        payload = self._payload(pp.udf, node)
-        params = tuple((k, repr(v)) for k, v in sorted(pp.init_params.items()))
-        key = (funcs, payload, params, tuple(closures))
+        if pp.udf is None:
+            kind, funcs, payload, project = self._project(pp, node)
+        else:
+            kind, project = "py_func", None
+            funcs = tuple(FuncAttr(f.name, f.inputs, f.outputs, f.stream_input) for f in pp.udf.funcs)
+            payload = self._payload(pp.udf, node)
+        params = params_attr(pp.init_params) if pp.init_params else None
+        key = (kind, funcs, payload, str(params), str(project), tuple(closures))
         if key not in self.func_pps:
             sym = self.symbol(f"{pp.name}_pp")
-            op = FuncPpOp(sym, "py_func", funcs, payload,
+            op = FuncPpOp(sym, kind, funcs, payload,
                           [InvokedClosureOp(k, closure) for k, closure in closures])
-            if params:
-                op.properties["init_params"] = DictionaryAttr({k: StringAttr(v) for k, v in params})
+            if params is not None:
+                op.properties["init_params"] = params
+            if project is not None:
+                op.properties["compile_config"] = StringAttr(pp.compile_config_path)
+                op.properties["project"] = project
             self.top.append(op)
             self.func_pps[key] = sym
         return self.func_pps[key]
+
+    def _project(self, pp: FuncProcessPoint, node: FlowNode) -> tuple:
+        """(kind, funcs, base64 payload, `project` property) of a UDF project, loaded once per file."""
+        from dfir.udf.project import load_project
+        path = pp.compile_config_path
+        if path not in self.projects:
+            spec = load_project(path)
+            self.projects[path] = (spec, base64.b64encode(spec.payload).decode("ascii"))
+        spec, payload = self.projects[path]
+        config = spec.config
+        if (node.input_num, node.output_num) != (config.input_num, config.output_num):
+            raise GeError(f"node {node.name} ({node.loc}) has {node.input_num} inputs and "
+                          f"{node.output_num} outputs but compile config {config.path} says "
+                          f"input_num {config.input_num} and output_num {config.output_num}")
+        funcs = tuple(FuncAttr(f.name, f.inputs, f.outputs, f.stream_input) for f in config.funcs)
+        project = DictionaryAttr({k: StringAttr(v) for k, v in sorted(spec.facts.items())})
+        return spec.kind, funcs, payload, project
+
+    def _closure(self, pp: GraphProcessPoint) -> str:
+        """The symbol of an invoked closure's process point (its arity is the graph's own)."""
+        if id(pp) not in self.pp_symbols:
+            self.pp_symbols[id(pp)] = self._graph_pp(pp, None)
+        return self.pp_symbols[id(pp)]
 
     def _payload(self, udf: UdfSpec, node: FlowNode) -> str:
         if id(udf.payload) not in self.payloads:
             self.payloads[id(udf.payload)] = (udf.payload, _encode_payload(udf, node))
         return self.payloads[id(udf.payload)][1]
 
-    def _graph_pp(self, pp: GraphProcessPoint, node: FlowNode) -> str:
+    def _graph_pp(self, pp: GraphProcessPoint, node: FlowNode | None) -> str:
         graph_sym = self.symbol(pp.graph.name)
         graph_op = pp.graph.to_ir()
+        if pp.compile_config_path:
+            config = load_graph_config(pp.compile_config_path)
+            apply_graph_settings(graph_op, config.build_options, config.inputs,
+                                 f"compile config {config.source}")
         graph_op.properties["sym_name"] = StringAttr(graph_sym)
-        _check_graph_arity(pp, node)
+        if node is not None:  # None: an invoked closure, which no node's ports constrain
+            _check_graph_arity(pp, node)
         sym = self.symbol(f"{pp.name}_pp")
         self.top.extend([graph_op, GraphPpOp(sym, graph_sym, "ge")])
         return sym
@@ -226,11 +265,17 @@ def _key(anchor: FlowData | FlowOutput) -> tuple[int, int]:
     return (id(anchor), 0) if isinstance(anchor, FlowData) else (id(anchor.node), anchor.index)
 
 
-def import_ge_graph(graph) -> ModuleOp:
-    """A GE Graph compiled on its own: one node running it, fed in the graph's input order."""
+def import_ge_graph(graph, options: dict[str, str] | None = None) -> ModuleOp:
+    """A GE Graph compiled on its own: one node running it, fed in the graph's input order.
+
+    `ge.inputShape` and `ge.outputMaxSize` among the (validated) compile `options` apply to it.
+    """
     builder = _ModuleBuilder()
     graph_sym = builder.symbol(graph.name)
     graph_op = graph.to_ir()
+    shape_options = {k: v for k, v in (options or {}).items() if k in SHAPE_OPTIONS}
+    if shape_options:
+        apply_graph_settings(graph_op, shape_options, None, "compile options")
     graph_op.properties["sym_name"] = StringAttr(graph_sym)
     pp_sym = builder.symbol(f"{graph.name}_pp")
     block = Block([DataOp(d.name, d.index) for d in graph.inputs])

@@ -6,6 +6,7 @@ Every option is `str -> str`. A key dfir knows but does not act on yet is accept
 from __future__ import annotations
 
 import logging
+import os
 import re
 from typing import Callable
 
@@ -27,17 +28,39 @@ def _any(_: str) -> str | None:
     return None
 
 
+def _input_shape(value: str) -> str | None:
+    from dfir.ge.input_shape import input_shape_problem
+    problem = input_shape_problem(value)
+    return None if problem is None else f"it {problem}"
+
+
+def _output_max_size(value: str) -> str | None:
+    from dfir.ge.graph_config import parse_output_max_size
+    try:
+        parse_output_max_size(value)
+    except ValueError as error:
+        return str(error)
+    return None
+
+
+def _cache_directory(value: str) -> str | None:
+    """Empty turns the compile cache off; otherwise the directory must exist, as in GE."""
+    if not value or os.path.isdir(value):
+        return None
+    return "expected an existing directory (the compile cache does not create it)"
+
+
 _NON_NEGATIVE_INT = _regex(r"\d+", "a non-negative integer")
 
 # key -> (validator, acted on by dfir yet)
 KNOWN_OPTIONS: dict[str, tuple[Callable[[str], str | None], bool]] = {
     "ge.runFlag": (_choice("0", "1"), True),
-    "ge.graph_key": (_regex(r"[A-Za-z0-9_\-]{1,128}", "1 to 128 of A-Z a-z 0-9 _ -"), False),
-    "ge.graph_compiler_cache_dir": (_any, False),
-    "ge.inputShape": (_regex(r"[0-9,~\-; :A-Za-z_./]*", "a shape spec such as 'x:1,3~8;y:-1'"), False),
-    "ge.outputMaxSize": (_NON_NEGATIVE_INT, False),
+    "ge.graph_key": (_regex(r"[A-Za-z0-9_\-]{1,128}", "1 to 128 of A-Z a-z 0-9 _ -"), True),
+    "ge.graph_compiler_cache_dir": (_cache_directory, True),
+    "ge.inputShape": (_input_shape, True),
+    "ge.outputMaxSize": (_output_max_size, True),
     "ge.experiment.data_flow_deploy_info_path": (_any, False),
-    "ge.resourceConfigPath": (_any, False),
+    "ge.resourceConfigPath": (_any, True),
     "ge.exec.deviceId": (_NON_NEGATIVE_INT, True),
     "ge.exec.logicalDeviceClusterDeployMode": (_choice("SINGLE", "MULTI"), True),
     "ge.exec.logicalDeviceId": (_regex(r"\[[0-9:,\s]*\]", "a list such as [0:0]"), True),

@@ -5,13 +5,18 @@ module is verified after every phase. Lowering to `.om` follows the last phase a
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from typing import Callable, Mapping
 
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
 
+from dfir.passes.fingerprint_subgraphs import FingerprintSubgraphs
+from dfir.passes.infer_shape_ranges import InferShapeRanges
 from dfir.passes.place_nodes import PlaceNodes
+from dfir.passes.plan_memory import PlanMemory
+from dfir.passes.plan_output_size import PlanOutputSize
 from dfir.passes.sort_nodes import SortNodes
 
 
@@ -24,7 +29,12 @@ class Phase:
 
 PHASES: tuple[Phase, ...] = (
     Phase("import", (), "the frontend builds the df/ge module; verified as built"),
+    Phase("fingerprint", (FingerprintSubgraphs(),),
+          "key every process point and graph by content, before any pass, for the compile cache"),
     Phase("schedule", (SortNodes(),), "put every graph in topological order for lowering and reading"),
+    Phase("shapes", (InferShapeRanges(),), "narrow every GE tensor type to the ranges its inputs allow"),
+    Phase("plan", (PlanOutputSize(), PlanMemory()),
+          "bound every GE graph output and lay its intermediates out in one arena"),
     Phase("place", (PlaceNodes(),), "give every node its logical device"),
     Phase("lower", (), "serialize the final module into the .om container"),
 )
@@ -48,15 +58,29 @@ def pipeline_spec(stop_after: str) -> str:
                     for p in phase.passes)
 
 
-def run_phases(ctx: Context, module: ModuleOp, stop_after: str | None,
-               report: list[str]) -> None:
-    """Run the phases in place, verifying after each; each pass appends its summary to `report`."""
-    module.verify()
-    for phase in phases_until(stop_after):
+def run_phases(ctx: Context, module: ModuleOp, stop_after: str | None, report: list[str], *,
+               start_after: str | None = None,
+               pass_options: Mapping[str, Mapping[str, object]] | None = None,
+               verify: Callable[[ModuleOp], None] = ModuleOp.verify) -> None:
+    """Run the phases in place, verifying after each; each pass appends its summary to `report`.
+
+    `start_after` resumes after a phase already run (the module is then not verified first);
+    `pass_options` sets options of passes by pass name (`{"fingerprint-subgraphs": {"salt": s}}`);
+    `verify` checks the module (the compile cache checks only what it compiles again).
+    """
+    phases = phases_until(stop_after)
+    if start_after is None:
+        verify(module)
+    else:
+        phases = phases[len(phases_until(start_after)):]
+    for phase in phases:
         for compiler_pass in phase.passes:
+            overrides = (pass_options or {}).get(compiler_pass.name)
+            if overrides:
+                compiler_pass = replace(compiler_pass, **overrides)
             compiler_pass.apply(ctx, module)
             summary = getattr(compiler_pass, "summary", None)
             if summary is not None:
                 report.append(f"{compiler_pass.name}: {summary(module)}")
         if phase.passes:
-            module.verify()
+            verify(module)

@@ -333,10 +333,16 @@ class InvokedClosureOp(IRDLOperation):
 class FuncPpOp(IRDLOperation):
     """A function process point: a UDF and its entry points (`funcs`), plus invoked closures.
 
-    `kind` says what the UDF is (`py_func`: a `@pyflow` function or class shipped as a cloudpickled
-    `payload`, base64). Each `#df.func` names an entry point and the node ports it owns.
+    `kind` says what the UDF is and what `payload` (base64) holds: `py_func`, a `@pyflow` function
+    or class, cloudpickled; `py_project`, a UDF project's Python sources (tar.gz) with `project =
+    {py_module, py_class}`; `cpp_project`, a UDF project's C++ library with `project =
+    {target_bin, resource_type}`. Projects name their `compile_config`. `init_params` holds typed
+    values (`dfir.udf.params_ir`). Each `#df.func` names an entry point and the node ports it owns.
 
         df.func_pp @add_pp [#df.func<"add"(0, 1) -> (0)>] {kind = "py_func"} payload "gASV..."
+        df.func_pp @Add_pp [#df.func<"Add1"(0, 1) -> (0)>] {kind = "py_project",
+            init_params = {out_type = opaque<"dt", "DT_INT32">}, compile_config = "add_func.json",
+            project = {py_class = "Add", py_module = "func_add"}} payload "H4sI..."
     """
 
     name = "df.func_pp"
@@ -347,10 +353,18 @@ class FuncPpOp(IRDLOperation):
     payload = opt_prop_def(StringAttr)
     init_params = opt_prop_def(DictionaryAttr)
     compile_config = opt_prop_def(StringAttr)
+    project = opt_prop_def(DictionaryAttr)
     closures = region_def("single_block")
     traits = traits_def(SymbolOpInterface(), NoTerminator())
 
-    PROPERTY_NAMES: ClassVar[tuple[str, ...]] = ("kind", "payload", "init_params", "compile_config")
+    PROPERTY_NAMES: ClassVar[tuple[str, ...]] = ("kind", "payload", "init_params", "compile_config",
+                                                 "project")
+    # What `project` must give for each kind (and the values it may take, when they are few).
+    KINDS: ClassVar[dict[str, dict[str, tuple[str, ...]]]] = {
+        "py_func": {},
+        "py_project": {"py_module": (), "py_class": ()},
+        "cpp_project": {"target_bin": (), "resource_type": ("X86", "Aarch", "Ascend")},
+    }
 
     def __init__(self, sym_name: str, kind: str, funcs: Sequence[FuncAttr],
                  payload: str | None = None, closures: Sequence[InvokedClosureOp] = ()):
@@ -363,8 +377,33 @@ class FuncPpOp(IRDLOperation):
         super().__init__(properties=props, regions=[region])
 
     def verify_(self) -> None:
+        where = f"df.func_pp @{self.sym_name.data}"
         if self.payload is not None and not _BASE64.fullmatch(self.payload.data):
-            raise VerifyException(f"df.func_pp @{self.sym_name.data}: payload is not base64 text")
+            raise VerifyException(f"{where}: payload is not base64 text")
+        kind = self.kind.data
+        if kind not in self.KINDS:
+            raise VerifyException(f"{where}: kind \"{kind}\" is not one of {list(self.KINDS)}")
+        if self.init_params is not None:
+            from dfir.udf.params_ir import params_of
+            try:
+                params_of(self.init_params)
+            except ValueError as error:
+                raise VerifyException(f"{where}: {error}") from None
+        if kind != "py_func":
+            self._verify_project(where, kind)
+
+    def _verify_project(self, where: str, kind: str) -> None:
+        """A UDF project ships a payload, names its compile config and gives its `project` facts."""
+        for name in ("payload", "compile_config", "project"):
+            if getattr(self, name) is None:
+                raise VerifyException(f"{where}: a {kind} needs a {name}")
+        facts = self.project.data
+        for key, allowed in self.KINDS[kind].items():
+            value = facts.get(key)
+            if not isinstance(value, StringAttr) or (allowed and value.data not in allowed):
+                expected = f"one of {list(allowed)}" if allowed else "a string"
+                raise VerifyException(f"{where}: project.{key} must be {expected}, got "
+                                      f"{value if value is not None else 'nothing'}")
 
     def verify_ports(self, node: NodeOp) -> None:
         """Each node input and output is owned by exactly one func of this process point."""

@@ -22,22 +22,31 @@ from __future__ import annotations
 import math
 from collections import Counter
 from functools import reduce
-from typing import ClassVar, Mapping, Sequence
+from typing import ClassVar, Mapping, NamedTuple, Sequence
 
-from xdsl.dialects.builtin import (I64, AnyFloat, DenseArrayBase, DenseIntOrFPElementsAttr, IntegerAttr,
-                                   StringAttr, SymbolNameConstraint, TensorType, i64)
-from xdsl.ir import Attribute, Block, Dialect, Region, SSAValue
+from xdsl.dialects.builtin import (I64, AnyFloat, DenseArrayBase, DenseIntOrFPElementsAttr, FloatAttr,
+                                   Float64Type, IntegerAttr, IntegerType, StringAttr, SymbolNameConstraint,
+                                   TensorType, UnitAttr, i32, i64)
+from xdsl.ir import Attribute, Block, Dialect, Region, SSAValue, TypeAttribute
 from xdsl.irdl import (IRDLOperation, VarConstraint, base, irdl_op_definition, opt_attr_def,
-                       operand_def, prop_def, region_def, result_def, traits_def, var_operand_def)
+                       operand_def, opt_operand_def, opt_prop_def, prop_def, region_def, result_def,
+                       traits_def, var_operand_def, var_result_def)
 from xdsl.parser import Parser
 from xdsl.printer import Printer
 from xdsl.traits import HasParent, IsolatedFromAbove, NoTerminator, Pure, SymbolOpInterface
 from xdsl.utils.exceptions import VerifyException
 
+from dfir.dialects.ge_plan_attrs import SlotAttr
 from dfir.dialects.ge_types import DimRange, GeTensorType, dtype_of, format_dims
 
-__all__ = ["GE", "GraphOp", "OutputOp", "DataOp", "ConstOp", "AddOp", "SubOp", "MulOp", "ReluOp",
-           "MatMulOp", "ReshapeOp", "ShapedOp", "const_type", "op_name_of"]
+__all__ = ["GE", "GraphOp", "OutputOp", "DataOp", "ConstOp", "VariableOp", "IdentityOp", "AddOp", "SubOp",
+           "MulOp", "DivOp", "PowOp", "MaximumOp", "MinimumOp", "ReluOp", "SqrtOp", "ExpOp", "LogOp",
+           "TanhOp", "SigmoidOp", "GeluOp", "ErfOp", "MatMulOp", "BatchMatMulOp", "GemmOp", "Conv2DOp",
+           "MaxPoolOp", "AvgPoolOp", "GlobalAvgPoolOp", "BatchNormOp", "LayerNormOp", "SoftmaxOp",
+           "ReshapeOp", "TransposeOp", "ConcatOp", "SplitOp", "SliceOp", "GatherOp", "SqueezeOp",
+           "UnsqueezeOp", "PadOp", "FlattenOp", "ReduceSumOp", "ReduceMeanOp", "ReduceMaxOp", "CastOp",
+           "ShapeOp", "ResizeBilinearOp", "ShapedOp", "ValueRanges", "const_type", "op_name_of",
+           "slice_bounds", "slice_length"]
 
 
 # --- shape functions' helpers -----------------------------------------------------------------
@@ -95,6 +104,276 @@ def _compatible(declared: Attribute, inferred: GeTensorType) -> bool:
     return (isinstance(declared, GeTensorType) and declared.element_type == inferred.element_type
             and declared.format == inferred.format and declared.rank == inferred.rank
             and all(d.intersect(i) is not None for d, i in zip(declared.dims, inferred.dims)))
+
+
+# --- helpers of the ops below ----------------------------------------------------------------
+
+ValueRanges = tuple[DimRange, ...]
+"""What is known of the elements of a small integer tensor (rank 0 or 1, e.g. a shape computed
+with `ge.shape`): one range per element, in order. Ranges of values may have a negative `lo`."""
+
+_MAX_KNOWN_ELEMENTS = 64
+"""Integer constants up to this many elements have known `ValueRanges` (shape arithmetic operands)."""
+
+
+def _ints(properties: Mapping[str, Attribute], key: str) -> list[int]:
+    return list(properties[key].get_values())
+
+
+def _int(properties: Mapping[str, Attribute], key: str) -> int:
+    return properties[key].value.data
+
+
+def _flag(properties: Mapping[str, Attribute], key: str) -> bool:
+    return key in properties
+
+
+def _require_float(op_name: str, t: GeTensorType, what: str = "operand") -> None:
+    if not isinstance(t.element_type, AnyFloat):
+        raise VerifyException(f"{op_name}: {what} must have a floating-point element type, got "
+                              f"{t.element_type}")
+
+
+def _require_index(op_name: str, t: GeTensorType, what: str) -> None:
+    if t.element_type not in (i32, i64):
+        raise VerifyException(f"{op_name}: {what} must have element type i32 or i64, got {t.element_type}")
+
+
+def _require_rank(op_name: str, t: GeTensorType, rank: int, what: str = "input") -> None:
+    if t.rank != rank:
+        raise VerifyException(f"{op_name}: {what} must have rank {rank}, got {_shape(t)}")
+
+
+def _require_image_format(op_name: str, t: GeTensorType) -> None:
+    """Image ops read dimension 1 as channels and 2, 3 as height and width (NCHW or ND)."""
+    if t.tensor_format == "NHWC":
+        raise VerifyException(f"{op_name}: input format NHWC is not supported, expected NCHW or ND")
+
+
+def _axis(op_name: str, axis: int, t: GeTensorType, what: str = "axis", extra: int = 0) -> int:
+    """`axis` in [0, rank + extra): negative axes count from the end."""
+    rank = t.rank + extra
+    if not -rank <= axis < rank:
+        raise VerifyException(f"{op_name}: {what} {axis} is out of range for {_shape(t)} "
+                              f"(valid: {-rank}..{rank - 1})")
+    return axis % rank
+
+
+def _axes(op_name: str, axes: Sequence[int], t: GeTensorType, extra: int = 0) -> list[int]:
+    """Normalized, distinct axes (see `_axis`)."""
+    normalized = [_axis(op_name, a, t, "axis", extra) for a in axes]
+    repeated = [a for a, n in Counter(normalized).items() if n > 1]
+    if repeated:
+        raise VerifyException(f"{op_name}: axes {list(axes)} name axis {repeated[0]} more than once")
+    return normalized
+
+
+def _check_count(op_name: str, what: str, values: Sequence[int], count: int) -> None:
+    if len(values) != count:
+        raise VerifyException(f"{op_name}: {what} must have {count} entries, got {list(values)}")
+
+
+def _check_min(op_name: str, what: str, values: Sequence[int], least: int) -> None:
+    if any(v < least for v in values):
+        raise VerifyException(f"{op_name}: {what} must be >= {least}, got {list(values)}")
+
+
+def _same_element_types(op_name: str, types: Sequence[GeTensorType], what: str = "operands") -> None:
+    kinds = {t.element_type for t in types}
+    if len(kinds) > 1:
+        raise VerifyException(f"{op_name}: {what} must share one element type, got "
+                              f"{', '.join(str(t.element_type) for t in types)}")
+
+
+def _dim_sum(dims: Sequence[DimRange]) -> DimRange:
+    his = [d.hi for d in dims]
+    return DimRange(sum(d.lo for d in dims), None if None in his else sum(his))
+
+
+def _dim_shift(d: DimRange, delta: int) -> DimRange:
+    """The range of `size + delta`, clipped at 0."""
+    return DimRange(max(0, d.lo + delta), None if d.hi is None else max(0, d.hi + delta))
+
+
+def _intersect_dims(op_name: str, what: str, a: DimRange, b: DimRange) -> DimRange:
+    both = a.intersect(b)
+    if both is None:
+        raise VerifyException(f"{op_name}: {what}: {a} vs {b}")
+    return both
+
+
+# Sliding windows (convolution and pooling) -------------------------------------------------
+
+class _Window(NamedTuple):
+    """One spatial axis of a sliding window: kernel size, stride, dilation, padding."""
+
+    kernel: int
+    stride: int
+    dilation: int
+    pad_begin: int
+    pad_end: int
+
+    @property
+    def extent(self) -> int:
+        """How many input positions one window spans."""
+        return self.dilation * (self.kernel - 1) + 1
+
+    def count(self, size: int, ceil_mode: bool) -> int:
+        """How many windows fit an axis of `size` elements (size + padding >= extent)."""
+        span = size + self.pad_begin + self.pad_end - self.extent
+        if not ceil_mode:
+            return span // self.stride + 1
+        count = -(-span // self.stride) + 1
+        # As ONNX and PyTorch: the last window must start inside the input or its begin padding.
+        return count - 1 if (count - 1) * self.stride >= size + self.pad_begin else count
+
+
+def _windows(properties: Mapping[str, Attribute], kernel: Sequence[int]) -> list[_Window]:
+    """The two spatial windows of a conv or pool op (`pads` is [top, bottom, left, right])."""
+    strides, pads = _ints(properties, "strides"), _ints(properties, "pads")
+    dilations = _ints(properties, "dilations")
+    return [_Window(kernel[i], strides[i], dilations[i], pads[2 * i], pads[2 * i + 1]) for i in range(2)]
+
+
+def _check_window_properties(op_name: str, properties: Mapping[str, Attribute]) -> None:
+    _check_count(op_name, "strides", _ints(properties, "strides"), 2)
+    _check_min(op_name, "strides", _ints(properties, "strides"), 1)
+    _check_count(op_name, "pads", _ints(properties, "pads"), 4)
+    _check_min(op_name, "pads", _ints(properties, "pads"), 0)
+    _check_count(op_name, "dilations", _ints(properties, "dilations"), 2)
+    _check_min(op_name, "dilations", _ints(properties, "dilations"), 1)
+
+
+def _window_dim(op_name: str, x: GeTensorType, axis: int, window: _Window, ceil_mode: bool) -> DimRange:
+    """The output range of spatial `axis` (interval arithmetic: the count grows with the size).
+
+    Sizes too small for one window are invalid at run time; they only raise here when the whole
+    range is too small.
+    """
+    d = x.dims[axis]
+    smallest = max(d.lo, window.extent - window.pad_begin - window.pad_end)
+    if d.hi is not None and d.hi < smallest:
+        raise VerifyException(f"{op_name}: input {_shape(x)} is too small: dimension {axis} with padding "
+                              f"is at most {d.hi + window.pad_begin + window.pad_end}, but the "
+                              f"window spans {window.extent}")
+    return DimRange(window.count(smallest, ceil_mode), None if d.hi is None else window.count(d.hi, ceil_mode))
+
+
+# Slices --------------------------------------------------------------------------------------
+
+_SIZE_LIMIT = 2 ** 48
+"""Larger than any dimension a tensor can have (in elements)."""
+
+
+def slice_bounds(size: int, start: int, end: int, step: int) -> slice:
+    """ONNX Slice along an axis of `size` elements as a Python slice.
+
+    Negative `start` / `end` count from the end; then both clamp to [0, size] for a positive
+    step, and to [0, size - 1] (start) and [-1, size - 1] (end, -1 meaning "through index 0",
+    which a Python slice spells None) for a negative one. (Python's own clamping differs: it
+    lets a negative step's start fall to -1.)
+    """
+    start = start + size if start < 0 else start
+    end = end + size if end < 0 else end
+    if step > 0:
+        return slice(min(max(start, 0), size), min(max(end, 0), size), step)
+    end = min(max(end, -1), size - 1)
+    return slice(min(max(start, 0), size - 1), None if end < 0 else end, step)
+
+
+def slice_length(size: int, start: int, end: int, step: int) -> int:
+    """How many elements ONNX Slice keeps from an axis of `size` elements."""
+    if size == 0:
+        return 0
+    bounds = slice_bounds(size, start, end, step)
+    stop = -1 if bounds.stop is None else bounds.stop
+    return max(0, -(-(stop - bounds.start) // step))
+
+
+def _slice_dim(d: DimRange, start: int, end: int, step: int) -> DimRange:
+    """The range of `slice_length` over sizes in `d`.
+
+    The clamped bounds are linear in the size between breakpoints (where a clamp switches or the
+    bounds cross: sizes +-start +-end), so the length is monotone between them and its extremes
+    lie at the ends of `d` or next to a breakpoint. Past the last breakpoint the length is
+    constant or grows without bound, which two probes there tell apart. Breakpoints past
+    `_SIZE_LIMIT` (from ONNX's INT64_MAX "to the end" bounds) are sizes no tensor has.
+    """
+    corners = {a for a in (start, end, start - end, end - start, start + end, -start, -end, -start - end)
+               if 0 <= a < _SIZE_LIMIT}
+    probes = {d.lo} | {c + k for c in corners for k in (-1, 0, 1)}
+    last = max(probes) + 1
+    if d.hi is None:
+        probes.add(last)
+    else:
+        probes = {p for p in probes if p <= d.hi} | {d.hi}
+    lengths = [slice_length(p, start, end, step) for p in probes if p >= d.lo]
+    unbounded = d.hi is None and slice_length(last + abs(step), start, end, step) > slice_length(last, start, end, step)
+    return DimRange(min(lengths), None if unbounded else max(lengths))
+
+
+def _slice_params(op_name: str, x: GeTensorType, properties: Mapping[str, Attribute]) -> list[tuple[int, int, int, int]]:
+    """(axis, start, end, step) per sliced axis, checked."""
+    starts, ends = _ints(properties, "starts"), _ints(properties, "ends")
+    axes, steps = _ints(properties, "axes"), _ints(properties, "steps")
+    for what, values in (("ends", ends), ("axes", axes), ("steps", steps)):
+        if len(values) != len(starts):
+            raise VerifyException(f"{op_name}: starts {starts} and {what} {values} differ in length")
+    if 0 in steps:
+        raise VerifyException(f"{op_name}: steps must not be 0, got {steps}")
+    return list(zip(_axes(op_name, axes, x), starts, ends, steps))
+
+
+# Known values ---------------------------------------------------------------------------------
+
+def _value_binary(lhs: ValueRanges, rhs: ValueRanges, combine) -> ValueRanges | None:
+    """Element-wise `combine` of two known value lists, broadcasting a single element."""
+    if len(lhs) != len(rhs) and 1 not in (len(lhs), len(rhs)):
+        return None
+    count = max(len(lhs), len(rhs))
+    pairs = zip(lhs * count if len(lhs) == 1 else lhs, rhs * count if len(rhs) == 1 else rhs)
+    results = [combine(a, b) for a, b in pairs]
+    return None if None in results else tuple(results)
+
+
+def _range_add(a: DimRange, b: DimRange) -> DimRange:
+    return DimRange(a.lo + b.lo, None if a.hi is None or b.hi is None else a.hi + b.hi)
+
+
+def _range_sub(a: DimRange, b: DimRange) -> DimRange | None:
+    if b.hi is None:
+        return None
+    return DimRange(a.lo - b.hi, None if a.hi is None else a.hi - b.lo)
+
+
+def _range_mul(a: DimRange, b: DimRange) -> DimRange | None:
+    if a.lo >= 0 and b.lo >= 0:
+        return DimRange(a.lo * b.lo, None if a.hi is None or b.hi is None else a.hi * b.hi)
+    if a.hi is None or b.hi is None:
+        return None
+    corners = [x * y for x in (a.lo, a.hi) for y in (b.lo, b.hi)]
+    return DimRange(min(corners), max(corners))
+
+
+def _range_div(a: DimRange, b: DimRange) -> DimRange | None:
+    """Integer division (truncating, as GE) of a non-negative range by a fixed positive divisor."""
+    if not (b.is_fixed and b.lo > 0 and a.lo >= 0):
+        return None
+    return DimRange(a.lo // b.lo, None if a.hi is None else a.hi // b.lo)
+
+
+def _range_max(a: DimRange, b: DimRange) -> DimRange:
+    return DimRange(max(a.lo, b.lo), None if a.hi is None or b.hi is None else max(a.hi, b.hi))
+
+
+def _range_min(a: DimRange, b: DimRange) -> DimRange:
+    his = [h for h in (a.hi, b.hi) if h is not None]
+    return DimRange(min(a.lo, b.lo), min(his) if his else None)
+
+
+def _known_operands(operand_values: Sequence[ValueRanges | None] | None, count: int) -> list[ValueRanges | None]:
+    values = list(operand_values or [])
+    return values + [None] * (count - len(values))
 
 
 # --- the graph container -----------------------------------------------------------------------
@@ -203,13 +482,27 @@ class ShapedOp(IRDLOperation):
     node_name = opt_attr_def(StringAttr, attr_name="name")
 
     @classmethod
-    def infer_types(cls, operand_types: Sequence[GeTensorType],
-                    properties: Mapping[str, Attribute]) -> list[GeTensorType]:
-        """The result types these operands and properties give; VerifyException when invalid."""
+    def infer_types(cls, operand_types: Sequence[GeTensorType], properties: Mapping[str, Attribute],
+                    operand_values: Sequence[ValueRanges | None] | None = None) -> list[GeTensorType]:
+        """The result types these operands and properties give; VerifyException when invalid.
+
+        `operand_values`, when given, holds what is known of small integer operands (see
+        `infer_values`); only ops whose result shape depends on an operand's values use it.
+        """
         raise NotImplementedError(f"{cls.name} has no shape function")
+
+    @classmethod
+    def infer_values(cls, operand_types: Sequence[GeTensorType], properties: Mapping[str, Attribute],
+                     operand_values: Sequence[ValueRanges | None]) -> Sequence[ValueRanges | None]:
+        """What is known of the elements of each small integer result (shape arithmetic), given
+        what is known of the operands (None: nothing). Shorter than the results when the trailing
+        ones are unknown; the default knows nothing."""
+        return ()
 
     def verify_(self) -> None:
         inferred = self.infer_types([o.type for o in self.operands], self.properties)
+        if len(inferred) != len(self.results):
+            raise VerifyException(f"{self.name}: {len(self.results)} results declared, {len(inferred)} inferred")
         for result, expected in zip(self.results, inferred, strict=True):
             if not _compatible(result.type, expected):
                 raise VerifyException(f"{self.name}: result type {result.type} is incompatible with "
@@ -281,22 +574,28 @@ class ConstOp(ShapedOp):
         super().__init__(properties={"value": value}, result_types=[const_type(value)])
 
     @classmethod
-    def infer_types(cls, operand_types, properties):
+    def infer_types(cls, operand_types, properties, operand_values=None):
         value = properties["value"]
         if not isinstance(value.type, TensorType):
-            raise VerifyException(f"ge.const: value must have a tensor type, got {value.type}")
+            raise VerifyException(f"{cls.name}: value must have a tensor type, got {value.type}")
         try:
             dtype_of(value.get_element_type())
         except KeyError:
-            raise VerifyException(f"ge.const: element type {value.get_element_type()} is not a GE "
+            raise VerifyException(f"{cls.name}: element type {value.get_element_type()} is not a GE "
                                   "data type") from None
         return [const_type(value)]
 
+    @classmethod
+    def infer_values(cls, operand_types, properties, operand_values):
+        value = properties["value"]
+        element_type = value.get_element_type()
+        small = len(value.get_shape()) <= 1 and math.prod(value.get_shape()) <= _MAX_KNOWN_ELEMENTS
+        if not (small and isinstance(element_type, IntegerType) and element_type.width.data > 1):
+            return ()
+        return [tuple(DimRange.fixed(int(v)) for v in value.get_values())]
+
     def verify_(self) -> None:
-        (expected,) = self.infer_types([], self.properties)
-        if self.result.type != expected:
-            raise VerifyException(f"ge.const: result type {self.result.type} must be {expected}, "
-                                  "the type of its value")
+        _verify_value_type(self)
 
     @classmethod
     def parse(cls, parser: Parser) -> ConstOp:
@@ -319,6 +618,13 @@ class ConstOp(ShapedOp):
         printer.print_op_attributes(self.attributes)
 
 
+def _verify_value_type(op: ConstOp | VariableOp) -> None:
+    """A constant's (or variable's) result type is the type of its value."""
+    (expected,) = op.infer_types([], op.properties)
+    if op.result.type != expected:
+        raise VerifyException(f"{op.name}: result type {op.result.type} must be {expected}, the type of its value")
+
+
 def _has_non_finite_floats(value: DenseIntOrFPElementsAttr) -> bool:
     element_type = value.get_element_type()
     if not isinstance(element_type, AnyFloat):
@@ -337,16 +643,26 @@ class _ElementwiseBinaryOp(ShapedOp):
 
     assembly_format = "$lhs `,` $rhs attr-dict `:` functional-type(operands, results)"
 
+    VALUE_RULE: ClassVar = None
+    """How known element ranges combine (interval arithmetic), or None when the op ignores them."""
+
     def __init__(self, lhs: SSAValue, rhs: SSAValue, result_type: GeTensorType):
         super().__init__(operands=[lhs, rhs], result_types=[result_type])
 
     @classmethod
-    def infer_types(cls, operand_types, properties):
+    def infer_types(cls, operand_types, properties, operand_values=None):
         lhs, rhs = operand_types
         _same_element_type(cls.name, lhs, rhs)
         dims = _broadcast_dims(f"{cls.name}: shapes", lhs.dims, rhs.dims)
         wider = lhs if lhs.rank >= rhs.rank else rhs
         return [wider.with_dims(dims)]
+
+    @classmethod
+    def infer_values(cls, operand_types, properties, operand_values):
+        lhs, rhs = _known_operands(operand_values, 2)
+        if cls.VALUE_RULE is None or lhs is None or rhs is None:
+            return ()
+        return [_value_binary(lhs, rhs, cls.VALUE_RULE)]
 
 
 @irdl_op_definition
@@ -357,6 +673,7 @@ class AddOp(_ElementwiseBinaryOp):
     """
 
     name = "ge.add"
+    VALUE_RULE = staticmethod(_range_add)
 
 
 @irdl_op_definition
@@ -367,6 +684,7 @@ class SubOp(_ElementwiseBinaryOp):
     """
 
     name = "ge.sub"
+    VALUE_RULE = staticmethod(_range_sub)
 
 
 @irdl_op_definition
@@ -377,6 +695,7 @@ class MulOp(_ElementwiseBinaryOp):
     """
 
     name = "ge.mul"
+    VALUE_RULE = staticmethod(_range_mul)
 
 
 @irdl_op_definition
@@ -400,7 +719,7 @@ class ReluOp(ShapedOp):
         super().__init__(operands=[input], result_types=[input.type])
 
     @classmethod
-    def infer_types(cls, operand_types, properties):
+    def infer_types(cls, operand_types, properties, operand_values=None):
         return [operand_types[0]]
 
 
@@ -427,7 +746,7 @@ class MatMulOp(ShapedOp):
         super().__init__(operands=[lhs, rhs], result_types=[result_type])
 
     @classmethod
-    def infer_types(cls, operand_types, properties):
+    def infer_types(cls, operand_types, properties, operand_values=None):
         lhs, rhs = operand_types
         _same_element_type("ge.matmul", lhs, rhs)
         for side, t in (("lhs", lhs), ("rhs", rhs)):
@@ -466,7 +785,7 @@ class ReshapeOp(ShapedOp):
                          result_types=[result_type])
 
     @classmethod
-    def infer_types(cls, operand_types, properties):
+    def infer_types(cls, operand_types, properties, operand_values=None):
         (source,) = operand_types
         target = list(properties["shape"].get_values())
         _check_reshape_target(source, target)
@@ -493,7 +812,12 @@ def _check_reshape_target(source: GeTensorType, target: list[int]) -> None:
 
 
 def _inferred_reshape_dim(source: GeTensorType, target: list[int], known: DimRange) -> DimRange:
-    """The range of the -1 dimension: the source count divided by the other dimensions' count."""
+    """The range of the -1 dimension: the source count divided by the other dimensions' count.
+
+    With ranges, a copied dimension (a 0) is the same size on both sides and cancels, so
+    `[-1, 8, 1, 1] to [0, -1]` gives 8, not -1: the -1 is the count of the dimensions that are
+    not copied divided by the fixed target entries.
+    """
     total = _element_count(source.dims)
     if total.is_fixed and known.is_fixed:
         if known.lo == 0:
@@ -503,10 +827,1066 @@ def _inferred_reshape_dim(source: GeTensorType, target: list[int], known: DimRan
             raise VerifyException(f"ge.reshape: cannot reshape {_shape(source)} ({total} elements) "
                                   f"to {target}: {total} is not a multiple of {known}")
         return DimRange.fixed(total.lo // known.lo)
-    lo = -(-total.lo // known.hi) if known.hi else 0
-    hi = total.hi // known.lo if total.hi is not None and known.lo else None
-    return DimRange(lo, hi)
+    copied = {i for i, s in enumerate(target) if s == 0}
+    rest = _element_count([d for i, d in enumerate(source.dims) if i not in copied])
+    fixed = math.prod(s for s in target if s > 0)
+    return DimRange(-(-rest.lo // fixed), None if rest.hi is None else rest.hi // fixed)
+
+
+# --- more tensor ops -----------------------------------------------------------------------------
+
+@irdl_op_definition
+class VariableOp(ShapedOp):
+    """A named, persistent weight holding its initial value; typed like `ge.const`.
+
+    At run time a variable is its value. Its name is what weight-update graphs of a bundle would
+    refer to; inside one graph it behaves as a constant.
+
+        %w = ge.variable "fc1.weight" dense<[1.0, 2.0]> : tensor<2xf32>
+    """
+
+    name = "ge.variable"
+
+    var_name = prop_def(StringAttr)
+    value = prop_def(DenseIntOrFPElementsAttr)
+    result = result_def(GeTensorType)
+
+    traits = traits_def(Pure())
+
+    def __init__(self, var_name: str, value: DenseIntOrFPElementsAttr):
+        super().__init__(properties={"var_name": StringAttr(var_name), "value": value},
+                         result_types=[const_type(value)])
+
+    @classmethod
+    def infer_types(cls, operand_types, properties, operand_values=None):
+        if not properties["var_name"].data:
+            raise VerifyException(f"{cls.name}: the variable name must not be empty")
+        return ConstOp.infer_types.__func__(cls, operand_types, properties)
+
+    def verify_(self) -> None:
+        _verify_value_type(self)
+
+    @classmethod
+    def parse(cls, parser: Parser) -> VariableOp:
+        var_name = parser.parse_str_literal()
+        const = ConstOp.parse(parser)
+        op = cls(var_name, const.value)
+        op.attributes.update(const.attributes)
+        return op
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        printer.print_string_literal(self.var_name.data)
+        ConstOp.print(self, printer)
+
+
+class _UnaryOp(ShapedOp):
+    """An element-wise function of one floating-point tensor; the result has the operand's type."""
+
+    T: ClassVar = VarConstraint("T", base(GeTensorType))
+    input = operand_def(T)
+    result = result_def(T)
+
+    traits = traits_def(Pure())
+
+    assembly_format = "$input attr-dict `:` type($result)"
+
+    def __init__(self, input: SSAValue):
+        super().__init__(operands=[input], result_types=[input.type])
+
+    @classmethod
+    def infer_types(cls, operand_types, properties, operand_values=None):
+        (x,) = operand_types
+        _require_float(cls.name, x)
+        return [x]
+
+
+@irdl_op_definition
+class IdentityOp(_UnaryOp):
+    """The operand itself, of any element type.
+
+        %y = ge.identity %x : !ge.tensor<[-1, 3], i64>
+    """
+
+    name = "ge.identity"
+
+    @classmethod
+    def infer_types(cls, operand_types, properties, operand_values=None):
+        return [operand_types[0]]
+
+    @classmethod
+    def infer_values(cls, operand_types, properties, operand_values):
+        return _known_operands(operand_values, 1)
+
+
+@irdl_op_definition
+class SqrtOp(_UnaryOp):
+    """Square root, element by element.
+
+        %y = ge.sqrt %x : !ge.tensor<[2, 3], f32>
+    """
+
+    name = "ge.sqrt"
+
+
+@irdl_op_definition
+class ExpOp(_UnaryOp):
+    """`e ** x`, element by element.
+
+        %y = ge.exp %x : !ge.tensor<[2, 3], f32>
+    """
+
+    name = "ge.exp"
+
+
+@irdl_op_definition
+class LogOp(_UnaryOp):
+    """Natural logarithm, element by element.
+
+        %y = ge.log %x : !ge.tensor<[2, 3], f32>
+    """
+
+    name = "ge.log"
+
+
+@irdl_op_definition
+class TanhOp(_UnaryOp):
+    """Hyperbolic tangent, element by element.
+
+        %y = ge.tanh %x : !ge.tensor<[2, 3], f32>
+    """
+
+    name = "ge.tanh"
+
+
+@irdl_op_definition
+class SigmoidOp(_UnaryOp):
+    """`1 / (1 + exp(-x))`, element by element.
+
+        %y = ge.sigmoid %x : !ge.tensor<[2, 3], f32>
+    """
+
+    name = "ge.sigmoid"
+
+
+@irdl_op_definition
+class ErfOp(_UnaryOp):
+    """The Gauss error function, element by element.
+
+        %y = ge.erf %x : !ge.tensor<[2, 3], f32>
+    """
+
+    name = "ge.erf"
+
+
+_GELU_APPROXIMATIONS = ("none", "tanh")
+
+
+@irdl_op_definition
+class GeluOp(_UnaryOp):
+    """`x * Phi(x)` with Phi the standard normal CDF; `approximate "tanh"` uses the tanh formula
+    (as ONNX Gelu), otherwise the exact erf form.
+
+        %y = ge.gelu %x approximate "tanh" : !ge.tensor<[2, 3], f32>
+    """
+
+    name = "ge.gelu"
+
+    approximate = opt_prop_def(StringAttr)
+
+    assembly_format = "$input (`approximate` $approximate^)? attr-dict `:` type($result)"
+
+    @classmethod
+    def infer_types(cls, operand_types, properties, operand_values=None):
+        mode = properties["approximate"].data if "approximate" in properties else "none"
+        if mode not in _GELU_APPROXIMATIONS:
+            raise VerifyException(f"ge.gelu: approximate must be one of {', '.join(_GELU_APPROXIMATIONS)}, "
+                                  f"got '{mode}'")
+        return super().infer_types(operand_types, properties)
+
+
+@irdl_op_definition
+class DivOp(_ElementwiseBinaryOp):
+    """Element-wise quotient with numpy broadcasting; integer division truncates toward zero.
+
+        %z = ge.div %x, %y : (!ge.tensor<[2, 3], f32>, !ge.tensor<[3], f32>) -> !ge.tensor<[2, 3], f32>
+    """
+
+    name = "ge.div"
+    VALUE_RULE = staticmethod(_range_div)
+
+
+@irdl_op_definition
+class PowOp(_ElementwiseBinaryOp):
+    """`lhs ** rhs` element by element, with numpy broadcasting.
+
+        %z = ge.pow %x, %e : (!ge.tensor<[2, 3], f32>, !ge.tensor<[], f32>) -> !ge.tensor<[2, 3], f32>
+    """
+
+    name = "ge.pow"
+
+
+@irdl_op_definition
+class MaximumOp(_ElementwiseBinaryOp):
+    """Element-wise maximum with numpy broadcasting.
+
+        %z = ge.maximum %x, %y : (!ge.tensor<[2, 3], f32>, !ge.tensor<[2, 1], f32>) -> !ge.tensor<[2, 3], f32>
+    """
+
+    name = "ge.maximum"
+    VALUE_RULE = staticmethod(_range_max)
+
+
+@irdl_op_definition
+class MinimumOp(_ElementwiseBinaryOp):
+    """Element-wise minimum with numpy broadcasting.
+
+        %z = ge.minimum %x, %y : (!ge.tensor<[2, 3], f32>, !ge.tensor<[2, 1], f32>) -> !ge.tensor<[2, 3], f32>
+    """
+
+    name = "ge.minimum"
+    VALUE_RULE = staticmethod(_range_min)
+
+
+@irdl_op_definition
+class BatchMatMulOp(ShapedOp):
+    """Batched matrix product; `adj_x` / `adj_y` transpose the last two dimensions of an operand
+    first, and leading (batch) dimensions broadcast.
+
+    `lhs [..., M, K] x rhs [..., K, N] -> [..., M, N]`; both operands have rank >= 2.
+
+        %z = ge.batch_matmul %x, %y adj_y : (!ge.tensor<[-1, 4, 8], f32>, !ge.tensor<[-1, 5, 8], f32>) -> !ge.tensor<[-1, 4, 5], f32>
+    """
+
+    name = "ge.batch_matmul"
+
+    lhs = operand_def(GeTensorType)
+    rhs = operand_def(GeTensorType)
+    adj_x = opt_prop_def(UnitAttr)
+    adj_y = opt_prop_def(UnitAttr)
+    result = result_def(GeTensorType)
+
+    traits = traits_def(Pure())
+
+    assembly_format = ("$lhs `,` $rhs (`adj_x` $adj_x^)? (`adj_y` $adj_y^)? attr-dict `:` "
+                       "functional-type(operands, results)")
+
+    @classmethod
+    def infer_types(cls, operand_types, properties, operand_values=None):
+        lhs, rhs = operand_types
+        _same_element_type(cls.name, lhs, rhs)
+        for side, t in (("lhs", lhs), ("rhs", rhs)):
+            if t.rank < 2:
+                raise VerifyException(f"{cls.name}: {side} must have rank >= 2, got {_shape(t)}")
+        *lhs_batch, m, lhs_k = lhs.dims
+        *rhs_batch, rhs_k, n = rhs.dims
+        if _flag(properties, "adj_x"):
+            m, lhs_k = lhs_k, m
+        if _flag(properties, "adj_y"):
+            rhs_k, n = n, rhs_k
+        if lhs_k.intersect(rhs_k) is None:
+            raise VerifyException(f"{cls.name}: inner dimensions differ: lhs {_shape(lhs)} contributes "
+                                  f"{lhs_k}, rhs {_shape(rhs)} contributes {rhs_k}")
+        batch = _broadcast_dims(f"{cls.name}: batch dimensions", lhs_batch, rhs_batch)
+        return [lhs.with_dims([*batch, m, n])]
+
+
+@irdl_op_definition
+class GemmOp(ShapedOp):
+    """`alpha * op(a) x op(b) + beta * c` for matrices, `op` transposing when `trans_a` / `trans_b`
+    is set; the optional `c` broadcasts to the [M, N] result (as ONNX Gemm).
+
+        %y = ge.gemm %a, %b, %c alpha 1.0 beta 1.0 trans_b : (!ge.tensor<[-1, 4], f32>, !ge.tensor<[8, 4], f32>, !ge.tensor<[8], f32>) -> !ge.tensor<[-1, 8], f32>
+    """
+
+    name = "ge.gemm"
+
+    a = operand_def(GeTensorType)
+    b = operand_def(GeTensorType)
+    c = opt_operand_def(GeTensorType)
+    alpha = prop_def(FloatAttr[Float64Type])
+    beta = prop_def(FloatAttr[Float64Type])
+    trans_a = opt_prop_def(UnitAttr)
+    trans_b = opt_prop_def(UnitAttr)
+    result = result_def(GeTensorType)
+
+    traits = traits_def(Pure())
+
+    assembly_format = ("$a `,` $b (`,` $c^)? `alpha` $alpha `beta` $beta (`trans_a` $trans_a^)? "
+                       "(`trans_b` $trans_b^)? attr-dict `:` functional-type(operands, results)")
+
+    @classmethod
+    def infer_types(cls, operand_types, properties, operand_values=None):
+        a, b, *c = operand_types
+        _same_element_types(cls.name, operand_types)
+        _require_rank(cls.name, a, 2, "a")
+        _require_rank(cls.name, b, 2, "b")
+        m, k_a = reversed(a.dims) if _flag(properties, "trans_a") else a.dims
+        k_b, n = reversed(b.dims) if _flag(properties, "trans_b") else b.dims
+        if k_a.intersect(k_b) is None:
+            raise VerifyException(f"{cls.name}: inner dimensions differ: a {_shape(a)} contributes {k_a}, "
+                                  f"b {_shape(b)} contributes {k_b}")
+        result = a.with_dims([m, n])
+        if c:
+            dims = _broadcast_dims(f"{cls.name}: c", result.dims, c[0].dims)
+            if c[0].rank > 2 or any(d.intersect(r) is None for d, r in zip(dims, result.dims)):
+                raise VerifyException(f"{cls.name}: c {_shape(c[0])} does not broadcast to the result "
+                                      f"{_shape(result)}")
+        return [result]
+
+
+@irdl_op_definition
+class Conv2DOp(ShapedOp):
+    """2-D convolution of an NCHW input with an [M, C / groups, kH, kW] filter and an optional [M]
+    bias. `pads` is [top, bottom, left, right]; each output size is
+    `(size + pads - dilation * (k - 1) - 1) // stride + 1`, computed on both ends of a range.
+
+        %y = ge.conv2d %x, %w, %b strides [1, 1] pads [1, 1, 1, 1] dilations [1, 1] groups 1 : (!ge.tensor<[-1, 3, 32, 32], f32, NCHW>, !ge.tensor<[8, 3, 3, 3], f32>, !ge.tensor<[8], f32>) -> !ge.tensor<[-1, 8, 32, 32], f32, NCHW>
+    """
+
+    name = "ge.conv2d"
+
+    input = operand_def(GeTensorType)
+    filter = operand_def(GeTensorType)
+    bias = opt_operand_def(GeTensorType)
+    strides = prop_def(DenseArrayBase.constr(i64))
+    pads = prop_def(DenseArrayBase.constr(i64))
+    dilations = prop_def(DenseArrayBase.constr(i64))
+    groups = prop_def(IntegerAttr[I64])
+    result = result_def(GeTensorType)
+
+    traits = traits_def(Pure())
+
+    assembly_format = ("$input `,` $filter (`,` $bias^)? `strides` $strides `pads` $pads `dilations` "
+                       "$dilations `groups` $groups attr-dict `:` functional-type(operands, results)")
+
+    @classmethod
+    def infer_types(cls, operand_types, properties, operand_values=None):
+        x, w, *bias = operand_types
+        _same_element_types(cls.name, operand_types)
+        _require_float(cls.name, x, "input")
+        _require_rank(cls.name, x, 4)
+        _require_image_format(cls.name, x)
+        _require_rank(cls.name, w, 4, "filter")
+        _check_window_properties(cls.name, properties)
+        groups = _int(properties, "groups")
+        if groups < 1:
+            raise VerifyException(f"{cls.name}: groups must be >= 1, got {groups}")
+        if not all(d.is_fixed for d in w.dims[2:]):
+            raise VerifyException(f"{cls.name}: filter spatial dimensions must be fixed, got {_shape(w)}")
+        channels = _channels_per_group(cls.name, x, w, groups)
+        if x.dims[1].intersect(channels) is None:
+            raise VerifyException(f"{cls.name}: input {_shape(x)} has {x.dims[1]} channels but filter "
+                                  f"{_shape(w)} with groups {groups} expects {channels}")
+        out_channels = w.dims[0]
+        if bias:
+            _require_rank(cls.name, bias[0], 1, "bias")
+            _intersect_dims(cls.name, f"bias {_shape(bias[0])} must have one entry per output channel",
+                            bias[0].dims[0], out_channels)
+        windows = _windows(properties, [w.dims[2].lo, w.dims[3].lo])
+        spatial = [_window_dim(cls.name, x, 2 + i, windows[i], False) for i in range(2)]
+        return [x.with_dims([x.dims[0], out_channels, *spatial])]
+
+
+def _channels_per_group(op_name: str, x: GeTensorType, w: GeTensorType, groups: int) -> DimRange:
+    """The input channels a filter expects: its dimension 1 times `groups`."""
+    if w.dims[0].is_fixed and w.dims[0].lo % groups:
+        raise VerifyException(f"{op_name}: filter {_shape(w)} has {w.dims[0].lo} output channels, which "
+                              f"is not a multiple of groups {groups}")
+    per_group = w.dims[1]
+    return DimRange(per_group.lo * groups, None if per_group.hi is None else per_group.hi * groups)
+
+
+class _PoolOp(ShapedOp):
+    """Sliding-window pooling over the two spatial dimensions of an NCHW input."""
+
+    input = operand_def(GeTensorType)
+    kernel = prop_def(DenseArrayBase.constr(i64))
+    strides = prop_def(DenseArrayBase.constr(i64))
+    pads = prop_def(DenseArrayBase.constr(i64))
+    dilations = prop_def(DenseArrayBase.constr(i64))
+    ceil_mode = opt_prop_def(UnitAttr)
+    result = result_def(GeTensorType)
+
+    traits = traits_def(Pure())
+
+    @classmethod
+    def infer_types(cls, operand_types, properties, operand_values=None):
+        (x,) = operand_types
+        _require_float(cls.name, x, "input")
+        _require_rank(cls.name, x, 4)
+        _require_image_format(cls.name, x)
+        kernel = _ints(properties, "kernel")
+        _check_count(cls.name, "kernel", kernel, 2)
+        _check_min(cls.name, "kernel", kernel, 1)
+        _check_window_properties(cls.name, properties)
+        windows = _windows(properties, kernel)
+        for window in windows:
+            if window.pad_begin >= window.extent or window.pad_end >= window.extent:
+                raise VerifyException(f"{cls.name}: pads {_ints(properties, 'pads')} must be smaller "
+                                      f"than the window extent {window.extent}")
+        ceil_mode = _flag(properties, "ceil_mode")
+        spatial = [_window_dim(cls.name, x, 2 + i, windows[i], ceil_mode) for i in range(2)]
+        return [x.with_dims([*x.dims[:2], *spatial])]
+
+
+@irdl_op_definition
+class MaxPoolOp(_PoolOp):
+    """The maximum of each window (padding never wins). Output sizes as `ge.conv2d`, rounded up
+    with `ceil_mode`.
+
+        %y = ge.max_pool %x kernel [2, 2] strides [2, 2] pads [0, 0, 0, 0] dilations [1, 1] : !ge.tensor<[1, 8, 32, 32], f32> -> !ge.tensor<[1, 8, 16, 16], f32>
+    """
+
+    name = "ge.max_pool"
+
+    assembly_format = ("$input `kernel` $kernel `strides` $strides `pads` $pads `dilations` $dilations "
+                       "(`ceil_mode` $ceil_mode^)? attr-dict `:` type($input) `->` type($result)")
+
+
+@irdl_op_definition
+class AvgPoolOp(_PoolOp):
+    """The mean of each window; padding counts toward the divisor only with `count_include_pad`.
+
+        %y = ge.avg_pool %x kernel [3, 3] strides [1, 1] pads [1, 1, 1, 1] dilations [1, 1] count_include_pad : !ge.tensor<[1, 8, 32, 32], f32> -> !ge.tensor<[1, 8, 32, 32], f32>
+    """
+
+    name = "ge.avg_pool"
+
+    count_include_pad = opt_prop_def(UnitAttr)
+
+    assembly_format = ("$input `kernel` $kernel `strides` $strides `pads` $pads `dilations` $dilations "
+                       "(`ceil_mode` $ceil_mode^)? (`count_include_pad` $count_include_pad^)? attr-dict "
+                       "`:` type($input) `->` type($result)")
+
+
+@irdl_op_definition
+class GlobalAvgPoolOp(ShapedOp):
+    """The mean over every spatial dimension (2 and up) of an NCHW-like input, kept as size 1.
+
+        %y = ge.global_avg_pool %x : !ge.tensor<[-1, 8, 7, 7], f32> -> !ge.tensor<[-1, 8, 1, 1], f32>
+    """
+
+    name = "ge.global_avg_pool"
+
+    input = operand_def(GeTensorType)
+    result = result_def(GeTensorType)
+
+    traits = traits_def(Pure())
+
+    assembly_format = "$input attr-dict `:` type($input) `->` type($result)"
+
+    @classmethod
+    def infer_types(cls, operand_types, properties, operand_values=None):
+        (x,) = operand_types
+        _require_float(cls.name, x, "input")
+        if x.rank < 3:
+            raise VerifyException(f"{cls.name}: input must have rank >= 3, got {_shape(x)}")
+        _require_image_format(cls.name, x)
+        return [x.with_dims([*x.dims[:2]] + [DimRange.fixed(1)] * (x.rank - 2))]
+
+
+@irdl_op_definition
+class BatchNormOp(ShapedOp):
+    """Inference batch normalization over channel dimension 1:
+    `(x - mean) / sqrt(variance + epsilon) * scale + offset`, each parameter of shape [C].
+
+        %y = ge.batch_norm %x, %scale, %offset, %mean, %variance epsilon 1.0e-05 : (!ge.tensor<[-1, 8, 4, 4], f32>, !ge.tensor<[8], f32>, !ge.tensor<[8], f32>, !ge.tensor<[8], f32>, !ge.tensor<[8], f32>) -> !ge.tensor<[-1, 8, 4, 4], f32>
+    """
+
+    name = "ge.batch_norm"
+
+    input = operand_def(GeTensorType)
+    scale = operand_def(GeTensorType)
+    offset = operand_def(GeTensorType)
+    mean = operand_def(GeTensorType)
+    variance = operand_def(GeTensorType)
+    epsilon = prop_def(FloatAttr[Float64Type])
+    result = result_def(GeTensorType)
+
+    traits = traits_def(Pure())
+
+    assembly_format = ("$input `,` $scale `,` $offset `,` $mean `,` $variance `epsilon` $epsilon attr-dict "
+                       "`:` functional-type(operands, results)")
+
+    @classmethod
+    def infer_types(cls, operand_types, properties, operand_values=None):
+        x, *parameters = operand_types
+        _same_element_types(cls.name, operand_types)
+        _require_float(cls.name, x, "input")
+        if x.rank < 2:
+            raise VerifyException(f"{cls.name}: input must have rank >= 2, got {_shape(x)}")
+        for what, t in zip(("scale", "offset", "mean", "variance"), parameters):
+            _require_rank(cls.name, t, 1, what)
+            _intersect_dims(cls.name, f"{what} {_shape(t)} must have one entry per channel of the input "
+                            f"{_shape(x)}", t.dims[0], x.dims[1])
+        return [x]
+
+
+@irdl_op_definition
+class LayerNormOp(ShapedOp):
+    """Normalization over the dimensions from `axis` on: `(x - mean) / sqrt(variance + epsilon)
+    * scale + bias`; `scale` and the optional `bias` broadcast to those dimensions (as ONNX).
+
+        %y = ge.layer_norm %x, %scale, %bias axis -1 epsilon 1.0e-05 : (!ge.tensor<[-1, 16, 64], f32>, !ge.tensor<[64], f32>, !ge.tensor<[64], f32>) -> !ge.tensor<[-1, 16, 64], f32>
+    """
+
+    name = "ge.layer_norm"
+
+    input = operand_def(GeTensorType)
+    scale = operand_def(GeTensorType)
+    bias = opt_operand_def(GeTensorType)
+    axis = prop_def(IntegerAttr[I64])
+    epsilon = prop_def(FloatAttr[Float64Type])
+    result = result_def(GeTensorType)
+
+    traits = traits_def(Pure())
+
+    assembly_format = ("$input `,` $scale (`,` $bias^)? `axis` $axis `epsilon` $epsilon attr-dict `:` "
+                       "functional-type(operands, results)")
+
+    @classmethod
+    def infer_types(cls, operand_types, properties, operand_values=None):
+        x, *parameters = operand_types
+        _same_element_types(cls.name, operand_types)
+        _require_float(cls.name, x, "input")
+        axis = _axis(cls.name, _int(properties, "axis"), x)
+        normalized = x.dims[axis:]
+        for what, t in zip(("scale", "bias"), parameters):
+            fits = t.rank <= len(normalized) and all(
+                p.contains(1) or p.intersect(n) is not None
+                for p, n in zip(reversed(t.dims), reversed(normalized)))
+            if not fits:
+                raise VerifyException(f"{cls.name}: {what} {_shape(t)} does not broadcast to the normalized "
+                                      f"dimensions {format_dims(normalized)}")
+        return [x]
+
+
+@irdl_op_definition
+class SoftmaxOp(ShapedOp):
+    """`exp(x) / sum(exp(x))` along `axis`.
+
+        %y = ge.softmax %x axis -1 : !ge.tensor<[-1, 10], f32>
+    """
+
+    name = "ge.softmax"
+
+    T: ClassVar = VarConstraint("T", base(GeTensorType))
+    input = operand_def(T)
+    axis = prop_def(IntegerAttr[I64])
+    result = result_def(T)
+
+    traits = traits_def(Pure())
+
+    assembly_format = "$input `axis` $axis attr-dict `:` type($result)"
+
+    @classmethod
+    def infer_types(cls, operand_types, properties, operand_values=None):
+        (x,) = operand_types
+        _require_float(cls.name, x, "input")
+        _axis(cls.name, _int(properties, "axis"), x)
+        return [x]
+
+
+@irdl_op_definition
+class TransposeOp(ShapedOp):
+    """The input with its dimensions permuted: result dimension i is input dimension `perm[i]`.
+
+        %y = ge.transpose %x perm [0, 2, 1] : !ge.tensor<[-1, 3, 4], f32> -> !ge.tensor<[-1, 4, 3], f32>
+    """
+
+    name = "ge.transpose"
+
+    input = operand_def(GeTensorType)
+    perm = prop_def(DenseArrayBase.constr(i64))
+    result = result_def(GeTensorType)
+
+    traits = traits_def(Pure())
+
+    assembly_format = "$input `perm` $perm attr-dict `:` type($input) `->` type($result)"
+
+    @classmethod
+    def infer_types(cls, operand_types, properties, operand_values=None):
+        (x,) = operand_types
+        perm = _ints(properties, "perm")
+        if sorted(perm) != list(range(x.rank)):
+            raise VerifyException(f"{cls.name}: perm {perm} is not a permutation of the {x.rank} "
+                                  f"dimensions of {_shape(x)}")
+        return [x.with_dims([x.dims[p] for p in perm])]
+
+
+@irdl_op_definition
+class ConcatOp(ShapedOp):
+    """The operands joined along `axis`; other dimensions must agree. The `axis` range is the sum
+    of the operands' ranges.
+
+        %y = ge.concat %a, %b axis 1 : (!ge.tensor<[-1, 3], f32>, !ge.tensor<[-1, 1:4], f32>) -> !ge.tensor<[-1, 4:7], f32>
+    """
+
+    name = "ge.concat"
+
+    inputs = var_operand_def(GeTensorType)
+    axis = prop_def(IntegerAttr[I64])
+    result = result_def(GeTensorType)
+
+    traits = traits_def(Pure())
+
+    assembly_format = "$inputs `axis` $axis attr-dict `:` functional-type(operands, results)"
+
+    @classmethod
+    def infer_types(cls, operand_types, properties, operand_values=None):
+        if not operand_types:
+            raise VerifyException(f"{cls.name}: needs at least one operand")
+        first = operand_types[0]
+        _same_element_types(cls.name, operand_types)
+        for i, t in enumerate(operand_types):
+            if t.rank != first.rank:
+                raise VerifyException(f"{cls.name}: operand {i} {_shape(t)} has rank {t.rank} but operand 0 "
+                                      f"{_shape(first)} has rank {first.rank}")
+        axis = _axis(cls.name, _int(properties, "axis"), first)
+        dims = list(first.dims)
+        for i, t in enumerate(operand_types[1:], 1):
+            for d in range(first.rank):
+                if d != axis:
+                    dims[d] = _intersect_dims(cls.name, f"operand {i} {_shape(t)} differs from "
+                                              f"{_shape(first)} in dimension {d}", dims[d], t.dims[d])
+        dims[axis] = _dim_sum([t.dims[axis] for t in operand_types])
+        return [first.with_dims(dims)]
+
+    @classmethod
+    def infer_values(cls, operand_types, properties, operand_values):
+        known = _known_operands(operand_values, len(operand_types))
+        if None in known or any(t.rank != 1 for t in operand_types):
+            return ()
+        return [tuple(v for values in known for v in values)]
+
+
+@irdl_op_definition
+class SplitOp(ShapedOp):
+    """The input cut along `axis` into pieces of `sizes`; one size may be -1 (the rest).
+
+        %a, %b = ge.split %x axis 1 sizes [1, -1] : !ge.tensor<[2, 5], f32> -> !ge.tensor<[2, 1], f32>, !ge.tensor<[2, 4], f32>
+    """
+
+    name = "ge.split"
+
+    input = operand_def(GeTensorType)
+    axis = prop_def(IntegerAttr[I64])
+    sizes = prop_def(DenseArrayBase.constr(i64))
+    outputs = var_result_def(GeTensorType)
+
+    traits = traits_def(Pure())
+
+    assembly_format = "$input `axis` $axis `sizes` $sizes attr-dict `:` type($input) `->` type($outputs)"
+
+    @classmethod
+    def infer_types(cls, operand_types, properties, operand_values=None):
+        (x,) = operand_types
+        axis = _axis(cls.name, _int(properties, "axis"), x)
+        sizes = _ints(properties, "sizes")
+        if not sizes:
+            raise VerifyException(f"{cls.name}: sizes must not be empty")
+        if any(s < -1 for s in sizes) or sizes.count(-1) > 1:
+            raise VerifyException(f"{cls.name}: sizes must be >= 0 with at most one -1, got {sizes}")
+        known = sum(s for s in sizes if s != -1)
+        total = x.dims[axis]
+        if -1 in sizes:
+            if total.hi is not None and total.hi < known:
+                raise VerifyException(f"{cls.name}: sizes {sizes} need at least {known} elements but "
+                                      f"dimension {axis} of {_shape(x)} is {total}")
+            rest = _dim_shift(total, -known)
+        elif not total.contains(known):
+            raise VerifyException(f"{cls.name}: sizes {sizes} sum to {known} but dimension {axis} of "
+                                  f"{_shape(x)} is {total}")
+        pieces = [rest if s == -1 else DimRange.fixed(s) for s in sizes]
+        return [x.with_dims([*x.dims[:axis], piece, *x.dims[axis + 1:]]) for piece in pieces]
+
+
+@irdl_op_definition
+class SliceOp(ShapedOp):
+    """Elements `starts[i]:ends[i]:steps[i]` along `axes[i]`, as ONNX Slice (negative indices
+    count from the end, bounds clamp, steps may be negative).
+
+        %y = ge.slice %x starts [1] ends [-1] axes [1] steps [1] : !ge.tensor<[2, 1:10], f32> -> !ge.tensor<[2, 0:8], f32>
+    """
+
+    name = "ge.slice"
+
+    input = operand_def(GeTensorType)
+    starts = prop_def(DenseArrayBase.constr(i64))
+    ends = prop_def(DenseArrayBase.constr(i64))
+    axes = prop_def(DenseArrayBase.constr(i64))
+    steps = prop_def(DenseArrayBase.constr(i64))
+    result = result_def(GeTensorType)
+
+    traits = traits_def(Pure())
+
+    assembly_format = ("$input `starts` $starts `ends` $ends `axes` $axes `steps` $steps attr-dict `:` "
+                       "type($input) `->` type($result)")
+
+    @classmethod
+    def infer_types(cls, operand_types, properties, operand_values=None):
+        (x,) = operand_types
+        dims = list(x.dims)
+        for axis, start, end, step in _slice_params(cls.name, x, properties):
+            dims[axis] = _slice_dim(dims[axis], start, end, step)
+        return [x.with_dims(dims)]
+
+    @classmethod
+    def infer_values(cls, operand_types, properties, operand_values):
+        (x,) = operand_types
+        (known,) = _known_operands(operand_values, 1)
+        if known is None or x.rank != 1:
+            return ()
+        ((_, start, end, step),) = _slice_params(cls.name, x, properties)
+        return [tuple(known[slice_bounds(len(known), start, end, step)])]
+
+
+@irdl_op_definition
+class GatherOp(ShapedOp):
+    """Entries of `input` along `axis` at `indices` (i32 or i64; negative counts from the end).
+    The result shape is `input[:axis] + indices + input[axis + 1:]`.
+
+        %y = ge.gather %x, %i axis 0 : (!ge.tensor<[100, 16], f32>, !ge.tensor<[-1, 8], i64>) -> !ge.tensor<[-1, 8, 16], f32>
+    """
+
+    name = "ge.gather"
+
+    input = operand_def(GeTensorType)
+    indices = operand_def(GeTensorType)
+    axis = prop_def(IntegerAttr[I64])
+    result = result_def(GeTensorType)
+
+    traits = traits_def(Pure())
+
+    assembly_format = "$input `,` $indices `axis` $axis attr-dict `:` functional-type(operands, results)"
+
+    @classmethod
+    def infer_types(cls, operand_types, properties, operand_values=None):
+        x, indices = operand_types
+        _require_index(cls.name, indices, "indices")
+        axis = _axis(cls.name, _int(properties, "axis"), x)
+        return [x.with_dims([*x.dims[:axis], *indices.dims, *x.dims[axis + 1:]])]
+
+    @classmethod
+    def infer_values(cls, operand_types, properties, operand_values):
+        x, indices = operand_types
+        known, positions = _known_operands(operand_values, 2)
+        if known is None or positions is None or x.rank != 1 or not all(p.is_fixed for p in positions):
+            return ()
+        picked = []
+        for p in positions:
+            if not -len(known) <= p.lo < len(known):
+                raise VerifyException(f"{cls.name}: index {p.lo} is out of range for {_shape(x)}")
+            picked.append(known[p.lo])
+        return [tuple(picked)]
+
+
+@irdl_op_definition
+class SqueezeOp(ShapedOp):
+    """The input without the size-1 dimensions `axes`.
+
+        %y = ge.squeeze %x axes [1] : !ge.tensor<[-1, 1, 4], f32> -> !ge.tensor<[-1, 4], f32>
+    """
+
+    name = "ge.squeeze"
+
+    input = operand_def(GeTensorType)
+    axes = prop_def(DenseArrayBase.constr(i64))
+    result = result_def(GeTensorType)
+
+    traits = traits_def(Pure())
+
+    assembly_format = "$input `axes` $axes attr-dict `:` type($input) `->` type($result)"
+
+    @classmethod
+    def infer_types(cls, operand_types, properties, operand_values=None):
+        (x,) = operand_types
+        axes = _axes(cls.name, _ints(properties, "axes"), x)
+        for a in axes:
+            if not x.dims[a].contains(1):
+                raise VerifyException(f"{cls.name}: dimension {a} of {_shape(x)} is {x.dims[a]}, not 1")
+        return [x.with_dims([d for i, d in enumerate(x.dims) if i not in axes])]
+
+    @classmethod
+    def infer_values(cls, operand_types, properties, operand_values):
+        return _known_operands(operand_values, 1)
+
+
+@irdl_op_definition
+class UnsqueezeOp(ShapedOp):
+    """The input with size-1 dimensions inserted so that they sit at `axes` of the result.
+
+        %y = ge.unsqueeze %x axes [0, -1] : !ge.tensor<[3], f32> -> !ge.tensor<[1, 3, 1], f32>
+    """
+
+    name = "ge.unsqueeze"
+
+    input = operand_def(GeTensorType)
+    axes = prop_def(DenseArrayBase.constr(i64))
+    result = result_def(GeTensorType)
+
+    traits = traits_def(Pure())
+
+    assembly_format = "$input `axes` $axes attr-dict `:` type($input) `->` type($result)"
+
+    @classmethod
+    def infer_types(cls, operand_types, properties, operand_values=None):
+        (x,) = operand_types
+        raw = _ints(properties, "axes")
+        axes = set(_axes(cls.name, raw, x, extra=len(raw)))
+        rest = iter(x.dims)
+        return [x.with_dims([DimRange.fixed(1) if i in axes else next(rest) for i in range(x.rank + len(axes))])]
+
+    @classmethod
+    def infer_values(cls, operand_types, properties, operand_values):
+        result_rank = operand_types[0].rank + len(_ints(properties, "axes"))
+        return _known_operands(operand_values, 1) if result_rank <= 1 else ()
+
+
+_PAD_MODES = ("constant", "reflect", "edge")
+
+
+@irdl_op_definition
+class PadOp(ShapedOp):
+    """The input padded by `pads` ([begin of each dimension..., end of each dimension...], as
+    ONNX; negative entries crop) with `value` (mode "constant") or mirrored ("reflect") or
+    repeated ("edge") elements.
+
+        %y = ge.pad %x pads [0, 1, 0, 1] mode "constant" value 0.0 : !ge.tensor<[2, 3], f32> -> !ge.tensor<[2, 5], f32>
+    """
+
+    name = "ge.pad"
+
+    input = operand_def(GeTensorType)
+    pads = prop_def(DenseArrayBase.constr(i64))
+    mode = prop_def(StringAttr)
+    value = prop_def(FloatAttr[Float64Type])
+    result = result_def(GeTensorType)
+
+    traits = traits_def(Pure())
+
+    assembly_format = ("$input `pads` $pads `mode` $mode `value` $value attr-dict `:` type($input) `->` "
+                       "type($result)")
+
+    @classmethod
+    def infer_types(cls, operand_types, properties, operand_values=None):
+        (x,) = operand_types
+        pads = _ints(properties, "pads")
+        mode = properties["mode"].data
+        if mode not in _PAD_MODES:
+            raise VerifyException(f"{cls.name}: mode must be one of {', '.join(_PAD_MODES)}, got '{mode}'")
+        _check_count(cls.name, "pads", pads, 2 * x.rank)
+        dims = []
+        for axis, d in enumerate(x.dims):
+            delta = pads[axis] + pads[x.rank + axis]
+            if d.hi is not None and d.hi + delta < 0:
+                raise VerifyException(f"{cls.name}: pads {pads} crop {-delta} elements from dimension {axis} "
+                                      f"of {_shape(x)}, which has at most {d.hi}")
+            dims.append(_dim_shift(d, delta))
+        return [x.with_dims(dims)]
+
+
+@irdl_op_definition
+class FlattenOp(ShapedOp):
+    """The input as a matrix: dimensions before `axis` make the rows, the rest the columns;
+    `axis` is in [-rank, rank], a negative one counting from the end (as ONNX Flatten).
+
+        %y = ge.flatten %x axis 1 : !ge.tensor<[-1, 8, 4, 4], f32> -> !ge.tensor<[-1, 128], f32>
+    """
+
+    name = "ge.flatten"
+
+    input = operand_def(GeTensorType)
+    axis = prop_def(IntegerAttr[I64])
+    result = result_def(GeTensorType)
+
+    traits = traits_def(Pure())
+
+    assembly_format = "$input `axis` $axis attr-dict `:` type($input) `->` type($result)"
+
+    @classmethod
+    def infer_types(cls, operand_types, properties, operand_values=None):
+        (x,) = operand_types
+        axis = _int(properties, "axis")
+        if not -x.rank <= axis <= x.rank:
+            raise VerifyException(f"{cls.name}: axis {axis} is out of range for {_shape(x)} "
+                                  f"(valid: {-x.rank}..{x.rank})")
+        axis = axis + x.rank if axis < 0 else axis
+        return [x.with_dims([_element_count(x.dims[:axis]), _element_count(x.dims[axis:])])]
+
+
+class _ReduceOp(ShapedOp):
+    """A reduction over `axes`; reduced dimensions stay as size 1 with `keep_dims`."""
+
+    input = operand_def(GeTensorType)
+    axes = prop_def(DenseArrayBase.constr(i64))
+    keep_dims = opt_prop_def(UnitAttr)
+    result = result_def(GeTensorType)
+
+    traits = traits_def(Pure())
+
+    assembly_format = ("$input `axes` $axes (`keep_dims` $keep_dims^)? attr-dict `:` type($input) `->` "
+                       "type($result)")
+
+    @classmethod
+    def infer_types(cls, operand_types, properties, operand_values=None):
+        (x,) = operand_types
+        axes = _axes(cls.name, _ints(properties, "axes"), x)
+        if _flag(properties, "keep_dims"):
+            return [x.with_dims([DimRange.fixed(1) if i in axes else d for i, d in enumerate(x.dims)])]
+        return [x.with_dims([d for i, d in enumerate(x.dims) if i not in axes])]
+
+
+@irdl_op_definition
+class ReduceSumOp(_ReduceOp):
+    """The sum over `axes`.
+
+        %y = ge.reduce_sum %x axes [1] keep_dims : !ge.tensor<[-1, 8], f32> -> !ge.tensor<[-1, 1], f32>
+    """
+
+    name = "ge.reduce_sum"
+
+
+@irdl_op_definition
+class ReduceMeanOp(_ReduceOp):
+    """The mean over `axes`.
+
+        %y = ge.reduce_mean %x axes [2, 3] : !ge.tensor<[-1, 8, 4, 4], f32> -> !ge.tensor<[-1, 8], f32>
+    """
+
+    name = "ge.reduce_mean"
+
+
+@irdl_op_definition
+class ReduceMaxOp(_ReduceOp):
+    """The maximum over `axes`.
+
+        %y = ge.reduce_max %x axes [-1] : !ge.tensor<[-1, 8], f32> -> !ge.tensor<[-1], f32>
+    """
+
+    name = "ge.reduce_max"
+
+
+@irdl_op_definition
+class CastOp(ShapedOp):
+    """The input converted element by element to the element type `to` (floats to integers
+    truncate toward zero; anything to i1 is "not zero").
+
+        %y = ge.cast %x to i32 : !ge.tensor<[-1, 3], f32> -> !ge.tensor<[-1, 3], i32>
+    """
+
+    name = "ge.cast"
+
+    input = operand_def(GeTensorType)
+    to = prop_def(TypeAttribute)
+    result = result_def(GeTensorType)
+
+    traits = traits_def(Pure())
+
+    assembly_format = "$input `to` $to attr-dict `:` type($input) `->` type($result)"
+
+    @classmethod
+    def infer_types(cls, operand_types, properties, operand_values=None):
+        (x,) = operand_types
+        to = properties["to"]
+        try:
+            dtype_of(to)
+        except KeyError:
+            raise VerifyException(f"{cls.name}: target {to} is not a GE data type") from None
+        return [GeTensorType(x.dims, to, x.tensor_format)]
+
+    @classmethod
+    def infer_values(cls, operand_types, properties, operand_values):
+        integral = isinstance(properties["to"], IntegerType) and properties["to"].width.data > 1
+        return _known_operands(operand_values, 1) if integral else ()
+
+
+@irdl_op_definition
+class ShapeOp(ShapedOp):
+    """The input's dimensions as a rank-1 i64 tensor. Its values are known as ranges (those of
+    the input's dimensions), which lets shape arithmetic fold when the shape is fixed.
+
+        %s = ge.shape %x : !ge.tensor<[-1, 3, 224, 224], f32> -> !ge.tensor<[4], i64>
+    """
+
+    name = "ge.shape"
+
+    input = operand_def(GeTensorType)
+    result = result_def(GeTensorType)
+
+    traits = traits_def(Pure())
+
+    assembly_format = "$input attr-dict `:` type($input) `->` type($result)"
+
+    @classmethod
+    def infer_types(cls, operand_types, properties, operand_values=None):
+        (x,) = operand_types
+        return [GeTensorType([DimRange.fixed(x.rank)], i64)]
+
+    @classmethod
+    def infer_values(cls, operand_types, properties, operand_values):
+        return [tuple(operand_types[0].dims)]
+
+
+@irdl_op_definition
+class ResizeBilinearOp(ShapedOp):
+    """Bilinear resize of the two spatial dimensions of an NCHW input to [height, width] given
+    either as the `size` property or as a rank-1 i32/i64 operand of 2 elements. Source
+    coordinates follow `align_corners` (corner pixels aligned), `half_pixel_centers`, or neither
+    (asymmetric). With a size operand the output size is that operand's known values, if any.
+
+        %y = ge.resize_bilinear %x, %hw align_corners : (!ge.tensor<[1, 3, 1:1728, 1:1728], f32>, !ge.tensor<[2], i32>) -> !ge.tensor<[1, 3, -1, -1], f32>
+        %z = ge.resize_bilinear %x size [224, 224] half_pixel_centers : (!ge.tensor<[1, 3, -1, -1], f32>) -> !ge.tensor<[1, 3, 224, 224], f32>
+    """
+
+    name = "ge.resize_bilinear"
+
+    input = operand_def(GeTensorType)
+    size_input = opt_operand_def(GeTensorType)
+    size = opt_prop_def(DenseArrayBase.constr(i64))
+    align_corners = opt_prop_def(UnitAttr)
+    half_pixel_centers = opt_prop_def(UnitAttr)
+    result = result_def(GeTensorType)
+
+    traits = traits_def(Pure())
+
+    assembly_format = ("$input (`,` $size_input^)? (`size` $size^)? (`align_corners` $align_corners^)? "
+                       "(`half_pixel_centers` $half_pixel_centers^)? attr-dict `:` "
+                       "functional-type(operands, results)")
+
+    @classmethod
+    def infer_types(cls, operand_types, properties, operand_values=None):
+        x, *size_input = operand_types
+        _require_float(cls.name, x, "input")
+        _require_rank(cls.name, x, 4)
+        _require_image_format(cls.name, x)
+        if _flag(properties, "align_corners") and _flag(properties, "half_pixel_centers"):
+            raise VerifyException(f"{cls.name}: align_corners and half_pixel_centers exclude each other")
+        if bool(size_input) == ("size" in properties):
+            raise VerifyException(f"{cls.name}: give the output size either as the size property or as "
+                                  "a size operand (exactly one)")
+        if size_input:
+            return [x.with_dims([*x.dims[:2], *cls._sizes_from_operand(size_input[0], operand_values)])]
+        size = _ints(properties, "size")
+        _check_count(cls.name, "size", size, 2)
+        _check_min(cls.name, "size", size, 1)
+        return [x.with_dims([*x.dims[:2], *(DimRange.fixed(s) for s in size)])]
+
+    @classmethod
+    def _sizes_from_operand(cls, t: GeTensorType, operand_values) -> list[DimRange]:
+        _require_index(cls.name, t, "size operand")
+        if t.rank != 1 or not t.dims[0].contains(2):
+            raise VerifyException(f"{cls.name}: size operand must have shape [2], got {_shape(t)}")
+        known = _known_operands(operand_values, 2)[1]
+        if known is None or len(known) != 2:
+            return [DimRange.unknown(), DimRange.unknown()]
+        return [DimRange(max(v.lo, 0), v.hi) for v in known]
 
 
 GE = Dialect("ge", [GraphOp, OutputOp, DataOp, ConstOp, AddOp, SubOp, MulOp, ReluOp, MatMulOp,
-                    ReshapeOp], [GeTensorType])
+                    ReshapeOp, VariableOp, IdentityOp, DivOp, PowOp, MaximumOp, MinimumOp, SqrtOp, ExpOp,
+                    LogOp, TanhOp, SigmoidOp, GeluOp, ErfOp, BatchMatMulOp, GemmOp, Conv2DOp, MaxPoolOp,
+                    AvgPoolOp, GlobalAvgPoolOp, BatchNormOp, LayerNormOp, SoftmaxOp, TransposeOp, ConcatOp,
+                    SplitOp, SliceOp, GatherOp, SqueezeOp, UnsqueezeOp, PadOp, FlattenOp, ReduceSumOp,
+                    ReduceMeanOp, ReduceMaxOp, CastOp, ShapeOp, ResizeBilinearOp], [GeTensorType, SlotAttr])

@@ -21,19 +21,27 @@ and the weights `[array([[1., 2.], [3., 4.]], dtype=float32)]`.
 Values are numbered in the order the graph defines them. `ge.data` ops become `inputs` (sorted by
 index; `value` is the id they define, `ranges` the [lo, hi] of each dimension, hi -1 when
 unbounded), every other op except `ge.output` becomes an entry of `ops`, named by its `name`
-attribute or `<op>_<value id>`. `const` ops refer to the returned weight arrays by index; the
-caller packs them and adds the entry's `weights` list. Same graph, same entry.
+attribute or `<op>_<value id>`. An op's `attrs` are its properties as JSON: integer arrays as
+lists, integers, floats and strings as themselves, a unit property (a flag) as `true` when set
+(absent otherwise), an element type (`ge.cast`'s `to`) as its data type name ("DT_INT32").
+`const` ops refer to the returned weight arrays by index; the caller packs them and adds the
+entry's `weights` list. A `ge.variable` is a `const` at run time: its entry is a `const` whose
+attrs also carry `"variable": <name>`. Same graph, same entry.
+
+A planned graph also carries `arena_bytes`, `output_max_bytes` and, per op, `slots` (see
+docs/execution-plan.md).
 """
 from __future__ import annotations
 
 from typing import Any, Callable
 
 import numpy as np
-from xdsl.ir import Operation, SSAValue
+from xdsl.dialects.builtin import ArrayAttr, DenseArrayBase, FloatAttr, IntegerAttr, StringAttr, UnitAttr
+from xdsl.ir import Attribute, Operation, SSAValue
 
 from dfir import data_type as dt
 from dfir.dialects import ge
-from dfir.dialects.ge_types import GeTensorType
+from dfir.dialects.ge_types import GeTensorType, dtype_of
 
 __all__ = ["lower_ge_graph"]
 
@@ -63,7 +71,30 @@ def lower_ge_graph(graph_op: ge.GraphOp) -> tuple[dict, list[np.ndarray]]:
         "ops": ops,
         "outputs": [value_ids[v] for v in graph_op.output_op.outputs],
     }
+    entry.update(_memory_fields(graph_op))
     return entry, weights
+
+
+def _memory_fields(graph_op: ge.GraphOp) -> dict[str, Any]:
+    """`arena_bytes` (from plan-memory) and `output_max_bytes` (from plan-output-size, else the
+    user's ge.outputMaxSize), each only when the graph has it."""
+    fields: dict[str, Any] = {}
+    arena = graph_op.attributes.get("arena_bytes")
+    if isinstance(arena, IntegerAttr):
+        fields["arena_bytes"] = arena.value.data
+    max_bytes = graph_op.output_op.attributes.get("max_bytes", graph_op.attributes.get("output_max_size"))
+    if isinstance(max_bytes, DenseArrayBase):
+        fields["output_max_bytes"] = list(max_bytes.get_values())
+    return fields
+
+
+def _slots(op: Operation) -> dict[str, Any]:
+    """`slots` (from plan-memory): per result, [offset, size] in the arena, "view", or null."""
+    slots = op.attributes.get("slots")
+    if not isinstance(slots, ArrayAttr):
+        return {}
+    return {"slots": [[s.offset.data, s.size.data] if s.in_arena else ("view" if s.kind.data == "view" else None)
+                      for s in slots.data]}
 
 
 def _input_entry(op: ge.DataOp, value_id: int) -> dict:
@@ -75,16 +106,32 @@ def _input_entry(op: ge.DataOp, value_id: int) -> dict:
 
 
 def _op_entry(op: Operation, value_ids: dict[SSAValue, int], weights: list[np.ndarray]) -> dict:
-    kind = op.name.removeprefix("ge.")
+    kind = "const" if isinstance(op, ge.VariableOp) else op.name.removeprefix("ge.")
     outputs = [value_ids[r] for r in op.results]
     name = ge.op_name_of(op) or f"{kind}_{outputs[0]}"
-    attrs = _ATTRS.get(type(op), _no_attrs)(op, weights)
+    attrs = _ATTRS.get(type(op), _property_attrs)(op, weights)
     return {"op": kind, "name": name, "inputs": [value_ids[v] for v in op.operands],
-            "outputs": outputs, "attrs": attrs}
+            "outputs": outputs, "attrs": attrs, **_slots(op)}
 
 
-def _no_attrs(op: Operation, weights: list[np.ndarray]) -> dict[str, Any]:
-    return {}
+def _property_attrs(op: Operation, weights: list[np.ndarray]) -> dict[str, Any]:
+    """The op's properties as JSON values (see the module docstring)."""
+    return {name: _json_value(op.name, name, value) for name, value in op.properties.items()}
+
+
+def _json_value(op_name: str, name: str, value: Attribute) -> Any:
+    if isinstance(value, DenseArrayBase):
+        return [int(v) for v in value.get_values()]
+    if isinstance(value, (IntegerAttr, FloatAttr)):
+        return value.value.data
+    if isinstance(value, StringAttr):
+        return value.data
+    if isinstance(value, UnitAttr):
+        return True
+    try:
+        return dtype_of(value).name
+    except KeyError:
+        raise AssertionError(f"{op_name}: property {name} = {value} has no plan form") from None
 
 
 def _const_attrs(op: ge.ConstOp, weights: list[np.ndarray]) -> dict[str, Any]:
@@ -100,12 +147,12 @@ def _const_attrs(op: ge.ConstOp, weights: list[np.ndarray]) -> dict[str, Any]:
     return {"weight": len(weights) - 1}
 
 
-def _reshape_attrs(op: ge.ReshapeOp, weights: list[np.ndarray]) -> dict[str, Any]:
-    return {"shape": list(op.shape.get_values())}
+def _variable_attrs(op: ge.VariableOp, weights: list[np.ndarray]) -> dict[str, Any]:
+    return _const_attrs(op, weights) | {"variable": op.var_name.data}
 
 
 _ATTRS: dict[type[Operation], Callable[[Any, list[np.ndarray]], dict[str, Any]]] = {
     ge.ConstOp: _const_attrs,
-    ge.ReshapeOp: _reshape_attrs,
+    ge.VariableOp: _variable_attrs,
 }
-"""Op class -> the `attrs` of its plan entry (ops not listed have none)."""
+"""Op class -> the `attrs` of its plan entry (ops not listed: `_property_attrs`)."""

@@ -2,8 +2,14 @@
 
 1. Take the module's one `df.graph` (in topological order: the `schedule` phase ran).
 2. Number its inputs by `index` and its nodes by position; turn operands into plan edges.
-3. Give each distinct process point a plan entry: UDF payloads (deduplicated by content) and GE
-   graphs (lowered by `lower_ge_graph`, weights packed 64-byte aligned into one blob).
+3. Lower each distinct process point on its own into a *unit* (`lower_unit`): its pp entry and
+   the tables it refers to (UDF payloads, C++ UDF libraries, GE graphs lowered by
+   `lower_ge_graph` with their weights packed 64-byte aligned), indexed from 0.
+4. Merge the units into the plan's tables in node order (`_Tables`): payloads and libraries
+   deduplicated by content, weight blobs appended on 64-byte boundaries, and the indexes in each
+   pp entry renumbered. A unit lowered by an earlier compile (the compile cache keeps them)
+   merges exactly as a fresh one, so a plan assembled from cached units is the plan a full
+   compile gives.
 """
 from __future__ import annotations
 
@@ -11,6 +17,7 @@ import base64
 import hashlib
 import json
 from dataclasses import dataclass, field
+from typing import Callable, Mapping
 
 import numpy as np
 from xdsl.dialects.builtin import ModuleOp, StringAttr
@@ -21,6 +28,7 @@ from dfir.dialects.df_attrs import DeviceAttr
 from dfir.ge.error import GeError
 
 WEIGHT_ALIGNMENT = 64
+_FUNC_KINDS = ("py_func", "py_project", "cpp_project")
 
 
 @dataclass
@@ -29,7 +37,10 @@ class LoweredGraph:
 
     plan: dict
     udf_payloads: list[bytes] = field(default_factory=list)
+    so_bins: list[bytes] = field(default_factory=list)
     weights: bytearray = field(default_factory=bytearray)
+    units: dict[str, "LoweredGraph"] = field(default_factory=dict)
+    """The process points lowered (not reused) for this plan, by symbol (see `lower_unit`)."""
 
     def plan_bytes(self) -> bytes:
         return json.dumps(self.plan, sort_keys=True, separators=(",", ":")).encode()
@@ -42,11 +53,23 @@ def the_graph(module: ModuleOp) -> GraphOp:
     return graphs[0]
 
 
-def lower_graph(module: ModuleOp) -> LoweredGraph:
+def lower_graph(module: ModuleOp, reuse: Mapping[str, LoweredGraph] | None = None) -> LoweredGraph:
+    """The plan of the module's graph. `reuse` maps process point symbols to units lowered
+    before, merged instead of lowering those points; the units lowered here are in `units`."""
     graph = the_graph(module)
     symbols = {op.sym_name.data: op for op in module.ops if hasattr(op, "sym_name")}
     lowered = LoweredGraph(plan={})
-    entries = _ProcessPointEntries(symbols, lowered)
+    tables = _Tables(lowered)
+    entries: dict[str, dict] = {}
+
+    def pp_entry(sym: str) -> dict:
+        if sym not in entries:
+            unit = (reuse or {}).get(sym)
+            if unit is None:
+                unit = lowered.units[sym] = lower_unit(symbols, sym)
+            entries[sym] = tables.merge(unit)
+        return entries[sym]
+
     nodes = graph.node_ops
     index_of = {node: i for i, node in enumerate(nodes)}
     edge = _edge_maker(index_of)
@@ -55,12 +78,82 @@ def lower_graph(module: ModuleOp) -> LoweredGraph:
         "name": graph.sym_name.data,
         "inputs": [_input_entry(d) for d in sorted(graph.data_ops, key=lambda d: d.index.data)],
         "outputs": [edge(v, "graph output") for v in graph.output_op.outputs],
-        "nodes": [_node_entry(node, edge, entries) for node in nodes],
+        "nodes": [_node_entry(node, edge, pp_entry) for node in nodes],
         "order": list(range(len(nodes))),
-        "udfs": entries.udfs,
-        "ge_graphs": entries.ge_graphs,
+        "udfs": tables.udfs,
+        "ge_graphs": tables.ge_graphs,
     }
+    if tables.so_bins:
+        lowered.plan["so_bins"] = tables.so_bins
     return lowered
+
+
+def lower_unit(symbols: Mapping[str, object], sym: str) -> LoweredGraph:
+    """Process point `sym` lowered on its own: plan `{"pp": entry, "udfs": [...], "ge_graphs":
+    [...], "so_bins": [...]}`, its indexes and weight offsets local to the unit."""
+    unit = LoweredGraph(plan={})
+    entries = _ProcessPointEntries(symbols, unit)
+    entry = entries.entry(sym)
+    unit.plan = {"pp": entry, "udfs": entries.udfs, "ge_graphs": entries.ge_graphs,
+                 "so_bins": entries.so_bins}
+    return unit
+
+
+class _Tables:
+    """The plan's `udfs`, `so_bins` and `ge_graphs` tables and their blobs, filled by merging units."""
+
+    def __init__(self, lowered: LoweredGraph):
+        self.lowered = lowered
+        self.udfs: list[dict] = []
+        self.so_bins: list[dict] = []
+        self.ge_graphs: list[dict] = []
+        self._udf_by_digest: dict[str, int] = {}
+        self._so_by_digest: dict[str, int] = {}
+
+    def merge(self, unit: LoweredGraph) -> dict:
+        """Add `unit`'s tables; its pp entry with indexes into this plan's tables."""
+        udfs = [self._deduplicated(meta, payload, self.udfs, self._udf_by_digest, self.lowered.udf_payloads)
+                for meta, payload in zip(unit.plan["udfs"], unit.udf_payloads)]
+        so_bins = [self._deduplicated(meta, library, self.so_bins, self._so_by_digest, self.lowered.so_bins)
+                   for meta, library in zip(unit.plan.get("so_bins", []), unit.so_bins)]
+        base = self._weights(unit.weights)
+        graphs = []
+        for graph in unit.plan["ge_graphs"]:
+            graphs.append(len(self.ge_graphs))
+            weights = [{**w, "offset": w["offset"] + base} for w in graph["weights"]]
+            self.ge_graphs.append({**graph, "weights": weights})
+        return _relocated(unit.plan["pp"], udfs, so_bins, graphs)
+
+    @staticmethod
+    def _deduplicated(meta: dict, blob: bytes, table: list[dict], by_digest: dict[str, int],
+                      blobs: list[bytes]) -> int:
+        """The index of `blob` in `table` (each distinct blob once, with its `partition`)."""
+        digest = meta["sha256"]
+        if digest not in by_digest:
+            by_digest[digest] = len(table)
+            table.append({**meta, "partition": len(table)})
+            blobs.append(blob)
+        return by_digest[digest]
+
+    def _weights(self, blob: bytes | bytearray) -> int:
+        """Append a unit's weight blob on a 64-byte boundary; its offset in the plan's blob."""
+        weights = self.lowered.weights
+        if blob:
+            weights.extend(b"\0" * (-len(weights) % WEIGHT_ALIGNMENT))
+        base = len(weights)
+        weights.extend(blob)
+        return base
+
+
+def _relocated(entry: dict, udfs: list[int], so_bins: list[int], graphs: list[int]) -> dict:
+    """A unit's pp entry with its `udf`, `so`, `graph` and `closures` indexes renumbered."""
+    out = dict(entry)
+    for field_name, index in (("udf", udfs), ("so", so_bins), ("graph", graphs)):
+        if field_name in out:
+            out[field_name] = index[out[field_name]]
+    if "closures" in out:
+        out["closures"] = {key: graphs[value] for key, value in out["closures"].items()}
+    return out
 
 
 def _edge_maker(index_of: dict[NodeOp, int]):
@@ -82,7 +175,7 @@ def _input_entry(data: DataOp) -> dict:
             "shape": list(shape.get_values()) if shape is not None else None}
 
 
-def _node_entry(node: NodeOp, edge, entries: "_ProcessPointEntries") -> dict:
+def _node_entry(node: NodeOp, edge, pp_entry: Callable[[str], dict]) -> dict:
     def text(name: str):
         attr = node.attributes.get(name)
         return attr.data if isinstance(attr, StringAttr) else None
@@ -96,8 +189,16 @@ def _node_entry(node: NodeOp, edge, entries: "_ProcessPointEntries") -> dict:
         "inputs": [edge(v, f"input {i} of {node.label}") for i, v in enumerate(node.inputs)],
         "device": device.spelling() if isinstance(device, DeviceAttr) else "-1",
         "attrs": _user_attrs(node),
-        "pp": entries.entry(node.pp.root_reference.data),
+        "pp": pp_entry(node.pp.root_reference.data),
     }
+
+
+def _init_params(pp: FuncPpOp) -> dict:
+    """A UDF project's init params as `{name: {"type": tag, "value": ...}}` (dfir.udf.params)."""
+    if pp.init_params is None:
+        return {}
+    from dfir.udf.params_ir import params_of
+    return {name: param.to_plan() for name, param in sorted(params_of(pp.init_params).items())}
 
 
 def _user_attrs(node: NodeOp) -> dict:
@@ -120,6 +221,8 @@ class _ProcessPointEntries:
         self.ge_graphs: list[dict] = []
         self._cache: dict[str, dict] = {}
         self._udf_by_digest: dict[str, int] = {}
+        self.so_bins: list[dict] = []
+        self._so_by_digest: dict[str, int] = {}
 
     def entry(self, sym: str) -> dict:
         if sym not in self._cache:
@@ -128,17 +231,54 @@ class _ProcessPointEntries:
         return self._cache[sym]
 
     def _func(self, pp: FuncPpOp) -> dict:
-        if pp.kind.data != "py_func" or pp.payload is None:
-            raise GeError(f"df.func_pp @{pp.sym_name.data}: kind '{pp.kind.data}' cannot be lowered yet")
+        """A UDF's entry: `py_udf` (a `py_func`), `py_project` or `cpp_project` (docs/execution-plan.md)."""
+        kind = pp.kind.data
+        if pp.payload is None or kind not in _FUNC_KINDS:
+            raise GeError(f"df.func_pp @{pp.sym_name.data}: kind '{kind}' cannot be lowered yet")
         data = base64.b64decode(pp.payload.data)
+        funcs = [{"name": f.func_name.data, "inputs": f.input_ports, "outputs": f.output_ports,
+                  "stream_input": f.is_stream_input} for f in pp.funcs]
+        if kind == "py_func":
+            return {"kind": "py_udf", "udf": self._udf(data), "funcs": funcs}
+        entry = {"kind": kind, "funcs": funcs, "init_params": _init_params(pp),
+                 "closures": self._closures(pp)}
+        facts = {key: value.data for key, value in pp.project.data.items()}
+        if kind == "py_project":
+            entry.update(udf=self._udf(data), py_module=facts["py_module"], py_class=facts["py_class"])
+        else:
+            entry.update(so=self._so_bin(data, facts["target_bin"], facts["resource_type"]),
+                         resource_type=facts["resource_type"])
+        return entry
+
+    def _udf(self, data: bytes) -> int:
+        """The `udfs` index of a UDF payload (one UDF_PAYLOAD partition per distinct payload)."""
         digest = hashlib.sha256(data).hexdigest()
         if digest not in self._udf_by_digest:
             self._udf_by_digest[digest] = len(self.udfs)
             self.udfs.append({"partition": len(self.udfs), "sha256": digest, "size": len(data)})
             self.lowered.udf_payloads.append(data)
-        funcs = [{"name": f.func_name.data, "inputs": f.input_ports, "outputs": f.output_ports,
-                  "stream_input": f.is_stream_input} for f in pp.funcs]
-        return {"kind": "py_udf", "udf": self._udf_by_digest[digest], "funcs": funcs}
+        return self._udf_by_digest[digest]
+
+    def _so_bin(self, data: bytes, name: str, resource_type: str) -> int:
+        """The `so_bins` index of a C++ UDF library (one SO_BINS partition per distinct library)."""
+        digest = hashlib.sha256(data).hexdigest()
+        if digest not in self._so_by_digest:
+            self._so_by_digest[digest] = len(self.so_bins)
+            self.so_bins.append({"partition": len(self.so_bins), "name": name, "sha256": digest,
+                                 "size": len(data), "resource_type": resource_type})
+            self.lowered.so_bins.append(data)
+        return self._so_by_digest[digest]
+
+    def _closures(self, pp: FuncPpOp) -> dict[str, int]:
+        """Invoked closure key -> `ge_graphs` index of the GE graph it runs."""
+        closures = {}
+        for closure in pp.closures.block.ops:
+            entry = self.entry(closure.pp.root_reference.data)
+            if entry["kind"] != "ge_graph":
+                raise GeError(f"df.func_pp @{pp.sym_name.data}: invoked closure "
+                              f"'{closure.key.data}' must run a GE graph")
+            closures[closure.key.data] = entry["graph"]
+        return closures
 
     def _graph(self, pp: GraphPpOp) -> dict:
         from dfir.lowering.ge_graph import lower_ge_graph

@@ -1,15 +1,89 @@
-"""`GeGraphRunner`: runs one `ge_graphs` plan entry (docs/execution-plan.md) with the numpy kernels."""
+"""`GeGraphRunner`: runs one `ge_graphs` plan entry (docs/execution-plan.md) with the numpy kernels.
+
+A planned entry (`plan-memory` ran) has `arena_bytes` and per-op `slots`: the runner allocates
+the arena once (per thread that runs it). Ops in `_INTO` compute straight into their slot
+(numpy's `out=`), in place where the plan says so; views stay views. Other kernels allocate
+their results: a result that fits its slot stays where the kernel put it (copying it into the
+arena measured slower than the allocation it saves), unless it looks into the arena, which later
+ops overwrite: then it is copied into its slot. Every planned value is checked against its
+slot. Outputs never alias the arena (one that would is copied), since the next run reuses it.
+`output_max_bytes` bounds each output: a larger result fails that run with a GeError.
+"""
 from __future__ import annotations
 
-from typing import Any, Sequence
+import math
+import threading
+from dataclasses import dataclass
+from typing import Any, Callable, Sequence
 
 import numpy as np
 
 from dfir import data_type as dt
 from dfir.ge.error import GeError
-from dfir.runtime.kernels import KERNELS
+from dfir.runtime.kernels import KERNELS, Kernel
 
 __all__ = ["GeGraphRunner"]
+
+ARENA_ALIGNMENT = 64
+"""The arena's start address is a multiple of this (slot offsets are planned relative to it)."""
+
+_Into = tuple[Callable[[Sequence[np.ndarray]], tuple[tuple[int, ...], np.dtype] | None],
+              Callable[[Sequence[np.ndarray], np.ndarray], None]]
+"""(args -> the result's (shape, dtype), or None when this form does not apply; compute into `out`)."""
+
+
+def _elementwise(ufunc: np.ufunc, floats_only: bool = False) -> _Into:
+    def result(args):
+        dtype = np.result_type(*args)
+        if floats_only and dtype.kind != "f":
+            return None
+        shapes = [a.shape for a in args]
+        return (shapes[0] if shapes.count(shapes[0]) == len(shapes) else np.broadcast_shapes(*shapes)), dtype
+    return result, lambda args, out: ufunc(*args, out=out)
+
+
+def _matmul_result(args):
+    a, b = args
+    if a.ndim < 2 or b.ndim < 2:
+        return None
+    return (*np.broadcast_shapes(a.shape[:-2], b.shape[:-2]), a.shape[-2], b.shape[-1]), np.result_type(a, b)
+
+
+_INTO: dict[str, _Into] = {
+    "add": _elementwise(np.add), "sub": _elementwise(np.subtract), "mul": _elementwise(np.multiply),
+    "maximum": _elementwise(np.maximum), "minimum": _elementwise(np.minimum),
+    "div": _elementwise(np.divide, floats_only=True), "sqrt": _elementwise(np.sqrt, floats_only=True),
+    "exp": _elementwise(np.exp, floats_only=True), "log": _elementwise(np.log, floats_only=True),
+    "tanh": _elementwise(np.tanh, floats_only=True),
+    "relu": (lambda args: (args[0].shape, args[0].dtype),
+             lambda args, out: np.maximum(args[0], args[0].dtype.type(0), out=out)),
+    "matmul": (_matmul_result, lambda args, out: np.matmul(args[0], args[1], out=out)),
+}
+"""Ops whose kernel has an `out=` form; the same numbers as `KERNELS`, written into a given array."""
+
+
+@dataclass(frozen=True)
+class _Step:
+    """One op of the entry as the runner executes it."""
+
+    op: dict
+    kernel: Kernel
+    inputs: tuple[int, ...]
+    outputs: tuple[int, ...]
+    slots: tuple[list[int] | str | None, ...] | None
+    """Per result: [offset, size] in the arena, "view" or None (fresh); None: the op is unplanned."""
+    into: _Into | None
+    """The op's `out=` form, when it has one and its one result has an arena slot."""
+    donors: tuple[int, ...]
+    """Operand positions planned in the result's slot: the op runs in place over them."""
+
+    @staticmethod
+    def of(op: dict, slot_of: dict[int, list[int]]) -> _Step:
+        slots = op.get("slots")
+        single = slots is not None and len(slots) == 1 and isinstance(slots[0], list)
+        donors = tuple(i for i, v in enumerate(op["inputs"]) if single and slot_of.get(v) == slots[0])
+        return _Step(op, KERNELS[op["op"]], tuple(op["inputs"]), tuple(op["outputs"]),
+                     None if slots is None else tuple(slots), _INTO.get(op["op"]) if single else None, donors)
 
 
 class GeGraphRunner:
@@ -17,28 +91,37 @@ class GeGraphRunner:
 
     `weights` is the model's WEIGHTS_DATA partition; each `const` op's array is a read-only view
     into it (no copy), located by the entry's `weights[attrs.weight]` (`offset`, `size`, `dtype`,
-    `shape`). Building the runner checks that every op has a kernel and every weight lies inside
-    the buffer; `run` checks the inputs against their declared dtype and dimension ranges.
+    `shape`). Building the runner checks that every op has a kernel, every weight lies inside
+    the buffer and every slot inside the arena; `run` checks the inputs against their declared
+    dtype and dimension ranges, every planned value against its slot and every output against
+    its `output_max_bytes`.
     """
 
     def __init__(self, entry: dict, weights: memoryview | bytes | None):
         self._name = entry["name"]
         self._inputs = entry["inputs"]
         self._outputs = entry["outputs"]
-        self._ops = entry["ops"]
-        for op in self._ops:
+        ops = entry["ops"]
+        for op in ops:
             if op["op"] != "const" and op["op"] not in KERNELS:
                 raise self._error(f"op '{op['name']}' is a '{op['op']}', which has no kernel")
+        self._ops = ops
         self._bound = self._bind_weights(entry.get("weights", []), weights)
         self._num_values = 1 + max([*self._outputs, *(i["value"] for i in self._inputs),
-                                    *(v for op in self._ops for v in op["outputs"])])
+                                    *(v for op in ops for v in op["outputs"])])
+        self._arena_bytes = entry.get("arena_bytes", 0)
+        self._check_slots()
+        slot_of = {v: s for op in ops for v, s in zip(op["outputs"], op.get("slots") or ()) if isinstance(s, list)}
+        self._steps = [_Step.of(op, slot_of) for op in ops if op["op"] != "const"]
+        self._max_bytes = entry.get("output_max_bytes") or [-1] * len(self._outputs)
+        self._local = threading.local()
 
     @property
     def name(self) -> str:
         return self._name
 
     def run(self, inputs: Sequence[Any]) -> list[np.ndarray]:
-        """The graph's outputs for `inputs` (arrays in input-index order)."""
+        """The graph's outputs for `inputs` (arrays in input-index order); fresh arrays."""
         if len(inputs) != len(self._inputs):
             raise self._error(f"expected {len(self._inputs)} inputs, got {len(inputs)}")
         values: list[np.ndarray | None] = [None] * self._num_values
@@ -46,13 +129,97 @@ class GeGraphRunner:
             values[desc["value"]] = self._checked_input(desc, np.asarray(given))
         for value_id, array in self._bound.items():
             values[value_id] = array
-        for op in self._ops:
-            if op["op"] == "const":
-                continue
-            results = KERNELS[op["op"]]([values[i] for i in op["inputs"]], op["attrs"])
-            for value_id, array in zip(op["outputs"], results, strict=True):
+        arena = self._arena()
+        owned: set[int] = set()  # values whose memory this run may overwrite once they die
+        for step in self._steps:
+            args = [values[i] for i in step.inputs]
+            if step.slots is None:
+                results = step.kernel(args, step.op["attrs"])
+            else:
+                results = self._run_planned(step, args, owned, arena)
+            for value_id, array in zip(step.outputs, results, strict=True):
                 values[value_id] = array
-        return [values[i] for i in self._outputs]
+        return [self._output(i, values[v], arena) for i, v in enumerate(self._outputs)]
+
+    # --- arena ---
+
+    def _arena(self) -> np.ndarray:
+        """This thread's arena: allocated on its first run, 64-byte aligned, reused after."""
+        arena = getattr(self._local, "arena", None)
+        if arena is None:
+            raw = np.empty(self._arena_bytes + ARENA_ALIGNMENT, dtype=np.uint8)
+            start = -raw.ctypes.data % ARENA_ALIGNMENT
+            arena = self._local.arena = raw[start:start + self._arena_bytes]
+        return arena
+
+    def _run_planned(self, step: _Step, args: list[np.ndarray], owned: set[int],
+                     arena: np.ndarray) -> Sequence[np.ndarray]:
+        form = step.into[0](args) if step.into is not None else None
+        if form is not None:
+            out = self._donor(step, args, owned, *form) if step.donors else None
+            if out is None:
+                out = self._slot_view(step, 0, *form, arena)
+            step.into[1](args, out)
+            owned.add(step.outputs[0])
+            return (out,)
+        results = step.kernel(args, step.op["attrs"])
+        return [self._kept(step, i, array, args, owned, arena) for i, array in enumerate(results)]
+
+    def _donor(self, step: _Step, args: list[np.ndarray], owned: set[int], shape: tuple[int, ...],
+               dtype: np.dtype) -> np.ndarray | None:
+        """An operand dying here, in the result's slot, that can hold the result: computing into
+        it runs the op in place wherever the operand's memory is."""
+        for position in step.donors:
+            array = args[position]
+            if (step.inputs[position] in owned and array.shape == shape and array.dtype == dtype
+                    and array.flags.c_contiguous):
+                return array
+        return None
+
+    def _kept(self, step: _Step, index: int, array: np.ndarray, args: list[np.ndarray], owned: set[int],
+              arena: np.ndarray) -> np.ndarray:
+        """A kernel's result made safe to keep. A planned view stays as it is. A result with a slot
+        is checked against it and stays where the kernel allocated it (copying it into the arena
+        measured slower than the allocation it saves), unless it shares memory with the arena or
+        an operand: then it is copied into its slot, so that memory this run overwrites is never
+        seen through another value. A fresh result is copied only out of the arena."""
+        slot = step.slots[index]
+        if slot == "view":
+            return array
+        if slot is None:
+            return np.array(array) if np.may_share_memory(array, arena) else array
+        view = self._slot_view(step, index, array.shape, array.dtype, arena)
+        owned.add(step.outputs[index])
+        if np.may_share_memory(array, arena) or any(np.may_share_memory(array, a) for a in args):
+            if not _same_memory(view, array):
+                np.copyto(view, array)
+            return view
+        return array
+
+    def _slot_view(self, step: _Step, index: int, shape: tuple[int, ...], dtype: np.dtype,
+                   arena: np.ndarray) -> np.ndarray:
+        offset, size = step.slots[index]
+        nbytes = math.prod(shape) * np.dtype(dtype).itemsize
+        if nbytes > size:
+            raise self._error(f"op '{step.op['name']}' result {index} ({list(shape)} {np.dtype(dtype)}) "
+                              f"takes {nbytes} bytes, more than its planned slot of {size} bytes")
+        return np.ndarray(shape, dtype, arena, offset)
+
+    def _check_slots(self) -> None:
+        for op in self._ops:
+            for slot in op.get("slots") or ():
+                if isinstance(slot, list) and (slot[0] < 0 or slot[0] + slot[1] > self._arena_bytes):
+                    raise self._error(f"op '{op['name']}' has slot {slot}, outside the arena of "
+                                      f"{self._arena_bytes} bytes")
+
+    def _output(self, index: int, array: np.ndarray, arena: np.ndarray) -> np.ndarray:
+        limit = self._max_bytes[index]
+        if 0 <= limit < array.nbytes:
+            raise self._error(f"output {index} ({list(array.shape)} {array.dtype}) is {array.nbytes} "
+                              f"bytes, above its outputMaxSize of {limit} bytes")
+        return np.array(array) if np.may_share_memory(array, arena) else array
+
+    # --- weights and inputs ---
 
     def _bind_weights(self, descs: list[dict], buffer: memoryview | bytes | None) -> dict[int, np.ndarray]:
         """Value id -> read-only view of its weight, for every const op."""
@@ -93,6 +260,12 @@ class GeGraphRunner:
 
     def _error(self, message: str) -> GeError:
         return GeError(message, context={"graph": self._name})
+
+
+def _same_memory(a: np.ndarray, b: np.ndarray) -> bool:
+    """Whether `a` and `b` are the same elements at the same addresses (a copy would be a no-op)."""
+    return (a.__array_interface__["data"][0] == b.__array_interface__["data"][0]
+            and a.strides == b.strides and a.shape == b.shape)
 
 
 def _spell_ranges(ranges: list[list[int]]) -> str:

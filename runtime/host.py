@@ -2,14 +2,15 @@
 
 A `py_udf` node becomes one `FuncSpec` per entry point of its `UdfPayload` (the function, or the
 methods of one class instance built here, once per node); a `ge_graph` node becomes one func that
-runs the graph with `GeGraphRunner`. Each func converts input messages to the values the user
+runs the graph with `GeGraphRunner`; a `py_project` / `cpp_project` node (a UDF project) gets its
+funcs from `dfir.runtime.udf_project`. Each func converts input messages to the values the user
 code expects, calls it, and turns what it returns (or raises) into output messages of the same
 transaction — see `UdfCall` and `GeGraphCall` for the exact rules.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Callable, Iterator, Sequence
+from typing import Any, Callable, Collection, Iterator, Sequence
 
 from dfir.flow_func.queue import FlowMsgQueue
 from dfir.flow_func.status import FLOW_FUNC_FAILED
@@ -17,6 +18,7 @@ from dfir.ge.error import GeError
 from dfir.runtime import udf
 from dfir.runtime.messages import Kind, Message, MessageError, TransactionMeta
 from dfir.runtime.scheduler import FuncSpec, InputStream, NodeSpec, OutputSet, Source
+from dfir.runtime.udf_project import ExceptionBoard, ProjectEnv, project_funcs
 
 RunnerFactory = Callable[[dict, Any], Any]  # (ge_graphs entry, weights) -> object with .run(arrays)
 
@@ -28,12 +30,19 @@ def load_ge_runner(entry: dict, weights: memoryview | None) -> Any:
 
 
 def build_nodes(plan: dict, udf_payloads: Sequence[bytes | memoryview], weights: memoryview | None,
-                runner_factory: RunnerFactory = load_ge_runner) -> list[NodeSpec]:
-    """One `NodeSpec` per `plan["nodes"]` entry, in plan order; GeError naming the plan path on a defect."""
-    payloads = [_load_payload(k, data) for k, data in enumerate(udf_payloads)]
+                runner_factory: RunnerFactory = load_ge_runner,
+                so_bins: Sequence[bytes | memoryview] = (),
+                only: Collection[int] | None = None) -> list[NodeSpec]:
+    """One `NodeSpec` per `plan["nodes"]` entry, in plan order; GeError naming the plan path on a defect.
+
+    `so_bins` are the model's SO_BINS partitions (C++ UDF libraries), in order. With `only`, just
+    the nodes of those indexes are built (a device worker builds its own), still in plan order.
+    """
+    payloads = _PickledPayloads(udf_payloads)
+    projects = ProjectEnv(plan, udf_payloads, so_bins, weights, runner_factory, ExceptionBoard())
     try:
-        return [_build_node(plan, f"nodes[{i}]", node, payloads, weights, runner_factory)
-                for i, node in enumerate(plan["nodes"])]
+        return [_build_node(plan, f"nodes[{i}]", node, payloads, weights, runner_factory, projects)
+                for i, node in enumerate(plan["nodes"]) if only is None or i in only]
     except KeyError as exc:
         raise GeError(f"execution plan lacks the key {exc}; see docs/execution-plan.md") from exc
 
@@ -51,6 +60,23 @@ def _source(path: str, ref: dict) -> Source:
     raise GeError(f"plan {path} is {ref}; expected {{'data': k}} or {{'node': n, 'port': p}}")
 
 
+class _PickledPayloads(Sequence):
+    """The model's UDF payloads as `UdfPayload`s, each unpickled when a py_udf node first needs it
+    (a UDF project's payload is packed sources, read by runtime/udf_project.py instead)."""
+
+    def __init__(self, blobs: Sequence[bytes | memoryview]):
+        self._blobs = blobs
+        self._loaded: dict[int, udf.UdfPayload] = {}
+
+    def __len__(self) -> int:
+        return len(self._blobs)
+
+    def __getitem__(self, index: int) -> udf.UdfPayload:
+        if index not in self._loaded:
+            self._loaded[index] = _load_payload(index, self._blobs[index])
+        return self._loaded[index]
+
+
 def _load_payload(index: int, data: bytes | memoryview) -> udf.UdfPayload:
     try:
         return udf.loads(data)
@@ -58,15 +84,19 @@ def _load_payload(index: int, data: bytes | memoryview) -> udf.UdfPayload:
         raise GeError(f"UDF payload {index} cannot be loaded: {type(exc).__name__}: {exc}") from exc
 
 
-def _build_node(plan: dict, path: str, node: dict, payloads: list[udf.UdfPayload],
-                weights: memoryview | None, runner_factory: RunnerFactory) -> NodeSpec:
+def _build_node(plan: dict, path: str, node: dict, payloads: Sequence[udf.UdfPayload],
+                weights: memoryview | None, runner_factory: RunnerFactory,
+                projects: ProjectEnv) -> NodeSpec:
     pp = node["pp"]
     if pp["kind"] == "py_udf":
         funcs = _udf_funcs(f"{path}.pp", node, pp, payloads)
     elif pp["kind"] == "ge_graph":
         funcs = _ge_funcs(plan, f"{path}.pp", node, pp, weights, runner_factory)
+    elif pp["kind"] in ("py_project", "cpp_project"):
+        funcs = project_funcs(projects, f"{path}.pp", node, pp)
     else:
-        raise GeError(f"plan {path}.pp.kind is '{pp['kind']}'; expected 'py_udf' or 'ge_graph'")
+        raise GeError(f"plan {path}.pp.kind is '{pp['kind']}'; expected 'py_udf', 'ge_graph', "
+                      f"'py_project' or 'cpp_project'")
     return NodeSpec(node["name"], plan_sources(f"{path}.inputs", node["inputs"]),
                     node["output_num"], funcs)
 

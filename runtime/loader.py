@@ -45,8 +45,9 @@ def _runtime_model(om_model, name: str):
     except (ValueError, UnicodeDecodeError) as error:
         raise GeError(f"model {name}: the execution plan is not valid JSON: {error}", "dfir.load") from error
     payloads = [p.data for p in om_model.partitions_of(PartitionType.UDF_PAYLOAD)]
+    so_bins = [p.data for p in om_model.partitions_of(PartitionType.SO_BINS)]
     weights = om_model.partitions_of(PartitionType.WEIGHTS_DATA)
-    return RuntimeModel(plan, payloads, weights[0].data if weights else None, name)
+    return RuntimeModel(plan, payloads, weights[0].data if weights else None, name, so_bins=so_bins)
 
 
 def load(source: str | os.PathLike | bytes | bytearray | memoryview):

@@ -24,6 +24,7 @@ class Kind(Enum):
     # that carries them across processes must pickle OBJECT payloads (cloudpickle) at that boundary.
     OBJECT = "object"
     EMPTY = "empty"
+    RAW = "raw"  # raw bytes a UDF project allocated (`alloc_raw_data_msg`): a 1-D uint8 array
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,6 +70,10 @@ class Message:
     payload: Any = None
     ret_code: int = 0
     error: str = ""
+    # Set by a UDF's BalanceConfig (`set_output(..., balance_config)`), 0 when none: the consumer
+    # replica the message is meant for (+1) and its balance position (+1); docs/udf.md "Balance".
+    route_label: int = 0
+    data_label: int = 0
 
     @property
     def is_error(self) -> bool:

@@ -9,7 +9,7 @@ transaction fetches as `([], flow_info, ret)` with `ret` its error code (a `RetC
 from __future__ import annotations
 
 import itertools
-from typing import Any, Sequence
+from typing import Any, Collection, Sequence
 
 import numpy as np
 
@@ -18,7 +18,8 @@ from dfir.flow_info import FlowFlag, FlowInfo
 from dfir.ge.error import GeError
 from dfir.runtime import host
 from dfir.runtime.messages import Kind, Message, TransactionMeta
-from dfir.runtime.scheduler import DEFAULT_CHANNEL_DEPTH, Scheduler, SchedulerClosed
+from dfir.runtime.process_scheduler import ProcessScheduler, SchedulerFailed
+from dfir.runtime.scheduler import DEFAULT_CHANNEL_DEPTH, SchedulerClosed
 from dfir.runtime.status import FEED_TIMEOUT, FETCH_TIMEOUT, PARAM_INVALID, SUCCESS, RetCode
 from dfir.tensor import Tensor
 
@@ -26,23 +27,26 @@ _MISSING = object()
 
 
 class RuntimeModel:
-    """A running plan (docs/execution-plan.md) with its UDF payloads and GE weights.
+    """A running plan (docs/execution-plan.md) with its UDF payloads, GE weights and C++ UDF
+    libraries (`so_bins`).
 
-    Worker threads start here; `close()` (or leaving a `with` block, or garbage collection)
-    stops them. Every call after `close()` raises GeError. `channel_depth` bounds each channel:
+    Worker processes, one per logical device (runtime/process_scheduler.py), start here;
+    `close()` (or leaving a `with` block, garbage collection or interpreter exit) stops them. Every call after `close()` raises GeError. `channel_depth` bounds each channel:
     a feed blocks (up to its timeout) while the pipeline holds that many unfetched results.
     """
 
     def __init__(self, plan: dict, udf_payloads: Sequence[bytes | memoryview],
-                 weights: memoryview | None, name: str, *, channel_depth: int = DEFAULT_CHANNEL_DEPTH):
+                 weights: memoryview | None, name: str, *, channel_depth: int = DEFAULT_CHANNEL_DEPTH,
+                 so_bins: Sequence[bytes | memoryview] = ()):
         self.name = name
         self._inputs = sorted(plan["inputs"], key=lambda spec: spec["index"])
         self._input_names = [spec["name"] for spec in self._inputs]
         self._num_outputs = len(plan["outputs"])
         self._transaction_ids = itertools.count(1)
-        nodes = host.build_nodes(plan, udf_payloads, weights)
-        outputs = host.plan_sources("outputs", plan["outputs"])
-        self._scheduler = Scheduler(name, nodes, len(self._inputs), outputs, channel_depth)
+
+        def build(indexes: Collection[int]) -> list:  # runs in the worker process of a device
+            return host.build_nodes(plan, udf_payloads, weights, so_bins=so_bins, only=indexes)
+        self._scheduler = ProcessScheduler(name, plan, build, channel_depth)
 
     @property
     def input_names(self) -> list[str]:
@@ -163,6 +167,9 @@ class RuntimeModel:
         _check_timeout(timeout)
         try:
             submitted = self._scheduler.submit(messages, timeout)
+        except SchedulerFailed as failure:
+            raise self._error(api, f"the model failed: {failure.error_message}; close it and load it "
+                                   f"again") from None
         except SchedulerClosed:
             raise self._error(api, "the model is closed") from None
         if submitted:

@@ -294,21 +294,36 @@ def _waiting(channels: list[_Channel]) -> int:
 def _check_wiring(nodes: Sequence[NodeSpec], num_inputs: int, outputs: Sequence[Source]) -> None:
     """GeError unless every source exists and every node input is consumed by exactly one func."""
     for node in nodes:
-        for j, source in enumerate(node.sources):
-            _check_source(nodes, num_inputs, source, f"node '{node.name}' input {j}")
-        for func in node.funcs:
-            if not func.inputs:
-                raise GeError(f"node '{node.name}' func '{func.name}' has no inputs; "
-                              f"a func needs at least one")
-            _check_ports(node, func, "reads inputs", func.inputs, len(node.sources))
-            _check_ports(node, func, "writes outputs", func.outputs, node.num_outputs)
-        for j in range(len(node.sources)):
-            consumers = [func.name for func in node.funcs if j in func.inputs]
-            if len(consumers) != 1:
-                raise GeError(f"node '{node.name}' input {j} is consumed by funcs {consumers}; "
-                              f"expected exactly one")
+        check_sources(nodes, num_inputs, node)
+        check_funcs(node)
+    check_outputs(nodes, num_inputs, outputs)
+
+
+def check_outputs(nodes: Sequence[NodeSpec], num_inputs: int, outputs: Sequence[Source]) -> None:
+    """GeError unless every graph output comes from a graph input or node output that exists."""
     for i, source in enumerate(outputs):
         _check_source(nodes, num_inputs, source, f"graph output {i}")
+
+
+def check_sources(nodes: Sequence[NodeSpec], num_inputs: int, node: NodeSpec) -> None:
+    """GeError unless every input of `node` comes from a graph input or node output that exists."""
+    for j, source in enumerate(node.sources):
+        _check_source(nodes, num_inputs, source, f"node '{node.name}' input {j}")
+
+
+def check_funcs(node: NodeSpec) -> None:
+    """GeError unless each func of `node` uses ports it has and each input has exactly one func."""
+    for func in node.funcs:
+        if not func.inputs:
+            raise GeError(f"node '{node.name}' func '{func.name}' has no inputs; "
+                          f"a func needs at least one")
+        _check_ports(node, func, "reads inputs", func.inputs, len(node.sources))
+        _check_ports(node, func, "writes outputs", func.outputs, node.num_outputs)
+    for j in range(len(node.sources)):
+        consumers = [func.name for func in node.funcs if j in func.inputs]
+        if len(consumers) != 1:
+            raise GeError(f"node '{node.name}' input {j} is consumed by funcs {consumers}; "
+                          f"expected exactly one")
 
 
 def _check_ports(node: NodeSpec, func: FuncSpec, verb: str, ports: tuple[int, ...], count: int) -> None:

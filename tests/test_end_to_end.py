@@ -177,6 +177,10 @@ def test_graph_node_arity_must_match_the_graph():
         dfir.compile(flow)
 
 
-def test_graph_files_are_not_loaded_yet():
-    with pytest.raises(GeError, match=r"loading ONNX graph file 'model.onnx' is not supported yet"):
+def test_graph_files_other_than_onnx_are_rejected():
+    with pytest.raises(GeError, match=r"GraphProcessPoint: TENSORFLOW graph file 'model.pb' cannot be "
+                                      r"loaded; dfir reads ONNX files \(Framework.ONNX\) or a "
+                                      r"dfir.ge.graph.Graph"):
+        df.GraphProcessPoint(df.Framework.TENSORFLOW, "model.pb")
+    with pytest.raises(GeError, match=r"ONNX model file 'model.onnx' does not exist"):
         df.GraphProcessPoint(df.Framework.ONNX, "model.onnx")

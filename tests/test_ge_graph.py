@@ -406,6 +406,6 @@ def test_runner_rejects_bad_entries():
     with pytest.raises(GeError, match=r"^graph=mlp; weight 0 \(DT_FLOAT \[4, 2\], 32 bytes at offset 0\) does not fit "
                                       r"a weights buffer of 0 bytes$"):
         GeGraphRunner(dict(entry, weights=descs), None)
-    unknown = dict(entry, ops=[dict(entry["ops"][-1], op="softmax")], weights=descs)
-    with pytest.raises(GeError, match=r"^graph=mlp; op 'act' is a 'softmax', which has no kernel$"):
+    unknown = dict(entry, ops=[dict(entry["ops"][-1], op="lstm")], weights=descs)
+    with pytest.raises(GeError, match=r"^graph=mlp; op 'act' is a 'lstm', which has no kernel$"):
         GeGraphRunner(unknown, bytes(buffer))

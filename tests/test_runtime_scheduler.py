@@ -1,6 +1,12 @@
-"""The runtime host: hand-written execution plans of small UDFs, fed and fetched through RuntimeModel."""
+"""The runtime host: hand-written execution plans of small UDFs, fed and fetched through RuntimeModel.
+
+UDFs run in worker processes (forked): what they record or wait on must be shared with the test
+process (multiprocessing events) or come back in their results.
+"""
 from __future__ import annotations
 
+import multiprocessing
+import os
 import threading
 import time
 
@@ -124,7 +130,8 @@ def seed_stream(a, b):
     return data1 + data2 + data3
 
 
-UDF_BLOCKED = threading.Event()
+_FORK = multiprocessing.get_context("fork")
+UDF_BLOCKED = _FORK.Event()
 
 
 def wait_for_b(a, b):
@@ -133,7 +140,7 @@ def wait_for_b(a, b):
     return b.get()
 
 
-RELEASE = threading.Event()
+RELEASE = _FORK.Event()
 
 
 def wait_for_release(x):
@@ -141,26 +148,26 @@ def wait_for_release(x):
     return x
 
 
-PROBED = []
-
-
 def probe_queue(q):
     try:
         q.put(1)
     except GeError as exc:
         refusal = str(exc)
-    PROBED.append((isinstance(q, FlowMsgQueue), q.qsize(), q.get_nowait().tolist(), q.full(), refusal))
+    return isinstance(q, FlowMsgQueue), q.qsize(), q.get_nowait().tolist(), q.full(), refusal
 
 
-CALLS = []
+class CallCounter:
+    """Counts its calls (in its worker process); each result appends the count so far."""
+
+    def __init__(self):
+        self.calls = 0
+
+    def record_call(self, x):
+        self.calls += 1
+        return np.append(x, self.calls)
 
 
-def record_call(x):
-    CALLS.append(x)
-    return x
-
-
-CONSTRUCTED = []
+CONSTRUCTED = []  # filled where a Scaler is built: in a worker process, never in the test's
 
 
 class Scaler:
@@ -236,18 +243,18 @@ def test_a_non_tuple_result_for_several_outputs_fails_that_transaction():
 
 
 def test_udf_exception_fails_only_its_transaction_and_is_forwarded_not_rerun():
-    CALLS.clear()
     nodes = [py_node("check", [data(0)], 1, 0, [func("fail_on_negative", [0], [0])]),
              py_node("sink", [out(0)], 1, 1, [func("record_call", [0], [0])])]
     plan = make_plan(["x"], nodes, [out(1)])
-    with RuntimeModel(plan, [fn_payload(fail_on_negative), fn_payload(record_call)], None, "m") as model:
+    payloads = [fn_payload(fail_on_negative), UdfPayload("class", CallCounter).dumps()]
+    with RuntimeModel(plan, payloads, None, "m") as model:
         for x in (1, -2, 3):
             model.feed_data([np.array([x])])
         results = [model.fetch_data(timeout=WAIT_MS) for _ in range(3)]
+    # the sink's second call is the third transaction's: the failed one was forwarded past it
     assert [(values(t), info.transaction_id, int(ret)) for t, info, ret in results] == [
-        ([[1]], 1, 0), ([], 2, FLOW_FUNC_FAILED), ([[3]], 3, 0)]
+        ([[1, 1]], 1, 0), ([], 2, FLOW_FUNC_FAILED), ([[3, 2]], 3, 0)]
     assert results[1][2].message == "UDF check.fail_on_negative raised ValueError: negative input [-2]"
-    assert [c.tolist() for c in CALLS] == [[1], [3]]
 
 
 def test_choice_output_suppresses_outputs_it_rejects():
@@ -284,12 +291,11 @@ def test_stream_input_func_gets_from_its_queues_as_in_the_seed():
 
 
 def test_stream_input_queue_is_a_read_only_queue():
-    PROBED.clear()
     with single_node_model(probe_queue, stream_input=True) as model:
         model.feed_data([np.array([7])])
-        assert model.fetch(timeout=WAIT_MS) == ([None], 0)
-    assert PROBED == [(True, 1, [7], False, "FlowMsgQueue is filled by the runtime; a UDF can only "
-                                             "get() from it")]
+        probed, ret = model.fetch(timeout=WAIT_MS)
+    assert (probed, ret) == ([(True, 1, [7], False, "FlowMsgQueue is filled by the runtime; a UDF can "
+                                                     "only get() from it")], 0)
 
 
 def test_class_udf_methods_serve_their_own_inputs_and_outputs_on_one_instance():
@@ -302,7 +308,7 @@ def test_class_udf_methods_serve_their_own_inputs_and_outputs_on_one_instance():
         assert values(model.fetch_data(indexes=[0], timeout=WAIT_MS)[0]) == [11]
         model.feed_data({"y": np.array(2)}, partial_inputs=True)
         assert values(model.fetch_data(indexes=[1], timeout=WAIT_MS)[0]) == [21]  # 2 * 10 + one add
-    assert len(CONSTRUCTED) == 1
+    assert CONSTRUCTED == []  # the one instance lives in the worker process
 
 
 def test_results_come_back_in_feed_order_over_200_transactions():
@@ -343,12 +349,14 @@ def test_close_stops_a_udf_blocked_in_get_promptly():
     model = single_node_model(wait_for_b, num_inputs=2, stream_input=True)
     model.feed_data({"i0": np.array(1)}, partial_inputs=True)
     assert UDF_BLOCKED.wait(WAIT_MS / 1000)
-    workers = [t for t in threading.enumerate() if t.name.startswith("dfir:test:")]
-    assert workers and all(t.daemon for t in workers)
+    workers = model._scheduler.worker_pids
+    assert len(workers) == 1 and workers[0] != os.getpid()
     start = time.monotonic()
     model.close()
     assert time.monotonic() - start < 0.5
-    assert not any(t.is_alive() for t in workers)
+    for pid in workers:  # exited and reaped
+        with pytest.raises(ProcessLookupError):
+            os.kill(pid, 0)
 
 
 def test_close_wakes_a_fetch_waiting_forever():

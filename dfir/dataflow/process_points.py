@@ -1,11 +1,11 @@
 """Process points: what a FlowNode runs — a UDF (FuncProcessPoint) or a GE graph (GraphProcessPoint)."""
 from __future__ import annotations
 
+import os
 from enum import Enum, auto
 from typing import Any
 
 from dfir.dataflow import names
-from dfir.data_type import DType
 from dfir.ge.error import GeError
 
 
@@ -16,8 +16,6 @@ class Framework(Enum):
     MINDSPORE = auto()
 
 
-_INIT_PARAM_TYPES = (str, int, float, bool, DType)
-
 
 class FuncProcessPoint:
     """A UDF. Built by `@pyflow` (with a `UdfPayload`) or from a UDF project's compile config."""
@@ -27,7 +25,7 @@ class FuncProcessPoint:
         self.compile_config_path = compile_config_path
         self.workspace_dir = workspace_dir
         self.name = names.unique_name(name, "FuncProcessPoint")
-        self.init_params: dict[str, Any] = {}
+        self.init_params: dict[str, Any] = {}  # name -> dfir.udf.params.InitParam
         self.invoked_closures: dict[str, Any] = {}
         self.udf = None  # a pyflow.UdfSpec when built by @pyflow
         if py_func is not None:
@@ -37,12 +35,16 @@ class FuncProcessPoint:
             raise GeError(f"FuncProcessPoint {self.name}: give compile_config_path or py_func")
 
     def set_init_param(self, attr_name: str, attr_value) -> None:
-        values = attr_value if isinstance(attr_value, list) else [attr_value]
-        flat = [v for item in values for v in (item if isinstance(item, list) else [item])]
-        if not all(isinstance(v, _INIT_PARAM_TYPES) for v in flat):
-            raise GeError(f"FuncProcessPoint {self.name}: init param {attr_name} has unsupported "
-                          f"value {attr_value!r} (expected str/int/float/bool/DType or lists of them)")
-        self.init_params[attr_name] = attr_value
+        """Give the UDF an init param, read back by `MetaParams.get_attr_*` with its type kept.
+
+        Values: str, int, float, bool or DType, a list of one of those, or a list of lists of int
+        (`dfir.udf.params`); anything else is a GeError naming the param.
+        """
+        from dfir.udf.params import typed_param
+        where = f"FuncProcessPoint {self.name}"
+        if not isinstance(attr_name, str) or not attr_name:
+            raise GeError(f"{where}: init param name must be a non-empty str, got {attr_name!r}")
+        self.init_params[attr_name] = typed_param(attr_name, attr_value, where)
 
     def add_invoked_closure(self, graph_key: str, pp) -> None:
         if not isinstance(pp, GraphProcessPoint):
@@ -54,16 +56,22 @@ class FuncProcessPoint:
 
 
 class GraphProcessPoint:
-    """A GE graph: a `dfir.ge.graph.Graph` built in Python (graph files come with ONNX import)."""
+    """A GE graph: an ONNX model file (`Framework.ONNX`, imported by `dfir.ge.onnx_import`) or a
+    `dfir.ge.graph.Graph` built in Python (any framework)."""
 
     def __init__(self, framework: Framework, graph_file, load_params: dict[str, str] | None = None,
                  compile_config_path: str = "", name: str | None = None):
         from dfir.ge.graph import Graph
         if not isinstance(framework, Framework):
             raise GeError(f"GraphProcessPoint framework must be a Framework, got {framework!r}")
-        if not isinstance(graph_file, Graph):
-            raise GeError(f"GraphProcessPoint: loading {framework.name} graph file {graph_file!r} is "
-                          "not supported yet; pass a dfir.ge.graph.Graph")
+        if isinstance(graph_file, (str, os.PathLike)):
+            if framework is not Framework.ONNX:
+                raise GeError(f"GraphProcessPoint: {framework.name} graph file '{os.fspath(graph_file)}' "
+                              "cannot be loaded; dfir reads ONNX files (Framework.ONNX) or a dfir.ge.graph.Graph")
+            graph_file = Graph.from_onnx(graph_file)
+        elif not isinstance(graph_file, Graph):
+            raise GeError(f"GraphProcessPoint graph_file must be a path to an ONNX file or a "
+                          f"dfir.ge.graph.Graph, got {type(graph_file).__name__}")
         self.framework = framework
         self.graph = graph_file
         self.load_params = dict(load_params or {})

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import queue
-from typing import Any, Protocol
+from typing import Any, Callable, Protocol
 
 from dfir.ge.error import GeError
 from dfir.runtime.messages import Message
@@ -25,15 +25,18 @@ class FlowMsgQueue(queue.Queue):
     it: a numpy array for a tensor, the object for an object message, None for an empty one.
     Reading an upstream error raises `dfir.runtime.messages.MessageError`; left unhandled, the
     runtime forwards that error as this call's outputs. `get(timeout=s)` / `get_nowait()` raise
-    `queue.Empty` like `queue.Queue`. A UDF cannot `put` into it.
+    `queue.Empty` like `queue.Queue`. A UDF cannot `put` into it. A UDF project's stream input
+    passes `convert=FlowMsg.from_message`: its `get()` returns each message as a `FlowMsg`,
+    errors included (read `get_ret_code()`).
     """
 
-    def __init__(self, source: MessageSource):
+    def __init__(self, source: MessageSource, convert: Callable[[Message], Any] = Message.value):
         super().__init__()
         self._source = source
+        self._convert = convert
 
     def get(self, block: bool = True, timeout: float | None = None) -> Any:
-        return self._source.take(block, timeout).value()
+        return self._convert(self._source.take(block, timeout))
 
     def get_nowait(self) -> Any:
         return self.get(block=False)

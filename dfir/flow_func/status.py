@@ -18,3 +18,17 @@ FLOW_FUNC_ERR_USER_DEFINE_START = 9900000
 FLOW_FUNC_ERR_USER_DEFINE_END = 9999999
 
 __all__ = [name for name in dir() if name.startswith("FLOW_FUNC_")]
+
+_NAMES = {value: name for name, value in globals().items() if name.startswith("FLOW_FUNC_")
+          and not name.startswith("FLOW_FUNC_ERR_USER_DEFINE")}
+
+
+def status_name(code) -> str:
+    """How errors name a return code: ``FLOW_FUNC_FAILED (564000)``, ``9900001 (user-defined)``."""
+    if not isinstance(code, int) or isinstance(code, bool):
+        return f"{code!r}, which is no FLOW_FUNC_* status code (an int)"
+    if code in _NAMES:
+        return f"{_NAMES[code]} ({code})"
+    if FLOW_FUNC_ERR_USER_DEFINE_START <= code <= FLOW_FUNC_ERR_USER_DEFINE_END:
+        return f"{code} (user-defined)"
+    return str(code)

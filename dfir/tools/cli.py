@@ -3,6 +3,8 @@
     dfir compile SCRIPT.py -o model.om [--graph NAME] [--option KEY=VALUE ...]
     dfir inspect model.om
     dfir run model.om --input NAME=FILE.npy ... [--output-dir DIR] [--timeout MS]
+    dfir cache ls|verify|prune DIR [--keep N]
+    dfir udf new NAME [--lang python|cpp] [--dir PARENT]
 
 Thin: it parses arguments and calls the library. A GeError prints ``error: <message>`` on
 stderr and exits with status 1.
@@ -54,7 +56,102 @@ def _parser() -> argparse.ArgumentParser:
     run_cmd.add_argument("--timeout", type=int, default=-1, metavar="MS",
                          help="fetch timeout in milliseconds (-1 waits forever)")
     run_cmd.set_defaults(command=_run)
+    _add_cache_commands(commands)
+    _add_udf_commands(commands)
     return parser
+
+
+def _add_udf_commands(commands) -> None:
+    udf_cmd = commands.add_parser("udf", help="work with UDF projects")
+    actions = udf_cmd.add_subparsers(required=True, metavar="ACTION")
+    new_cmd = actions.add_parser("new", help="create a UDF project workspace from a template")
+    new_cmd.add_argument("name", help="the project name: its folder, compile config and class")
+    new_cmd.add_argument("--lang", choices=["python", "cpp"], default="python",
+                         help="the UDF's language (default: python)")
+    new_cmd.add_argument("--dir", default=".", metavar="PARENT",
+                         help="where to create the project folder (default: here)")
+    new_cmd.set_defaults(command=_udf_new)
+
+
+def _udf_new(args: argparse.Namespace) -> int:
+    from dfir.udf.scaffold import new_project
+    written = new_project(args.name, args.lang, args.dir)
+    print(f"created {args.lang} UDF project {os.path.join(args.dir, args.name)}:")
+    for path in written:
+        print(f"  {path}")
+    return 0
+
+
+def _add_cache_commands(commands) -> None:
+    cache_cmd = commands.add_parser("cache", help="see, check and clean a compile cache directory")
+    actions = cache_cmd.add_subparsers(required=True, metavar="ACTION")
+    for name, command, text in (("ls", _cache_ls, "list the cached models and subgraph units per graph key"),
+                                ("verify", _cache_verify, "check every cache file; exit status 1 if one is bad"),
+                                ("prune", _cache_prune, "remove bad, unreferenced and leftover cache files")):
+        action = actions.add_parser(name, help=text)
+        action.add_argument("directory", help="the cache directory (ge.graph_compiler_cache_dir)")
+        action.set_defaults(command=command)
+        if name == "prune":
+            action.add_argument("--keep", type=int, metavar="N",
+                                help="keep only the N newest cached models of each key")
+
+
+def _cache_ls(args: argparse.Namespace) -> int:
+    from dfir.cache.inventory import take_inventory
+    inventory = take_inventory(args.directory)
+    for record in inventory.keys:
+        unit_bytes = sum(u.size for u in record.units)
+        print(f"{record.key}: {len(record.models)} cached models, {len(record.units)} subgraph units "
+              f"({unit_bytes} bytes)")
+        if record.index_problem:
+            print(f"  index unreadable: {record.index_problem}")
+        for model in record.models:
+            print("  " + _model_line(model))
+    for title, names in (("not in any index", inventory.strays), ("not cache files", inventory.unknown)):
+        if names:
+            print(f"{title}: {', '.join(names)}")
+    return 0
+
+
+def _model_line(model) -> str:
+    if model.entry is None:
+        return f"{model.where}: {model.problem}"
+    entry = model.entry
+    parts = [entry.cache_file_name, "missing" if model.size is None else f"{model.size} bytes",
+             entry.fingerprint[:len("sha256:") + 16]]
+    if entry.offline:
+        parts.append("offline")
+    if entry.var_desc_file_name:
+        parts.append(f"variables {entry.var_desc_file_name}")
+    return "  ".join(parts)
+
+
+def _cache_verify(args: argparse.Namespace) -> int:
+    from dfir.cache.inventory import take_inventory
+    inventory = take_inventory(args.directory, verify=True)
+    checked = bad = 0
+    for record in inventory.keys:
+        if record.index_problem:
+            bad += 1
+            print(f"BAD  {record.key}.idx: {record.index_problem}")
+        files = [(m.entry.cache_file_name if m.entry else f"{record.key}.idx {m.where}", m.problem)
+                 for m in record.models]
+        files += [(f"{record.key}/{u.name}", u.problem) for u in record.units]
+        for name, problem in files:
+            checked += 1
+            bad += problem is not None
+            print(f"ok   {name}" if problem is None else f"BAD  {name}: {problem}")
+    print(f"{checked} cache files checked, {bad} bad")
+    return 1 if bad else 0
+
+
+def _cache_prune(args: argparse.Namespace) -> int:
+    from dfir.cache.inventory import prune
+    removed = prune(args.directory, args.keep)
+    for path in removed:
+        print(f"removed {path}")
+    print(f"removed {len(removed)} files")
+    return 0
 
 
 def _compile(args: argparse.Namespace) -> int:

@@ -1,15 +1,41 @@
 // `dfir-opt --compile-to=PHASE` runs the compiler's phases up to PHASE: import only verifies,
-// schedule sorts each graph, place adds devices; lower has no IR passes, so it prints what
-// place does. An unknown phase is refused with the list of phases.
-// RUN: dfir-opt %s --compile-to=import | filecheck %s --check-prefix=IMPORT
-// RUN: dfir-opt %s --compile-to=schedule | filecheck %s --check-prefix=SCHEDULE
-// RUN: dfir-opt %s --compile-to=place | filecheck %s --check-prefix=PLACE
-// RUN: dfir-opt %s --compile-to=lower | filecheck %s --check-prefix=PLACE
+// fingerprint keys every process point and graph, schedule sorts each graph, shapes narrows GE tensor types to their inputs' ranges, plan bounds
+// GE outputs and lays out their intermediates, place adds devices; lower has no IR passes, so it
+// prints what place does. An unknown phase is refused with the list of phases.
+// RUN: dfir-opt %s --compile-to=import | filecheck %s --check-prefixes=IMPORT,GE-IMPORT
+// RUN: dfir-opt %s --compile-to=fingerprint | filecheck %s --check-prefixes=FINGERPRINT,IMPORT,GE-IMPORT
+// RUN: dfir-opt %s --compile-to=schedule | filecheck %s --check-prefixes=SCHEDULE,GE-IMPORT
+// RUN: dfir-opt %s --compile-to=shapes | filecheck %s --check-prefixes=SCHEDULE,GE-SHAPES
+// RUN: dfir-opt %s --compile-to=plan | filecheck %s --check-prefixes=SCHEDULE,GE-PLAN
+// RUN: dfir-opt %s --compile-to=place | filecheck %s --check-prefixes=PLACE,GE-PLAN
+// RUN: dfir-opt %s --compile-to=lower | filecheck %s --check-prefixes=PLACE,GE-PLAN
 // RUN: not dfir-opt %s --compile-to=optimize 2>&1 | filecheck %s --check-prefix=UNKNOWN
 
 df.func_pp @unary_pp [#df.func<"f"(0) -> (0)>] {kind = "py_func"}
 
+// FINGERPRINT: df.func_pp @unary_pp {{.*}}fingerprint = "sha256:{{[0-9a-f]+}}"
+// GE-IMPORT-LABEL: ge.graph @narrowed
+// FINGERPRINT-SAME: attributes {fingerprint = "sha256:{{[0-9a-f]+}}"}
+// GE-IMPORT-NEXT:    %x = ge.data 0 "x" : !ge.tensor<[1:8, 4], f32>
+// GE-IMPORT:         -> !ge.tensor<[-1, 2], f32>
+// GE-IMPORT-NEXT:    ge.output %y : !ge.tensor<[-1, 2], f32>
+
+// GE-SHAPES-LABEL: ge.graph @narrowed
+// GE-SHAPES:         -> !ge.tensor<[1:8, 2], f32>
+// GE-SHAPES-NEXT:    ge.output %y : !ge.tensor<[1:8, 2], f32>
+
+// GE-PLAN-LABEL: ge.graph @narrowed attributes {{{.*}}arena_bytes = 0 : i64, arena_lower_bound = 0 : i64} {
+// GE-PLAN:         %y = ge.matmul %x, %w {slots = [#ge.slot<fresh>]}
+// GE-PLAN-NEXT:    ge.output %y {max_bytes = array<i64: 64>} : !ge.tensor<[1:8, 2], f32>
+ge.graph @narrowed {
+  %x = ge.data 0 "x" : !ge.tensor<[1:8, 4], f32>
+  %w = ge.const dense<1.0> : tensor<4x2xf32>
+  %y = ge.matmul %x, %w : (!ge.tensor<[1:8, 4], f32>, !ge.tensor<[4, 2], f32>) -> !ge.tensor<[-1, 2], f32>
+  ge.output %y : !ge.tensor<[-1, 2], f32>
+}
+
 // IMPORT-LABEL: df.graph @pipeline
+// FINGERPRINT-SAME: fingerprint = "sha256:{{[0-9a-f]+}}"
 // IMPORT-NEXT:    %second = df.node "second"(%first) pp @unary_pp : 1 -> 1
 // IMPORT-NEXT:    %first = df.node "first"(%in) pp @unary_pp {device = #df.device<0:0:1>} : 1 -> 1
 // IMPORT-NEXT:    %in = df.data "in" index 0

@@ -6,10 +6,14 @@
 #include <string>
 
 #include "om_reader.h"
+#include "shm.h"
+#include "udf_error.h"
 
 namespace py = pybind11;
 
 void SetupOmBindings(py::module_& m);
+void SetupRuntimeBindings(py::module_& m);
+void SetupUdfBindings(py::module_& m);
 
 namespace {
 
@@ -21,14 +25,21 @@ PyObject* GeErrorType() {
       .ptr();
 }
 
+void SetGeError(const std::exception& native) {
+  py::object message = py::reinterpret_steal<py::object>(PyUnicode_DecodeUTF8(
+      native.what(), static_cast<Py_ssize_t>(std::char_traits<char>::length(native.what())), "replace"));
+  PyErr_SetObject(GeErrorType(), message.ptr());
+}
+
 void TranslateNativeErrors(std::exception_ptr error) {
   try {
     if (error) std::rethrow_exception(error);
   } catch (const dfir::om::OmError& native) {
-    py::object message = py::reinterpret_steal<py::object>(
-        PyUnicode_DecodeUTF8(native.what(), static_cast<Py_ssize_t>(std::char_traits<char>::length(native.what())),
-                             "replace"));
-    PyErr_SetObject(GeErrorType(), message.ptr());
+    SetGeError(native);
+  } catch (const dfir::rt::RuntimeError& native) {
+    SetGeError(native);
+  } catch (const dfir::udf::UdfError& native) {
+    SetGeError(native);
   }
 }
 
@@ -38,4 +49,6 @@ PYBIND11_MODULE(_native, m) {
   m.doc() = "dfir native runtime core";
   py::register_exception_translator(&TranslateNativeErrors);
   SetupOmBindings(m);
+  SetupRuntimeBindings(m);
+  SetupUdfBindings(m);
 }

@@ -299,3 +299,323 @@ ge.graph @const_not_dense {
   %c = ge.const 5 : i32
   ge.output %c : !ge.tensor<[], i32>
 }
+
+// -----
+
+// Float math on an integer tensor.
+// CHECK: ge.exp: operand must have a floating-point element type, got i32
+ge.graph @unary_on_integers {
+  %x = ge.data 0 "x" : !ge.tensor<[2], i32>
+  %y = ge.exp %x : !ge.tensor<[2], i32>
+  ge.output %y : !ge.tensor<[2], i32>
+}
+// -----
+
+// An unknown gelu approximation.
+// CHECK: ge.gelu: approximate must be one of none, tanh, got 'erf'
+ge.graph @gelu_mode {
+  %x = ge.data 0 "x" : !ge.tensor<[2], f32>
+  %y = ge.gelu %x approximate "erf" : !ge.tensor<[2], f32>
+  ge.output %y : !ge.tensor<[2], f32>
+}
+// -----
+
+// Division operands that do not broadcast.
+// CHECK: ge.div: shapes [2, 3] and [2] do not broadcast: dimension 1 is 3 vs 2
+ge.graph @div_broadcast {
+  %x = ge.data 0 "x" : !ge.tensor<[2, 3], f32>
+  %y = ge.data 1 "y" : !ge.tensor<[2], f32>
+  %z = ge.div %x, %y : (!ge.tensor<[2, 3], f32>, !ge.tensor<[2], f32>) -> !ge.tensor<[2, 3], f32>
+  ge.output %z : !ge.tensor<[2, 3], f32>
+}
+// -----
+
+// Adjoints that leave the inner dimensions unequal.
+// CHECK: ge.batch_matmul: inner dimensions differ: lhs [2, 4, 8] contributes 4, rhs [2, 4, 8] contributes 8
+ge.graph @batch_matmul_adjoint {
+  %x = ge.data 0 "x" : !ge.tensor<[2, 4, 8], f32>
+  %z = ge.batch_matmul %x, %x adj_x adj_y : (!ge.tensor<[2, 4, 8], f32>, !ge.tensor<[2, 4, 8], f32>) -> !ge.tensor<[2, 8, 4], f32>
+  ge.output %z : !ge.tensor<[2, 8, 4], f32>
+}
+// -----
+
+// A gemm bias that does not broadcast to the result.
+// CHECK: ge.gemm: c [3, 5] and [2] do not broadcast: dimension 1 is 5 vs 2
+ge.graph @gemm_c {
+  %a = ge.data 0 "a" : !ge.tensor<[3, 4], f32>
+  %b = ge.data 1 "b" : !ge.tensor<[4, 5], f32>
+  %c = ge.data 2 "c" : !ge.tensor<[2], f32>
+  %y = ge.gemm %a, %b, %c alpha 1.0 beta 1.0 : (!ge.tensor<[3, 4], f32>, !ge.tensor<[4, 5], f32>, !ge.tensor<[2], f32>) -> !ge.tensor<[3, 5], f32>
+  ge.output %y : !ge.tensor<[3, 5], f32>
+}
+// -----
+
+// A filter expecting other input channels.
+// CHECK: ge.conv2d: input [1, 3, 8, 8] has 3 channels but filter [4, 2, 3, 3] with groups 1 expects 2
+ge.graph @conv_channels {
+  %x = ge.data 0 "x" : !ge.tensor<[1, 3, 8, 8], f32>
+  %w = ge.data 1 "w" : !ge.tensor<[4, 2, 3, 3], f32>
+  %y = ge.conv2d %x, %w strides [1, 1] pads [0, 0, 0, 0] dilations [1, 1] groups 1 : (!ge.tensor<[1, 3, 8, 8], f32>, !ge.tensor<[4, 2, 3, 3], f32>) -> !ge.tensor<[1, 4, 6, 6], f32>
+  ge.output %y : !ge.tensor<[1, 4, 6, 6], f32>
+}
+// -----
+
+// An input range whose largest size cannot hold the dilated kernel.
+// CHECK: ge.conv2d: input [1, 3, 1:4, 8] is too small: dimension 2 with padding is at most 4, but the window spans 5
+ge.graph @conv_too_small {
+  %x = ge.data 0 "x" : !ge.tensor<[1, 3, 1:4, 8], f32>
+  %w = ge.data 1 "w" : !ge.tensor<[4, 3, 3, 3], f32>
+  %y = ge.conv2d %x, %w strides [1, 1] pads [0, 0, 0, 0] dilations [2, 1] groups 1 : (!ge.tensor<[1, 3, 1:4, 8], f32>, !ge.tensor<[4, 3, 3, 3], f32>) -> !ge.tensor<[1, 4, -1, 6], f32>
+  ge.output %y : !ge.tensor<[1, 4, -1, 6], f32>
+}
+// -----
+
+// Output channels that groups do not divide.
+// CHECK: ge.conv2d: filter [3, 1, 1, 1] has 3 output channels, which is not a multiple of groups 2
+ge.graph @conv_groups {
+  %x = ge.data 0 "x" : !ge.tensor<[1, 2, 4, 4], f32>
+  %w = ge.data 1 "w" : !ge.tensor<[3, 1, 1, 1], f32>
+  %y = ge.conv2d %x, %w strides [1, 1] pads [0, 0, 0, 0] dilations [1, 1] groups 2 : (!ge.tensor<[1, 2, 4, 4], f32>, !ge.tensor<[3, 1, 1, 1], f32>) -> !ge.tensor<[1, 3, 4, 4], f32>
+  ge.output %y : !ge.tensor<[1, 3, 4, 4], f32>
+}
+// -----
+
+// Image ops read NCHW (or ND) tensors only.
+// CHECK: ge.conv2d: input format NHWC is not supported, expected NCHW or ND
+ge.graph @conv_nhwc {
+  %x = ge.data 0 "x" : !ge.tensor<[1, 4, 4, 3], f32, NHWC>
+  %w = ge.data 1 "w" : !ge.tensor<[2, 3, 1, 1], f32>
+  %y = ge.conv2d %x, %w strides [1, 1] pads [0, 0, 0, 0] dilations [1, 1] groups 1 : (!ge.tensor<[1, 4, 4, 3], f32, NHWC>, !ge.tensor<[2, 3, 1, 1], f32>) -> !ge.tensor<[1, 2, 4, 3], f32, NHWC>
+  ge.output %y : !ge.tensor<[1, 2, 4, 3], f32, NHWC>
+}
+// -----
+
+// A stride of 0.
+// CHECK: ge.max_pool: strides must be >= 1, got [0, 1]
+ge.graph @pool_strides {
+  %x = ge.data 0 "x" : !ge.tensor<[1, 2, 4, 4], f32>
+  %y = ge.max_pool %x kernel [2, 2] strides [0, 1] pads [0, 0, 0, 0] dilations [1, 1] : !ge.tensor<[1, 2, 4, 4], f32> -> !ge.tensor<[1, 2, 3, 3], f32>
+  ge.output %y : !ge.tensor<[1, 2, 3, 3], f32>
+}
+// -----
+
+// Pool padding as large as the window.
+// CHECK: ge.avg_pool: pads [0, 0, 2, 0] must be smaller than the window extent 2
+ge.graph @pool_pads {
+  %x = ge.data 0 "x" : !ge.tensor<[1, 2, 4, 4], f32>
+  %y = ge.avg_pool %x kernel [2, 2] strides [1, 1] pads [0, 0, 2, 0] dilations [1, 1] : !ge.tensor<[1, 2, 4, 4], f32> -> !ge.tensor<[1, 2, 3, 5], f32>
+  ge.output %y : !ge.tensor<[1, 2, 3, 5], f32>
+}
+// -----
+
+// A declared pooling result that contradicts the window formula.
+// CHECK: ge.max_pool: result type !ge.tensor<[1, 2, 4, 4], f32> is incompatible with the inferred type !ge.tensor<[1, 2, 2, 2], f32>
+ge.graph @pool_wrong_result {
+  %x = ge.data 0 "x" : !ge.tensor<[1, 2, 4, 4], f32>
+  %y = ge.max_pool %x kernel [2, 2] strides [2, 2] pads [0, 0, 0, 0] dilations [1, 1] : !ge.tensor<[1, 2, 4, 4], f32> -> !ge.tensor<[1, 2, 4, 4], f32>
+  ge.output %y : !ge.tensor<[1, 2, 4, 4], f32>
+}
+// -----
+
+// A global pool of a matrix.
+// CHECK: ge.global_avg_pool: input must have rank >= 3, got [2, 3]
+ge.graph @global_pool_rank {
+  %x = ge.data 0 "x" : !ge.tensor<[2, 3], f32>
+  %y = ge.global_avg_pool %x : !ge.tensor<[2, 3], f32> -> !ge.tensor<[2, 3], f32>
+  ge.output %y : !ge.tensor<[2, 3], f32>
+}
+// -----
+
+// Batch-norm parameters of another channel count.
+// CHECK: ge.batch_norm: mean [4] must have one entry per channel of the input [1, 3, 2, 2]: 4 vs 3
+ge.graph @batch_norm_channels {
+  %x = ge.data 0 "x" : !ge.tensor<[1, 3, 2, 2], f32>
+  %p = ge.data 1 "p" : !ge.tensor<[3], f32>
+  %m = ge.data 2 "m" : !ge.tensor<[4], f32>
+  %y = ge.batch_norm %x, %p, %p, %m, %p epsilon 1.0e-05 : (!ge.tensor<[1, 3, 2, 2], f32>, !ge.tensor<[3], f32>, !ge.tensor<[3], f32>, !ge.tensor<[4], f32>, !ge.tensor<[3], f32>) -> !ge.tensor<[1, 3, 2, 2], f32>
+  ge.output %y : !ge.tensor<[1, 3, 2, 2], f32>
+}
+// -----
+
+// A layer-norm scale that does not fit the normalized dimensions.
+// CHECK: ge.layer_norm: scale [3] does not broadcast to the normalized dimensions [4]
+ge.graph @layer_norm_scale {
+  %x = ge.data 0 "x" : !ge.tensor<[2, 4], f32>
+  %s = ge.data 1 "s" : !ge.tensor<[3], f32>
+  %y = ge.layer_norm %x, %s axis -1 epsilon 1.0e-05 : (!ge.tensor<[2, 4], f32>, !ge.tensor<[3], f32>) -> !ge.tensor<[2, 4], f32>
+  ge.output %y : !ge.tensor<[2, 4], f32>
+}
+// -----
+
+// A softmax axis beyond the rank.
+// CHECK: ge.softmax: axis 2 is out of range for [2, 4] (valid: -2..1)
+ge.graph @softmax_axis {
+  %x = ge.data 0 "x" : !ge.tensor<[2, 4], f32>
+  %y = ge.softmax %x axis 2 : !ge.tensor<[2, 4], f32>
+  ge.output %y : !ge.tensor<[2, 4], f32>
+}
+// -----
+
+// A perm that repeats a dimension.
+// CHECK: ge.transpose: perm [0, 0] is not a permutation of the 2 dimensions of [2, 4]
+ge.graph @transpose_perm {
+  %x = ge.data 0 "x" : !ge.tensor<[2, 4], f32>
+  %y = ge.transpose %x perm [0, 0] : !ge.tensor<[2, 4], f32> -> !ge.tensor<[2, 2], f32>
+  ge.output %y : !ge.tensor<[2, 2], f32>
+}
+// -----
+
+// Concat operands that disagree off the axis.
+// CHECK: ge.concat: operand 1 [3, 2] differs from [2, 4] in dimension 0: 2 vs 3
+ge.graph @concat_dims {
+  %x = ge.data 0 "x" : !ge.tensor<[2, 4], f32>
+  %y = ge.data 1 "y" : !ge.tensor<[3, 2], f32>
+  %z = ge.concat %x, %y axis 1 : (!ge.tensor<[2, 4], f32>, !ge.tensor<[3, 2], f32>) -> !ge.tensor<[2, 6], f32>
+  ge.output %z : !ge.tensor<[2, 6], f32>
+}
+// -----
+
+// Split sizes that do not add up to the dimension.
+// CHECK: ge.split: sizes [1, 2] sum to 3 but dimension 1 of [2, 4] is 4
+ge.graph @split_sum {
+  %x = ge.data 0 "x" : !ge.tensor<[2, 4], f32>
+  %a, %b = ge.split %x axis 1 sizes [1, 2] : !ge.tensor<[2, 4], f32> -> !ge.tensor<[2, 1], f32>, !ge.tensor<[2, 2], f32>
+  ge.output %a : !ge.tensor<[2, 1], f32>
+}
+// -----
+
+// A split declaring fewer results than it has sizes.
+// CHECK: ge.split: 1 results declared, 2 inferred
+ge.graph @split_results {
+  %x = ge.data 0 "x" : !ge.tensor<[2, 4], f32>
+  %a = ge.split %x axis 1 sizes [1, 3] : !ge.tensor<[2, 4], f32> -> !ge.tensor<[2, 1], f32>
+  ge.output %a : !ge.tensor<[2, 1], f32>
+}
+// -----
+
+// A slice step of 0.
+// CHECK: ge.slice: steps must not be 0, got [0]
+ge.graph @slice_step {
+  %x = ge.data 0 "x" : !ge.tensor<[4], f32>
+  %y = ge.slice %x starts [0] ends [4] axes [0] steps [0] : !ge.tensor<[4], f32> -> !ge.tensor<[4], f32>
+  ge.output %y : !ge.tensor<[4], f32>
+}
+// -----
+
+// Slice parameter lists of different lengths.
+// CHECK: ge.slice: starts [0, 1] and ends [4] differ in length
+ge.graph @slice_lengths {
+  %x = ge.data 0 "x" : !ge.tensor<[4, 4], f32>
+  %y = ge.slice %x starts [0, 1] ends [4] axes [0, 1] steps [1, 1] : !ge.tensor<[4, 4], f32> -> !ge.tensor<[4, 3], f32>
+  ge.output %y : !ge.tensor<[4, 3], f32>
+}
+// -----
+
+// Float indices.
+// CHECK: ge.gather: indices must have element type i32 or i64, got f32
+ge.graph @gather_indices {
+  %x = ge.data 0 "x" : !ge.tensor<[4, 4], f32>
+  %i = ge.data 1 "i" : !ge.tensor<[2], f32>
+  %y = ge.gather %x, %i axis 0 : (!ge.tensor<[4, 4], f32>, !ge.tensor<[2], f32>) -> !ge.tensor<[2, 4], f32>
+  ge.output %y : !ge.tensor<[2, 4], f32>
+}
+// -----
+
+// Squeezing a dimension that is never 1.
+// CHECK: ge.squeeze: dimension 0 of [2:4, 3] is 2:4, not 1
+ge.graph @squeeze_not_one {
+  %x = ge.data 0 "x" : !ge.tensor<[2:4, 3], f32>
+  %y = ge.squeeze %x axes [0] : !ge.tensor<[2:4, 3], f32> -> !ge.tensor<[3], f32>
+  ge.output %y : !ge.tensor<[3], f32>
+}
+// -----
+
+// Unsqueeze axes naming one position twice.
+// CHECK: ge.unsqueeze: axes [1, -2] name axis 1 more than once
+ge.graph @unsqueeze_repeated {
+  %x = ge.data 0 "x" : !ge.tensor<[3], f32>
+  %y = ge.unsqueeze %x axes [1, -2] : !ge.tensor<[3], f32> -> !ge.tensor<[3, 1, 1], f32>
+  ge.output %y : !ge.tensor<[3, 1, 1], f32>
+}
+// -----
+
+// Negative pads cropping more than the dimension holds.
+// CHECK: ge.pad: pads [0, -3, 0, -2] crop 5 elements from dimension 1 of [2, 4], which has at most 4
+ge.graph @pad_crop {
+  %x = ge.data 0 "x" : !ge.tensor<[2, 4], f32>
+  %y = ge.pad %x pads [0, -3, 0, -2] mode "constant" value 0.0 : !ge.tensor<[2, 4], f32> -> !ge.tensor<[2, 0], f32>
+  ge.output %y : !ge.tensor<[2, 0], f32>
+}
+// -----
+
+// An unknown pad mode.
+// CHECK: ge.pad: mode must be one of constant, reflect, edge, got 'wrap'
+ge.graph @pad_mode {
+  %x = ge.data 0 "x" : !ge.tensor<[2, 4], f32>
+  %y = ge.pad %x pads [0, 0, 0, 0] mode "wrap" value 0.0 : !ge.tensor<[2, 4], f32> -> !ge.tensor<[2, 4], f32>
+  ge.output %y : !ge.tensor<[2, 4], f32>
+}
+// -----
+
+// A flatten axis beyond the rank.
+// CHECK: ge.flatten: axis 3 is out of range for [2, 4] (valid: -2..2)
+ge.graph @flatten_axis {
+  %x = ge.data 0 "x" : !ge.tensor<[2, 4], f32>
+  %y = ge.flatten %x axis 3 : !ge.tensor<[2, 4], f32> -> !ge.tensor<[8, 1], f32>
+  ge.output %y : !ge.tensor<[8, 1], f32>
+}
+// -----
+
+// Reduction axes naming one axis twice.
+// CHECK: ge.reduce_sum: axes [0, -2] name axis 0 more than once
+ge.graph @reduce_axes {
+  %x = ge.data 0 "x" : !ge.tensor<[2, 4], f32>
+  %y = ge.reduce_sum %x axes [0, -2] : !ge.tensor<[2, 4], f32> -> !ge.tensor<[4], f32>
+  ge.output %y : !ge.tensor<[4], f32>
+}
+// -----
+
+// A cast to a type GE tensors cannot hold.
+// CHECK: ge.cast: target index is not a GE data type
+ge.graph @cast_target {
+  %x = ge.data 0 "x" : !ge.tensor<[2], f32>
+  %y = ge.cast %x to index : !ge.tensor<[2], f32> -> !ge.tensor<[2], i64>
+  ge.output %y : !ge.tensor<[2], i64>
+}
+// -----
+
+// A resize given both a size property and a size operand.
+// CHECK: ge.resize_bilinear: give the output size either as the size property or as a size operand (exactly one)
+ge.graph @resize_two_sizes {
+  %x = ge.data 0 "x" : !ge.tensor<[1, 3, 4, 4], f32>
+  %hw = ge.data 1 "hw" : !ge.tensor<[2], i32>
+  %y = ge.resize_bilinear %x, %hw size [8, 8] : (!ge.tensor<[1, 3, 4, 4], f32>, !ge.tensor<[2], i32>) -> !ge.tensor<[1, 3, 8, 8], f32>
+  ge.output %y : !ge.tensor<[1, 3, 8, 8], f32>
+}
+// -----
+
+// A size operand that is not a pair.
+// CHECK: ge.resize_bilinear: size operand must have shape [2], got [3]
+ge.graph @resize_size_shape {
+  %x = ge.data 0 "x" : !ge.tensor<[1, 3, 4, 4], f32>
+  %hw = ge.data 1 "hw" : !ge.tensor<[3], i64>
+  %y = ge.resize_bilinear %x, %hw : (!ge.tensor<[1, 3, 4, 4], f32>, !ge.tensor<[3], i64>) -> !ge.tensor<[1, 3, -1, -1], f32>
+  ge.output %y : !ge.tensor<[1, 3, -1, -1], f32>
+}
+// -----
+
+// Two coordinate conventions at once.
+// CHECK: ge.resize_bilinear: align_corners and half_pixel_centers exclude each other
+ge.graph @resize_coordinates {
+  %x = ge.data 0 "x" : !ge.tensor<[1, 3, 4, 4], f32>
+  %y = ge.resize_bilinear %x size [8, 8] align_corners half_pixel_centers : (!ge.tensor<[1, 3, 4, 4], f32>) -> !ge.tensor<[1, 3, 8, 8], f32>
+  ge.output %y : !ge.tensor<[1, 3, 8, 8], f32>
+}
+// -----
+
+// A variable without a name.
+// CHECK: ge.variable: the variable name must not be empty
+ge.graph @variable_name {
+  %w = ge.variable "" dense<[1.0]> : tensor<1xf32>
+  ge.output %w : !ge.tensor<[1], f32>
+}

@@ -98,3 +98,213 @@ ge.graph @reshape {
   %cube = ge.reshape %flat to [4, 3, 2] : !ge.tensor<[2, 12], f32> -> !ge.tensor<[4, 3, 2], f32>
   ge.output %cube : !ge.tensor<[4, 3, 2], f32>
 }
+
+
+// Element-wise ops: identity of any type, float math, binary ops with broadcasting.
+// CHECK-LABEL: ge.graph @math {
+// CHECK-NEXT:    %x = ge.data 0 "x" : !ge.tensor<[-1, 3], f32>
+// CHECK-NEXT:    %y = ge.data 1 "y" : !ge.tensor<[3], f32>
+// CHECK-NEXT:    %n = ge.data 2 "n" : !ge.tensor<[2, 3], i32>
+// CHECK-NEXT:    %same = ge.identity %n : !ge.tensor<[2, 3], i32>
+// CHECK-NEXT:    %quotient = ge.div %x, %y : (!ge.tensor<[-1, 3], f32>, !ge.tensor<[3], f32>) -> !ge.tensor<[-1, 3], f32>
+// CHECK-NEXT:    %power = ge.pow %x, %y : (!ge.tensor<[-1, 3], f32>, !ge.tensor<[3], f32>) -> !ge.tensor<[-1, 3], f32>
+// CHECK-NEXT:    %larger = ge.maximum %x, %y : (!ge.tensor<[-1, 3], f32>, !ge.tensor<[3], f32>) -> !ge.tensor<[-1, 3], f32>
+// CHECK-NEXT:    %smaller = ge.minimum %x, %y : (!ge.tensor<[-1, 3], f32>, !ge.tensor<[3], f32>) -> !ge.tensor<[-1, 3], f32>
+// CHECK-NEXT:    %root = ge.sqrt %x : !ge.tensor<[-1, 3], f32>
+// CHECK-NEXT:    %e = ge.exp %x : !ge.tensor<[-1, 3], f32>
+// CHECK-NEXT:    %ln = ge.log %x : !ge.tensor<[-1, 3], f32>
+// CHECK-NEXT:    %th = ge.tanh %x : !ge.tensor<[-1, 3], f32>
+// CHECK-NEXT:    %sig = ge.sigmoid %x : !ge.tensor<[-1, 3], f32>
+// CHECK-NEXT:    %er = ge.erf %x : !ge.tensor<[-1, 3], f32>
+// CHECK-NEXT:    %exact = ge.gelu %x : !ge.tensor<[-1, 3], f32>
+// CHECK-NEXT:    %fast = ge.gelu %x approximate "tanh" : !ge.tensor<[-1, 3], f32>
+// CHECK-NEXT:    ge.output %same, %quotient, %power, %larger, %smaller, %root, %e, %ln, %th, %sig, %er, %exact, %fast : !ge.tensor<[2, 3], i32>, !ge.tensor<[-1, 3], f32>, !ge.tensor<[-1, 3], f32>, !ge.tensor<[-1, 3], f32>, !ge.tensor<[-1, 3], f32>, !ge.tensor<[-1, 3], f32>, !ge.tensor<[-1, 3], f32>, !ge.tensor<[-1, 3], f32>, !ge.tensor<[-1, 3], f32>, !ge.tensor<[-1, 3], f32>, !ge.tensor<[-1, 3], f32>, !ge.tensor<[-1, 3], f32>, !ge.tensor<[-1, 3], f32>
+// CHECK-NEXT:  }
+ge.graph @math {
+  %x = ge.data 0 "x" : !ge.tensor<[-1, 3], f32>
+  %y = ge.data 1 "y" : !ge.tensor<[3], f32>
+  %n = ge.data 2 "n" : !ge.tensor<[2, 3], i32>
+  %same = ge.identity %n : !ge.tensor<[2, 3], i32>
+  %quotient = ge.div %x, %y : (!ge.tensor<[-1, 3], f32>, !ge.tensor<[3], f32>) -> !ge.tensor<[-1, 3], f32>
+  %power = ge.pow %x, %y : (!ge.tensor<[-1, 3], f32>, !ge.tensor<[3], f32>) -> !ge.tensor<[-1, 3], f32>
+  %larger = ge.maximum %x, %y : (!ge.tensor<[-1, 3], f32>, !ge.tensor<[3], f32>) -> !ge.tensor<[-1, 3], f32>
+  %smaller = ge.minimum %x, %y : (!ge.tensor<[-1, 3], f32>, !ge.tensor<[3], f32>) -> !ge.tensor<[-1, 3], f32>
+  %root = ge.sqrt %x : !ge.tensor<[-1, 3], f32>
+  %e = ge.exp %x : !ge.tensor<[-1, 3], f32>
+  %ln = ge.log %x : !ge.tensor<[-1, 3], f32>
+  %th = ge.tanh %x : !ge.tensor<[-1, 3], f32>
+  %sig = ge.sigmoid %x : !ge.tensor<[-1, 3], f32>
+  %er = ge.erf %x : !ge.tensor<[-1, 3], f32>
+  %exact = ge.gelu %x : !ge.tensor<[-1, 3], f32>
+  %fast = ge.gelu %x approximate "tanh" : !ge.tensor<[-1, 3], f32>
+  ge.output %same, %quotient, %power, %larger, %smaller, %root, %e, %ln, %th, %sig, %er, %exact, %fast : !ge.tensor<[2, 3], i32>, !ge.tensor<[-1, 3], f32>, !ge.tensor<[-1, 3], f32>, !ge.tensor<[-1, 3], f32>, !ge.tensor<[-1, 3], f32>, !ge.tensor<[-1, 3], f32>, !ge.tensor<[-1, 3], f32>, !ge.tensor<[-1, 3], f32>, !ge.tensor<[-1, 3], f32>, !ge.tensor<[-1, 3], f32>, !ge.tensor<[-1, 3], f32>, !ge.tensor<[-1, 3], f32>, !ge.tensor<[-1, 3], f32>
+}
+
+// A variable is a named constant; its value prints like ge.const's.
+// CHECK-LABEL: ge.graph @variable {
+// CHECK-NEXT:    %w = ge.variable "fc.weight" dense<[1.500000e+00, -2.000000e+00]> : tensor<2xf32> {name = "w"}
+// CHECK-NEXT:    ge.output %w : !ge.tensor<[2], f32>
+// CHECK-NEXT:  }
+ge.graph @variable {
+  %w = ge.variable "fc.weight" dense<[1.5, -2.0]> : tensor<2xf32> {name = "w"}
+  ge.output %w : !ge.tensor<[2], f32>
+}
+
+// Batched products with adjoints and broadcast batch ranges; gemm with and without c.
+// CHECK-LABEL: ge.graph @products {
+// CHECK-NEXT:    %a = ge.data 0 "a" : !ge.tensor<[1:3, 4, 8], f32>
+// CHECK-NEXT:    %b = ge.data 1 "b" : !ge.tensor<[2:5, 5, 8], f32>
+// CHECK-NEXT:    %m = ge.data 2 "m" : !ge.tensor<[4, -1], f32>
+// CHECK-NEXT:    %w = ge.data 3 "w" : !ge.tensor<[8, 4], f32>
+// CHECK-NEXT:    %c = ge.data 4 "c" : !ge.tensor<[8], f32>
+// CHECK-NEXT:    %batched = ge.batch_matmul %a, %b adj_y : (!ge.tensor<[1:3, 4, 8], f32>, !ge.tensor<[2:5, 5, 8], f32>) -> !ge.tensor<[2:5, 4, 5], f32>
+// CHECK-NEXT:    %both = ge.batch_matmul %a, %a adj_x : (!ge.tensor<[1:3, 4, 8], f32>, !ge.tensor<[1:3, 4, 8], f32>) -> !ge.tensor<[1:3, 8, 8], f32>
+// CHECK-NEXT:    %dense = ge.gemm %m, %w, %c alpha 1.000000e+00 beta 5.000000e-01 trans_a trans_b : (!ge.tensor<[4, -1], f32>, !ge.tensor<[8, 4], f32>, !ge.tensor<[8], f32>) -> !ge.tensor<[-1, 8], f32>
+// CHECK-NEXT:    %plain = ge.gemm %w, %m alpha 2.000000e+00 beta 1.000000e+00 : (!ge.tensor<[8, 4], f32>, !ge.tensor<[4, -1], f32>) -> !ge.tensor<[8, -1], f32>
+// CHECK-NEXT:    ge.output %batched, %both, %dense, %plain : !ge.tensor<[2:5, 4, 5], f32>, !ge.tensor<[1:3, 8, 8], f32>, !ge.tensor<[-1, 8], f32>, !ge.tensor<[8, -1], f32>
+// CHECK-NEXT:  }
+ge.graph @products {
+  %a = ge.data 0 "a" : !ge.tensor<[1:3, 4, 8], f32>
+  %b = ge.data 1 "b" : !ge.tensor<[2:5, 5, 8], f32>
+  %m = ge.data 2 "m" : !ge.tensor<[4, -1], f32>
+  %w = ge.data 3 "w" : !ge.tensor<[8, 4], f32>
+  %c = ge.data 4 "c" : !ge.tensor<[8], f32>
+  %batched = ge.batch_matmul %a, %b adj_y : (!ge.tensor<[1:3, 4, 8], f32>, !ge.tensor<[2:5, 5, 8], f32>) -> !ge.tensor<[2:5, 4, 5], f32>
+  %both = ge.batch_matmul %a, %a adj_x : (!ge.tensor<[1:3, 4, 8], f32>, !ge.tensor<[1:3, 4, 8], f32>) -> !ge.tensor<[1:3, 8, 8], f32>
+  %dense = ge.gemm %m, %w, %c alpha 1.000000e+00 beta 5.000000e-01 trans_a trans_b : (!ge.tensor<[4, -1], f32>, !ge.tensor<[8, 4], f32>, !ge.tensor<[8], f32>) -> !ge.tensor<[-1, 8], f32>
+  %plain = ge.gemm %w, %m alpha 2.000000e+00 beta 1.000000e+00 : (!ge.tensor<[8, 4], f32>, !ge.tensor<[4, -1], f32>) -> !ge.tensor<[8, -1], f32>
+  ge.output %batched, %both, %dense, %plain : !ge.tensor<[2:5, 4, 5], f32>, !ge.tensor<[1:3, 8, 8], f32>, !ge.tensor<[-1, 8], f32>, !ge.tensor<[8, -1], f32>
+}
+
+// Convolution and pooling compute output ranges on both ends of the input ranges.
+// CHECK-LABEL: ge.graph @windows {
+// CHECK-NEXT:    %x = ge.data 0 "x" : !ge.tensor<[-1, 4, 1:1728, 8:64], f32, NCHW>
+// CHECK-NEXT:    %w = ge.data 1 "w" : !ge.tensor<[6, 2, 3, 3], f32>
+// CHECK-NEXT:    %b = ge.data 2 "b" : !ge.tensor<[6], f32>
+// CHECK-NEXT:    %conv = ge.conv2d %x, %w, %b strides [2, 1] pads [1, 1, 0, 0] dilations [1, 2] groups 2 : (!ge.tensor<[-1, 4, 1:1728, 8:64], f32, NCHW>, !ge.tensor<[6, 2, 3, 3], f32>, !ge.tensor<[6], f32>) -> !ge.tensor<[-1, 6, 1:864, 4:60], f32, NCHW>
+// CHECK-NEXT:    %max = ge.max_pool %conv kernel [2, 2] strides [2, 2] pads [0, 0, 0, 0] dilations [1, 1] ceil_mode : !ge.tensor<[-1, 6, 1:864, 4:60], f32, NCHW> -> !ge.tensor<[-1, 6, 1:432, 2:30], f32, NCHW>
+// CHECK-NEXT:    %avg = ge.avg_pool %max kernel [3, 3] strides [1, 1] pads [1, 1, 1, 1] dilations [1, 1] count_include_pad : !ge.tensor<[-1, 6, 1:432, 2:30], f32, NCHW> -> !ge.tensor<[-1, 6, 1:432, 2:30], f32, NCHW>
+// CHECK-NEXT:    %global = ge.global_avg_pool %avg : !ge.tensor<[-1, 6, 1:432, 2:30], f32, NCHW> -> !ge.tensor<[-1, 6, 1, 1], f32, NCHW>
+// CHECK-NEXT:    ge.output %global : !ge.tensor<[-1, 6, 1, 1], f32, NCHW>
+// CHECK-NEXT:  }
+// GENERIC-LABEL: "ge.graph"() <{sym_name = "windows"}> ({
+// GENERIC:         %conv = "ge.conv2d"(%x, %w, %b) <{strides = array<i64: 2, 1>, pads = array<i64: 1, 1, 0, 0>, dilations = array<i64: 1, 2>, groups = 2 : i64}> : (!ge.tensor<[-1, 4, 1:1728, 8:64], f32, NCHW>, !ge.tensor<[6, 2, 3, 3], f32>, !ge.tensor<[6], f32>) -> !ge.tensor<[-1, 6, 1:864, 4:60], f32, NCHW>
+// GENERIC:         %max = "ge.max_pool"(%conv) <{kernel = array<i64: 2, 2>, strides = array<i64: 2, 2>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>, ceil_mode}> : (!ge.tensor<[-1, 6, 1:864, 4:60], f32, NCHW>) -> !ge.tensor<[-1, 6, 1:432, 2:30], f32, NCHW>
+ge.graph @windows {
+  %x = ge.data 0 "x" : !ge.tensor<[-1, 4, 1:1728, 8:64], f32, NCHW>
+  %w = ge.data 1 "w" : !ge.tensor<[6, 2, 3, 3], f32>
+  %b = ge.data 2 "b" : !ge.tensor<[6], f32>
+  %conv = ge.conv2d %x, %w, %b strides [2, 1] pads [1, 1, 0, 0] dilations [1, 2] groups 2 : (!ge.tensor<[-1, 4, 1:1728, 8:64], f32, NCHW>, !ge.tensor<[6, 2, 3, 3], f32>, !ge.tensor<[6], f32>) -> !ge.tensor<[-1, 6, 1:864, 4:60], f32, NCHW>
+  %max = ge.max_pool %conv kernel [2, 2] strides [2, 2] pads [0, 0, 0, 0] dilations [1, 1] ceil_mode : !ge.tensor<[-1, 6, 1:864, 4:60], f32, NCHW> -> !ge.tensor<[-1, 6, 1:432, 2:30], f32, NCHW>
+  %avg = ge.avg_pool %max kernel [3, 3] strides [1, 1] pads [1, 1, 1, 1] dilations [1, 1] count_include_pad : !ge.tensor<[-1, 6, 1:432, 2:30], f32, NCHW> -> !ge.tensor<[-1, 6, 1:432, 2:30], f32, NCHW>
+  %global = ge.global_avg_pool %avg : !ge.tensor<[-1, 6, 1:432, 2:30], f32, NCHW> -> !ge.tensor<[-1, 6, 1, 1], f32, NCHW>
+  ge.output %global : !ge.tensor<[-1, 6, 1, 1], f32, NCHW>
+}
+
+// Batch, layer and softmax normalization keep their input's type.
+// CHECK-LABEL: ge.graph @normalization {
+// CHECK-NEXT:    %x = ge.data 0 "x" : !ge.tensor<[-1, 8, 4, 4], f32>
+// CHECK-NEXT:    %p = ge.data 1 "p" : !ge.tensor<[8], f32>
+// CHECK-NEXT:    %s = ge.data 2 "s" : !ge.tensor<[4, 4], f32>
+// CHECK-NEXT:    %bn = ge.batch_norm %x, %p, %p, %p, %p epsilon 1.000000e-03 : (!ge.tensor<[-1, 8, 4, 4], f32>, !ge.tensor<[8], f32>, !ge.tensor<[8], f32>, !ge.tensor<[8], f32>, !ge.tensor<[8], f32>) -> !ge.tensor<[-1, 8, 4, 4], f32>
+// CHECK-NEXT:    %ln = ge.layer_norm %bn, %s axis 2 epsilon 1.000000e-05 : (!ge.tensor<[-1, 8, 4, 4], f32>, !ge.tensor<[4, 4], f32>) -> !ge.tensor<[-1, 8, 4, 4], f32>
+// CHECK-NEXT:    %lnb = ge.layer_norm %ln, %s, %s axis -2 epsilon 1.000000e-05 : (!ge.tensor<[-1, 8, 4, 4], f32>, !ge.tensor<[4, 4], f32>, !ge.tensor<[4, 4], f32>) -> !ge.tensor<[-1, 8, 4, 4], f32>
+// CHECK-NEXT:    %sm = ge.softmax %lnb axis 1 : !ge.tensor<[-1, 8, 4, 4], f32>
+// CHECK-NEXT:    ge.output %sm : !ge.tensor<[-1, 8, 4, 4], f32>
+// CHECK-NEXT:  }
+ge.graph @normalization {
+  %x = ge.data 0 "x" : !ge.tensor<[-1, 8, 4, 4], f32>
+  %p = ge.data 1 "p" : !ge.tensor<[8], f32>
+  %s = ge.data 2 "s" : !ge.tensor<[4, 4], f32>
+  %bn = ge.batch_norm %x, %p, %p, %p, %p epsilon 1.000000e-03 : (!ge.tensor<[-1, 8, 4, 4], f32>, !ge.tensor<[8], f32>, !ge.tensor<[8], f32>, !ge.tensor<[8], f32>, !ge.tensor<[8], f32>) -> !ge.tensor<[-1, 8, 4, 4], f32>
+  %ln = ge.layer_norm %bn, %s axis 2 epsilon 1.000000e-05 : (!ge.tensor<[-1, 8, 4, 4], f32>, !ge.tensor<[4, 4], f32>) -> !ge.tensor<[-1, 8, 4, 4], f32>
+  %lnb = ge.layer_norm %ln, %s, %s axis -2 epsilon 1.000000e-05 : (!ge.tensor<[-1, 8, 4, 4], f32>, !ge.tensor<[4, 4], f32>, !ge.tensor<[4, 4], f32>) -> !ge.tensor<[-1, 8, 4, 4], f32>
+  %sm = ge.softmax %lnb axis 1 : !ge.tensor<[-1, 8, 4, 4], f32>
+  ge.output %sm : !ge.tensor<[-1, 8, 4, 4], f32>
+}
+
+// Data movement: transpose, concat sums, split, slice over ranges, gather, (un)squeeze, pad, flatten.
+// CHECK-LABEL: ge.graph @data_movement {
+// CHECK-NEXT:    %x = ge.data 0 "x" : !ge.tensor<[2, 1:10, 4], f32>
+// CHECK-NEXT:    %i = ge.data 1 "i" : !ge.tensor<[-1], i64>
+// CHECK-NEXT:    %t = ge.transpose %x perm [2, 0, 1] : !ge.tensor<[2, 1:10, 4], f32> -> !ge.tensor<[4, 2, 1:10], f32>
+// CHECK-NEXT:    %cat = ge.concat %x, %x axis 1 : (!ge.tensor<[2, 1:10, 4], f32>, !ge.tensor<[2, 1:10, 4], f32>) -> !ge.tensor<[2, 2:20, 4], f32>
+// CHECK-NEXT:    %head, %tail = ge.split %x axis 2 sizes [1, -1] : !ge.tensor<[2, 1:10, 4], f32> -> !ge.tensor<[2, 1:10, 1], f32>, !ge.tensor<[2, 1:10, 3], f32>
+// CHECK-NEXT:    %s = ge.slice %x starts [1, -1] ends [-1, -9223372036854775808] axes [1, 2] steps [1, -2] : !ge.tensor<[2, 1:10, 4], f32> -> !ge.tensor<[2, 0:8, 2], f32>
+// CHECK-NEXT:    %g = ge.gather %x, %i axis 1 : (!ge.tensor<[2, 1:10, 4], f32>, !ge.tensor<[-1], i64>) -> !ge.tensor<[2, -1, 4], f32>
+// CHECK-NEXT:    %sq = ge.squeeze %head axes [-1] : !ge.tensor<[2, 1:10, 1], f32> -> !ge.tensor<[2, 1:10], f32>
+// CHECK-NEXT:    %un = ge.unsqueeze %sq axes [0, 3] : !ge.tensor<[2, 1:10], f32> -> !ge.tensor<[1, 2, 1:10, 1], f32>
+// CHECK-NEXT:    %p = ge.pad %x pads [0, 1, 0, 0, 2, -1] mode "constant" value 5.000000e-01 : !ge.tensor<[2, 1:10, 4], f32> -> !ge.tensor<[2, 4:13, 3], f32>
+// CHECK-NEXT:    %r = ge.pad %x pads [0, 0, 1, 0, 0, 1] mode "reflect" value 0.000000e+00 : !ge.tensor<[2, 1:10, 4], f32> -> !ge.tensor<[2, 1:10, 6], f32>
+// CHECK-NEXT:    %f = ge.flatten %x axis -1 : !ge.tensor<[2, 1:10, 4], f32> -> !ge.tensor<[2:20, 4], f32>
+// CHECK-NEXT:    ge.output %t, %cat, %tail, %s, %g, %un, %p, %r, %f : !ge.tensor<[4, 2, 1:10], f32>, !ge.tensor<[2, 2:20, 4], f32>, !ge.tensor<[2, 1:10, 3], f32>, !ge.tensor<[2, 0:8, 2], f32>, !ge.tensor<[2, -1, 4], f32>, !ge.tensor<[1, 2, 1:10, 1], f32>, !ge.tensor<[2, 4:13, 3], f32>, !ge.tensor<[2, 1:10, 6], f32>, !ge.tensor<[2:20, 4], f32>
+// CHECK-NEXT:  }
+// GENERIC-LABEL: "ge.graph"() <{sym_name = "data_movement"}> ({
+// GENERIC:         %head, %tail = "ge.split"(%x) <{axis = 2 : i64, sizes = array<i64: 1, -1>}> : (!ge.tensor<[2, 1:10, 4], f32>) -> (!ge.tensor<[2, 1:10, 1], f32>, !ge.tensor<[2, 1:10, 3], f32>)
+ge.graph @data_movement {
+  %x = ge.data 0 "x" : !ge.tensor<[2, 1:10, 4], f32>
+  %i = ge.data 1 "i" : !ge.tensor<[-1], i64>
+  %t = ge.transpose %x perm [2, 0, 1] : !ge.tensor<[2, 1:10, 4], f32> -> !ge.tensor<[4, 2, 1:10], f32>
+  %cat = ge.concat %x, %x axis 1 : (!ge.tensor<[2, 1:10, 4], f32>, !ge.tensor<[2, 1:10, 4], f32>) -> !ge.tensor<[2, 2:20, 4], f32>
+  %head, %tail = ge.split %x axis 2 sizes [1, -1] : !ge.tensor<[2, 1:10, 4], f32> -> !ge.tensor<[2, 1:10, 1], f32>, !ge.tensor<[2, 1:10, 3], f32>
+  %s = ge.slice %x starts [1, -1] ends [-1, -9223372036854775808] axes [1, 2] steps [1, -2] : !ge.tensor<[2, 1:10, 4], f32> -> !ge.tensor<[2, 0:8, 2], f32>
+  %g = ge.gather %x, %i axis 1 : (!ge.tensor<[2, 1:10, 4], f32>, !ge.tensor<[-1], i64>) -> !ge.tensor<[2, -1, 4], f32>
+  %sq = ge.squeeze %head axes [-1] : !ge.tensor<[2, 1:10, 1], f32> -> !ge.tensor<[2, 1:10], f32>
+  %un = ge.unsqueeze %sq axes [0, 3] : !ge.tensor<[2, 1:10], f32> -> !ge.tensor<[1, 2, 1:10, 1], f32>
+  %p = ge.pad %x pads [0, 1, 0, 0, 2, -1] mode "constant" value 5.000000e-01 : !ge.tensor<[2, 1:10, 4], f32> -> !ge.tensor<[2, 4:13, 3], f32>
+  %r = ge.pad %x pads [0, 0, 1, 0, 0, 1] mode "reflect" value 0.000000e+00 : !ge.tensor<[2, 1:10, 4], f32> -> !ge.tensor<[2, 1:10, 6], f32>
+  %f = ge.flatten %x axis -1 : !ge.tensor<[2, 1:10, 4], f32> -> !ge.tensor<[2:20, 4], f32>
+  ge.output %t, %cat, %tail, %s, %g, %un, %p, %r, %f : !ge.tensor<[4, 2, 1:10], f32>, !ge.tensor<[2, 2:20, 4], f32>, !ge.tensor<[2, 1:10, 3], f32>, !ge.tensor<[2, 0:8, 2], f32>, !ge.tensor<[2, -1, 4], f32>, !ge.tensor<[1, 2, 1:10, 1], f32>, !ge.tensor<[2, 4:13, 3], f32>, !ge.tensor<[2, 1:10, 6], f32>, !ge.tensor<[2:20, 4], f32>
+}
+
+// Reductions, keeping or dropping the reduced dimensions (no axes: nothing reduced).
+// CHECK-LABEL: ge.graph @reductions {
+// CHECK-NEXT:    %x = ge.data 0 "x" : !ge.tensor<[-1, 8, 3], f32>
+// CHECK-NEXT:    %sum = ge.reduce_sum %x axes [1] keep_dims : !ge.tensor<[-1, 8, 3], f32> -> !ge.tensor<[-1, 1, 3], f32>
+// CHECK-NEXT:    %mean = ge.reduce_mean %x axes [0, -1] : !ge.tensor<[-1, 8, 3], f32> -> !ge.tensor<[8], f32>
+// CHECK-NEXT:    %max = ge.reduce_max %x axes [] : !ge.tensor<[-1, 8, 3], f32> -> !ge.tensor<[-1, 8, 3], f32>
+// CHECK-NEXT:    ge.output %sum, %mean, %max : !ge.tensor<[-1, 1, 3], f32>, !ge.tensor<[8], f32>, !ge.tensor<[-1, 8, 3], f32>
+// CHECK-NEXT:  }
+ge.graph @reductions {
+  %x = ge.data 0 "x" : !ge.tensor<[-1, 8, 3], f32>
+  %sum = ge.reduce_sum %x axes [1] keep_dims : !ge.tensor<[-1, 8, 3], f32> -> !ge.tensor<[-1, 1, 3], f32>
+  %mean = ge.reduce_mean %x axes [0, -1] : !ge.tensor<[-1, 8, 3], f32> -> !ge.tensor<[8], f32>
+  %max = ge.reduce_max %x axes [] : !ge.tensor<[-1, 8, 3], f32> -> !ge.tensor<[-1, 8, 3], f32>
+  ge.output %sum, %mean, %max : !ge.tensor<[-1, 1, 3], f32>, !ge.tensor<[8], f32>, !ge.tensor<[-1, 8, 3], f32>
+}
+
+// Cast changes the element type; shape gives the rank as a vector.
+// CHECK-LABEL: ge.graph @conversions {
+// CHECK-NEXT:    %x = ge.data 0 "x" : !ge.tensor<[-1, 1:8, 3], f32>
+// CHECK-NEXT:    %i = ge.cast %x to i32 : !ge.tensor<[-1, 1:8, 3], f32> -> !ge.tensor<[-1, 1:8, 3], i32>
+// CHECK-NEXT:    %b = ge.cast %i to i1 : !ge.tensor<[-1, 1:8, 3], i32> -> !ge.tensor<[-1, 1:8, 3], i1>
+// CHECK-NEXT:    %s = ge.shape %x : !ge.tensor<[-1, 1:8, 3], f32> -> !ge.tensor<[3], i64>
+// CHECK-NEXT:    ge.output %b, %s : !ge.tensor<[-1, 1:8, 3], i1>, !ge.tensor<[3], i64>
+// CHECK-NEXT:  }
+ge.graph @conversions {
+  %x = ge.data 0 "x" : !ge.tensor<[-1, 1:8, 3], f32>
+  %i = ge.cast %x to i32 : !ge.tensor<[-1, 1:8, 3], f32> -> !ge.tensor<[-1, 1:8, 3], i32>
+  %b = ge.cast %i to i1 : !ge.tensor<[-1, 1:8, 3], i32> -> !ge.tensor<[-1, 1:8, 3], i1>
+  %s = ge.shape %x : !ge.tensor<[-1, 1:8, 3], f32> -> !ge.tensor<[3], i64>
+  ge.output %b, %s : !ge.tensor<[-1, 1:8, 3], i1>, !ge.tensor<[3], i64>
+}
+
+// Bilinear resize to a size operand (unknown extents) or to a size property.
+// CHECK-LABEL: ge.graph @resize {
+// CHECK-NEXT:    %x = ge.data 0 "x" : !ge.tensor<[1, 3, 1:1728, 1:1728], f32, NCHW>
+// CHECK-NEXT:    %hw = ge.data 1 "hw" : !ge.tensor<[2], i32>
+// CHECK-NEXT:    %dynamic = ge.resize_bilinear %x, %hw align_corners : (!ge.tensor<[1, 3, 1:1728, 1:1728], f32, NCHW>, !ge.tensor<[2], i32>) -> !ge.tensor<[1, 3, -1, -1], f32, NCHW>
+// CHECK-NEXT:    %fixed = ge.resize_bilinear %x size [224, 320] half_pixel_centers : (!ge.tensor<[1, 3, 1:1728, 1:1728], f32, NCHW>) -> !ge.tensor<[1, 3, 224, 320], f32, NCHW>
+// CHECK-NEXT:    %plain = ge.resize_bilinear %fixed size [112, 160] : (!ge.tensor<[1, 3, 224, 320], f32, NCHW>) -> !ge.tensor<[1, 3, 112, 160], f32, NCHW>
+// CHECK-NEXT:    ge.output %dynamic, %plain : !ge.tensor<[1, 3, -1, -1], f32, NCHW>, !ge.tensor<[1, 3, 112, 160], f32, NCHW>
+// CHECK-NEXT:  }
+// GENERIC-LABEL: "ge.graph"() <{sym_name = "resize"}> ({
+// GENERIC:         %dynamic = "ge.resize_bilinear"(%x, %hw) <{align_corners}> : (!ge.tensor<[1, 3, 1:1728, 1:1728], f32, NCHW>, !ge.tensor<[2], i32>) -> !ge.tensor<[1, 3, -1, -1], f32, NCHW>
+ge.graph @resize {
+  %x = ge.data 0 "x" : !ge.tensor<[1, 3, 1:1728, 1:1728], f32, NCHW>
+  %hw = ge.data 1 "hw" : !ge.tensor<[2], i32>
+  %dynamic = ge.resize_bilinear %x, %hw align_corners : (!ge.tensor<[1, 3, 1:1728, 1:1728], f32, NCHW>, !ge.tensor<[2], i32>) -> !ge.tensor<[1, 3, -1, -1], f32, NCHW>
+  %fixed = ge.resize_bilinear %x size [224, 320] half_pixel_centers : (!ge.tensor<[1, 3, 1:1728, 1:1728], f32, NCHW>) -> !ge.tensor<[1, 3, 224, 320], f32, NCHW>
+  %plain = ge.resize_bilinear %fixed size [112, 160] : (!ge.tensor<[1, 3, 224, 320], f32, NCHW>) -> !ge.tensor<[1, 3, 112, 160], f32, NCHW>
+  ge.output %dynamic, %plain : !ge.tensor<[1, 3, -1, -1], f32, NCHW>, !ge.tensor<[1, 3, 112, 160], f32, NCHW>
+}

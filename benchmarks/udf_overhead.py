@@ -1,0 +1,128 @@
+"""Per-message cost of a UDF, by kind, against a bare Python call of the same function.
+
+The function is `out = a + b + 1` on two small int32 tensors, written four ways: a bare Python
+function (the baseline), a `@df.pyflow` decorator UDF, a `dfir.flow_func` Python project and a
+C++ project (both made by `dfir udf new`, offset 1). Each UDF runs in a one-node graph, through
+the runtime: a feeder thread feeds N transactions while the main thread fetches them, so the
+figure is wall time per message with the pipeline full. A second table times the UDF call layer
+alone (the project's `FuncSpec.run`, no scheduler), which is where the kinds differ.
+
+Run: python benchmarks/udf_overhead.py [--messages N] [--size ELEMENTS] [--smoke]
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+from typing import Callable
+
+import numpy as np
+
+import dfir
+import dfir.dataflow as df
+from dfir.dataflow import names
+from dfir.udf.scaffold import new_project
+
+
+def bare_add(a, b):
+    return a + b + 1
+
+
+@df.pyflow
+def pyflow_add(a, b):
+    return a + b + 1
+
+
+def project_graph(config: Path) -> df.FlowGraph:
+    a, b = df.FlowData(name="a"), df.FlowData(name="b")
+    pp = df.FuncProcessPoint(compile_config_path=str(config))
+    pp.set_init_param("offset", 1)
+    node = df.FlowNode(input_num=2, output_num=1, name="add")
+    node.add_process_point(pp)
+    return df.FlowGraph([node(a, b)])
+
+
+def graphs(folder: Path) -> dict[str, df.FlowGraph]:
+    """The one-node graph of each UDF kind (projects generated under `folder`)."""
+    new_project("py_add", "python", folder)
+    new_project("cpp_add", "cpp", folder)
+    a, b = df.FlowData(name="a"), df.FlowData(name="b")
+    return {"decorator UDF": df.FlowGraph([pyflow_add.fnode()(a, b)]),
+            "flow_func Python UDF": project_graph(folder / "py_add" / "py_add.json"),
+            "C++ UDF": project_graph(folder / "cpp_add" / "cpp_add.json")}
+
+
+def per_call(fn: Callable[[], object], count: int) -> float:
+    """Seconds per call of `fn`, the best of three rounds of `count` calls."""
+    best = float("inf")
+    for _ in range(3):
+        start = time.perf_counter()
+        for _ in range(count):
+            fn()
+        best = min(best, (time.perf_counter() - start) / count)
+    return best
+
+
+def through_runtime(graph: df.FlowGraph, a: np.ndarray, b: np.ndarray, count: int) -> float:
+    """Seconds per message through a loaded model, the best of three rounds of `count` messages."""
+    expected = (a + b + 1).tolist()
+    best = float("inf")
+    with dfir.load(dfir.compile(graph).om) as model:
+        for _ in range(3):
+            feeder = threading.Thread(target=lambda: [model.feed_data([a, b]) for _ in range(count)])
+            start = time.perf_counter()
+            feeder.start()
+            for _ in range(count):
+                outputs, _, ret = model.fetch_data(timeout=60000)
+                if ret != 0 or outputs[0].numpy().tolist() != expected:
+                    sys.exit(f"wrong result: ret={int(ret)} {getattr(ret, 'message', '')}")
+            feeder.join()
+            best = min(best, (time.perf_counter() - start) / count)
+    return best
+
+
+def call_layer(graph: df.FlowGraph, a: np.ndarray, b: np.ndarray, count: int) -> float:
+    """Seconds per call of the node's func as the scheduler would call it (no channels)."""
+    from dfir.lowering.om_schema import PartitionType
+    from dfir.runtime import host
+    from dfir.runtime.messages import Message, TransactionMeta
+    from dfir.runtime.om import read_om
+    import json
+    model = read_om(dfir.compile(graph).om).models[0]
+    plan = json.loads(bytes(model.partition(PartitionType.FLOW_MODEL).data))
+    nodes = host.build_nodes(plan, [p.data for p in model.partitions_of(PartitionType.UDF_PAYLOAD)], None,
+                             so_bins=[p.data for p in model.partitions_of(PartitionType.SO_BINS)])
+    run = nodes[0].funcs[0].run
+    inputs = [Message.tensor(TransactionMeta(1), a), Message.tensor(TransactionMeta(1), b)]
+    return per_call(lambda: list(run(inputs)), count)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--messages", type=int, default=2000, help="messages per round")
+    parser.add_argument("--size", type=int, default=16, help="int32 elements per input tensor")
+    parser.add_argument("--smoke", action="store_true", help="a few messages, for CI")
+    args = parser.parse_args()
+    count = 50 if args.smoke else args.messages
+    a = np.arange(args.size, dtype=np.int32)
+    b = np.ones(args.size, dtype=np.int32)
+    baseline = per_call(lambda: bare_add(a, b), count * 20)
+    with tempfile.TemporaryDirectory() as folder:
+        names.reset()
+        kinds = graphs(Path(folder))
+        rows = [(kind, call_layer(graph, a, b, count * 4), through_runtime(graph, a, b, count))
+                for kind, graph in kinds.items()]
+    print(f"{count} messages of 2 x int32[{args.size}], {os.cpu_count()} CPUs; "
+          f"bare Python call of the same function: {baseline * 1e6:.2f} us")
+    print(f"{'UDF kind':22} {'call layer us':>14} {'x bare':>8} {'runtime us/msg':>15} {'x bare':>8}")
+    for kind, layer, runtime in rows:
+        print(f"{kind:22} {layer * 1e6:14.2f} {layer / baseline:8.1f} {runtime * 1e6:15.1f} "
+              f"{runtime / baseline:8.1f}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,301 @@
+// Bindings of the C++ UDF host (runtime/native/udf_*): load a library, bind a node's funcs, call
+// them with the GIL released. Messages cross as tuples whose data are buffers, never copied:
+//
+//   (payload, msg_type, dtype, shape, data, ret_code, transaction_id, start_time, end_time,
+//    flow_flags, route_label, data_label)
+//
+// `payload` is 0 (tensor), 1 (raw bytes) or 2 (empty); `dtype` GE's data type number; `data` an
+// object with the buffer protocol (a contiguous numpy array going in, a `UdfBuffer` coming out),
+// or None for an empty message. runtime/udf_project.py is the Python side.
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "udf_context.h"
+#include "udf_error.h"
+#include "udf_instance.h"
+#include "udf_library.h"
+#include "udf_log.h"
+#include "udf_messages.h"
+#include "udf_params.h"
+
+namespace py = pybind11;
+
+namespace {
+
+using dfir::udf::Buffer;
+using dfir::udf::CallFacts;
+using dfir::udf::HostAttrValue;
+using dfir::udf::HostFlowMsg;
+using dfir::udf::HostMetaParams;
+using dfir::udf::ModelInvoker;
+using dfir::udf::MsgMeta;
+using dfir::udf::Payload;
+using dfir::udf::ProcResult;
+using dfir::udf::UdfError;
+using dfir::udf::UdfInstance;
+using dfir::udf::UdfLibrary;
+using FlowFunc::MsgType;
+using FlowFunc::TensorDataType;
+
+// The bytes of a message going out to Python: a 1-D uint8 buffer that keeps the message alive.
+struct UdfBuffer {
+  std::shared_ptr<HostFlowMsg> msg;
+};
+
+// Holds `source`'s buffer (released with the GIL) and points `buffer` at its bytes.
+void HoldBuffer(const py::object& source, Buffer& buffer) {
+  auto* view = new Py_buffer;
+  if (PyObject_GetBuffer(source.ptr(), view, PyBUF_ANY_CONTIGUOUS) != 0) {
+    delete view;
+    throw py::error_already_set();
+  }
+  buffer.data = static_cast<uint8_t*>(view->buf);
+  buffer.size = static_cast<uint64_t>(view->len);
+  buffer.owner = std::shared_ptr<void>(view, [](void* held) {
+    const py::gil_scoped_acquire gil;
+    PyBuffer_Release(static_cast<Py_buffer*>(held));
+    delete static_cast<Py_buffer*>(held);
+  });
+}
+
+MsgMeta MetaOf(const py::tuple& t, size_t first) {
+  MsgMeta meta;
+  meta.transaction_id = t[first].cast<uint64_t>();
+  meta.start_time = t[first + 1].cast<uint64_t>();
+  meta.end_time = t[first + 2].cast<uint64_t>();
+  meta.flow_flags = t[first + 3].cast<uint32_t>();
+  return meta;
+}
+
+std::shared_ptr<HostFlowMsg> MsgFromTuple(const py::tuple& t) {
+  if (t.size() != 12) throw UdfError("a UDF message tuple has " + std::to_string(t.size()) + " fields, expected 12");
+  const auto payload = static_cast<Payload>(t[0].cast<int32_t>());
+  const auto dtype = static_cast<TensorDataType>(t[2].cast<int32_t>());
+  const MsgMeta meta = MetaOf(t, 6);
+  Buffer buffer;
+  if (!t[4].is_none()) HoldBuffer(t[4], buffer);
+  std::shared_ptr<HostFlowMsg> msg;
+  if (payload == Payload::kTensor) {
+    if (dfir::udf::ElementSize(dtype) == 0) {
+      throw UdfError("data type " + std::to_string(static_cast<int32_t>(dtype)) + " cannot cross to a C++ UDF");
+    }
+    auto shape = t[3].cast<std::vector<int64_t>>();
+    uint64_t expected = dfir::udf::ElementSize(dtype);
+    for (const int64_t dim : shape) expected *= static_cast<uint64_t>(dim);
+    if (buffer.size != expected) {
+      throw UdfError("a tensor message holds " + std::to_string(buffer.size) + " bytes, its shape and type need " +
+                     std::to_string(expected));
+    }
+    msg = HostFlowMsg::Tensor(std::move(shape), dtype, std::move(buffer), meta);
+  } else if (payload == Payload::kRaw) {
+    msg = HostFlowMsg::Raw(std::move(buffer), meta);
+  } else {
+    msg = HostFlowMsg::Empty(static_cast<MsgType>(t[1].cast<uint16_t>()), meta);
+  }
+  msg->SetRetCode(t[5].cast<int32_t>());
+  msg->SetLabels(t[11].cast<uint32_t>(), t[10].cast<uint32_t>());
+  return msg;
+}
+
+py::tuple TupleFromMsg(const std::shared_ptr<HostFlowMsg>& msg) {
+  const MsgMeta& meta = msg->meta();
+  py::object data = py::none();
+  py::object shape = py::none();
+  int32_t dtype = -1;
+  if (msg->payload() != Payload::kEmpty) data = py::cast(UdfBuffer{msg});
+  if (msg->tensor() != nullptr) {
+    shape = py::cast(msg->tensor()->GetShape());
+    dtype = static_cast<int32_t>(msg->tensor()->GetDataType());
+  }
+  return py::make_tuple(static_cast<int32_t>(msg->payload()), static_cast<uint16_t>(msg->GetMsgType()), dtype, shape,
+                        data, msg->GetRetCode(), meta.transaction_id, meta.start_time, meta.end_time, meta.flow_flags,
+                        msg->route_label(), msg->data_label());
+}
+
+template <typename T>
+std::vector<T> ListOf(const py::handle& value) {
+  return value.cast<std::vector<T>>();
+}
+
+std::vector<TensorDataType> DtypeList(const py::handle& value) {
+  std::vector<TensorDataType> dtypes;
+  for (const int32_t code : ListOf<int32_t>(value)) dtypes.push_back(static_cast<TensorDataType>(code));
+  return dtypes;
+}
+
+// One init param from its plan type tag (dfir.udf.params) and value (a DType as its number).
+HostAttrValue::Value AttrFromPlan(const std::string& name, const std::string& tag, const py::handle& value) {
+  if (tag == "int") return value.cast<int64_t>();
+  if (tag == "float") return value.cast<float>();
+  if (tag == "bool") return value.cast<bool>();
+  if (tag == "str") return value.cast<std::string>();
+  if (tag == "dtype") return static_cast<TensorDataType>(value.cast<int32_t>());
+  if (tag == "list_int") return ListOf<int64_t>(value);
+  if (tag == "list_float") return ListOf<float>(value);
+  if (tag == "list_bool") return ListOf<bool>(value);
+  if (tag == "list_str") return ListOf<std::string>(value);
+  if (tag == "list_dtype") return DtypeList(value);
+  if (tag == "list_list_int") return value.cast<std::vector<std::vector<int64_t>>>();
+  if (tag == "list_empty") return dfir::udf::EmptyList{};
+  throw UdfError("init param '" + name + "' has type '" + tag + "', which a C++ UDF cannot read");
+}
+
+// Calls Python's `invoke(key, [(dtype, shape, array)], timeout) -> (ret, [(dtype, shape, array)],
+// problem)` with the GIL held. `invoke` is borrowed: the proc binding's caller keeps it alive.
+ModelInvoker InvokerOf(PyObject* invoke) {
+  return [invoke](const std::string& key, const std::vector<std::shared_ptr<HostFlowMsg>>& inputs, int32_t timeout,
+                  const MsgMeta& meta, std::vector<std::shared_ptr<HostFlowMsg>>& outputs,
+                  std::string& problem) -> int32_t {
+    const py::gil_scoped_acquire gil;
+    try {
+      py::list arrays;
+      for (const auto& msg : inputs) {
+        arrays.append(py::make_tuple(static_cast<int32_t>(msg->tensor()->GetDataType()), msg->tensor()->GetShape(),
+                                     UdfBuffer{msg}));
+      }
+      const auto result = py::reinterpret_borrow<py::object>(invoke)(key, arrays, timeout).cast<py::tuple>();
+      const auto ret = result[0].cast<int32_t>();
+      if (ret != FlowFunc::FLOW_FUNC_SUCCESS) {
+        problem = result[2].cast<std::string>();
+        return ret;
+      }
+      for (const auto& item : result[1]) {
+        const auto tensor = item.cast<py::tuple>();
+        Buffer buffer;
+        HoldBuffer(tensor[2], buffer);
+        outputs.push_back(HostFlowMsg::Tensor(tensor[1].cast<std::vector<int64_t>>(),
+                                              static_cast<TensorDataType>(tensor[0].cast<int32_t>()),
+                                              std::move(buffer), meta));
+      }
+      return ret;
+    } catch (py::error_already_set& error) {
+      problem = error.what();
+      return FlowFunc::FLOW_FUNC_FAILED;
+    } catch (const std::exception& error) {
+      problem = error.what();
+      return FlowFunc::FLOW_FUNC_FAILED;
+    }
+  };
+}
+
+std::shared_ptr<UdfInstance> CreateInstance(std::shared_ptr<UdfLibrary> library, const py::dict& facts,
+                                            const py::list& params, const std::vector<std::string>& funcs) {
+  dfir::udf::NodeFacts node;
+  node.name = facts["name"].cast<std::string>();
+  node.input_num = facts["input_num"].cast<size_t>();
+  node.output_num = facts["output_num"].cast<size_t>();
+  node.work_path = facts["work_path"].cast<std::string>();
+  node.device_id = facts["device_id"].cast<int32_t>();
+  node.instance_id = facts["instance_id"].cast<int32_t>();
+  node.instance_num = facts["instance_num"].cast<int32_t>();
+  std::map<std::string, std::shared_ptr<const HostAttrValue>> attrs;
+  for (const auto& item : params) {
+    const auto param = item.cast<py::tuple>();
+    const auto name = param[0].cast<std::string>();
+    attrs[name] = std::make_shared<const HostAttrValue>(AttrFromPlan(name, param[1].cast<std::string>(), param[2]));
+  }
+  auto meta_params = std::make_shared<HostMetaParams>(std::move(node), std::move(attrs));
+  return std::make_shared<UdfInstance>(std::move(library), std::move(meta_params), funcs);
+}
+
+py::tuple Proc(UdfInstance& instance, const std::string& func, size_t output_num, const py::list& inputs,
+               const py::tuple& meta, const py::bytes& user_data, const py::object& exception,
+               const py::object& invoke) {
+  std::vector<std::shared_ptr<HostFlowMsg>> messages;
+  for (const auto& item : inputs) messages.push_back(MsgFromTuple(item.cast<py::tuple>()));
+  CallFacts call;
+  call.meta = MetaOf(meta, 0);
+  call.user_data = user_data.cast<std::string>();
+  if (!exception.is_none()) {
+    const auto raised = exception.cast<py::tuple>();
+    call.has_exception = true;
+    call.exception_code = raised[0].cast<int32_t>();
+    call.exception_context = raised[1].cast<uint64_t>();
+  }
+  ProcResult result;
+  {
+    const py::gil_scoped_release release;
+    result = instance.Proc(func, output_num, messages, std::move(call), InvokerOf(invoke.ptr()));
+  }
+  py::list outputs;
+  for (const auto& output : result.outputs) outputs.append(py::make_tuple(output.index, TupleFromMsg(output.msg)));
+  py::object raised = py::none();
+  if (result.raised) raised = py::make_tuple(result.raised_code, result.raised_context);
+  return py::make_tuple(result.ret, outputs, result.problems, raised);
+}
+
+// Python's log handler, held for the life of the process (records may come from any thread).
+PyObject* g_log_handler = nullptr;
+
+void SetLogHandler(const py::object& handler) {
+  Py_XDECREF(g_log_handler);
+  g_log_handler = handler.is_none() ? nullptr : handler.inc_ref().ptr();
+  if (g_log_handler == nullptr) {
+    dfir::udf::SetLogHandler(nullptr);
+    return;
+  }
+  dfir::udf::SetLogHandler([](int32_t level, const dfir::udf::LogScope& scope, const std::string& text) {
+    if (!Py_IsInitialized()) return;
+    const py::gil_scoped_acquire gil;
+    if (g_log_handler == nullptr) return;
+    try {
+      py::reinterpret_borrow<py::object>(g_log_handler)(level, scope.node, scope.func, scope.instance, text);
+    } catch (py::error_already_set& error) {
+      error.discard_as_unraisable("dfir C++ UDF log handler");
+    }
+  });
+}
+
+}  // namespace
+
+void SetupUdfBindings(py::module_& m) {
+  py::class_<UdfBuffer>(m, "UdfBuffer", py::buffer_protocol(),
+                        "The bytes of a message a C++ UDF produced (1-D uint8, writable, not copied).")
+      .def_buffer([](UdfBuffer& held) {
+        const Buffer& buffer = held.msg->buffer();
+        return py::buffer_info(buffer.data, 1, py::format_descriptor<uint8_t>::format(), 1,
+                               {static_cast<py::ssize_t>(buffer.size)}, {1}, false);
+      });
+
+  py::class_<UdfLibrary, std::shared_ptr<UdfLibrary>>(m, "UdfLibrary", "A loaded C++ UDF library.")
+      .def_property_readonly("name", &UdfLibrary::name)
+      .def("funcs", &UdfLibrary::FuncNames, "The func names it registers, sorted.");
+
+  m.def(
+      "load_udf_library",
+      [](const py::buffer& data, const std::string& name) {
+        const py::buffer_info bytes = data.request();
+        const py::gil_scoped_release release;
+        return UdfLibrary::Load(static_cast<const uint8_t*>(bytes.ptr), static_cast<size_t>(bytes.size * bytes.itemsize),
+                                name);
+      },
+      py::arg("data"), py::arg("name"), "Load a C++ UDF library from its bytes; GeError when it cannot be used.");
+
+  py::class_<UdfInstance, std::shared_ptr<UdfInstance>>(m, "UdfInstance", "One node's objects of a C++ UDF library.")
+      .def(py::init(&CreateInstance), py::arg("library"), py::arg("facts"), py::arg("params"), py::arg("funcs"))
+      .def(
+          "init",
+          [](UdfInstance& instance) {
+            std::string problem;
+            int32_t ret = 0;
+            {
+              const py::gil_scoped_release release;
+              ret = instance.Init(problem);
+            }
+            return py::make_tuple(ret, problem);
+          },
+          "Init every object: (ret, why it failed).")
+      .def("proc", &Proc, py::arg("func"), py::arg("output_num"), py::arg("inputs"), py::arg("meta"),
+           py::arg("user_data"), py::arg("exception"), py::arg("invoke"),
+           "Run a func with the GIL released: (ret, [(index, message)], problems, (code, context) or None).");
+
+  m.def("set_udf_log_handler", &SetLogHandler, py::arg("handler"),
+        "handler(level, node, func, instance, text) receives C++ UDF log records (None: stderr).");
+}

@@ -1,0 +1,152 @@
+#include "arena.h"
+
+#include <cerrno>
+#include <new>
+
+namespace dfir::rt {
+namespace {
+
+constexpr uint32_t kBlockMagic = 0x4B4C4244;  // "DBLK"
+constexpr int kFallbackClasses = 4;
+
+// Holds a robust process-shared mutex; recovers it when its last holder died holding it.
+class ArenaLock {
+ public:
+  explicit ArenaLock(pthread_mutex_t* mutex) : mutex_(mutex) {
+    if (pthread_mutex_lock(mutex_) == EOWNERDEAD) pthread_mutex_consistent(mutex_);
+  }
+  ~ArenaLock() { pthread_mutex_unlock(mutex_); }
+  ArenaLock(const ArenaLock&) = delete;
+  ArenaLock& operator=(const ArenaLock&) = delete;
+
+ private:
+  pthread_mutex_t* mutex_;
+};
+
+}  // namespace
+
+int SizeClassOf(uint64_t size) {
+  if (size <= kMinBlockBytes) return 0;
+  int exponent = 63 - __builtin_clzll(size - 1);  // 2^exponent < size <= 2^(exponent + 1)
+  uint64_t step = uint64_t{1} << (exponent - 2);
+  int sub = static_cast<int>((size + step - 1) / step) - 4;  // 1..4
+  return (exponent - 8) * 4 + sub;
+}
+
+uint64_t ClassCapacity(int size_class) {
+  if (size_class == 0) return kMinBlockBytes;
+  int exponent = 8 + (size_class - 1) / 4;
+  uint64_t sub = static_cast<uint64_t>((size_class - 1) % 4 + 1);
+  return (4 + sub) << (exponent - 2);
+}
+
+void Arena::Format(const SharedMemory& memory, uint64_t header_offset, uint64_t begin, uint64_t end) {
+  auto* header = new (memory.base() + header_offset) ArenaHeader();
+  pthread_mutexattr_t attributes;
+  pthread_mutexattr_init(&attributes);
+  pthread_mutexattr_setpshared(&attributes, PTHREAD_PROCESS_SHARED);
+  pthread_mutexattr_setrobust(&attributes, PTHREAD_MUTEX_ROBUST);
+  pthread_mutex_init(&header->lock, &attributes);
+  pthread_mutexattr_destroy(&attributes);
+  header->begin = begin;
+  header->end = end;
+  header->bump = begin;
+}
+
+Arena::Arena(const SharedMemory& memory, uint64_t header_offset)
+    : memory_(memory), header_(reinterpret_cast<ArenaHeader*>(memory.base() + header_offset)) {}
+
+uint64_t Arena::TryAllocate(uint64_t size) {
+  int size_class = SizeClassOf(size);
+  if (size_class >= kSizeClasses) return 0;
+  uint64_t block = 0;
+  {
+    ArenaLock lock(&header_->lock);
+    block = TakeFree(size_class);
+    if (block == 0) block = Carve(size_class);
+    for (int larger = size_class + 1; block == 0 && larger < kSizeClasses && larger <= size_class + kFallbackClasses;
+         ++larger) {
+      block = TakeFree(larger);
+    }
+    if (block == 0) return 0;
+    header_->live_blocks += 1;
+    header_->live_bytes += Header(block).capacity;
+  }
+  Header(block).refs.store(1, std::memory_order_release);
+  return block;
+}
+
+uint64_t Arena::TakeFree(int size_class) {
+  uint64_t block = header_->free_heads[size_class];
+  if (block == 0) return 0;
+  BlockHeader& taken = Header(block);
+  header_->free_heads[size_class] = taken.next_free;
+  if (taken.resident != 0) header_->cached_bytes -= taken.capacity;
+  taken.resident = 0;
+  taken.next_free = 0;
+  return block;
+}
+
+uint64_t Arena::Carve(int size_class) {
+  uint64_t capacity = ClassCapacity(size_class);
+  if (header_->end - header_->bump < capacity + kBlockHeaderBytes) return 0;
+  uint64_t block = header_->bump;
+  header_->bump += capacity + kBlockHeaderBytes;
+  auto* carved = new (memory_.base() + block) BlockHeader();
+  carved->magic = kBlockMagic;
+  carved->size_class = static_cast<uint32_t>(size_class);
+  carved->capacity = capacity;
+  return block;
+}
+
+void Arena::Retain(uint64_t block) { Header(block).refs.fetch_add(1, std::memory_order_relaxed); }
+
+void Arena::Release(uint64_t block) {
+  BlockHeader& released = Header(block);
+  if (released.refs.fetch_sub(1, std::memory_order_acq_rel) != 1) return;
+  {
+    ArenaLock lock(&header_->lock);
+    bool keep_pages = released.capacity < kDiscardMinBytes ||
+                      header_->cached_bytes + released.capacity <= kResidentCacheBytes;
+    if (keep_pages) {
+      header_->cached_bytes += released.capacity;
+    } else {
+      memory_.Discard(block + kBlockHeaderBytes, released.capacity);
+    }
+    released.resident = keep_pages ? 1 : 0;
+    released.next_free = header_->free_heads[released.size_class];
+    header_->free_heads[released.size_class] = block;
+    header_->live_blocks -= 1;
+    header_->live_bytes -= released.capacity;
+  }
+  NotifyAll(header_->freed);
+}
+
+bool Arena::Contains(const void* data) const {
+  const uint8_t* byte = static_cast<const uint8_t*>(data);
+  return byte >= memory_.base() + header_->begin && byte < memory_.base() + header_->end;
+}
+
+uint64_t Arena::BlockAt(const void* data) const {
+  if (!Contains(data)) return 0;
+  uint64_t offset = static_cast<uint64_t>(static_cast<const uint8_t*>(data) - memory_.base());
+  if (offset < header_->begin + kBlockHeaderBytes || offset % 64 != 0) return 0;
+  uint64_t block = offset - kBlockHeaderBytes;
+  const BlockHeader& candidate = Header(block);
+  if (candidate.magic != kBlockMagic || candidate.refs.load(std::memory_order_acquire) == 0) return 0;
+  return block;
+}
+
+bool Arena::Covers(uint64_t block, const void* data, uint64_t size) const {
+  const uint8_t* begin = Data(block);
+  const uint8_t* byte = static_cast<const uint8_t*>(data);
+  return byte >= begin && size <= Header(block).capacity && static_cast<uint64_t>(byte - begin) <= Header(block).capacity - size;
+}
+
+ArenaStats Arena::Stats() const {
+  ArenaLock lock(&header_->lock);
+  return ArenaStats{header_->end - header_->begin, header_->bump - header_->begin, header_->live_blocks,
+                    header_->live_bytes, header_->cached_bytes};
+}
+
+}  // namespace dfir::rt

@@ -1,0 +1,56 @@
+// The fixed-size record a shared-memory channel carries per message: the transaction's
+// metadata, what the message holds, and where its bytes are. Plain C++: no Python headers.
+//
+// A message's body is its tensor data, its pickled object or its error text. Bodies of up to
+// kInlineBytes travel inside the record; larger ones live in an arena block that the record
+// holds one reference to (the consumer takes it over, so nothing is copied between processes).
+#ifndef DFIR_RUNTIME_NATIVE_MESSAGE_H_
+#define DFIR_RUNTIME_NATIVE_MESSAGE_H_
+
+#include <cstdint>
+
+namespace dfir::rt {
+
+inline constexpr int kMaxDims = 8;
+inline constexpr int kUserDataBytes = 64;
+inline constexpr int kInlineBytes = 296;
+
+// What the message holds: the position of its dfir.runtime.messages.Kind in that enum.
+using MessageKind = uint8_t;
+
+// How the body is stored.
+enum class BodyEncoding : uint8_t {
+  kNone = 0,          // an empty message without error text
+  kArray = 1,         // array data (a tensor, raw bytes): dtype_num, ndim and shape describe it
+  kPickledArray = 2,  // a tensor that has no flat layout here (more than kMaxDims dims, ...)
+  kPickle = 3,        // a Python object
+  kText = 4,          // the error text of a failed message (UTF-8)
+};
+
+struct MessageRecord {
+  uint64_t transaction_id;
+  int64_t start_time;
+  int64_t end_time;
+  uint32_t flow_flags;
+  uint32_t user_data_size;
+  uint8_t user_data[kUserDataBytes];
+  int32_t ret_code;
+  MessageKind kind;
+  BodyEncoding encoding;
+  uint8_t ndim;
+  uint8_t inline_body;  // 1: the body is in `inline_bytes`; 0: in `block`
+  int32_t dtype_num;    // numpy's type number (both sides run the same numpy)
+  uint32_t route_label;
+  int64_t shape[kMaxDims];
+  uint64_t block;        // region offset of the arena block holding the body (0: none)
+  uint64_t body_offset;  // region offset of the body's first byte (when in a block)
+  uint64_t body_size;
+  uint32_t data_label;
+  uint32_t reserved;
+  uint8_t inline_bytes[kInlineBytes];
+};
+static_assert(sizeof(MessageRecord) == 504, "one record and its sequence number fill 512 bytes");
+
+}  // namespace dfir::rt
+
+#endif  // DFIR_RUNTIME_NATIVE_MESSAGE_H_

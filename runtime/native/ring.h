@@ -1,0 +1,133 @@
+// A bounded multi-producer multi-consumer FIFO of fixed-size slots in caller-given memory
+// (shared or private), after D. Vyukov's bounded queue: each slot carries a sequence number,
+// so producers and consumers claim positions with one compare-and-swap and never lock.
+// Plain C++: no Python headers.
+#ifndef DFIR_RUNTIME_NATIVE_RING_H_
+#define DFIR_RUNTIME_NATIVE_RING_H_
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+
+#include "eventcount.h"
+
+namespace dfir::rt {
+
+// The control block; `capacity` slots of `stride` bytes follow it (64-byte aligned). Positions
+// only grow: `tail` counts pushes and `head` counts pops since creation.
+struct RingHeader {
+  uint32_t capacity = 0;
+  uint32_t stride = 0;         // bytes per slot: an 8-byte sequence number, then the payload
+  uint32_t consumer_bell = 0;  // which doorbell of the region this ring's consumer sleeps on
+  uint32_t kind = 0;           // what the payload is; see region.h
+  alignas(64) std::atomic<uint64_t> tail{0};
+  alignas(64) std::atomic<uint64_t> head{0};
+  alignas(64) EventCount space;  // producers waiting for room sleep here
+};
+
+class Ring {
+ public:
+  static constexpr size_t kSequenceBytes = 8;
+
+  // The bytes a ring of `capacity` slots of `payload` bytes needs, header included.
+  static size_t Footprint(uint32_t capacity, size_t payload) { return sizeof(RingHeader) + capacity * Stride(payload); }
+  static size_t Stride(size_t payload) { return (kSequenceBytes + payload + 15) / 16 * 16; }
+
+  // Formats `memory` (Footprint bytes) as an empty ring.
+  static Ring Create(void* memory, uint32_t capacity, size_t payload, uint32_t consumer_bell, uint32_t kind);
+  // A view of a ring formatted by Create, possibly by another process.
+  explicit Ring(void* memory) : header_(static_cast<RingHeader*>(memory)) {}
+
+  RingHeader& header() const { return *header_; }
+  uint32_t capacity() const { return header_->capacity; }
+  // Messages waiting, counting those a producer is still writing; exact when no push or pop
+  // runs at the same time.
+  uint64_t size() const {
+    uint64_t head = header_->head.load(std::memory_order_acquire);
+    uint64_t tail = header_->tail.load(std::memory_order_acquire);
+    return tail > head ? tail - head : 0;
+  }
+  // How many messages, up to `limit`, can be popped now: the oldest ones whose producers have
+  // finished writing them (exact for the ring's single consumer).
+  uint64_t Ready(uint64_t limit) const {
+    uint64_t head = header_->head.load(std::memory_order_acquire);
+    uint64_t count = 0;
+    while (count < limit && count < header_->capacity &&
+           SequenceAt(head + count).load(std::memory_order_acquire) == head + count + 1) {
+      ++count;
+    }
+    return count;
+  }
+  // True when the next push succeeds: the slot at the tail has been given back by its consumer
+  // (exact for the ring's single producer).
+  bool has_room() const {
+    uint64_t tail = header_->tail.load(std::memory_order_acquire);
+    return SequenceAt(tail).load(std::memory_order_acquire) == tail;
+  }
+  uint64_t pops() const { return header_->head.load(std::memory_order_acquire); }
+
+  // Claims the next free slot, lets `fill(payload)` write it and publishes it; false when full.
+  template <typename Fill>
+  bool TryPush(Fill&& fill) {
+    uint64_t pos = header_->tail.load(std::memory_order_relaxed);
+    for (;;) {
+      std::atomic<uint64_t>& sequence = SequenceAt(pos);
+      int64_t lag = static_cast<int64_t>(sequence.load(std::memory_order_acquire) - pos);
+      if (lag == 0) {
+        if (header_->tail.compare_exchange_weak(pos, pos + 1, std::memory_order_relaxed)) {
+          fill(PayloadAt(pos));
+          sequence.store(pos + 1, std::memory_order_release);
+          return true;
+        }
+      } else if (lag < 0) {
+        return false;
+      } else {
+        pos = header_->tail.load(std::memory_order_relaxed);
+      }
+    }
+  }
+
+  // Claims the oldest message, lets `read(payload)` take it and frees the slot; false when empty.
+  template <typename Read>
+  bool TryPop(Read&& read) {
+    uint64_t pos = header_->head.load(std::memory_order_relaxed);
+    for (;;) {
+      std::atomic<uint64_t>& sequence = SequenceAt(pos);
+      int64_t lag = static_cast<int64_t>(sequence.load(std::memory_order_acquire) - (pos + 1));
+      if (lag == 0) {
+        if (header_->head.compare_exchange_weak(pos, pos + 1, std::memory_order_relaxed)) {
+          read(PayloadAt(pos));
+          sequence.store(pos + header_->capacity, std::memory_order_release);
+          return true;
+        }
+      } else if (lag < 0) {
+        return false;
+      } else {
+        pos = header_->head.load(std::memory_order_relaxed);
+      }
+    }
+  }
+
+  // The payload of the `index`-th waiting message (0: the oldest), or nullptr. Only for the
+  // ring's single consumer, which alone can remove messages.
+  const uint8_t* Peek(uint64_t index) const;
+
+  // Wakes producers blocked on a full ring; consumers call it once per batch of pops, so a
+  // producer that keeps the ring full is woken once per batch rather than once per message.
+  void NotifySpace() { NotifyAll(header_->space); }
+
+ private:
+  std::atomic<uint64_t>& SequenceAt(uint64_t pos) const {
+    return *reinterpret_cast<std::atomic<uint64_t>*>(SlotAt(pos));
+  }
+  uint8_t* PayloadAt(uint64_t pos) const { return SlotAt(pos) + kSequenceBytes; }
+  uint8_t* SlotAt(uint64_t pos) const {
+    return reinterpret_cast<uint8_t*>(header_ + 1) + (pos % header_->capacity) * header_->stride;
+  }
+
+  RingHeader* header_;
+};
+
+}  // namespace dfir::rt
+
+#endif  // DFIR_RUNTIME_NATIVE_RING_H_

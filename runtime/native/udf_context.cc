@@ -1,0 +1,194 @@
+#include "udf_context.h"
+
+#include <algorithm>
+#include <cstring>
+#include <string>
+
+namespace dfir::udf {
+
+namespace {
+
+constexpr int64_t kMaxBalanceCells = 65536;
+
+std::string ShapeText(const std::vector<int64_t>& shape) {
+  std::string text = "[";
+  for (size_t i = 0; i < shape.size(); ++i) text += (i ? ", " : "") + std::to_string(shape[i]);
+  return text + "]";
+}
+
+bool IsPowerOfTwo(uint32_t value) { return value != 0 && (value & (value - 1)) == 0; }
+
+}  // namespace
+
+bool BalanceLabels(const FlowFunc::BalanceConfig& config, size_t count,
+                   std::vector<std::pair<uint32_t, uint32_t>>& labels, std::string& problem) {
+  const int64_t rows = config.GetRowNum();
+  const int64_t cols = config.GetColNum();
+  if (rows <= 0 || cols <= 0) {
+    problem = "the balance config's row_num and col_num must be > 0, got " + std::to_string(rows) + " x " +
+              std::to_string(cols);
+    return false;
+  }
+  if (rows * cols > kMaxBalanceCells) {
+    problem = "the balance config's matrix " + std::to_string(rows) + " x " + std::to_string(cols) + " has " +
+              std::to_string(rows * cols) + " cells; at most " + std::to_string(kMaxBalanceCells) + " are allowed";
+    return false;
+  }
+  const auto& positions = config.GetDataPos();
+  if (positions.size() != count) {
+    problem = "the balance config has " + std::to_string(positions.size()) + " data positions for " +
+              std::to_string(count) + " message(s); SetDataPos gives one per message";
+    return false;
+  }
+  labels.clear();
+  for (const auto& [row, col] : positions) {
+    if (row < 0 || row >= rows || col < 0 || col >= cols) {
+      problem = "data position (" + std::to_string(row) + ", " + std::to_string(col) + ") lies outside the " +
+                std::to_string(rows) + " x " + std::to_string(cols) + " matrix";
+      return false;
+    }
+    const int64_t position = row * cols + col;
+    int64_t route = position;
+    if (config.GetAffinityPolicy() == FlowFunc::AffinityPolicy::ROW_AFFINITY) route = row;
+    if (config.GetAffinityPolicy() == FlowFunc::AffinityPolicy::COL_AFFINITY) route = col;
+    labels.emplace_back(static_cast<uint32_t>(position + 1), static_cast<uint32_t>(route + 1));
+  }
+  return true;
+}
+
+std::shared_ptr<FlowFunc::FlowMsg> HostRunContext::AllocTensorMsg(const std::vector<int64_t>& shape,
+                                                                  TensorDataType dtype) {
+  return AllocTensorMsgWithAlign(shape, dtype, 64);
+}
+
+std::shared_ptr<FlowFunc::FlowMsg> HostRunContext::AllocTensorMsgWithAlign(const std::vector<int64_t>& shape,
+                                                                           TensorDataType dtype, uint32_t align) {
+  const uint64_t element_size = ElementSize(dtype);
+  if (element_size == 0) {
+    Note("AllocTensorMsg: data type " + std::to_string(static_cast<int32_t>(dtype)) + " cannot be allocated");
+    return nullptr;
+  }
+  if (!IsPowerOfTwo(align) || align > kMaxAlign) {
+    Note("AllocTensorMsg: align must be a power of two in [1, 4096], got " + std::to_string(align));
+    return nullptr;
+  }
+  uint64_t count = 1;
+  for (const int64_t dim : shape) {
+    if (dim < 0) {
+      Note("AllocTensorMsg: shape must hold dims >= 0, got " + ShapeText(shape));
+      return nullptr;
+    }
+    count *= static_cast<uint64_t>(dim);
+  }
+  return HostFlowMsg::Tensor(shape, dtype, Buffer::Allocate(count * element_size, align), call_.meta);
+}
+
+std::shared_ptr<FlowFunc::FlowMsg> HostRunContext::AllocRawDataMsg(int64_t size, uint32_t align) {
+  if (size < 0 || !IsPowerOfTwo(align) || align > kMaxAlign) {
+    Note("AllocRawDataMsg: size must be >= 0 and align a power of two in [1, 4096], got size " +
+         std::to_string(size) + " and align " + std::to_string(align));
+    return nullptr;
+  }
+  return HostFlowMsg::Raw(Buffer::Allocate(static_cast<uint64_t>(size), align), call_.meta);
+}
+
+std::shared_ptr<FlowFunc::FlowMsg> HostRunContext::AllocEmptyDataMsg(MsgType msg_type) {
+  return HostFlowMsg::Empty(msg_type, call_.meta);
+}
+
+int32_t HostRunContext::SetOutput(uint32_t index, std::shared_ptr<FlowFunc::FlowMsg> msg) {
+  return Emit("SetOutput", index, {std::move(msg)}, nullptr);
+}
+
+int32_t HostRunContext::SetOutput(uint32_t index, std::shared_ptr<FlowFunc::FlowMsg> msg,
+                                  const FlowFunc::BalanceConfig& config) {
+  return Emit("SetOutput", index, {std::move(msg)}, &config);
+}
+
+int32_t HostRunContext::SetMultiOutputs(uint32_t index, const std::vector<std::shared_ptr<FlowFunc::FlowMsg>>& msgs,
+                                        const FlowFunc::BalanceConfig& config) {
+  if (msgs.empty()) return Refuse("SetMultiOutputs: expected at least one message");
+  return Emit("SetMultiOutputs", index, msgs, &config);
+}
+
+int32_t HostRunContext::Emit(const char* api, uint32_t index, const std::vector<std::shared_ptr<FlowFunc::FlowMsg>>& msgs,
+                             const FlowFunc::BalanceConfig* config) {
+  if (index >= output_num_) {
+    return Refuse(std::string(api) + ": output index " + std::to_string(index) + " is out of range; func '" + func_ +
+                  "' has " + std::to_string(output_num_) + " output(s)");
+  }
+  std::vector<std::shared_ptr<HostFlowMsg>> own;
+  for (const auto& msg : msgs) {
+    auto host = std::dynamic_pointer_cast<HostFlowMsg>(msg);
+    if (host == nullptr) {
+      return Refuse(std::string(api) + ": " + (msg == nullptr ? "the message is null" :
+                    "the message was not allocated by the runtime (use the context's Alloc* calls)"));
+    }
+    own.push_back(std::move(host));
+  }
+  if (config != nullptr) {
+    std::vector<std::pair<uint32_t, uint32_t>> labels;
+    std::string problem;
+    if (!BalanceLabels(*config, own.size(), labels, problem)) return Refuse(std::string(api) + ": " + problem);
+    for (size_t i = 0; i < own.size(); ++i) own[i]->SetLabels(labels[i].first, labels[i].second);
+  }
+  for (auto& msg : own) outputs_.push_back({index, std::move(msg)});
+  return FlowFunc::FLOW_FUNC_SUCCESS;
+}
+
+int32_t HostRunContext::RunFlowModel(const char* model_key, const std::vector<std::shared_ptr<FlowFunc::FlowMsg>>& inputs,
+                                     int32_t timeout, std::vector<std::shared_ptr<FlowFunc::FlowMsg>>& outputs) {
+  outputs.clear();
+  const std::string key = model_key == nullptr ? "" : model_key;
+  if (timeout < -1) return Refuse("RunFlowModel: timeout must be -1 or >= 0 ms, got " + std::to_string(timeout));
+  std::vector<std::shared_ptr<HostFlowMsg>> tensors;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    auto host = std::dynamic_pointer_cast<HostFlowMsg>(inputs[i]);
+    if (host == nullptr || host->payload() != Payload::kTensor) {
+      return Refuse("RunFlowModel: input " + std::to_string(i) + " must be a tensor message of the runtime");
+    }
+    tensors.push_back(std::move(host));
+  }
+  std::vector<std::shared_ptr<HostFlowMsg>> results;
+  std::string problem;
+  const int32_t ret = invoker_(key, tensors, timeout, call_.meta, results, problem);
+  if (ret != FlowFunc::FLOW_FUNC_SUCCESS) {
+    Note("RunFlowModel('" + key + "'): " + problem);
+    return ret;
+  }
+  outputs.assign(results.begin(), results.end());
+  return ret;
+}
+
+int32_t HostRunContext::GetUserData(void* data, size_t size, size_t offset) const {
+  if (data == nullptr || size == 0 || size > kMaxUserDataSize || offset > kMaxUserDataSize - size) {
+    return FlowFunc::FLOW_FUNC_ERR_PARAM_INVALID;
+  }
+  char padded[kMaxUserDataSize] = {};
+  std::memcpy(padded, call_.user_data.data(), std::min(call_.user_data.size(), kMaxUserDataSize));
+  std::memcpy(data, padded + offset, size);
+  return FlowFunc::FLOW_FUNC_SUCCESS;
+}
+
+void HostRunContext::RaiseException(int32_t code, uint64_t user_context_id) {
+  raised_ = true;
+  raised_code_ = code;
+  raised_context_ = user_context_id;
+  call_.has_exception = true;
+  call_.exception_code = code;
+  call_.exception_context = user_context_id;
+}
+
+bool HostRunContext::GetException(int32_t& code, uint64_t& user_context_id) {
+  if (!call_.has_exception) return false;
+  code = call_.exception_code;
+  user_context_id = call_.exception_context;
+  return true;
+}
+
+int32_t HostRunContext::Refuse(std::string problem) {
+  Note(std::move(problem));
+  return FlowFunc::FLOW_FUNC_ERR_PARAM_INVALID;
+}
+
+}  // namespace dfir::udf

@@ -1,0 +1,61 @@
+// One node's use of a C++ UDF library: an object per registered class the node's funcs belong to,
+// built when the model loads, initialized once, and called per transaction — one call at a time
+// per node, with no Python on the path.
+#ifndef DFIR_RUNTIME_NATIVE_UDF_INSTANCE_H_
+#define DFIR_RUNTIME_NATIVE_UDF_INSTANCE_H_
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "flow_func/meta_multi_func.h"
+#include "udf_context.h"
+#include "udf_library.h"
+#include "udf_messages.h"
+#include "udf_params.h"
+
+namespace dfir::udf {
+
+// What one proc call did: its return code, the outputs it set (for the func's own output
+// indexes), why calls were refused or the proc failed, and an exception it raised.
+struct ProcResult {
+  int32_t ret = 0;
+  std::vector<HostRunContext::Output> outputs;
+  std::vector<std::string> problems;
+  bool raised = false;
+  int32_t raised_code = 0;
+  uint64_t raised_context = 0;
+};
+
+class UdfInstance {
+ public:
+  // UdfError naming the node when `library` lacks one of `funcs` or a class cannot be built.
+  UdfInstance(std::shared_ptr<UdfLibrary> library, std::shared_ptr<HostMetaParams> params,
+              const std::vector<std::string>& funcs);
+
+  // Init of every object; FLOW_FUNC_SUCCESS, or the first other code and why in `problem`.
+  int32_t Init(std::string& problem);
+
+  // Runs func `func` (one of the constructor's) on `inputs`; exceptions become FLOW_FUNC_FAILED.
+  ProcResult Proc(const std::string& func, size_t output_num, const std::vector<std::shared_ptr<HostFlowMsg>>& inputs,
+                  CallFacts call, ModelInvoker invoker);
+
+ private:
+  struct Bound {
+    FlowFunc::MetaMultiFunc* object;
+    const FlowFunc::ProcFuncEntry* entry;
+  };
+
+  std::shared_ptr<UdfLibrary> library_;
+  std::shared_ptr<HostMetaParams> params_;
+  std::map<std::string, std::shared_ptr<FlowFunc::MetaMultiFunc>> objects_;  // by class name
+  std::map<std::string, Bound> funcs_;
+  std::mutex mutex_;
+};
+
+}  // namespace dfir::udf
+
+#endif  // DFIR_RUNTIME_NATIVE_UDF_INSTANCE_H_

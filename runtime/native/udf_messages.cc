@@ -1,0 +1,102 @@
+#include "udf_messages.h"
+
+#include <cstdlib>
+#include <cstring>
+#include <new>
+#include <utility>
+
+namespace dfir::udf {
+
+uint64_t ElementSize(TensorDataType dtype) {
+  switch (dtype) {
+    case TensorDataType::DT_INT8:
+    case TensorDataType::DT_UINT8:
+    case TensorDataType::DT_BOOL:
+      return 1;
+    case TensorDataType::DT_FLOAT16:
+    case TensorDataType::DT_BF16:
+    case TensorDataType::DT_INT16:
+    case TensorDataType::DT_UINT16:
+      return 2;
+    case TensorDataType::DT_FLOAT:
+    case TensorDataType::DT_INT32:
+    case TensorDataType::DT_UINT32:
+      return 4;
+    case TensorDataType::DT_INT64:
+    case TensorDataType::DT_UINT64:
+    case TensorDataType::DT_DOUBLE:
+      return 8;
+    default:
+      return 0;
+  }
+}
+
+Buffer Buffer::Allocate(uint64_t size, uint32_t align) {
+  // aligned_alloc wants a size that is a multiple of the alignment (and not 0).
+  const uint64_t rounded = size == 0 ? align : (size + align - 1) / align * align;
+  void* memory = std::aligned_alloc(align, rounded);
+  if (memory == nullptr) throw std::bad_alloc();
+  std::memset(memory, 0, rounded);
+  Buffer buffer;
+  buffer.owner = std::shared_ptr<void>(memory, std::free);
+  buffer.data = static_cast<uint8_t*>(memory);
+  buffer.size = size;
+  return buffer;
+}
+
+namespace {
+
+int64_t ElementCount(const std::vector<int64_t>& shape) {
+  int64_t count = 1;
+  for (const int64_t dim : shape) count *= dim;
+  return count;
+}
+
+}  // namespace
+
+HostTensor::HostTensor(std::vector<int64_t> shape, TensorDataType dtype, Buffer buffer)
+    : shape_(std::move(shape)), dtype_(dtype), buffer_(std::move(buffer)) {}
+
+int64_t HostTensor::GetElementCnt() const { return ElementCount(shape_); }
+
+int32_t HostTensor::Reshape(const std::vector<int64_t>& shape) {
+  for (const int64_t dim : shape) {
+    if (dim < 0) return FlowFunc::FLOW_FUNC_ERR_PARAM_INVALID;
+  }
+  if (ElementCount(shape) != GetElementCnt()) return FlowFunc::FLOW_FUNC_ERR_PARAM_INVALID;
+  shape_ = shape;
+  return FlowFunc::FLOW_FUNC_SUCCESS;
+}
+
+std::shared_ptr<HostFlowMsg> HostFlowMsg::Tensor(std::vector<int64_t> shape, TensorDataType dtype, Buffer buffer,
+                                                 const MsgMeta& meta) {
+  std::shared_ptr<HostFlowMsg> msg(new HostFlowMsg(MsgType::MSG_TYPE_TENSOR_DATA, Payload::kTensor, meta));
+  msg->tensor_ = std::make_unique<HostTensor>(std::move(shape), dtype, std::move(buffer));
+  return msg;
+}
+
+std::shared_ptr<HostFlowMsg> HostFlowMsg::Raw(Buffer buffer, const MsgMeta& meta) {
+  std::shared_ptr<HostFlowMsg> msg(new HostFlowMsg(MsgType::MSG_TYPE_RAW_MSG, Payload::kRaw, meta));
+  msg->raw_ = std::move(buffer);
+  return msg;
+}
+
+std::shared_ptr<HostFlowMsg> HostFlowMsg::Empty(MsgType type, const MsgMeta& meta) {
+  return std::shared_ptr<HostFlowMsg>(new HostFlowMsg(type, Payload::kEmpty, meta));
+}
+
+const Buffer& HostFlowMsg::buffer() const { return tensor_ != nullptr ? tensor_->buffer() : raw_; }
+
+int32_t HostFlowMsg::GetRawData(void*& data, uint64_t& size) const {
+  if (payload_ == Payload::kEmpty) return FlowFunc::FLOW_FUNC_ERR_PARAM_INVALID;
+  data = buffer().data;
+  size = buffer().size;
+  return FlowFunc::FLOW_FUNC_SUCCESS;
+}
+
+void HostFlowMsg::SetLabels(uint32_t data_label, uint32_t route_label) {
+  data_label_ = data_label;
+  route_label_ = route_label;
+}
+
+}  // namespace dfir::udf

@@ -1,0 +1,388 @@
+"""`ProcessScheduler`: runs an execution plan as one worker process per logical device.
+
+Frontends call it as they call `dfir.runtime.scheduler.Scheduler`: `submit` (one transaction's
+graph inputs), `fetch` (one message from each selected graph output), `close` and `closed`;
+node-to-node delivery happens inside the workers (`runtime/worker.py`, `DeviceExecutor.deliver`).
+
+Algorithm:
+  1. `plan_wiring` gives each distinct `nodes[i].device` of the plan a worker, in plan order,
+     and each node input and graph output a channel: local when producer and consumer are nodes
+     of one device, shared otherwise (the driver, i.e. this process, feeds every graph input and
+     fetches every graph output through shared channels).
+  2. One region (`dfir.runtime.channels`) holds the channels; a worker is forked per device,
+     builds that device's nodes and reports ready; a worker that cannot build them fails the
+     load with its GeError, after the others are stopped.
+  3. `submit` puts one transaction's messages on their channels, all or nothing, and records
+     the transaction in the ledger (native); `fetch` takes one message from each chosen output
+     channel, all or nothing, and settles its transaction.
+  4. A monitor thread watches the workers through pidfds. A worker that exits while the model
+     runs fails the model: the region closes (the other workers wind down), `submit` raises
+     SchedulerFailed, and `fetch` returns what the outputs still hold, then one failure per
+     transaction the ledger still holds (ret WORKER_FAILED, naming the node and device), then
+     a failure with no transaction at once, never waiting.
+  5. `close()` closes the region and gives the workers CLOSE_GRACE_SECONDS to exit before it
+     kills them; every worker is reaped. Interpreter exit closes every open scheduler.
+"""
+from __future__ import annotations
+
+import atexit
+import math
+import os
+import pickle
+import select
+import signal
+import sys
+import threading
+import time
+import traceback
+import weakref
+from dataclasses import dataclass
+from typing import Sequence
+
+from dfir.ge.error import GeError
+from dfir.runtime import channels, host
+from dfir.runtime.messages import Message, TransactionMeta
+from dfir.runtime.scheduler import (DEFAULT_CHANNEL_DEPTH, NodeSpec, SchedulerClosed, Source,
+                                    check_outputs, check_sources)
+from dfir.runtime.worker import EXIT_FATAL, DeviceWiring, NodeBuilder, run_worker
+
+# ACL_ERROR_GE_INTERNAL_ERROR: a transaction lost because the worker running it died.
+WORKER_FAILED = 545000
+DEFAULT_ARENA_BYTES = 4 << 30   # address space for tensors in flight; pages cost memory when used
+CLOSE_GRACE_SECONDS = 1.0       # how long close() lets workers end before it kills them
+LEDGER_CAPACITY = 1 << 16       # transactions remembered for failing them when a worker dies
+DRIVER_BELL = 0
+
+_open_schedulers: weakref.WeakSet = weakref.WeakSet()
+
+
+class SchedulerFailed(GeError):
+    """A feed into a model whose worker died; the message says which node and device."""
+
+
+@dataclass(frozen=True)
+class Wiring:
+    """The processes and channels of a plan (see `plan_wiring`)."""
+
+    devices: tuple[str, ...]               # the device each worker serves
+    node_workers: tuple[int, ...]          # the worker of each node
+    input_routes: tuple[tuple[int, ...], ...]  # the channels each graph input feeds
+    output_channels: tuple[int, ...]       # the channel of each graph output
+    channel_specs: tuple[channels.ChannelSpec, ...]
+    bells: int
+    device: DeviceWiring                   # what the workers need
+
+    def nodes_of(self, worker: int) -> list[int]:
+        return [n for n, w in enumerate(self.node_workers) if w == worker]
+
+
+def plan_wiring(plan: dict, name: str, depth: int) -> Wiring:
+    """The workers, channels and doorbells of `plan`; GeError naming a source that does not exist."""
+    nodes = plan["nodes"]
+    stubs = [NodeSpec(node["name"], host.plan_sources(f"nodes[{i}].inputs", node["inputs"]),
+                      node["output_num"], ()) for i, node in enumerate(nodes)]
+    outputs = host.plan_sources("outputs", plan["outputs"])
+    for stub in stubs:
+        check_sources(stubs, len(plan["inputs"]), stub)
+    check_outputs(stubs, len(plan["inputs"]), outputs)
+    devices = tuple(dict.fromkeys(str(node.get("device", "-1")) for node in nodes))
+    node_workers = tuple(devices.index(str(node.get("device", "-1"))) for node in nodes)
+    node_bells = tuple(1 + n for n in range(len(nodes)))
+    worker_bells = tuple(1 + len(nodes) + w for w in range(len(devices)))
+    specs: list[channels.ChannelSpec] = []
+    routes: dict[Source, list[int]] = {}
+    node_inputs = []
+    for n, stub in enumerate(stubs):
+        inputs = []
+        for source in stub.sources:
+            local = source.node is not None and node_workers[source.node] == node_workers[n]
+            inputs.append(len(specs))
+            routes.setdefault(source, []).append(len(specs))
+            specs.append(channels.ChannelSpec(not local, depth, node_bells[n]))
+        node_inputs.append(tuple(inputs))
+    output_channels = []
+    for source in outputs:
+        output_channels.append(len(specs))
+        routes.setdefault(source, []).append(len(specs))
+        specs.append(channels.ChannelSpec(True, depth, DRIVER_BELL))
+    device = DeviceWiring(name, tuple(stub.name for stub in stubs), tuple(node_inputs),
+                          {source: tuple(chs) for source, chs in routes.items()}, node_bells, worker_bells)
+    input_routes = tuple(tuple(routes.get(Source(None, k), ())) for k in range(len(plan["inputs"])))
+    return Wiring(devices, node_workers, input_routes, tuple(output_channels), tuple(specs),
+                  1 + len(nodes) + len(devices), device)
+
+
+@dataclass
+class _Worker:
+    index: int
+    device: str
+    pid: int
+    pidfd: int
+    status: int | None = None  # the waitpid status once reaped
+
+
+class ProcessScheduler:
+    """Runs `plan` in worker processes (see the module docstring); `build(indexes)` builds nodes."""
+
+    def __init__(self, name: str, plan: dict, build: NodeBuilder, depth: int = DEFAULT_CHANNEL_DEPTH,
+                 arena_bytes: int = DEFAULT_ARENA_BYTES):
+        self.name = name
+        self._wiring = plan_wiring(plan, name, depth)
+        self._owner_pid = os.getpid()
+        self._closed = False
+        self._failure: str | None = None
+        self._submit_lock = threading.Lock()
+        self._fetch_lock = threading.Lock()
+        self._state_lock = threading.Lock()
+        self._ledger = channels.TransactionLedger(LEDGER_CAPACITY)
+        self._region = channels.open_region(self._wiring.bells, self._wiring.channel_specs,
+                                            len(self._wiring.devices), arena_bytes, name)
+        self._workers: list[_Worker] = []
+        self._wake_read, self._wake_write = os.pipe()
+        try:
+            ready_fds = [self._fork(w, build) for w in range(len(self._wiring.devices))]
+            self._await_ready(ready_fds)
+        except BaseException:
+            self._region.close()
+            self._stop_workers(time.monotonic() + CLOSE_GRACE_SECONDS)
+            os.close(self._wake_read)
+            os.close(self._wake_write)
+            raise
+        self._monitor = threading.Thread(target=self._watch, daemon=True, name=f"dfir:{name}:monitor")
+        self._monitor.start()
+        _open_schedulers.add(self)
+
+    @property
+    def closed(self) -> bool:
+        return self._closed
+
+    @property
+    def worker_pids(self) -> list[int]:
+        """The worker processes, one per device in plan order (reaped ones included)."""
+        return [worker.pid for worker in self._workers]
+
+    @property
+    def devices(self) -> tuple[str, ...]:
+        return self._wiring.devices
+
+    # -- the frontend's calls -----------------------------------------------------------------
+
+    def submit(self, inputs: Sequence[Message | None], timeout_ms: int = -1) -> bool:
+        """Put graph input k's message `inputs[k]` (None: not fed) on its consumers' channels.
+
+        All or nothing: waits until every target channel has room. False when `timeout_ms`
+        (-1: forever) passes first; SchedulerClosed once closed, SchedulerFailed once failed.
+        """
+        targets = [(channel, message) for k, message in enumerate(inputs) if message is not None
+                   for channel in self._wiring.input_routes[k]]
+        deadline = None if timeout_ms < 0 else time.monotonic() + timeout_ms / 1000
+        if not self._submit_lock.acquire(timeout=-1 if deadline is None else timeout_ms / 1000):
+            return False
+        try:
+            self._check_usable()
+            if not targets:
+                return True
+            meta = targets[0][1].meta
+            self._ledger.open(meta)
+            status = self._region.put(targets, _remaining_ms(deadline))
+        finally:
+            self._submit_lock.release()
+        if status != channels.READY:
+            self._ledger.settle(meta.transaction_id)
+        if status == channels.CLOSED:
+            self._check_usable()
+            raise SchedulerClosed(f"model '{self.name}' is closed")
+        return status == channels.READY
+
+    def fetch(self, indexes: Sequence[int], timeout_ms: int = -1) -> list[Message]:
+        """One message from each graph output in `indexes` (distinct, non-empty), taken together.
+
+        Returns [] when `timeout_ms` (-1: forever) passes before all of them have one; nothing is
+        taken then. SchedulerClosed once closed. Once failed: see the module docstring.
+        """
+        assert indexes and len(set(indexes)) == len(indexes), "fetch needs distinct output indexes"
+        chosen = [self._wiring.output_channels[i] for i in indexes]
+        deadline = None if timeout_ms < 0 else time.monotonic() + timeout_ms / 1000
+        if not self._fetch_lock.acquire(timeout=-1 if deadline is None else timeout_ms / 1000):
+            return []
+        try:
+            if self._closed:
+                raise SchedulerClosed(f"model '{self.name}' is closed")
+            sets = self._region.take(chosen, DRIVER_BELL, 1, _remaining_ms(deadline))
+            if sets is None:
+                return self._fetch_failed(len(chosen))
+            if sets:
+                self._ledger.settle(sets[0][0].meta.transaction_id)
+                return list(sets[0])
+            return []
+        finally:
+            self._fetch_lock.release()
+
+    def close(self, wait: bool = True) -> None:
+        """Stop the workers: at once, then within CLOSE_GRACE_SECONDS or killed. Idempotent.
+
+        With `wait`, return once every worker is reaped. A no-op in a forked child process.
+        """
+        if os.getpid() != self._owner_pid:
+            return
+        with self._state_lock:
+            if self._closed:
+                return
+            self._closed = True
+            self._region.close()
+            if self._wake_write >= 0:
+                os.write(self._wake_write, b"x")
+        _open_schedulers.discard(self)
+        if wait and self._monitor is not threading.current_thread():
+            self._monitor.join()
+
+    # -- workers --------------------------------------------------------------------------------
+
+    def _fork(self, index: int, build: NodeBuilder) -> int:
+        """Fork worker `index`; returns the read end of its readiness pipe."""
+        ready_read, ready_write = os.pipe()
+        nodes = self._wiring.nodes_of(index)
+        for stream in (sys.stdout, sys.stderr):  # what is buffered now would print twice
+            stream.flush()
+        pid = os.fork()
+        if pid == 0:  # the worker: run_worker ends the process
+            try:
+                os.close(ready_read)
+                run_worker(self._region, self._wiring.device, index, nodes, build, ready_write,
+                           self._owner_pid)
+            except BaseException:  # noqa: BLE001 - say why on stderr, never return into the driver's code
+                traceback.print_exc()
+            finally:
+                os._exit(EXIT_FATAL)
+        os.close(ready_write)
+        self._workers.append(_Worker(index, self._wiring.devices[index], pid, os.pidfd_open(pid)))
+        return ready_read
+
+    def _await_ready(self, ready_fds: list[int]) -> None:
+        """Wait for every worker's report; the first failure (in device order) raises."""
+        errors: list[GeError] = []
+        for worker, fd in zip(self._workers, ready_fds):
+            report = _read_all(fd)
+            os.close(fd)
+            if not report:
+                self._reap(worker)
+                errors.append(GeError(self._describe_death(worker)))
+            elif report[0] == "error":
+                _, message, api_name, context = report
+                errors.append(GeError(message, api_name, context))
+        if errors:
+            raise errors[0]
+
+    def _watch(self) -> None:
+        """Monitor thread: reap workers as they exit; fail the model on an unexpected exit."""
+        poller = select.poll()
+        by_fd = {worker.pidfd: worker for worker in self._workers}
+        for fd in by_fd:
+            poller.register(fd, select.POLLIN)
+        poller.register(self._wake_read, select.POLLIN)
+        stop_by = None  # once closing or failed: when the remaining workers are killed
+        while by_fd:
+            wait_ms = None if stop_by is None else max(0, int((stop_by - time.monotonic()) * 1000))
+            for fd, _ in poller.poll(wait_ms):
+                if fd == self._wake_read:
+                    poller.unregister(fd)
+                elif fd in by_fd:
+                    worker = by_fd.pop(fd)
+                    poller.unregister(fd)
+                    self._reap(worker)
+                    if not self._closed and self._failure is None:
+                        self._fail(worker)
+                if stop_by is None and (self._closed or self._failure is not None):
+                    stop_by = time.monotonic() + CLOSE_GRACE_SECONDS
+            if stop_by is not None and time.monotonic() >= stop_by:
+                break
+        self._stop_workers(time.monotonic())
+        with self._state_lock:
+            os.close(self._wake_read)
+            os.close(self._wake_write)
+            self._wake_write = -1
+
+    def _stop_workers(self, kill_at: float) -> None:
+        """Reap every worker, killing those still running at `kill_at`."""
+        for worker in self._workers:
+            if worker.status is not None:
+                continue
+            remaining = kill_at - time.monotonic()
+            if remaining > 0:
+                select.select([worker.pidfd], [], [], remaining)
+            if worker.status is None and not _exited(worker):
+                signal.pidfd_send_signal(worker.pidfd, signal.SIGKILL)
+            self._reap(worker)
+
+    def _reap(self, worker: _Worker) -> None:
+        if worker.status is None:
+            _, worker.status = os.waitpid(worker.pid, 0)
+            os.close(worker.pidfd)
+
+    def _fail(self, worker: _Worker) -> None:
+        """Fail the model after `worker` exited on its own."""
+        failure = self._describe_death(worker)
+        for channel in self._wiring.output_channels:
+            for transaction_id in dict.fromkeys(self._region.waiting_transactions(channel)):
+                self._ledger.settle(transaction_id)
+        self._failure = failure
+        self._region.close()
+
+    def _describe_death(self, worker: _Worker) -> str:
+        _, running, last_words = self._region.worker_status(worker.index)
+        names = self._wiring.device.node_names
+        nodes = [running] if running >= 0 else self._wiring.nodes_of(worker.index)
+        where = ("node " if len(nodes) == 1 else "nodes ") + ", ".join(f"'{names[n]}'" for n in nodes)
+        device = "host" if worker.device in ("-1", "host") else worker.device
+        status = worker.status
+        if status is None:
+            how = "stopped"
+        elif os.WIFSIGNALED(status):
+            number = os.WTERMSIG(status)
+            how = f"was killed by signal {number} ({signal.Signals(number).name})"
+        else:
+            how = f"exited with code {os.WEXITSTATUS(status)}"
+        return f"{where} on device {device}: worker process {worker.pid} {how}" + (
+            f": {last_words}" if last_words else "")
+
+    # -- failure --------------------------------------------------------------------------------
+
+    def _check_usable(self) -> None:
+        if self._failure is not None:
+            raise SchedulerFailed(self._failure)
+        if self._closed:
+            raise SchedulerClosed(f"model '{self.name}' is closed")
+
+    def _fetch_failed(self, count: int) -> list[Message]:
+        if self._failure is None:
+            raise SchedulerClosed(f"model '{self.name}' is closed")
+        meta = self._ledger.take_oldest() or TransactionMeta()
+        return [Message.failure(meta, WORKER_FAILED, self._failure)] * count
+
+
+def _remaining_ms(deadline: float | None) -> int:
+    """Milliseconds to `deadline`, rounded up so that a wait never ends before it (-1: none)."""
+    return -1 if deadline is None else max(0, math.ceil((deadline - time.monotonic()) * 1000))
+
+
+def _read_all(fd: int) -> tuple:
+    chunks = []
+    while chunk := os.read(fd, 65536):
+        chunks.append(chunk)
+    return pickle.loads(b"".join(chunks)) if chunks else ()
+
+
+def _exited(worker: _Worker) -> bool:
+    """True (and the worker reaped) when it has exited."""
+    pid, status = os.waitpid(worker.pid, os.WNOHANG)
+    if pid == 0:
+        return False
+    worker.status = status
+    os.close(worker.pidfd)
+    return True
+
+
+@atexit.register
+def _close_all() -> None:
+    for scheduler in list(_open_schedulers):
+        scheduler.close()

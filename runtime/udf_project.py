@@ -1,0 +1,406 @@
+"""The runtime side of UDF projects: `py_project` and `cpp_project` plan nodes as scheduler funcs.
+
+`project_funcs` builds one node's funcs from its plan entry (docs/execution-plan.md):
+
+1. The init params and the node's facts become the UDF's `MetaParams`; the invoked closures
+   become GE graph runners that `run_flow_model` reaches by key (`Closures`).
+2. py_project: unpack the sources (`dfir.udf.sources`), build one object of `py_class` per node,
+   run its `init_flow_func`, and bind each func to its method (`find_proc`).
+   cpp_project: refuse a library built for a resource type this host cannot run, load it (once
+   per process and content, `_native.load_udf_library`), bind the node's funcs natively and run
+   the classes' `Init`. A failing init is a GeError naming the node: the model does not load.
+3. Each func becomes a `ProjectCall`: per transaction it builds a `MetaRunContext` state, calls
+   the proc (a C++ proc with the GIL released, inputs and outputs crossing as buffers), and emits
+   what the proc set if it returned FLOW_FUNC_SUCCESS; otherwise its return code, or an
+   exception's FLOW_FUNC_FAILED, becomes the transaction's error on every output of the func,
+   with a message naming the node, the func, the code and what went wrong.
+"""
+from __future__ import annotations
+
+import platform
+import threading
+import time
+from dataclasses import dataclass, replace
+from typing import Any, Callable, Iterable, Sequence
+
+import numpy as np
+
+from dfir import data_type as dt
+from dfir.flow_func.logger import logger
+from dfir.flow_func.meta_params import MetaParams, NodeFacts
+from dfir.flow_func.msg import FlowMsg
+from dfir.flow_func.queue import FlowMsgQueue
+from dfir.flow_func.run_context import ExceptionBoard, MetaRunContext, RunState
+from dfir.flow_func.scope import CallScope, call_scope, current_scope, note_problem
+from dfir.flow_func.status import (FLOW_FUNC_ERR_PARAM_INVALID, FLOW_FUNC_ERR_TIME_OUT_ERROR,
+                                   FLOW_FUNC_FAILED, FLOW_FUNC_SUCCESS, status_name)
+from dfir.flow_func.wrappers import exception_text, find_proc
+from dfir.ge.error import GeError
+from dfir.runtime.messages import Kind, Message, TransactionMeta
+from dfir.runtime.scheduler import FuncSpec, OutputSet
+from dfir.udf.config import host_resource_type
+from dfir.udf.params import from_plan
+
+RunnerFactory = Callable[[dict, Any], Any]  # (ge_graphs entry, weights) -> object with .run(arrays)
+
+
+@dataclass(frozen=True)
+class ProjectEnv:
+    """What a model gives its project nodes: the plan's blobs, GE graph runners, the exception
+    board every UDF of the model shares."""
+
+    plan: dict
+    udf_payloads: Sequence[bytes | memoryview]
+    so_bins: Sequence[bytes | memoryview]
+    weights: memoryview | None
+    runner_factory: RunnerFactory
+    exceptions: ExceptionBoard
+
+
+def project_funcs(env: ProjectEnv, path: str, node: dict, pp: dict) -> tuple[FuncSpec, ...]:
+    """The funcs of a `py_project` / `cpp_project` node (see the module docstring)."""
+    where = f"node '{node['name']}'"
+    closures = Closures.build(env, f"{path}.closures", where, pp.get("closures", {}))
+    params = {name: from_plan(name, entry) for name, entry in pp.get("init_params", {}).items()}
+    facts = NodeFacts(node["name"], node["input_num"], node["output_num"],
+                      device_id=_device_id(node.get("device", "-1")), params=params)
+    bind = _bind_python if pp["kind"] == "py_project" else _bind_cpp
+    return bind(env, path, where, pp, facts, closures)
+
+
+def _checked_index(path: str, index: int, items: Sequence, what: str) -> Any:
+    if not isinstance(index, int) or not 0 <= index < len(items):
+        raise GeError(f"plan {path} is {index}, but the model has {len(items)} {what}")
+    return items[index]
+
+
+def _device_id(device: str) -> int:
+    """The device id of a logical device `cluster:server:device[:numa]`; -1 for the host."""
+    parts = str(device).split(":")
+    return int(parts[2]) if len(parts) >= 3 else -1
+
+
+def _failure_text(node: str, func: str, ret: Any, scope: CallScope) -> str:
+    return f"UDF {node}.{func} returned {status_name(ret)}{scope.explanation()}"
+
+
+def _specs(pp: dict, make_call: Callable[[dict], "ProjectCall"]) -> tuple[FuncSpec, ...]:
+    return tuple(FuncSpec(func["name"], tuple(func["inputs"]), tuple(func["outputs"]),
+                          bool(func["stream_input"]), make_call(func)) for func in pp["funcs"])
+
+
+# -- invoked closures -----------------------------------------------------------------------------
+
+class Closures:
+    """The GE graphs a node's UDF may run with `run_flow_model(key, ...)`, by key."""
+
+    def __init__(self, runners: dict[str, tuple[str, Any]]):
+        self._runners = runners  # key -> (graph name, runner)
+
+    @classmethod
+    def build(cls, env: ProjectEnv, path: str, where: str, mapping: dict[str, int]) -> Closures:
+        graphs = env.plan.get("ge_graphs", [])
+        runners = {}
+        for key, index in sorted(mapping.items()):
+            entry = _checked_index(f"{path}.{key}", index, graphs, "GE graphs")
+            try:
+                runners[key] = (entry["name"], env.runner_factory(entry, env.weights))
+            except GeError as error:
+                raise GeError(f"{where}: invoked closure '{key}': {error.error_message}") from error
+        return cls(runners)
+
+    def invoke(self, key: str, arrays: list[np.ndarray], timeout_ms: int) -> tuple[int, list, str]:
+        """`(ret, output arrays, why it failed)` of running closure `key` on `arrays`."""
+        if key not in self._runners:
+            return FLOW_FUNC_ERR_PARAM_INVALID, [], (f"no invoked closure is registered as '{key}'; "
+                                                     f"the process point has {sorted(self._runners)}")
+        graph, runner = self._runners[key]
+        start = time.monotonic()
+        try:
+            outputs = [np.asarray(array) for array in runner.run(arrays)]
+        except Exception as error:  # noqa: BLE001 - kernels raise GeError, numpy its own
+            return FLOW_FUNC_FAILED, [], f"GE graph '{graph}' failed: {exception_text(error)}"
+        elapsed_ms = (time.monotonic() - start) * 1000
+        if 0 <= timeout_ms < elapsed_ms:
+            return FLOW_FUNC_ERR_TIME_OUT_ERROR, [], (f"GE graph '{graph}' took {elapsed_ms:.0f} ms, "
+                                                      f"more than the timeout of {timeout_ms} ms")
+        return FLOW_FUNC_SUCCESS, outputs, ""
+
+    def invoke_native(self, key: str, tensors: list[tuple], timeout_ms: int) -> tuple[int, list, str]:
+        """`invoke` for a C++ UDF: tensors in and out as `(dtype number, shape, buffer)`."""
+        arrays = [_array(dtype, shape, data) for dtype, shape, data in tensors]
+        ret, outputs, problem = self.invoke(key, arrays, timeout_ms)
+        return ret, [(dt.from_numpy(a.dtype).dtype, list(a.shape), np.ascontiguousarray(a))
+                     for a in outputs], problem
+
+
+# -- calls ----------------------------------------------------------------------------------------
+
+@dataclass
+class ProjectCall:
+    """One func of a project node, called once per transaction (see the module docstring)."""
+
+    node: str
+    func: str
+    outputs: tuple[int, ...]
+    stream_input: bool
+    exceptions: ExceptionBoard
+    closures: Closures
+
+    def __call__(self, inputs: list) -> Iterable[OutputSet]:
+        state = RunState(self.func, len(self.outputs), TransactionMeta(), self.closures.invoke,
+                         self.exceptions)
+        scope = CallScope(self.node, self.func)
+        with call_scope(scope):
+            try:
+                ret = self._run(state, inputs)
+            except Exception as error:  # noqa: BLE001 - a proc's failure fails its transaction only
+                ret = FLOW_FUNC_FAILED
+                scope.note(f"{self.func} raised {exception_text(error)}")
+        return self._emit(ret, state, scope)
+
+    def _run(self, state: RunState, inputs: list) -> Any:
+        raise NotImplementedError
+
+    def _emit(self, ret: Any, state: RunState, scope: CallScope) -> list[OutputSet]:
+        if state.raised is not None:
+            code, context = state.raised
+            return [self._fail(state.meta, code, f"UDF {self.node}.{self.func} raised exception "
+                                                 f"{code} (user context id {context})")]
+        if ret != FLOW_FUNC_SUCCESS:
+            code = ret if isinstance(ret, int) and not isinstance(ret, bool) and ret else FLOW_FUNC_FAILED
+            return [self._fail(state.meta, code, _failure_text(self.node, self.func, ret, scope))]
+        return [[(self.outputs[index], self._message(index, out, state.meta))]
+                for index, out in state.outputs]
+
+    def _message(self, index: int, out: Any, meta: TransactionMeta) -> Message:
+        """The runtime message of an output the proc set (how it was set depends on the kind)."""
+        raise NotImplementedError
+
+    def _bad_ret_code(self, index: int, code: int) -> str:
+        return f"UDF {self.node}.{self.func} set ret code {status_name(code)} on output {index}"
+
+    def _fail(self, meta: TransactionMeta, code: int, text: str) -> OutputSet:
+        failure = Message.failure(meta, code, text)
+        return [(port, failure) for port in self.outputs]
+
+
+def _latest_meta(messages: list[Message]) -> TransactionMeta:
+    """The transaction a call's outputs belong to: the latest (highest id) among its inputs."""
+    latest = TransactionMeta()
+    for message in messages:
+        if message.meta.transaction_id >= latest.transaction_id:
+            latest = message.meta
+    return latest
+
+
+class _TrackedStream:
+    """An input stream that makes the call's transaction the latest one read from it."""
+
+    def __init__(self, stream, state: RunState):
+        self._stream = stream
+        self._state = state
+
+    def take(self, block: bool = True, timeout: float | None = None) -> Message:
+        message = self._stream.take(block, timeout)
+        if message.meta.transaction_id >= self._state.meta.transaction_id:
+            self._state.meta = message.meta
+        return message
+
+    def pending(self) -> int:
+        return self._stream.pending()
+
+
+# -- Python projects ------------------------------------------------------------------------------
+
+@dataclass
+class PythonProjectCall(ProjectCall):
+    method: Callable = None
+
+    def _run(self, state: RunState, inputs: list) -> Any:
+        if self.stream_input:
+            args = [FlowMsgQueue(_TrackedStream(stream, state), convert=FlowMsg.from_message)
+                    for stream in inputs]
+        else:
+            state.meta = _latest_meta(inputs)
+            args = [FlowMsg.from_message(message) for message in inputs]
+        return self.method(MetaRunContext(state), args)
+
+    def _message(self, index: int, out: FlowMsg, meta: TransactionMeta) -> Message:
+        code = out.get_ret_code()
+        return out.to_message(self._bad_ret_code(index, code) if code else "")
+
+
+def _bind_python(env: ProjectEnv, path: str, where: str, pp: dict, facts: NodeFacts,
+                 closures: Closures) -> tuple[FuncSpec, ...]:
+    from dfir.udf.sources import load_project_class
+    payload = _checked_index(f"{path}.udf", pp["udf"], env.udf_payloads, "UDF payloads")
+    cls, folder = load_project_class(payload, pp["py_module"], pp["py_class"], where)
+    facts = replace(facts, work_path=str(folder))
+    try:
+        target = cls()
+    except Exception as error:  # noqa: BLE001 - a user constructor can raise anything
+        raise GeError(f"{where}: constructing {cls.__name__} raised {exception_text(error)}") from error
+    _init_python(where, cls, target, facts)
+
+    def call(func: dict) -> ProjectCall:
+        attribute = find_proc(cls, func["name"])
+        if attribute is None:
+            raise GeError(f"{where}: class {cls.__name__} has no method for func '{func['name']}'")
+        return PythonProjectCall(facts.name, func["name"], tuple(func["outputs"]),
+                                 bool(func["stream_input"]), env.exceptions, closures,
+                                 getattr(target, attribute))
+    return _specs(pp, call)
+
+
+def _init_python(where: str, cls: type, target: Any, facts: NodeFacts) -> None:
+    init = getattr(target, "init_flow_func", None)
+    if init is None:
+        return
+    scope = CallScope(facts.name, "init_flow_func", facts.instance_id)
+    with call_scope(scope):
+        try:
+            ret = init(MetaParams(facts))
+        except Exception as error:  # noqa: BLE001 - an unwrapped init can raise anything
+            ret = FLOW_FUNC_FAILED
+            scope.note(f"init_flow_func raised {exception_text(error)}")
+    if ret != FLOW_FUNC_SUCCESS:
+        raise GeError(f"{where}: {cls.__name__}.init_flow_func returned {status_name(ret)}"
+                      f"{scope.explanation()}")
+
+
+# -- C++ projects ---------------------------------------------------------------------------------
+
+_NUMPY_OF_CODE = {getattr(dt, name).dtype: dt.to_numpy(getattr(dt, name)) for name in dt.__all__
+                  if name.startswith("DT_") and name not in ("DT_STRING", "DT_BF16")}
+_CODE_OF_NUMPY = {numpy_dtype: code for code, numpy_dtype in _NUMPY_OF_CODE.items()}
+_TENSOR, _RAW, _EMPTY = 0, 1, 2  # the native tuple's `payload` (runtime/bindings/udf_bindings.cc)
+_LOADED: dict[str, Any] = {}  # sha256 -> _native.UdfLibrary
+_LOAD_LOCK = threading.Lock()
+
+
+def _array(dtype: int, shape: Sequence[int], data: Any) -> np.ndarray:
+    return np.frombuffer(data, dtype=_NUMPY_OF_CODE[dtype]).reshape(shape)
+
+
+@dataclass
+class CppProjectCall(ProjectCall):
+    instance: Any = None  # a _native.UdfInstance
+
+    def _run(self, state: RunState, inputs: list) -> Any:
+        meta = state.meta = _latest_meta(inputs)
+        tuples = [_native_message(j, message) for j, message in enumerate(inputs)]
+        ret, outputs, problems, raised = self.instance.proc(
+            self.func, len(self.outputs), tuples,
+            (meta.transaction_id, meta.start_time, meta.end_time, meta.flow_flags), meta.user_data,
+            self.exceptions.get(meta.transaction_id), self.closures.invoke_native)
+        for problem in problems:
+            note_problem(problem)
+        if raised is not None:
+            state.raised = raised
+            self.exceptions.raise_exception(meta.transaction_id, *raised)
+        state.outputs.extend(outputs)
+        return ret
+
+    def _message(self, index: int, out: tuple, meta: TransactionMeta) -> Message:
+        """A native output tuple as a runtime message; its data stay where the library wrote them."""
+        payload, _, dtype, shape, data, ret_code, tid, start, end, flags, route, label = out
+        if (tid, start, end, flags) != (meta.transaction_id, meta.start_time, meta.end_time, meta.flow_flags):
+            meta = TransactionMeta(tid, start, end, flags, meta.user_data)
+        if ret_code:
+            return Message.failure(meta, ret_code, self._bad_ret_code(index, ret_code))
+        if payload == _TENSOR:
+            return Message(meta, Kind.TENSOR, _array(dtype, shape, data), route_label=route, data_label=label)
+        if payload == _RAW:
+            return Message(meta, Kind.RAW, np.frombuffer(data, dtype=np.uint8), route_label=route,
+                           data_label=label)
+        return Message(meta, Kind.EMPTY, route_label=route, data_label=label)
+
+
+def _native_message(position: int, message: Message) -> tuple:
+    """A runtime message as the native tuple (runtime/bindings/udf_bindings.cc), not copied."""
+    kind, meta, data, dtype = message.kind, message.meta, None, -1
+    if kind is Kind.TENSOR or kind is Kind.RAW:
+        data = message.payload if message.payload.flags.c_contiguous else np.ascontiguousarray(message.payload)
+        if kind is Kind.TENSOR and data.dtype not in _CODE_OF_NUMPY:
+            raise GeError(f"input {position} is a {data.dtype} tensor, which a C++ UDF cannot take")
+        dtype = _CODE_OF_NUMPY.get(data.dtype, -1)
+        payload = _TENSOR if kind is Kind.TENSOR else _RAW
+    elif kind is Kind.EMPTY:
+        payload = _EMPTY
+    else:
+        raise GeError(f"input {position} is a {kind.value} message; a C++ UDF takes tensors, raw data "
+                      f"and empty messages")
+    return (payload, 1 if kind is Kind.RAW else 0, dtype, data.shape if kind is Kind.TENSOR else None,
+            data, message.ret_code, meta.transaction_id, meta.start_time, meta.end_time,
+            meta.flow_flags, message.route_label, message.data_label)
+
+
+def _bind_cpp(env: ProjectEnv, path: str, where: str, pp: dict, facts: NodeFacts,
+              closures: Closures) -> tuple[FuncSpec, ...]:
+    so = _checked_index(f"{path}.so", pp["so"], env.plan.get("so_bins", []), "C++ UDF libraries")
+    data = _checked_index(f"{path}.so", pp["so"], env.so_bins, "SO_BINS partitions")
+    _check_resource_type(where, so)
+    library, folder = _library(so, data)
+    facts = replace(facts, work_path=folder)
+    params = [(name, param.tag, _native_value(param.value)) for name, param in sorted(facts.params.items())]
+    node_facts = {"name": facts.name, "input_num": facts.input_num, "output_num": facts.output_num,
+                  "work_path": facts.work_path, "device_id": facts.device_id,
+                  "instance_id": facts.instance_id, "instance_num": facts.instance_num}
+    from dfir.runtime import _native
+    instance = _native.UdfInstance(library, node_facts, params, [func["name"] for func in pp["funcs"]])
+    scope = CallScope(facts.name, "Init", facts.instance_id)
+    with call_scope(scope):
+        ret, problem = instance.init()
+    if ret != FLOW_FUNC_SUCCESS:
+        if problem:
+            scope.note(problem)
+        raise GeError(f"{where}: Init of C++ UDF library {so['name']} returned {status_name(ret)}"
+                      f"{scope.explanation()}")
+    return _specs(pp, lambda func: CppProjectCall(
+        facts.name, func["name"], tuple(func["outputs"]), bool(func["stream_input"]),
+        env.exceptions, closures, instance))
+
+
+def _check_resource_type(where: str, so: dict) -> None:
+    host = host_resource_type()
+    if so["resource_type"] != host:
+        raise GeError(f"{where}: C++ UDF library {so['name']} is built for resource type "
+                      f"{so['resource_type']}, which cannot run on this host ({platform.machine()}, "
+                      f"resource type {host or 'unknown'})")
+
+
+def _library(so: dict, data: bytes | memoryview) -> tuple[Any, str]:
+    """The loaded library of a `so_bins` entry (loaded once per process and content) and its work
+    folder (one per content, `dfir.udf.sources.content_folder`)."""
+    from dfir.runtime import _native
+    from dfir.udf.sources import content_folder
+    with _LOAD_LOCK:
+        if so["sha256"] not in _LOADED:
+            _LOADED[so["sha256"]] = _native.load_udf_library(data, so["name"])
+            _native.set_udf_log_handler(_log_native_record)
+        library = _LOADED[so["sha256"]]
+    return library, str(content_folder(f"{so['sha256']}.work"))
+
+
+def _native_value(value: Any) -> Any:
+    if isinstance(value, dt.DType):
+        return value.dtype
+    if isinstance(value, list):
+        return [_native_value(item) for item in value]
+    return value
+
+
+_NATIVE_LOG = {0: logger.debug, 1: logger.info, 2: logger.warn, 3: logger.error, 4: logger.event}
+
+
+def _log_native_record(level: int, node: str, func: str, instance: int, text: str) -> None:
+    """A C++ UDF's log record, logged like a Python UDF's (`dfir.flow_func.logger`), in the scope
+    of the call that made it (so its last error explains a failure)."""
+    emit = _NATIVE_LOG.get(level, logger.info)
+    scope = current_scope()
+    if scope is not None and (scope.node, scope.func) == (node, func):
+        emit("%s", text)
+        return
+    with call_scope(CallScope(node, func, instance)):
+        emit("%s", text)

@@ -1,0 +1,474 @@
+"""C++ UDF projects: a library built by CMake at compile time (once per test session), packed into
+the `.om`, loaded natively and called with the GIL released; return codes, exceptions, init params,
+invoked GE graphs, resource types, logging and the generated C++ project."""
+import json
+import logging
+import runpy
+import subprocess
+from contextlib import contextmanager
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import dfir
+import dfir.data_type as dt
+import dfir.dataflow as df
+import dfir.flow_func as ff
+from dfir.flow_info import FlowInfo
+from dfir.ge.error import GeError
+from dfir.ge.graph import Graph
+from dfir.lowering.om_schema import PartitionType
+from dfir.runtime.om import read_om
+from dfir.tools.cli import main as cli
+from dfir.udf.config import load_compile_config
+
+# The seed's Add project in C++: Add1/Add2 follow the seed's Python Add1, AddNN runs the invoked
+# GE graph; the other funcs exercise the rest of the API.
+ADD_CPP = r'''
+#include <cstdint>
+#include <cstring>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "flow_func/flow_func.h"
+
+using namespace FlowFunc;
+
+namespace {
+
+template <typename T>
+std::string Text(const T& value) { return std::to_string(value); }
+std::string Text(const std::string& value) { return value; }
+std::string Text(bool value) { return value ? "true" : "false"; }
+std::string Text(TensorDataType value) { return "dt" + std::to_string(static_cast<int>(value)); }
+template <typename T>
+std::string Text(const std::vector<T>& values) {
+  std::string text = "[";
+  for (size_t i = 0; i < values.size(); ++i) text += (i ? "," : "") + Text(static_cast<T>(values[i]));
+  return text + "]";
+}
+
+template <typename T>
+void Describe(const MetaParams& params, const char* name, const char* type, std::string& out) {
+  T value{};
+  if (params.GetAttr(name, value) == FLOW_FUNC_SUCCESS) out += std::string(name) + ":" + type + "=" + Text(value) + ";";
+}
+
+}  // namespace
+
+class Add : public MetaMultiFunc {
+ public:
+  int32_t Init(const std::shared_ptr<MetaParams>& params) override {
+    bool fail = false;
+    if (params->GetAttr("fail_init", fail) == FLOW_FUNC_SUCCESS && fail) {
+      FLOW_FUNC_LOG_ERROR("asked to fail");
+      return FLOW_FUNC_FAILED;
+    }
+    for (const char* name : {"i", "il", "ill", "b", "bl", "f", "fl", "s", "sl", "d", "dl"}) {
+      Describe<int64_t>(*params, name, "int", attrs_);
+      Describe<std::vector<int64_t>>(*params, name, "int_list", attrs_);
+      Describe<std::vector<std::vector<int64_t>>>(*params, name, "int_list_list", attrs_);
+      Describe<bool>(*params, name, "bool", attrs_);
+      Describe<std::vector<bool>>(*params, name, "bool_list", attrs_);
+      Describe<float>(*params, name, "float", attrs_);
+      Describe<std::vector<float>>(*params, name, "float_list", attrs_);
+      Describe<std::string>(*params, name, "str", attrs_);
+      Describe<std::vector<std::string>>(*params, name, "str_list", attrs_);
+      Describe<TensorDataType>(*params, name, "dtype", attrs_);
+      Describe<std::vector<TensorDataType>>(*params, name, "dtype_list", attrs_);
+    }
+    int64_t missing = 0;
+    if (params->GetAttr("absent", missing) == FLOW_FUNC_ERR_ATTR_NOT_EXITS) attrs_ += "absent:missing;";
+    attrs_ += "facts=" + std::string(params->GetName()) + "," + std::to_string(params->GetInputNum()) + "," +
+              std::to_string(params->GetOutputNum()) + "," + std::to_string(params->GetRunningDeviceId()) + "," +
+              std::to_string(params->GetRunningInstanceId()) + "," + std::to_string(params->GetRunningInstanceNum()) +
+              "," + (std::strlen(params->GetWorkPath()) > 0 ? "work" : "nowork");
+    FLOW_FUNC_LOG_INFO("func name is %s", params->GetName());
+    return FLOW_FUNC_SUCCESS;
+  }
+
+  int32_t AddProc1(const std::shared_ptr<MetaRunContext>& context, const std::vector<std::shared_ptr<FlowMsg>>& inputs) {
+    for (const auto& msg : inputs) {
+      if (msg->GetRetCode() != FLOW_FUNC_SUCCESS) return FLOW_FUNC_FAILED;
+    }
+    if (inputs.size() != 2) {
+      FLOW_FUNC_LOG_ERROR("invalid input");
+      return FLOW_FUNC_ERR_PARAM_INVALID;
+    }
+    const Tensor* a = inputs[0]->GetTensor();
+    const Tensor* b = inputs[1]->GetTensor();
+    if (a->GetDataType() != b->GetDataType()) {
+      FLOW_FUNC_LOG_ERROR("input data type is not same");
+      return FLOW_FUNC_FAILED;
+    }
+    if (a->GetShape() != b->GetShape()) {
+      FLOW_FUNC_LOG_ERROR("input data shape is not same");
+      return FLOW_FUNC_FAILED;
+    }
+    FLOW_FUNC_LOG_INFO("shape is same");
+    std::shared_ptr<FlowMsg> out = context->AllocTensorMsg(a->GetShape(), TensorDataType::DT_INT32);
+    const int32_t* x = static_cast<const int32_t*>(a->GetData());
+    const int32_t* y = static_cast<const int32_t*>(b->GetData());
+    int32_t* z = static_cast<int32_t*>(out->GetTensor()->GetData());
+    for (int64_t i = 0; i < a->GetElementCnt(); ++i) z[i] = x[i] + y[i];
+    if (context->SetOutput(0, out) != FLOW_FUNC_SUCCESS) {
+      FLOW_FUNC_LOG_ERROR("set output failed");
+      return FLOW_FUNC_FAILED;
+    }
+    return FLOW_FUNC_SUCCESS;
+  }
+
+  int32_t AddProc2(const std::shared_ptr<MetaRunContext>& context, const std::vector<std::shared_ptr<FlowMsg>>& inputs) {
+    return AddProc1(context, inputs);
+  }
+
+  int32_t AddNN(const std::shared_ptr<MetaRunContext>& context, const std::vector<std::shared_ptr<FlowMsg>>& inputs) {
+    std::vector<std::shared_ptr<FlowMsg>> outputs;
+    const int32_t ret = context->RunFlowModel("invoke_graph", inputs, 1000, outputs);
+    if (ret != FLOW_FUNC_SUCCESS) {
+      FLOW_FUNC_LOG_ERROR("run nn failed");
+      return ret;
+    }
+    for (uint32_t i = 0; i < outputs.size(); ++i) {
+      if (context->SetOutput(i, outputs[i]) != FLOW_FUNC_SUCCESS) return FLOW_FUNC_FAILED;
+    }
+    return FLOW_FUNC_SUCCESS;
+  }
+
+  int32_t OutOfRange(const std::shared_ptr<MetaRunContext>& context, const std::vector<std::shared_ptr<FlowMsg>>& inputs) {
+    return context->SetOutput(3, inputs[0]) == FLOW_FUNC_SUCCESS ? FLOW_FUNC_SUCCESS : FLOW_FUNC_FAILED;
+  }
+
+  int32_t Throw(const std::shared_ptr<MetaRunContext>&, const std::vector<std::shared_ptr<FlowMsg>>&) {
+    throw std::runtime_error("bad value");
+  }
+
+  int32_t UserCode(const std::shared_ptr<MetaRunContext>&, const std::vector<std::shared_ptr<FlowMsg>>&) {
+    return 9900001;
+  }
+
+  int32_t PassThrough(const std::shared_ptr<MetaRunContext>& context, const std::vector<std::shared_ptr<FlowMsg>>& inputs) {
+    return context->SetOutput(0, inputs[0]);
+  }
+
+  int32_t Raise(const std::shared_ptr<MetaRunContext>& context, const std::vector<std::shared_ptr<FlowMsg>>&) {
+    context->RaiseException(9900002, 77);
+    return FLOW_FUNC_SUCCESS;
+  }
+
+  int32_t BadBalance(const std::shared_ptr<MetaRunContext>& context, const std::vector<std::shared_ptr<FlowMsg>>& inputs) {
+    BalanceConfig config(1, 4, AffinityPolicy::ROW_AFFINITY);
+    config.SetDataPos({{0, 4}});
+    return context->SetOutput(0, inputs[0], config);
+  }
+
+  int32_t Report(const std::shared_ptr<MetaRunContext>& context, const std::vector<std::shared_ptr<FlowMsg>>&) {
+    char user[4] = {};
+    if (context->GetUserData(user, 3) != FLOW_FUNC_SUCCESS) return FLOW_FUNC_FAILED;
+    const std::string text = attrs_ + ";user=" + user;
+    std::shared_ptr<FlowMsg> raw = context->AllocRawDataMsg(static_cast<int64_t>(text.size()));
+    void* data = nullptr;
+    uint64_t size = 0;
+    raw->GetRawData(data, size);
+    std::memcpy(data, text.data(), size);
+    return context->SetOutput(0, raw);
+  }
+
+ private:
+  std::string attrs_;
+};
+
+FLOW_FUNC_REGISTRAR(Add)
+    .RegProcFunc("Add1", &Add::AddProc1)
+    .RegProcFunc("Add2", &Add::AddProc2)
+    .RegProcFunc("AddNN", &Add::AddNN)
+    .RegProcFunc("OutOfRange", &Add::OutOfRange)
+    .RegProcFunc("Throw", &Add::Throw)
+    .RegProcFunc("UserCode", &Add::UserCode)
+    .RegProcFunc("PassThrough", &Add::PassThrough)
+    .RegProcFunc("Raise", &Add::Raise)
+    .RegProcFunc("BadBalance", &Add::BadBalance)
+    .RegProcFunc("Report", &Add::Report);
+'''
+
+CMAKELISTS = '''
+cmake_minimum_required(VERSION 3.16)
+set(TOOLCHAIN "g++" CACHE STRING "")
+set(RELEASE_DIR "${CMAKE_CURRENT_SOURCE_DIR}/release" CACHE PATH "")
+set(RESOURCE_TYPE "X86" CACHE STRING "")
+set(UDF_TARGET_LIB "add" CACHE STRING "")
+set(CMAKE_CXX_COMPILER "${TOOLCHAIN}")
+project(add_udf LANGUAGES CXX)
+get_filename_component(RELEASE_DIR "${RELEASE_DIR}" ABSOLUTE BASE_DIR "${CMAKE_BINARY_DIR}")
+add_library(${UDF_TARGET_LIB} SHARED add.cpp)
+target_compile_features(${UDF_TARGET_LIB} PRIVATE cxx_std_17)
+target_compile_options(${UDF_TARGET_LIB} PRIVATE -O1 -fvisibility=hidden)
+target_include_directories(${UDF_TARGET_LIB} PRIVATE "${DFIR_INCLUDE_DIR}")
+set_target_properties(${UDF_TARGET_LIB} PROPERTIES LIBRARY_OUTPUT_DIRECTORY "${RELEASE_DIR}")
+'''
+
+
+@pytest.fixture(scope="session")
+def workspace(tmp_path_factory) -> Path:
+    """The C++ Add workspace, built (by the first compile that needs it) once per session."""
+    folder = tmp_path_factory.mktemp("cpp_add") / "add_ws"
+    folder.mkdir()
+    (folder / "add.cpp").write_text(ADD_CPP)
+    (folder / "CMakeLists.txt").write_text(CMAKELISTS)
+    return folder
+
+
+def config_for(workspace: Path, funcs: list, input_num: int, output_num: int, name: str = "add_func",
+               **extra) -> Path:
+    config = {"func_list": funcs, "input_num": input_num, "output_num": output_num,
+              "workspace": str(workspace), "target_bin": "libadd.so", **extra}
+    path = workspace.parent / f"{name}.json"
+    path.write_text(json.dumps(config))
+    return path
+
+
+def one_func(workspace: Path, func: str, input_num: int = 1, output_num: int = 1, **extra) -> Path:
+    return config_for(workspace, [{"func_name": func}], input_num, output_num, name=func, **extra)
+
+
+def project_graph(config: Path, input_num: int, output_num: int, params: dict | None = None,
+                  closures: dict | None = None, name: str = "add") -> df.FlowGraph:
+    inputs = [df.FlowData(name=f"in{i}") for i in range(input_num)]
+    pp = df.FuncProcessPoint(compile_config_path=str(config))
+    for key, value in (params or {}).items():
+        pp.set_init_param(key, value)
+    for key, graph in (closures or {}).items():
+        pp.add_invoked_closure(key, df.GraphProcessPoint(df.Framework.ONNX, graph))
+    node = df.FlowNode(input_num=input_num, output_num=output_num, name=name)
+    node.add_process_point(pp)
+    outputs = node(*inputs)
+    return df.FlowGraph(list(outputs) if isinstance(outputs, tuple) else [outputs], name="g")
+
+
+def int32(*values):
+    return np.array(values, dtype=np.int32)
+
+
+def add_graph() -> Graph:
+    g = Graph("add_graph")
+    x = g.data(0, shape=[2], dtype=dt.DT_INT32, name="x")
+    y = g.data(1, shape=[2], dtype=dt.DT_INT32, name="y")
+    g.set_outputs([g.add(x, y)])
+    return g
+
+
+@pytest.fixture(scope="session")
+def seed_om(workspace) -> bytes:
+    funcs = [{"func_name": "Add1", "inputs_index": [0, 1], "outputs_index": [0]},
+             {"func_name": "Add2", "inputs_index": [2], "outputs_index": [1]},
+             {"func_name": "AddNN", "inputs_index": [3, 4], "outputs_index": [2]}]
+    config = config_for(workspace, funcs, 5, 3)
+    return dfir.compile(project_graph(config, 5, 3, closures={"invoke_graph": add_graph()})).om
+
+
+def test_the_library_is_built_by_cmake_with_the_seed_options(workspace, seed_om):
+    config = load_compile_config(workspace.parent / "add_func.json")
+    cache = (workspace / "build" / "CMakeCache.txt").read_text()
+    for option in ("TOOLCHAIN:STRING=g++", f"RELEASE_DIR:PATH={workspace / 'release'}",
+                   "RESOURCE_TYPE:STRING=X86", "UDF_TARGET_LIB:STRING=add",
+                   f"DFIR_INCLUDE_DIR:UNINITIALIZED={ff.include_dir()}"):
+        assert option in cache, option
+    library = (workspace / "release" / "libadd.so").read_bytes()
+    model = read_om(seed_om).models[0]
+    assert [bytes(p.data) for p in model.partitions_of(PartitionType.SO_BINS)] == [library]
+    plan = json.loads(bytes(model.partition(PartitionType.FLOW_MODEL).data))
+    assert plan["so_bins"][0]["name"] == "libadd.so" and plan["so_bins"][0]["resource_type"] == "X86"
+    assert plan["nodes"][0]["pp"]["kind"] == "cpp_project" and plan["nodes"][0]["pp"]["closures"] == {"invoke_graph": 0}
+    assert config.kind == "cpp_project"
+
+
+def test_the_seed_add_funcs_run_natively(seed_om):
+    with dfir.load(seed_om) as model:
+        model.feed_data([int32(1, 2), int32(10, 20), int32(5), int32(3, 4), int32(30, 40)])
+        assert model.fetch_data(indexes=[0], timeout=5000)[0][0].numpy().tolist() == [11, 22]
+        assert model.fetch_data(indexes=[2], timeout=5000)[0][0].numpy().tolist() == [33, 44]
+        _, _, ret = model.fetch_data(indexes=[1], timeout=5000)
+        assert ret == ff.FLOW_FUNC_ERR_PARAM_INVALID
+        assert ret.message == ("UDF add.Add2 returned FLOW_FUNC_ERR_PARAM_INVALID (164000); "
+                               "last error logged: AddProc1: invalid input")
+        model.feed_data([int32(1, 2), int32(1, 2, 3), int32(5), int32(3, 4), int32(30, 40)])
+        _, info, ret = model.fetch_data(indexes=[0], timeout=5000)
+        assert (info.transaction_id, ret, ret.message) == (2, ff.FLOW_FUNC_FAILED, (
+            "UDF add.Add1 returned FLOW_FUNC_FAILED (564000); last error logged: AddProc1: input data "
+            "shape is not same"))
+
+
+@pytest.mark.parametrize("func, ret, message", [
+    ("OutOfRange", ff.FLOW_FUNC_FAILED,
+     "UDF add.OutOfRange returned FLOW_FUNC_FAILED (564000); SetOutput: output index 3 is out of range; "
+     "func 'OutOfRange' has 1 output(s)"),
+    ("Throw", ff.FLOW_FUNC_FAILED,
+     "UDF add.Throw returned FLOW_FUNC_FAILED (564000); C++ UDF func 'Throw' threw: bad value"),
+    ("UserCode", 9900001, "UDF add.UserCode returned 9900001 (user-defined)"),
+    ("Raise", 9900002, "UDF add.Raise raised exception 9900002 (user context id 77)"),
+    ("BadBalance", ff.FLOW_FUNC_ERR_PARAM_INVALID,
+     "UDF add.BadBalance returned FLOW_FUNC_ERR_PARAM_INVALID (164000); SetOutput: data position "
+     "(0, 4) lies outside the 1 x 4 matrix"),
+    ("AddNN", ff.FLOW_FUNC_ERR_PARAM_INVALID,
+     "UDF add.AddNN returned FLOW_FUNC_ERR_PARAM_INVALID (164000); RunFlowModel('invoke_graph'): no "
+     "invoked closure is registered as 'invoke_graph'; the process point has []; last error logged: "
+     "AddNN: run nn failed"),
+])
+def test_failures_reach_fetch_data_with_their_code_and_reason(workspace, func, ret, message):
+    with dfir.load(dfir.compile(project_graph(one_func(workspace, func), 1, 1)).om) as model:
+        model.feed_data([int32(7)])
+        model.feed_data([int32(8)])
+        outputs, info, got = model.fetch_data(timeout=5000)
+        assert (outputs, info.transaction_id, got, got.message) == ([], 1, ret, message)
+        assert model.fetch_data(timeout=5000)[1].transaction_id == 2  # the model keeps serving
+
+
+def test_every_init_param_type_and_the_user_data_reach_the_library(workspace):
+    params = {"i": 3, "il": [1, 2], "ill": [[1], [2, 3]], "b": True, "bl": [False, True], "f": 0.5,
+              "fl": [1.5], "s": "x", "sl": ["y", "z"], "d": dt.DT_FLOAT16, "dl": [dt.DT_INT8]}
+    info = FlowInfo(transaction_id=9)
+    info.set_user_data(bytearray(b"abc"))
+    with dfir.load(dfir.compile(project_graph(one_func(workspace, "Report"), 1, 1, params, name="attrs")).om) as model:
+        model.feed_data([int32(0)], flow_info=info)
+        outputs, got, ret = model.fetch_data(timeout=5000)
+    assert ret == 0 and got.transaction_id == 9
+    assert outputs[0].numpy().tobytes().decode().split(";") == [
+        "i:int=3", "il:int_list=[1,2]", "ill:int_list_list=[[1],[2,3]]", "b:bool=true",
+        "bl:bool_list=[false,true]", "f:float=0.500000", "fl:float_list=[1.500000]", "s:str=x",
+        "sl:str_list=[y,z]", "d:dtype=dt1", "dl:dtype_list=[dt2]", "absent:missing",
+        "facts=attrs,1,1,-1,0,1,work", "user=abc"]
+
+
+def test_a_failing_init_fails_the_load(workspace):
+    om = dfir.compile(project_graph(one_func(workspace, "Add1", 2), 2, 1, {"fail_init": True})).om
+    with pytest.raises(GeError) as error:
+        dfir.load(om)
+    assert error.value.error_message == ("node 'add': Init of C++ UDF library libadd.so returned "
+                                         "FLOW_FUNC_FAILED (564000); Add::Init returned 564000; last error "
+                                         "logged: Init: asked to fail")
+
+
+def test_a_func_the_library_lacks_is_named_at_load(workspace):
+    om = dfir.compile(project_graph(one_func(workspace, "Add9"), 1, 1)).om
+    with pytest.raises(GeError) as error:
+        dfir.load(om)
+    assert error.value.error_message == (
+        "node 'add': C++ UDF library libadd.so registers funcs ['Add1', 'Add2', 'AddNN', 'BadBalance', "
+        "'OutOfRange', 'PassThrough', 'Raise', 'Report', 'Throw', 'UserCode'], not 'Add9'")
+
+
+def test_an_ascend_library_compiles_but_is_refused_at_load(workspace):
+    config = one_func(workspace, "PassThrough", resource_type="Ascend")
+    om = dfir.compile(project_graph(config, 1, 1, name="on_device")).om
+    plan = json.loads(bytes(read_om(om).models[0].partition(PartitionType.FLOW_MODEL).data))
+    assert plan["so_bins"][0]["resource_type"] == "Ascend" and plan["nodes"][0]["pp"]["resource_type"] == "Ascend"
+    with pytest.raises(GeError) as error:
+        dfir.load(om)
+    assert error.value.error_message == ("node 'on_device': C++ UDF library libadd.so is built for resource "
+                                         "type Ascend, which cannot run on this host (x86_64, resource type X86)")
+
+
+@contextmanager
+def udf_log_file(path: Path):
+    """UDF log records (`level|node|instance|message`) go to `path`, from worker processes too."""
+    log = logging.getLogger("dfir.flow_func")
+    handler = logging.FileHandler(path)
+    handler.setFormatter(logging.Formatter("%(levelname)s|%(udf_node)s|%(udf_instance)s|%(message)s"))
+    level = log.level
+    log.addHandler(handler)
+    log.setLevel(logging.INFO)
+    try:
+        yield
+    finally:
+        log.removeHandler(handler)
+        handler.close()
+        log.setLevel(level)
+
+
+def test_logs_of_the_library_reach_python_logging_with_the_node(workspace, tmp_path):
+    graph = project_graph(one_func(workspace, "Add1", 2), 2, 1, name="logger")
+    with udf_log_file(tmp_path / "udf.log"), dfir.load(dfir.compile(graph).om) as model:
+        model.feed_data([int32(1), int32(2)])
+        model.fetch_data(timeout=5000)
+    lines = (tmp_path / "udf.log").read_text().splitlines()
+    assert "INFO|logger|0|[logger#0 Init] Init: func name is logger" in lines
+    assert "INFO|logger|0|[logger#0 Add1] AddProc1: shape is same" in lines
+
+
+def test_tensors_cross_to_the_library_without_copies(workspace):
+    from dfir.runtime import _native
+    library = _native.load_udf_library((workspace / "release" / "libadd.so").read_bytes(), "libadd.so")
+    facts = {"name": "n", "input_num": 1, "output_num": 1, "work_path": "", "device_id": -1,
+             "instance_id": 0, "instance_num": 1}
+    instance = _native.UdfInstance(library, facts, [], ["PassThrough"])
+    assert instance.init() == (0, "")
+    array = np.arange(6, dtype=np.float32).reshape(2, 3)
+    message = (0, 0, dt.DT_FLOAT.dtype, [2, 3], array, 0, 5, 1, 2, 0, 0, 0)
+    ret, outputs, problems, raised = instance.proc("PassThrough", 1, [message], (5, 1, 2, 0), b"", None, None)
+    assert (ret, problems, raised) == (0, [], None)
+    index, (payload, _, dtype, shape, data, *meta) = outputs[0]
+    out = np.frombuffer(data, dtype=np.float32).reshape(shape)
+    assert (index, payload, dtype, shape, meta) == (0, 0, 0, [2, 3], [0, 5, 1, 2, 0, 0, 0])
+    assert np.shares_memory(out, array) and out.tolist() == array.tolist()
+
+
+def test_a_library_without_registered_funcs_is_refused(tmp_path):
+    (tmp_path / "plain.cpp").write_text("extern \"C\" int plain() { return 1; }\n")
+    (tmp_path / "release").mkdir()
+    subprocess.run(["g++", "-shared", "-fPIC", "-o", str(tmp_path / "release" / "libplain.so"),
+                    str(tmp_path / "plain.cpp")], check=True)
+    config = tmp_path / "plain.json"
+    config.write_text(json.dumps({"func_list": [{"func_name": "F"}], "input_num": 1, "output_num": 1,
+                                  "workspace": ".", "target_bin": "libplain.so"}))
+    om = dfir.compile(project_graph(config, 1, 1)).om
+    with pytest.raises(GeError) as error:
+        dfir.load(om)
+    assert error.value.error_message == ("C++ UDF library libplain.so registers no funcs: include "
+                                         "\"flow_func/flow_func.h\" and register them with FLOW_FUNC_REGISTRAR")
+
+
+def test_a_build_failure_shows_the_compiler_output(tmp_path):
+    workspace = tmp_path / "broken_ws"
+    workspace.mkdir()
+    (workspace / "add.cpp").write_text("this is not C++\n")
+    (workspace / "CMakeLists.txt").write_text(CMAKELISTS)
+    config = config_for(workspace, [{"func_name": "Add1"}], 1, 1)
+    with pytest.raises(GeError) as error:
+        dfir.compile(project_graph(config, 1, 1))
+    first, *rest = error.value.error_message.splitlines()
+    assert first == (f"compile config {config}: cmake build of the C++ project in {workspace} failed "
+                     f"with exit status 2:")
+    assert any("error:" in line and "add.cpp" in line for line in rest)
+
+
+@pytest.mark.parametrize("change, message", [
+    ({"target_bin": None}, "target_bin is missing"),
+    ({"func_list": [{"func_name": "Add1", "stream_input": True}]},
+     "stream_input is not supported for C++ UDFs yet"),
+    ({"cmakelist_path": "cmake/CMakeLists.txt"},
+     "cmakelist_path names {ws}/cmake/CMakeLists.txt, which is not an existing CMakeLists.txt"),
+])
+def test_cpp_config_errors_name_the_key(tmp_path, change, message):
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    config = config_for(workspace, [{"func_name": "Add1"}], 1, 1)
+    document = {key: value for key, value in {**json.loads(config.read_text()), **change}.items()
+                if value is not None}
+    config.write_text(json.dumps(document))
+    with pytest.raises(GeError) as error:
+        dfir.compile(project_graph(config, 1, 1))
+    assert error.value.error_message == f"compile config {config}: {message.format(ws=workspace)}"
+
+
+def test_a_generated_cpp_project_compiles_and_runs_unchanged(tmp_path, capsys):
+    assert cli(["udf", "new", "ScaleAdd", "--lang", "cpp", "--dir", str(tmp_path)]) == 0
+    created = capsys.readouterr().out.splitlines()[1:]
+    assert sorted(Path(line.strip()).relative_to(tmp_path).as_posix() for line in created) == [
+        "ScaleAdd/CMakeLists.txt", "ScaleAdd/README.md", "ScaleAdd/ScaleAdd.json", "ScaleAdd/example.py",
+        "ScaleAdd/src/scale_add.cpp"]
+    runpy.run_path(str(tmp_path / "ScaleAdd" / "example.py"), run_name="__main__")
+    assert capsys.readouterr().out == "ret=0 out=[12, 23, 34]\n"
+    assert (tmp_path / "ScaleAdd" / "release" / "libscale_add.so").is_file()

@@ -1,0 +1,251 @@
+"""Pass `fingerprint-subgraphs`: structural keys per process point and graph.
+
+Keys ignore SSA names and cloudpickle's per-process class ids; they change with anything that
+changes what a process point compiles to (its ops, weights, UDF code and the values it captures)
+and with the compile salt, and a change in one process point changes no other point's key.
+"""
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.parser import Parser
+
+import dfir.data_type as dt
+import dfir.dataflow as df
+from dfir.cache.payload import canonical_payload
+from dfir.cache.settings import compile_salt
+from dfir.compiler import make_context, print_module
+from dfir.dataflow import names
+from dfir.ge.graph import Graph
+from dfir.importer import import_flow_graph
+from dfir.passes.fingerprint_subgraphs import FingerprintSubgraphs, fingerprint_of
+
+OFFSET = 10
+
+
+def fingerprints(module: ModuleOp, salt: str = "") -> dict[str, str]:
+    """Run the pass; every symbol's fingerprint (None for ops that get none)."""
+    FingerprintSubgraphs(salt=salt).apply(make_context(), module)
+    return {op.sym_name.data: fingerprint_of(op) for op in module.ops}
+
+
+def make_udf(constant: int):
+    def shift(x):
+        return x + constant
+    return df.pyflow(shift)
+
+
+def offset_by_global(x):
+    return x + OFFSET
+
+
+def ge_stage(index: int, op: str, scale: float) -> df.GraphProcessPoint:
+    graph = Graph(f"stage{index}")
+    x = graph.data(0, shape=[-1, 2], dtype=dt.DT_FLOAT, name="x")
+    graph.set_outputs([getattr(graph, op)(x, graph.const(np.full([2], scale, np.float32)))])
+    return df.GraphProcessPoint(df.Framework.ONNX, graph, name=f"stage{index}")
+
+
+def pipeline(spec) -> ModuleOp:
+    """A chain of UDF stages (`("udf", constant)`) and GE stages (`("ge", op, scale)`)."""
+    names.reset()
+    out = x = df.FlowData(name="x")
+    for index, stage in enumerate(spec):
+        if stage[0] == "udf":
+            out = make_udf(stage[1]).fnode()(out)
+        else:
+            out = ge_stage(index, stage[1], stage[2]).fnode(1, 1, name=f"ge{index}")(out)
+    return import_flow_graph(df.FlowGraph([out], name="pipeline"))
+
+
+SPEC = [("udf", 1), ("ge", "mul", 2.0), ("udf", 2), ("ge", "add", 0.5)]
+
+
+def test_every_process_point_ge_graph_and_graph_gets_a_fingerprint():
+    module = pipeline(SPEC)
+    keys = fingerprints(module)
+    assert sorted(keys) == ["pipeline", "shift_1_pp", "shift_pp", "stage1", "stage1_pp", "stage3", "stage3_pp"]
+    assert all(re.fullmatch(r"sha256:[0-9a-f]{64}", key) for key in keys.values())
+    assert len(set(keys.values())) == len(keys)
+
+
+def test_the_summary_counts_what_was_fingerprinted():
+    module = pipeline(SPEC)
+    fingerprints(module)
+    assert FingerprintSubgraphs().summary(module) == \
+        "fingerprinted 2 df.func_pp, 1 df.graph, 2 df.graph_pp, 2 ge.graph"
+
+
+def test_keys_are_deterministic_and_running_the_pass_again_keeps_them():
+    module = pipeline(SPEC)
+    first = fingerprints(module)
+    assert fingerprints(module) == first
+    assert fingerprints(pipeline(SPEC)) == first
+
+
+def _renamed(text: str, draw_name) -> str:
+    """`text` with every SSA name replaced through `draw_name` (one new name per old name)."""
+    mapping: dict[str, str] = {}
+
+    def rename(match):
+        return "%" + mapping.setdefault(match[1], draw_name(len(mapping)))
+    return re.sub(r"%([A-Za-z_$.][\w$.]*|\d+)", rename, text)
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.randoms(use_true_random=False))
+def test_renaming_values_keeps_every_key(rng):
+    text = print_module(pipeline(SPEC))
+    order = list(range(1000))
+    rng.shuffle(order)
+    renamed = _renamed(text, lambda i: f"v{order[i]}" if rng.random() < 0.5 else f"{order[i]}")
+    assert renamed != text
+    reparsed = Parser(make_context(), renamed).parse_module()
+    assert fingerprints(reparsed) == fingerprints(Parser(make_context(), text).parse_module())
+
+
+stages = st.lists(
+    st.one_of(st.builds(lambda c: ("udf", c), st.integers(0, 10**6)),
+              st.builds(lambda op, s: ("ge", op, s), st.sampled_from(["add", "sub", "mul"]),
+                        st.floats(-8, 8, allow_nan=False, width=32))),
+    min_size=2, max_size=6)
+
+
+def _changed(spec, index: int, salt: int):
+    """`spec` with stage `index` changed: another constant, op or weight, never a value in use."""
+    stage = spec[index]
+    if stage[0] == "udf":
+        used = {s[1] for s in spec if s[0] == "udf"}
+        new = max(used) + 1 + salt
+        return [*spec[:index], ("udf", new), *spec[index + 1:]]
+    ops = ["add", "sub", "mul"]
+    new_stage = ("ge", ops[(ops.index(stage[1]) + 1) % 3], stage[2]) if salt % 2 else ("ge", stage[1], stage[2] + 1)
+    return [*spec[:index], new_stage, *spec[index + 1:]]
+
+
+def _distinct_udf_constants(spec):
+    udfs = [s[1] for s in spec if s[0] == "udf"]
+    return len(udfs) == len(set(udfs))
+
+
+@settings(max_examples=30, deadline=None)
+@given(stages, st.data())
+def test_a_change_in_one_subgraph_changes_only_its_keys_and_the_graphs(spec, data):
+    if not _distinct_udf_constants(spec):
+        spec = [("udf", i) if s[0] == "udf" else s for i, s in enumerate(spec)]
+    index = data.draw(st.integers(0, len(spec) - 1))
+    before = fingerprints(pipeline(spec))
+    after = fingerprints(pipeline(_changed(spec, index, data.draw(st.integers(0, 3)))))
+    assert sorted(before) == sorted(after)
+    changed = {sym for sym in before if before[sym] != after[sym]}
+    if spec[index][0] == "udf":
+        udf_symbols = [sym for sym in before if sym.startswith("shift")]
+        position = [i for i, s in enumerate(spec) if s[0] == "udf"].index(index)
+        expected = {udf_symbols[position], "pipeline"}
+    else:
+        expected = {f"stage{index}", f"stage{index}_pp", "pipeline"}
+    assert changed == expected
+
+
+def test_a_udf_capturing_another_closure_value_gets_another_key():
+    one = fingerprints(pipeline([("udf", 1)]))
+    two = fingerprints(pipeline([("udf", 2)]))
+    assert one["shift_pp"] != two["shift_pp"]
+    assert fingerprints(pipeline([("udf", 1)])) == one
+
+
+def test_a_udf_reading_another_global_value_gets_another_key(monkeypatch):
+    def graph():
+        names.reset()
+        x = df.FlowData(name="x")
+        return import_flow_graph(df.FlowGraph([df.pyflow(offset_by_global).fnode()(x)]))
+    before = fingerprints(graph())["offset_by_global_pp"]
+    monkeypatch.setattr(sys.modules[__name__], "OFFSET", 11)
+    after = fingerprints(graph())["offset_by_global_pp"]
+    assert before != after
+    monkeypatch.setattr(sys.modules[__name__], "OFFSET", 10)
+    assert fingerprints(graph())["offset_by_global_pp"] == before
+
+
+def test_the_salt_changes_every_key():
+    plain = fingerprints(pipeline(SPEC))
+    salted = fingerprints(pipeline(SPEC), salt="sha256:1")
+    assert all(plain[sym] != salted[sym] for sym in plain)
+
+
+def test_compile_options_that_shape_the_output_change_the_salt_and_others_do_not(tmp_path):
+    pipeline_text = "sort-nodes,place-nodes"
+    base = compile_salt({"ge.exec.deviceId": "0"}, pipeline_text)
+    assert compile_salt({"ge.exec.deviceId": "1"}, pipeline_text) != base
+    assert compile_salt({"ge.exec.deviceId": "0"}, "sort-nodes,place-nodes{default-device=\"0:0:1\"}") != base
+    same = {"ge.exec.deviceId": "0", "ge.graph_compiler_cache_dir": str(tmp_path), "ge.graph_key": "k",
+            "ge.runFlag": "0", "log_level": "3"}
+    assert compile_salt(same, pipeline_text) == base
+
+
+def test_the_deploy_info_file_contents_are_in_the_salt(tmp_path):
+    deploy = tmp_path / "deploy.json"
+    deploy.write_text('{"deploy_info": []}')
+    options = {"ge.experiment.data_flow_deploy_info_path": str(deploy)}
+    first = compile_salt(options, "")
+    deploy.write_text('{"deploy_info": [{"flow_node_name": "a", "logic_device_id": "0:0:0:0"}]}')
+    assert compile_salt(options, "") != first
+
+
+CLASS_UDF_SCRIPT = textwrap.dedent("""
+    import dfir.dataflow as df
+    from dfir.importer import import_flow_graph
+    from dfir.compiler import make_context
+    from dfir.passes.fingerprint_subgraphs import FingerprintSubgraphs, fingerprint_of
+
+    @df.pyflow
+    class Scale:
+        def __init__(self, factor):
+            self.factor = factor
+
+        @df.method()
+        def scale(self, x):
+            return x * self.factor
+
+    x = df.FlowData(name="x")
+    module = import_flow_graph(df.FlowGraph([Scale.fnode(3).scale(x)]))
+    FingerprintSubgraphs().apply(make_context(), module)
+    print(fingerprint_of(module.ops.first))
+    print(module.ops.first.payload.data)
+""")
+
+
+def test_a_class_udf_has_the_same_key_in_every_process(tmp_path):
+    script = tmp_path / "class_udf.py"
+    script.write_text(CLASS_UDF_SCRIPT)
+    runs = [subprocess.run([sys.executable, str(script)], capture_output=True, text=True, check=True,
+                           env={"PYTHONHASHSEED": str(seed), "PATH": ""}, cwd=tmp_path).stdout.split()
+            for seed in (1, 2)]
+    (key1, payload1), (key2, payload2) = runs
+    assert payload1 != payload2, "cloudpickle tags classes shipped by value with a random id"
+    assert key1 == key2
+
+
+def test_canonical_payload_replaces_class_ids_only():
+    import cloudpickle
+
+    hex_text = "0123456789abcdef" * 2
+
+    class Local:
+        tag = hex_text
+
+    # user data shaped like a class id (32 hex digits, then None) stays as it is
+    data = cloudpickle.dumps((Local, ("".join(hex_text), None)), protocol=5)
+    canonical = canonical_payload(data)
+    assert canonical.count(b"<class-tracker-id>") == 1
+    assert canonical.count(b"0123456789abcdef0123456789abcdef") == 2
+    assert canonical_payload(b"not a pickle _make_skeleton_class") == b"not a pickle _make_skeleton_class"
+    assert canonical_payload(b"plain bytes") == b"plain bytes"
