@@ -164,6 +164,16 @@ def test_bad_allocations_raise(call, message):
     assert error.value.error_message == message
 
 
+def test_a_message_tensor_reshapes_in_place():
+    ctx, state = context()
+    msg = ctx.alloc_tensor_msg([2, 3], dt.DT_INT64)
+    tensor = msg.get_tensor()
+    assert (tensor.get_data_type(), tensor.get_data_size(), tensor.get_element_cnt()) == (dt.DT_INT64, 48, 6)
+    assert tensor.reshape([3, 2]) == ff.FLOW_FUNC_SUCCESS and tensor.reshape([4]) == ff.FLOW_FUNC_ERR_PARAM_INVALID
+    ctx.set_output(0, msg)
+    assert state.outputs[0][1].to_message("").payload.shape == (3, 2)
+
+
 def test_raw_and_empty_messages():
     ctx, _ = context()
     raw = ctx.alloc_raw_data_msg(16)

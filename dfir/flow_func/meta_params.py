@@ -47,7 +47,7 @@ class MetaParams:
         return self._facts.output_num
 
     def get_work_path(self) -> str:
-        """A private folder of this UDF (a Python project's sources are unpacked there)."""
+        """The UDF's folder: a Python project's unpacked sources, a C++ library's own folder."""
         return self._facts.work_path
 
     def get_running_device_id(self) -> int:

@@ -37,7 +37,7 @@ class MetaParams {
   virtual std::shared_ptr<const AttrValue> GetAttr(const char* name) const = 0;  // nullptr: none
   virtual size_t GetInputNum() const = 0;
   virtual size_t GetOutputNum() const = 0;
-  virtual const char* GetWorkPath() const = 0;  // a private folder of this UDF
+  virtual const char* GetWorkPath() const = 0;  // a folder of this library's own
   virtual int32_t GetRunningDeviceId() const = 0;  // -1 on the host
   virtual int32_t GetRunningInstanceId() const = 0;
   virtual int32_t GetRunningInstanceNum() const = 0;
