@@ -1,8 +1,8 @@
 """`dfir.compile`: build the IR, run the phases, serialize. It only composes; the work is elsewhere.
 
 With the compile cache on (`ge.graph_compiler_cache_dir` and `ge.graph_key`), a full compile is
-handed to `dfir.cache.compile_cached`, which drives the same steps (`CompileJob`) but reuses what
-earlier compiles stored.
+handed, before anything is imported, to `dfir.cache.compile_cached`, which drives the same steps
+(`CompileJob`) but reuses what earlier compiles stored.
 """
 from __future__ import annotations
 
@@ -110,11 +110,12 @@ def print_module_parts(module: ModuleOp, printed: Mapping[str, str] | None = Non
     return "builtin.module {" + "".join(f"\n  {chunk}" for chunk in chunks) + "\n}\n", texts
 
 
-def _import(graph, options: dict[str, str]) -> ModuleOp:
+def import_graph(graph, options: dict[str, str], **importer_args) -> ModuleOp:
+    """The module of a FlowGraph or GE Graph; `importer_args` go to `import_flow_graph`."""
     from dfir.dataflow.graph import FlowGraph
     from dfir.importer import import_flow_graph, import_ge_graph
     if isinstance(graph, FlowGraph):
-        return import_flow_graph(graph)
+        return import_flow_graph(graph, **importer_args)
     from dfir.ge.graph import Graph
     if isinstance(graph, Graph):
         return import_ge_graph(graph, options)
@@ -143,6 +144,9 @@ class CompileJob:
         self.ctx = make_context()
         self.pass_options = {"fingerprint-subgraphs": {"salt": compile_salt(options, pipeline_spec("lower"))}}
         self.resource_path = resource_config_path(options)
+        self.pass_options["place-nodes"] = {
+            "deploy_info": options.get("ge.experiment.data_flow_deploy_info_path", ""),
+            "resource_config": self.resource_path or ""}
         self.resource_config = load_resource_config(self.resource_path) if self.resource_path else None
         self._resource_bytes = None if self.resource_config is None else canonical_config(self.resource_config)
 
@@ -156,23 +160,24 @@ class CompileJob:
             self.timings[step] = self.timings.get(step, 0.0) + time.perf_counter() - start
 
     def run_phases(self, module: ModuleOp, stop_after: str | None = None, *,
-                   start_after: str | None = None, verify=ModuleOp.verify) -> None:
+                   start_after: str | None = None, verify=ModuleOp.verify, skip_absent: bool = False) -> None:
         """Run the phases (see `dfir.pipeline.run_phases`); IR errors become GeErrors."""
         with self.timed("passes"):
             try:
                 run_phases(self.ctx, module, stop_after, self.report, start_after=start_after,
-                           pass_options=self.pass_options, verify=verify)
+                           pass_options=self.pass_options, verify=verify, skip_absent=skip_absent)
             except (VerifyException, DiagnosticException) as error:
                 raise GeError(str(error), "dfir.compile") from error
 
     def lower(self, module: ModuleOp, reuse: Mapping[str, LoweredGraph] | None = None,
-              printed: Mapping[str, str] | None = None, cache_manifest: bytes | None = None) -> Lowering:
-        """Lower the module to `.om` bytes, merging the units in `reuse` and the op texts in
-        `printed` instead of lowering and printing those process points again."""
+              printed: Mapping[str, str] | None = None, cache_manifest: bytes | None = None,
+              skeleton: dict | None = None) -> Lowering:
+        """Lower the module to `.om` bytes, merging the units in `reuse`, the graph's plan
+        `skeleton` and the op texts in `printed` instead of lowering and printing those again."""
         from dfir.lowering.om import om_bytes
         from dfir.lowering.plan import lower_graph
         with self.timed("lower"):
-            lowered = lower_graph(module, reuse)
+            lowered = lower_graph(module, reuse, skeleton)
             ir_text, texts = print_module_parts(module, printed)
             om = om_bytes(lowered, ir_text, resource_config=self._resource_bytes,
                           cache_manifest=cache_manifest)
@@ -190,10 +195,10 @@ def compile(graph, options: dict[str, str] | None = None, stop_after: str | None
     from dfir.cache.settings import cache_settings
     settings = cache_settings(options) if to_om else None
     job = CompileJob(options)
-    with job.timed("import"):
-        module = _import(graph, options)
     if settings is not None:
         from dfir.cache.incremental import compile_cached
-        return compile_cached(job, module, settings)
+        return compile_cached(job, graph, settings)
+    with job.timed("import"):
+        module = import_graph(graph, options)
     job.run_phases(module, stop_after)
     return job.lower(module).compiled if to_om else CompiledModel(module, None, job.report, job.timings)

@@ -1,22 +1,23 @@
-"""The import phase: a FlowGraph (or a GE Graph) becomes a verified df/ge module, in memory.
+"""The import phase: a FlowGraph (or a GE Graph) becomes a df/ge module, in memory.
 
 1. Walk back from the outputs to find the nodes and FlowData the graph reaches; every input of
    every reached node must be connected.
-2. Emit one `df.data` per FlowData, sorted by name (the feed order).
-3. Emit nodes in a depth-first post-order from the outputs, so each value exists before its use;
-   each distinct process point becomes one `df.func_pp` / `df.graph_pp` (+ its `ge.graph`).
-4. Emit `df.output` with the outputs in the order the user listed them.
+2. Take the nodes in a depth-first post-order from the outputs; each distinct process point
+   becomes one `df.func_pp` / `df.graph_pp` (+ its `ge.graph`), named by a unique symbol.
+3. Emit the `df.graph`: one `df.data` per FlowData, sorted by name (the feed order); the nodes
+   in that order, so each value exists before its use; `df.output` with the outputs in the
+   order the user listed them.
 """
 from __future__ import annotations
 
 import base64
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 import cloudpickle
 from xdsl.dialects.builtin import (BoolAttr, DenseArrayBase, DictionaryAttr, IntegerAttr, ModuleOp,
                                    StringAttr, i64)
-from xdsl.ir import Attribute, Block, Region, SSAValue
+from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 
 from dfir.dataflow.graph import FlowData, FlowGraph, FlowNode, FlowOutput
 from dfir.dataflow.process_points import FuncProcessPoint, GraphProcessPoint
@@ -67,15 +68,23 @@ def _anchors(node: FlowNode) -> list[FlowData | FlowOutput]:
     return node.input_anchors
 
 
+ReusedGraph = Callable[[GraphProcessPoint, str, str], bool]
+"""`reused_graph(pp, pp_symbol, graph_symbol)`: whether the caller (the compile cache) has the
+graph process point compiled already; its `df.graph_pp` is then imported without its `ge.graph`."""
+
+
 class _ModuleBuilder:
     """Accumulates the module's top-level ops with unique symbols."""
 
-    def __init__(self):
+    def __init__(self, payloads: dict[int, tuple] | None = None, reused_graph: ReusedGraph | None = None):
         self.top: list = []
         self.symbols: set[str] = set()
         self.pp_symbols: dict[int, str] = {}
+        self.spec_symbols: dict[int, str] = {}  # id(UdfSpec) -> symbol, see `_deciding_spec`
         self.func_pps: dict[tuple, str] = {}
-        self.payloads: dict[int, tuple] = {}  # id(payload) -> (payload kept alive, base64 text)
+        # id(payload) -> (payload kept alive, base64 text), see `encode_payload`
+        self.payloads: dict[int, tuple] = {} if payloads is None else payloads
+        self.reused_graph = reused_graph
         self.projects: dict[str, tuple] = {}  # compile config path -> (ProjectSpec, base64 payload)
 
     def symbol(self, wanted: str) -> str:
@@ -88,8 +97,14 @@ class _ModuleBuilder:
 
     def process_point(self, pp, node: FlowNode) -> str:
         if id(pp) not in self.pp_symbols:
-            self.pp_symbols[id(pp)] = (self._func_pp(pp, node) if isinstance(pp, FuncProcessPoint)
-                                       else self._graph_pp(pp, node))
+            spec = _deciding_spec(pp)
+            if spec is not None and id(spec) in self.spec_symbols:
+                symbol = self.spec_symbols[id(spec)]
+            else:
+                symbol = self._func_pp(pp, node) if isinstance(pp, FuncProcessPoint) else self._graph_pp(pp, node)
+            if spec is not None:
+                self.spec_symbols[id(spec)] = symbol
+            self.pp_symbols[id(pp)] = symbol
         return self.pp_symbols[id(pp)]
 
     def _func_pp(self, pp: FuncProcessPoint, node: FlowNode) -> str:
@@ -146,22 +161,33 @@ class _ModuleBuilder:
 
     def _payload(self, udf: UdfSpec, node: FlowNode) -> str:
         if id(udf.payload) not in self.payloads:
-            self.payloads[id(udf.payload)] = (udf.payload, _encode_payload(udf, node))
+            self.payloads[id(udf.payload)] = (udf.payload, encode_payload(udf, node))
         return self.payloads[id(udf.payload)][1]
 
     def _graph_pp(self, pp: GraphProcessPoint, node: FlowNode | None) -> str:
         graph_sym = self.symbol(pp.graph.name)
-        graph_op = pp.graph.to_ir()
-        if pp.compile_config_path:
-            config = load_graph_config(pp.compile_config_path)
-            apply_graph_settings(graph_op, config.build_options, config.inputs,
-                                 f"compile config {config.source}")
-        graph_op.properties["sym_name"] = StringAttr(graph_sym)
+        sym = self.symbol(f"{pp.name}_pp")
+        if self.reused_graph is None or not self.reused_graph(pp, sym, graph_sym):
+            graph_op = pp.graph.to_ir(verify=False)  # the compiler verifies the module
+            if pp.compile_config_path:
+                config = load_graph_config(pp.compile_config_path)
+                apply_graph_settings(graph_op, config.build_options, config.inputs,
+                                     f"compile config {config.source}")
+            graph_op.properties["sym_name"] = StringAttr(graph_sym)
+            self.top.append(graph_op)
         if node is not None:  # None: an invoked closure, which no node's ports constrain
             _check_graph_arity(pp, node)
-        sym = self.symbol(f"{pp.name}_pp")
-        self.top.extend([graph_op, GraphPpOp(sym, graph_sym, "ge")])
+        self.top.append(GraphPpOp(sym, graph_sym, "ge"))
         return sym
+
+
+def _deciding_spec(pp) -> UdfSpec | None:
+    """The `@pyflow` spec that alone decides the `df.func_pp` of `pp` (no init params, no
+    closures), so that the many process points `.fnode()` makes of one UDF import once."""
+    if isinstance(pp, FuncProcessPoint) and pp.udf is not None and not pp.init_params \
+            and not pp.invoked_closures:
+        return pp.udf
+    return None
 
 
 def _check_graph_arity(pp: GraphProcessPoint, node: FlowNode) -> None:
@@ -172,7 +198,7 @@ def _check_graph_arity(pp: GraphProcessPoint, node: FlowNode) -> None:
                       f"and {outputs} outputs")
 
 
-def _encode_payload(udf: UdfSpec, node: FlowNode) -> str:
+def encode_payload(udf: UdfSpec, node: FlowNode) -> str:
     """The cloudpickled payload, by value for the UDF's own module so a fresh process can rebuild it."""
     module = __import__("sys").modules.get(getattr(udf.payload.target, "__module__", ""), None)
     by_value = module is not None and module.__name__ not in ("__main__", "builtins")
@@ -224,20 +250,28 @@ def _check_mappings(node: FlowNode) -> None:
                               f"{kind} {pp_index}: only identity mappings are supported yet")
 
 
-def import_flow_graph(graph: FlowGraph) -> ModuleOp:
-    """Build the module of `graph` (see the module docstring for the steps)."""
+ReusedFlow = Callable[[list[str], str], Operation | None]
+"""`reused_flow(node_symbols, graph_symbol)`: a stand-in for the `df.graph` whose nodes run the
+process points `node_symbols` (in the importer's order), for a caller that has it compiled (the
+compile cache), or None to build it."""
+
+
+def import_flow_graph(graph: FlowGraph, *, payloads: dict[int, tuple] | None = None,
+                      reused_graph: ReusedGraph | None = None,
+                      reused_flow: ReusedFlow | None = None) -> ModuleOp:
+    """Build the module of `graph` (see the module docstring for the steps).
+
+    `payloads` holds UDF payloads this compile already serialized, `{id(payload): (payload,
+    encode_payload text)}` (the importer adds those it serializes); `reused_graph` and
+    `reused_flow` may stand in for parts the compile cache has compiled (see their types).
+    """
     datas, nodes = reachable(graph)
     names = [d.name for d in datas]
     if len(set(names)) != len(names):
         raise GeError(f"graph {graph.name}: two FlowData share a name: {names}")
-    builder = _ModuleBuilder()
-    block = Block()
-    values: dict[tuple[int, int], SSAValue] = {}
-    for index, data in enumerate(datas):
-        op = DataOp(data.name, index, _data_attributes(data))
-        block.add_op(op)
-        values[(id(data), 0)] = op.result
+    builder = _ModuleBuilder(payloads, reused_graph)
     seen_names: dict[str, FlowNode] = {}
+    symbols = []
     for node in nodes:
         if node.name in seen_names:
             raise GeError(f"graph {graph.name}: two nodes are named {node.name} "
@@ -246,19 +280,35 @@ def import_flow_graph(graph: FlowGraph) -> ModuleOp:
         if not node.process_points:
             raise GeError(f"node {node.name} ({node.loc}) has no process point")
         _check_mappings(node)
-        pp = node.process_points[0]
-        sym = builder.process_point(pp, node)
+        symbols.append(builder.process_point(node.process_points[0], node))
+    graph_sym = builder.symbol(graph.name)
+    graph_op = reused_flow(symbols, graph_sym) if reused_flow is not None else None
+    if graph_op is None:
+        graph_op = _flow_graph_op(graph, graph_sym, datas, nodes, symbols)
+    return ModuleOp([*builder.top, graph_op])
+
+
+def _flow_graph_op(graph: FlowGraph, sym: str, datas: list[FlowData], nodes: list[FlowNode],
+                   node_symbols: list[str]) -> GraphOp:
+    """Step 3 of the module docstring: the `df.graph` of `graph` as symbol `sym`."""
+    block = Block()
+    values: dict[tuple[int, int], SSAValue] = {}
+    for index, data in enumerate(datas):
+        op = DataOp(data.name, index, _data_attributes(data))
+        block.add_op(op)
+        values[(id(data), 0)] = op.result
+    for node, pp_sym in zip(nodes, node_symbols):
         inputs = [values[_key(anchor)] for anchor in node.input_anchors]
-        op = NodeOp(node.name, sym, inputs, node.input_num, node.output_num,
-                    _node_attributes(node, getattr(pp, "udf", None)))
+        op = NodeOp(node.name, pp_sym, inputs, node.input_num, node.output_num,
+                    _node_attributes(node, getattr(node.process_points[0], "udf", None)))
         block.add_op(op)
         for port, result in enumerate(op.outputs):
             values[(id(node), port)] = result
     block.add_op(OutputOp([values[_key(output)] for output in graph.outputs]))
-    graph_op = GraphOp(builder.symbol(graph.name), Region(block), graph.graph_options)
+    graph_op = GraphOp(sym, Region(block), graph.graph_options)
     if graph.align is not None:
         graph_op.properties["align"] = AlignAttr(*graph.align)
-    return ModuleOp([*builder.top, graph_op])
+    return graph_op
 
 
 def _key(anchor: FlowData | FlowOutput) -> tuple[int, int]:
@@ -272,7 +322,7 @@ def import_ge_graph(graph, options: dict[str, str] | None = None) -> ModuleOp:
     """
     builder = _ModuleBuilder()
     graph_sym = builder.symbol(graph.name)
-    graph_op = graph.to_ir()
+    graph_op = graph.to_ir(verify=False)  # the compiler verifies the module
     shape_options = {k: v for k, v in (options or {}).items() if k in SHAPE_OPTIONS}
     if shape_options:
         apply_graph_settings(graph_op, shape_options, None, "compile options")

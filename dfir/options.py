@@ -59,7 +59,7 @@ KNOWN_OPTIONS: dict[str, tuple[Callable[[str], str | None], bool]] = {
     "ge.graph_compiler_cache_dir": (_cache_directory, True),
     "ge.inputShape": (_input_shape, True),
     "ge.outputMaxSize": (_output_max_size, True),
-    "ge.experiment.data_flow_deploy_info_path": (_any, False),
+    "ge.experiment.data_flow_deploy_info_path": (_any, True),
     "ge.resourceConfigPath": (_any, True),
     "ge.exec.deviceId": (_NON_NEGATIVE_INT, True),
     "ge.exec.logicalDeviceClusterDeployMode": (_choice("SINGLE", "MULTI"), True),

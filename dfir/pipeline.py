@@ -22,20 +22,27 @@ from dfir.passes.sort_nodes import SortNodes
 
 @dataclass(frozen=True)
 class Phase:
+    """A named step of passes. `acts_on` names the top-level ops whose contents its passes read
+    and rewrite: the compile cache skips the phase when it compiles none of them again."""
+
     name: str
     passes: tuple[ModulePass, ...]
     why: str
+    acts_on: tuple[str, ...] = ()
 
 
 PHASES: tuple[Phase, ...] = (
-    Phase("import", (), "the frontend builds the df/ge module; verified as built"),
+    Phase("import", (), "the frontend builds the df/ge module; verified by the first phase"),
     Phase("fingerprint", (FingerprintSubgraphs(),),
-          "key every process point and graph by content, before any pass, for the compile cache"),
-    Phase("schedule", (SortNodes(),), "put every graph in topological order for lowering and reading"),
-    Phase("shapes", (InferShapeRanges(),), "narrow every GE tensor type to the ranges its inputs allow"),
+          "key every process point and graph by content, before any pass, for the compile cache",
+          ("df.func_pp", "df.graph_pp", "ge.graph", "df.graph")),
+    Phase("schedule", (SortNodes(),), "put every graph in topological order for lowering and reading",
+          ("df.graph",)),
+    Phase("shapes", (InferShapeRanges(),), "narrow every GE tensor type to the ranges its inputs allow",
+          ("ge.graph",)),
     Phase("plan", (PlanOutputSize(), PlanMemory()),
-          "bound every GE graph output and lay its intermediates out in one arena"),
-    Phase("place", (PlaceNodes(),), "give every node its logical device"),
+          "bound every GE graph output and lay its intermediates out in one arena", ("ge.graph",)),
+    Phase("place", (PlaceNodes(),), "give every node its logical device", ("df.graph",)),
     Phase("lower", (), "serialize the final module into the .om container"),
 )
 
@@ -61,19 +68,24 @@ def pipeline_spec(stop_after: str) -> str:
 def run_phases(ctx: Context, module: ModuleOp, stop_after: str | None, report: list[str], *,
                start_after: str | None = None,
                pass_options: Mapping[str, Mapping[str, object]] | None = None,
-               verify: Callable[[ModuleOp], None] = ModuleOp.verify) -> None:
+               verify: Callable[[ModuleOp], None] = ModuleOp.verify, skip_absent: bool = False) -> None:
     """Run the phases in place, verifying after each; each pass appends its summary to `report`.
 
     `start_after` resumes after a phase already run (the module is then not verified first);
     `pass_options` sets options of passes by pass name (`{"fingerprint-subgraphs": {"salt": s}}`);
-    `verify` checks the module (the compile cache checks only what it compiles again).
+    `verify` checks the module (the compile cache checks only what it compiles again);
+    `skip_absent` skips the phases that act on none of the module's top-level ops (the compile
+    cache's module holds only what it compiles again).
     """
     phases = phases_until(stop_after)
     if start_after is None:
         verify(module)
     else:
         phases = phases[len(phases_until(start_after)):]
+    present = {op.name for op in module.ops}
     for phase in phases:
+        if skip_absent and phase.acts_on and present.isdisjoint(phase.acts_on):
+            continue
         for compiler_pass in phase.passes:
             overrides = (pass_options or {}).get(compiler_pass.name)
             if overrides:

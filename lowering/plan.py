@@ -1,15 +1,17 @@
 """Lower a verified, scheduled df/ge module to the execution plan of docs/execution-plan.md.
 
 1. Take the module's one `df.graph` (in topological order: the `schedule` phase ran).
-2. Number its inputs by `index` and its nodes by position; turn operands into plan edges.
+2. Number its inputs by `index` and its nodes by position; turn operands into plan edges: the
+   graph's own part of the plan, its *skeleton* (`graph_skeleton`), which names each node's
+   process point by symbol.
 3. Lower each distinct process point on its own into a *unit* (`lower_unit`): its pp entry and
    the tables it refers to (UDF payloads, C++ UDF libraries, GE graphs lowered by
    `lower_ge_graph` with their weights packed 64-byte aligned), indexed from 0.
 4. Merge the units into the plan's tables in node order (`_Tables`): payloads and libraries
    deduplicated by content, weight blobs appended on 64-byte boundaries, and the indexes in each
-   pp entry renumbered. A unit lowered by an earlier compile (the compile cache keeps them)
-   merges exactly as a fresh one, so a plan assembled from cached units is the plan a full
-   compile gives.
+   pp entry renumbered. A unit or skeleton lowered by an earlier compile (the compile cache
+   keeps them) merges exactly as a fresh one, so a plan assembled from cached parts is the plan
+   a full compile gives.
 """
 from __future__ import annotations
 
@@ -17,7 +19,7 @@ import base64
 import hashlib
 import json
 from dataclasses import dataclass, field
-from typing import Callable, Mapping
+from typing import Mapping
 
 import numpy as np
 from xdsl.dialects.builtin import ModuleOp, StringAttr
@@ -41,6 +43,8 @@ class LoweredGraph:
     weights: bytearray = field(default_factory=bytearray)
     units: dict[str, "LoweredGraph"] = field(default_factory=dict)
     """The process points lowered (not reused) for this plan, by symbol (see `lower_unit`)."""
+    skeleton: dict | None = None
+    """The graph's own part of this plan (see `graph_skeleton`)."""
 
     def plan_bytes(self) -> bytes:
         return json.dumps(self.plan, sort_keys=True, separators=(",", ":")).encode()
@@ -53,12 +57,15 @@ def the_graph(module: ModuleOp) -> GraphOp:
     return graphs[0]
 
 
-def lower_graph(module: ModuleOp, reuse: Mapping[str, LoweredGraph] | None = None) -> LoweredGraph:
+def lower_graph(module: ModuleOp, reuse: Mapping[str, LoweredGraph] | None = None,
+                skeleton: dict | None = None) -> LoweredGraph:
     """The plan of the module's graph. `reuse` maps process point symbols to units lowered
-    before, merged instead of lowering those points; the units lowered here are in `units`."""
-    graph = the_graph(module)
+    before, merged instead of lowering those points; the units lowered here are in `units`.
+    `skeleton`, the graph's skeleton lowered before, is used instead of lowering the graph."""
+    if skeleton is None:
+        skeleton = graph_skeleton(the_graph(module))
     symbols = {op.sym_name.data: op for op in module.ops if hasattr(op, "sym_name")}
-    lowered = LoweredGraph(plan={})
+    lowered = LoweredGraph(plan={}, skeleton=skeleton)
     tables = _Tables(lowered)
     entries: dict[str, dict] = {}
 
@@ -70,22 +77,25 @@ def lower_graph(module: ModuleOp, reuse: Mapping[str, LoweredGraph] | None = Non
             entries[sym] = tables.merge(unit)
         return entries[sym]
 
+    nodes = [{**node, "pp": pp_entry(node["pp"])} for node in skeleton["nodes"]]
+    lowered.plan = {**skeleton, "nodes": nodes, "udfs": tables.udfs, "ge_graphs": tables.ge_graphs}
+    if tables.so_bins:
+        lowered.plan["so_bins"] = tables.so_bins
+    return lowered
+
+
+def graph_skeleton(graph: GraphOp) -> dict:
+    """The graph's own part of its plan: all but the tables, each node's `pp` its symbol."""
     nodes = graph.node_ops
-    index_of = {node: i for i, node in enumerate(nodes)}
-    edge = _edge_maker(index_of)
-    lowered.plan = {
+    edge = _edge_maker({node: i for i, node in enumerate(nodes)})
+    return {
         "format": 1,
         "name": graph.sym_name.data,
         "inputs": [_input_entry(d) for d in sorted(graph.data_ops, key=lambda d: d.index.data)],
         "outputs": [edge(v, "graph output") for v in graph.output_op.outputs],
-        "nodes": [_node_entry(node, edge, pp_entry) for node in nodes],
+        "nodes": [_node_entry(node, edge) for node in nodes],
         "order": list(range(len(nodes))),
-        "udfs": tables.udfs,
-        "ge_graphs": tables.ge_graphs,
     }
-    if tables.so_bins:
-        lowered.plan["so_bins"] = tables.so_bins
-    return lowered
 
 
 def lower_unit(symbols: Mapping[str, object], sym: str) -> LoweredGraph:
@@ -175,7 +185,7 @@ def _input_entry(data: DataOp) -> dict:
             "shape": list(shape.get_values()) if shape is not None else None}
 
 
-def _node_entry(node: NodeOp, edge, pp_entry: Callable[[str], dict]) -> dict:
+def _node_entry(node: NodeOp, edge) -> dict:
     def text(name: str):
         attr = node.attributes.get(name)
         return attr.data if isinstance(attr, StringAttr) else None
@@ -189,7 +199,7 @@ def _node_entry(node: NodeOp, edge, pp_entry: Callable[[str], dict]) -> dict:
         "inputs": [edge(v, f"input {i} of {node.label}") for i, v in enumerate(node.inputs)],
         "device": device.spelling() if isinstance(device, DeviceAttr) else "-1",
         "attrs": _user_attrs(node),
-        "pp": pp_entry(node.pp.root_reference.data),
+        "pp": node.pp.root_reference.data,
     }
 
 

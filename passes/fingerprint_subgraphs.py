@@ -3,21 +3,26 @@
 Reads: the whole module. Writes: `fingerprint = "sha256:<hex>"` on every `df.func_pp`,
 `df.graph_pp`, `ge.graph` and `df.graph`. The compile cache keys a graph's cached model by its
 `df.graph` fingerprint and each process point's cached compiled form by the point's own; the
-summary counts what was fingerprinted.
+summary counts the ops that carry one. With `keep_existing`, an op that already carries a
+fingerprint keeps it, and ops referring to it hash that one: the compile cache sets the
+fingerprints of the process points it reuses without importing their graphs.
 
     df.func_pp @f_pp [#df.func<"f"(0) -> (0)>] {kind = "py_func"} payload "gASV..."
   ==>
     df.func_pp @f_pp [#df.func<"f"(0) -> (0)>] {fingerprint = "sha256:3f2a...", kind = "py_func"} payload "gASV..."
 
-1. Each top-level symbol op is hashed from a canonical form of the ops it holds, in order: op
-   name; operands as the numbers of the values they use (values are numbered in definition
-   order, so SSA names never matter); result types; properties and attributes sorted by name
-   (`fingerprint` itself left out) in their printed form; the shape of regions and blocks.
-   A dense constant hashes its raw bytes, not its printed hex; a UDF payload hashes its bytes
-   as shipped (made canonical by `dfir.cache.payload`: cloudpickle's per-process class ids).
-2. An op that refers to another symbol (a node to its process point, a graph process point to
-   its `ge.graph`, an invoked closure to its process point) hashes that symbol's fingerprint
-   too: a change below a process point changes its key, and any change changes the graph's.
+1. Each top-level symbol op gets a *structural digest*: the SHA-256 of a canonical form of the
+   ops it holds, in order: op name; operands as the numbers of the values they use (values are
+   numbered in definition order, so SSA names never matter); result types; properties and
+   attributes sorted by name (`fingerprint` itself left out) in their printed form; the shape
+   of regions and blocks. A dense constant hashes its raw bytes, not its printed hex; a UDF
+   payload hashes its bytes as shipped (made canonical by `dfir.cache.payload`: cloudpickle's
+   per-process class ids).
+2. Its key hashes that digest and, for each symbol it refers to (a node to its process point, a
+   graph process point to its `ge.graph`, an invoked closure to its process point), the symbol
+   and that symbol's key: a change below a process point changes its key, and any change
+   changes the graph's. The digest and the symbols are the op's `Structure`, from which
+   `fingerprint_from` computes the key again given the keys of the symbols.
 3. Every key is salted with dfir's version, the `.om` IR version and the `salt` option, which
    the compiler sets to a digest of the compile options and configuration files that affect
    the output (`dfir.cache.settings.compile_salt`).
@@ -32,6 +37,7 @@ import hashlib
 import io
 from collections import Counter
 from dataclasses import dataclass
+from typing import Mapping
 
 from xdsl.context import Context
 from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, ModuleOp, StringAttr, SymbolRefAttr
@@ -41,7 +47,8 @@ from xdsl.printer import Printer
 
 from dfir.dialects import df, ge
 
-__all__ = ["FINGERPRINT_ATTR", "FingerprintSubgraphs", "fingerprint_of"]
+__all__ = ["FINGERPRINT_ATTR", "FingerprintSubgraphs", "Structure", "fingerprint_from", "fingerprint_module",
+           "fingerprint_of"]
 
 FINGERPRINT_ATTR = "fingerprint"
 _KEYED = (df.FuncPpOp, df.GraphPpOp, ge.GraphOp, df.GraphOp)
@@ -58,45 +65,86 @@ class FingerprintSubgraphs(ModulePass):
     name = "fingerprint-subgraphs"
 
     salt: str = ""
+    keep_existing: bool = False
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        fingerprinter = _Fingerprinter(op, self.salt)
-        keyed = [top for top in op.ops if isinstance(top, _KEYED)]
-        keys = {top: fingerprinter.key(top) for top in keyed}
-        for top, key in keys.items():
-            top.attributes[FINGERPRINT_ATTR] = StringAttr(key)
+        fingerprint_module(op, self.salt, self.keep_existing)
 
     def summary(self, op: ModuleOp) -> str:
         counts = Counter(top.name for top in op.ops if fingerprint_of(top) is not None)
         return "fingerprinted " + (", ".join(f"{n} {name}" for name, n in sorted(counts.items())) or "nothing")
 
 
+@dataclass(frozen=True)
+class Structure:
+    """What an op's key hashes besides the salt: its structural digest (step 1) and the keyed
+    symbols it refers to, in order (step 2)."""
+
+    digest: str
+    references: tuple[str, ...]
+
+
+def fingerprint_from(structure: Structure, keys: Mapping[str, str], salt: str = "") -> str:
+    """The key of an op of `structure` whose references have the `keys` given (by symbol):
+    what the pass computes, for an op the compile cache did not build."""
+    import dfir
+    from dfir.lowering.om_schema import OM_IR_VERSION
+    digest = hashlib.sha256(f"dfir {dfir.__version__}\0om ir {OM_IR_VERSION}\0salt {salt}\0".encode())
+    digest.update(structure.digest.encode())
+    for symbol in structure.references:
+        digest.update(f"\0@{symbol}={keys[symbol]}".encode())
+    return "sha256:" + digest.hexdigest()
+
+
+def fingerprint_module(module: ModuleOp, salt: str = "", keep_existing: bool = False) -> dict[str, Structure]:
+    """The pass's work: the fingerprint of every keyed top-level op. Returns the structure of
+    each op it hashed, by symbol, which the compile cache keeps to key the op again later."""
+    fingerprinter = _Fingerprinter(module, salt, keep_existing)
+    keys = {top: fingerprinter.key(top) for top in module.ops if isinstance(top, _KEYED)}
+    for top, key in keys.items():
+        top.attributes[FINGERPRINT_ATTR] = StringAttr(key)
+    return fingerprinter.structures
+
+
 class _Fingerprinter:
     """Keys of a module's symbol ops, each computed once."""
 
-    def __init__(self, module: ModuleOp, salt: str):
-        import dfir
-        from dfir.lowering.om_schema import OM_IR_VERSION
+    def __init__(self, module: ModuleOp, salt: str, keep_existing: bool):
         self.symbols = {top.sym_name.data: top for top in module.ops
                         if isinstance(getattr(top, "sym_name", None), StringAttr)}
-        self.salt = f"dfir {dfir.__version__}\0om ir {OM_IR_VERSION}\0salt {salt}\0".encode()
-        self.texts: dict[Attribute, str] = {}
+        self.salt = salt
+        self.canonicalizer = _Canonicalizer()
+        self.keep_existing = keep_existing
         self.keys: dict[Operation, str] = {}
+        self.structures: dict[str, Structure] = {}
         self.visiting: set[Operation] = set()
 
     def key(self, top: Operation) -> str:
         if top not in self.keys:
-            self.visiting.add(top)
-            canonical, references = self._canonical(top)
-            digest = hashlib.sha256(self.salt)
-            digest.update(canonical.encode())
-            for symbol in dict.fromkeys(references):
-                target = self.symbols.get(symbol)
-                if isinstance(target, _KEYED) and target not in self.visiting:
-                    digest.update(f"\0@{symbol}={self.key(target)}".encode())
-            self.visiting.discard(top)
-            self.keys[top] = "sha256:" + digest.hexdigest()
+            existing = fingerprint_of(top) if self.keep_existing else None
+            self.keys[top] = existing if existing is not None else self._hash(top)
         return self.keys[top]
+
+    def _hash(self, top: Operation) -> str:
+        self.visiting.add(top)
+        digest, references = self.canonicalizer.digest(top)
+        keyed = {symbol: self.key(target) for symbol in dict.fromkeys(references)
+                 if isinstance(target := self.symbols.get(symbol), _KEYED) and target not in self.visiting}
+        structure = self.structures[top.sym_name.data] = Structure(digest, tuple(keyed))
+        self.visiting.discard(top)
+        return fingerprint_from(structure, keyed, self.salt)
+
+
+class _Canonicalizer:
+    """Structural digests (step 1), printing each distinct attribute once."""
+
+    def __init__(self):
+        self.texts: dict[Attribute, str] = {}
+
+    def digest(self, top: Operation) -> tuple[str, list[str]]:
+        """The structural digest of `top` and the symbols it and the ops inside it refer to."""
+        canonical, references = self._canonical(top)
+        return hashlib.sha256(canonical.encode()).hexdigest(), references
 
     def _canonical(self, top: Operation) -> tuple[str, list[str]]:
         """The canonical text of `top` and every op inside it, and the symbols they refer to."""

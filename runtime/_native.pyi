@@ -86,3 +86,77 @@ def read_om(buffer: Buffer) -> OmFile:
 
 def sha256(buffer: Buffer) -> bytes:
     """The SHA-256 digest (32 bytes) of a contiguous buffer."""
+
+# -- the runtime core (runtime/bindings/runtime_bindings.cc); use dfir.runtime.channels --------
+
+INLINE_BYTES: int
+"""Message bodies up to this size travel inside a channel record; larger ones in arena blocks."""
+MAX_DIMS: int
+"""Tensors of at most this many dimensions travel flat; others are pickled."""
+
+def configure_codec(message_type: type, meta_type: type, kinds: tuple[Any, ...], object_kind: Any,
+                    other_fields: dict[str, Any], dumps: Any, loads: Any) -> None:
+    """Set the Python types channel records decode to (done once by dfir.runtime.channels)."""
+
+def exit_when_process_ends(pid: int, exit_code: int) -> None:
+    """End this process with `exit_code` as soon as process `pid` has exited (a native thread)."""
+
+class Region:
+    """The shared region of one loaded model: doorbells, channels, worker slots, tensor arena.
+
+    Wait statuses: 0 ready, 1 timeout, 2 closed. `timeout_ms` -1 waits forever.
+    """
+
+    def __init__(self, bells: int, channels: list[tuple[str, int, int]], workers: int, arena_bytes: int,
+                 name: str) -> None:
+        """`channels`: ("shared" | "local", capacity, consumer doorbell) each."""
+    def put(self, targets: list[tuple[int, Any]], timeout_ms: int) -> int:
+        """Put each message on its channel, all or nothing, once every channel has room."""
+    def take(self, channels: list[int], bell: int, max_sets: int, timeout_ms: int) -> list[tuple[Any, ...]] | None:
+        """Up to `max_sets` sets of one message per channel; [] on timeout; None once closed."""
+    def wait_for_change(self, channels: list[int], bell: int, stalled: int, timeout_ms: int) -> int:
+        """Until the channels hold n > 0 messages in all, n != `stalled` (-1: any n)."""
+    def wait_for_close(self, bell: int, timeout_ms: int) -> int: ...
+    def waiting_transactions(self, channel: int) -> list[int]:
+        """The transaction ids of the messages waiting in a shared channel, oldest first."""
+    def size(self, channel: int) -> int: ...
+    def pops(self, channel: int) -> int:
+        """Messages taken from the channel since it was made."""
+    def capacity(self, channel: int) -> int: ...
+    def is_shared(self, channel: int) -> bool: ...
+    @property
+    def closing(self) -> bool: ...
+    def close(self) -> None:
+        """Close the region in every process that maps it: every wait returns closed."""
+    def detach(self) -> None:
+        """Unmap the region in this process (a forked child that does not use it)."""
+    def set_pid(self, worker: int, pid: int) -> None: ...
+    def running_node(self, worker: int) -> memoryview:
+        """A writable one-int view of the node the worker runs now (-1: none)."""
+    def set_last_words(self, worker: int, text: str) -> None: ...
+    def worker_status(self, worker: int) -> tuple[int, int, str]:
+        """(pid, running node, last words) of a worker."""
+    def arena_stats(self) -> dict[str, int]:
+        """capacity, used, live_blocks, live_bytes, cached_bytes of the tensor arena."""
+    def locate(self, array: Any) -> tuple[int, int]:
+        """(arena block, region offset of the data) of an array in the arena; (0, 0) otherwise."""
+    def use_arena_allocator(self, threshold: int) -> None:
+        """Make numpy allocate arrays of at least `threshold` bytes in the arena (this thread)."""
+
+class Dispatcher:
+    """Round-robin by transaction id over a node's instances."""
+
+    def __init__(self, instances: int) -> None: ...
+    @property
+    def instances(self) -> int: ...
+    def route(self, transaction_id: int) -> int: ...
+
+class TransactionLedger:
+    """The fed transactions whose outputs have not shown yet (oldest first)."""
+
+    def __init__(self, capacity: int) -> None: ...
+    def open(self, meta: Any) -> None: ...
+    def settle(self, transaction_id: int) -> bool: ...
+    def take_oldest(self) -> Any | None: ...
+    @property
+    def open_count(self) -> int: ...

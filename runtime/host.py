@@ -163,8 +163,9 @@ class UdfCall:
     `stream_input`, one `FlowMsgQueue` per input. Results: one value per output (a tuple of exactly
     `len(outputs)` when there are several), each turned into a message by `Message.from_result`;
     an output whose `choice_output(value)` is False is not emitted. A generator emits one output
-    set per `yield`. An exception, or a result that does not fit, emits error messages
-    (`FLOW_FUNC_FAILED`) on every output instead; an upstream error read from a queue is forwarded.
+    set per `yield`. An exception (but a MemoryError, which stops the worker process), or a
+    result that does not fit, emits error messages (`FLOW_FUNC_FAILED`) on every output instead;
+    an upstream error read from a queue is forwarded.
     Outputs carry the transaction of the inputs: the one with the highest id among the messages
     the call read (for a stream-input call, read so far).
     """
@@ -191,6 +192,8 @@ class UdfCall:
             yield [(port, exc.message) for port in self.outputs]
         except _BadResult as exc:
             yield self._failure(_latest_meta(read), str(exc))
+        except MemoryError:
+            raise  # the process may be broken: its worker stops and the driver fails the model
         except Exception as exc:  # noqa: BLE001 - any user exception fails this transaction only
             yield self._failure(_latest_meta(read), f"UDF {self.node}.{self.func} raised "
                                                     f"{type(exc).__name__}: {exc}")
@@ -235,6 +238,8 @@ class _ReadLog:
 
 def _latest_meta(messages: list[Message]) -> TransactionMeta:
     """The transaction a call's outputs belong to: the latest (highest id) among its inputs."""
+    if len(messages) == 1:
+        return messages[0].meta
     return max((message.meta for message in messages), key=lambda meta: meta.transaction_id,
                default=TransactionMeta())
 
@@ -271,6 +276,8 @@ class GeGraphCall:
             return
         try:
             results = self._run(inputs)
+        except MemoryError:
+            raise  # as in UdfCall
         except Exception as exc:  # noqa: BLE001 - kernels raise GeError, numpy raises its own
             failure = Message.failure(meta, FLOW_FUNC_FAILED, f"GE graph node '{self.node}' "
                                       f"(graph '{self.graph}') failed: {type(exc).__name__}: {exc}")

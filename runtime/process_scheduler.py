@@ -105,8 +105,10 @@ def plan_wiring(plan: dict, name: str, depth: int) -> Wiring:
         output_channels.append(len(specs))
         routes.setdefault(source, []).append(len(specs))
         specs.append(channels.ChannelSpec(True, depth, DRIVER_BELL))
-    device = DeviceWiring(name, tuple(stub.name for stub in stubs), tuple(node_inputs),
-                          {source: tuple(chs) for source, chs in routes.items()}, node_bells, worker_bells)
+    order = tuple(plan.get("order", range(len(nodes))))
+    device = DeviceWiring(name, tuple(stub.name for stub in stubs), order, tuple(spec.shared for spec in specs),
+                          tuple(node_inputs), {source: tuple(chs) for source, chs in routes.items()},
+                          node_bells, worker_bells)
     input_routes = tuple(tuple(routes.get(Source(None, k), ())) for k in range(len(plan["inputs"])))
     return Wiring(devices, node_workers, input_routes, tuple(output_channels), tuple(specs),
                   1 + len(nodes) + len(devices), device)

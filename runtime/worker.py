@@ -12,9 +12,11 @@ mapped, not copied) and the region, and calls `run_worker`, which never returns:
   3. `DeviceExecutor` runs each func of each node on its own thread. A plain func fires when each
      of its inputs holds a message and takes everything that waits (up to MAX_BATCH sets) in one
      call; a stream-input func reads its inputs as queues. Outputs go to local channels (nodes of
-     this device) or shared ones (other devices, the driver). Numpy arrays of at least
-     ARENA_THRESHOLD bytes that the funcs allocate live in the region's arena, so a result
-     crosses to another process without a copy.
+     this device) or shared ones (other devices, the driver); an output whose one consumer is a
+     plain single-input func of this device is handed to it by a direct call instead, on the
+     producer's thread (in chains of at most MAX_CALL_DEPTH nodes), which saves a channel and a
+     thread switch per message. Numpy arrays of at least ARENA_THRESHOLD bytes that the funcs
+     allocate live in the region's arena, so a result crosses to another process without a copy.
   4. When the region closes, every wait returns CLOSED, the threads end, and the process exits
      with EXIT_OK once they have (or after THREAD_GRACE_SECONDS, ending threads still busy in
      user code). A MemoryError, or a failure of the executor itself, ends the process with
@@ -40,6 +42,7 @@ from dfir.runtime.messages import Message, TransactionMeta
 from dfir.runtime.scheduler import Cancelled, FuncSpec, NodeSpec, OutputSet, Source, check_funcs
 
 MAX_BATCH = 64                 # input sets a plain func takes per wake-up
+MAX_CALL_DEPTH = 16            # nodes one chain of direct calls may span (bounds the recursion)
 ARENA_THRESHOLD = 64 * 1024    # numpy arrays this large or larger are allocated in the arena
 THREAD_GRACE_SECONDS = 0.2     # how long a closing worker waits for its threads
 EXIT_OK = 0
@@ -56,11 +59,14 @@ class DeviceWiring:
 
     `node_inputs[n][j]` is the channel of input j of node n; `routes[source]` the channels a graph
     input or node output feeds; `node_bells[n]` the doorbell node n's funcs sleep on;
-    `worker_bells[w]` the doorbell of worker w's main thread.
+    `worker_bells[w]` the doorbell of worker w's main thread; `shared[c]` whether channel c is
+    shared; `order` the nodes with producers before consumers.
     """
 
     name: str
     node_names: tuple[str, ...]
+    order: tuple[int, ...]
+    shared: tuple[bool, ...]
     node_inputs: tuple[tuple[int, ...], ...]
     routes: dict[Source, tuple[int, ...]]
     node_bells: tuple[int, ...]
@@ -116,10 +122,39 @@ class DeviceExecutor:
         self._worker = worker
         self._nodes = nodes
         self._threads: list[threading.Thread] = []
+        self._targets = {(source.node, source.index): channels_ for source, channels_ in wiring.routes.items()
+                         if source.node in nodes}
+        self._direct = self._direct_calls()
+        self._running = region.running_node(worker)  # a one-int view: where a crash happened
+
+    def _direct_calls(self) -> dict[tuple[int, int], tuple[int, FuncSpec]]:
+        """(node, port) -> the (node, func) its messages are handed to by a direct call: the one
+        consumer, a plain single-input func of this device, at most MAX_CALL_DEPTH calls deep."""
+        consumer_of = {channel: (n, j) for n in self._nodes
+                       for j, channel in enumerate(self._wiring.node_inputs[n])}
+        depth: dict[tuple[int, str], int] = {}  # a func's position in its chain of direct calls
+        direct = {}
+        for node in (n for n in self._wiring.order if n in self._nodes):
+            for func in self._nodes[node].funcs:
+                for port in func.outputs:
+                    targets = self._targets.get((node, port), ())
+                    if len(targets) != 1 or self._wiring.shared[targets[0]]:
+                        continue
+                    consumer, j = consumer_of[targets[0]]
+                    taker = next(f for f in self._nodes[consumer].funcs if j in f.inputs)
+                    calls = depth.get((node, func.name), 0) + 1
+                    if taker.stream_input or len(taker.inputs) != 1 or calls > MAX_CALL_DEPTH:
+                        continue
+                    direct[(node, port)] = (consumer, taker)
+                    depth[(consumer, taker.name)] = calls
+        return direct
 
     def start(self) -> None:
+        called = {(node, func.name) for node, func in self._direct.values()}
         for node, spec in self._nodes.items():
             for func in spec.funcs:
+                if (node, func.name) in called:
+                    continue  # its input never holds a message: its producer calls it
                 thread = threading.Thread(target=self._run_func, args=(node, func), daemon=True,
                                           name=f"dfir:{self._wiring.name}:{spec.name}.{func.name}")
                 thread.start()
@@ -134,8 +169,16 @@ class DeviceExecutor:
             thread.join(max(0.0, deadline - time.monotonic()))
 
     def deliver(self, node: int, port: int, message: Message) -> None:
-        """Put `message` from output `port` of `node` on its consumers' channels (waits for room)."""
-        targets = self._wiring.routes.get(Source(node, port), ())
+        """Hand `message` from output `port` of `node` to its consumers: by a direct call, or on
+        their channels (waiting for room)."""
+        direct = self._direct.get((node, port))
+        if direct is not None:
+            consumer, func = direct
+            self._running[0] = consumer
+            self._fire(consumer, func, (message,))
+            self._running[0] = node
+            return
+        targets = self._targets.get((node, port))
         if targets and self._region.put([(channel, message) for channel in targets], -1) == channels.CLOSED:
             raise Cancelled
 
@@ -165,12 +208,18 @@ class DeviceExecutor:
             sets = self._region.take(inputs, bell, MAX_BATCH, -1)
             if sets is None:
                 raise Cancelled
+            self._running[0] = node
             for messages in sets:
-                failed = next((m for m in messages if m.is_error), None)
-                if failed is not None:
-                    self._emit(node, func, [[(port, failed) for port in func.outputs]], failed)
-                else:
-                    self._emit(node, func, func.run(list(messages)), messages[0])
+                self._fire(node, func, messages)
+            self._running[0] = -1
+
+    def _fire(self, node: int, func: FuncSpec, messages: Sequence[Message]) -> None:
+        """Run a plain func on one message per input; an error message is forwarded, not run."""
+        for message in messages:
+            if message.ret_code != 0:
+                self._emit(node, func, [[(port, message) for port in func.outputs]], message)
+                return
+        self._emit(node, func, func.run(list(messages)), messages[0])
 
     def _stream_loop(self, node: int, func: FuncSpec, inputs: list[int]) -> None:
         bell = self._wiring.node_bells[node]
@@ -180,7 +229,9 @@ class DeviceExecutor:
             if self._region.wait_for_change(inputs, bell, stalled_on, -1) == channels.CLOSED:
                 raise Cancelled
             taken_before = sum(self._region.pops(channel) for channel in inputs)
+            self._running[0] = node
             self._emit(node, func, func.run(streams), None)
+            self._running[0] = -1
             if sum(self._region.pops(channel) for channel in inputs) == taken_before:
                 stalled_on = sum(self._region.size(channel) for channel in inputs)
             else:
@@ -189,7 +240,6 @@ class DeviceExecutor:
     def _emit(self, node: int, func: FuncSpec, output_sets: Iterable[OutputSet],
               cause: Message | None) -> None:
         """Deliver each output set; a func whose `run` breaks fails its outputs instead of its thread."""
-        self._region.set_running(self._worker, node)
         try:
             for output_set in output_sets:
                 for port, message in output_set:
@@ -202,8 +252,6 @@ class DeviceExecutor:
                                       f"func '{func.name}' failed: {type(exc).__name__}: {exc}")
             for port in func.outputs:
                 self.deliver(node, port, failure)
-        finally:
-            self._region.set_running(self._worker, -1)
 
 
 class ChannelStream:

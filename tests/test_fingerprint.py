@@ -1,4 +1,5 @@
-"""Pass `fingerprint-subgraphs`: structural keys per process point and graph.
+"""Pass `fingerprint-subgraphs`: structural keys per process point and graph; and the compile
+cache's frontend keys, computed from the frontend objects before any IR exists.
 
 Keys ignore SSA names and cloudpickle's per-process class ids; they change with anything that
 changes what a process point compiles to (its ops, weights, UDF code and the values it captures)
@@ -12,7 +13,6 @@ import sys
 import textwrap
 
 import numpy as np
-import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from xdsl.dialects.builtin import ModuleOp
@@ -20,10 +20,12 @@ from xdsl.parser import Parser
 
 import dfir.data_type as dt
 import dfir.dataflow as df
+from dfir.cache.frontend import frontend_keys
 from dfir.cache.payload import canonical_payload
 from dfir.cache.settings import compile_salt
 from dfir.compiler import make_context, print_module
 from dfir.dataflow import names
+from dfir.dataflow.pyflow import UdfSpec
 from dfir.ge.graph import Graph
 from dfir.importer import import_flow_graph
 from dfir.passes.fingerprint_subgraphs import FingerprintSubgraphs, fingerprint_of
@@ -205,6 +207,7 @@ CLASS_UDF_SCRIPT = textwrap.dedent("""
     from dfir.importer import import_flow_graph
     from dfir.compiler import make_context
     from dfir.passes.fingerprint_subgraphs import FingerprintSubgraphs, fingerprint_of
+    from dfir.cache.frontend import frontend_keys
 
     @df.pyflow
     class Scale:
@@ -216,7 +219,9 @@ CLASS_UDF_SCRIPT = textwrap.dedent("""
             return x * self.factor
 
     x = df.FlowData(name="x")
-    module = import_flow_graph(df.FlowGraph([Scale.fnode(3).scale(x)]))
+    graph = df.FlowGraph([Scale.fnode(3).scale(x)])
+    print(frontend_keys(graph, "").graph_key)
+    module = import_flow_graph(graph)
     FingerprintSubgraphs().apply(make_context(), module)
     print(fingerprint_of(module.ops.first))
     print(module.ops.first.payload.data)
@@ -229,9 +234,9 @@ def test_a_class_udf_has_the_same_key_in_every_process(tmp_path):
     runs = [subprocess.run([sys.executable, str(script)], capture_output=True, text=True, check=True,
                            env={"PYTHONHASHSEED": str(seed), "PATH": ""}, cwd=tmp_path).stdout.split()
             for seed in (1, 2)]
-    (key1, payload1), (key2, payload2) = runs
+    (frontend1, key1, payload1), (frontend2, key2, payload2) = runs
     assert payload1 != payload2, "cloudpickle tags classes shipped by value with a random id"
-    assert key1 == key2
+    assert key1 == key2 and frontend1 == frontend2
 
 
 def test_canonical_payload_replaces_class_ids_only():
@@ -249,3 +254,180 @@ def test_canonical_payload_replaces_class_ids_only():
     assert canonical.count(b"0123456789abcdef0123456789abcdef") == 2
     assert canonical_payload(b"not a pickle _make_skeleton_class") == b"not a pickle _make_skeleton_class"
     assert canonical_payload(b"plain bytes") == b"plain bytes"
+
+
+# --- frontend keys ---------------------------------------------------------------------------------
+
+FACTOR = 3  # read by `scaled_by_global`
+
+
+def scaled_by_global(x):
+    return x * FACTOR
+
+
+def plus_one(x):
+    return x + 1
+
+
+def plus_two(x):
+    return x + 2
+
+
+def weights(change: str) -> np.ndarray:
+    array = np.arange(4, dtype=np.float32)
+    if change == "weight byte":
+        array.view(np.uint8)[5] ^= 1
+    return array
+
+
+def frontend_graph(change: str = "") -> df.FlowGraph:
+    """x, y -> plus_one -> plus_captured(., y) -> GE graph -> out, built afresh (every object on
+    the same line whatever the change); `change` names the one thing built differently."""
+    names.reset()
+    x, y = df.FlowData(name="x"), df.FlowData(name="z" if change == "data name" else "y")
+    captured = 5 if change == "closure value" else 4
+
+    def plus_captured(a, b):
+        return a + b + captured
+    first = df.pyflow(plus_two if change == "UDF code" else plus_one).fnode()(x)
+    inputs = (y, first) if change == "wiring" else (first, y)
+    second = df.pyflow(plus_captured).fnode()(*inputs)
+    graph = Graph("affine")
+    data = graph.data(0, shape=[-1, 4], dtype=dt.DT_FLOAT, name="x")
+    graph.set_outputs([graph.add(data, graph.const(weights(change)))])
+    node = df.GraphProcessPoint(df.Framework.ONNX, graph, name="affine").fnode(
+        1, 1, name="renamed" if change == "node name" else "affine_node")
+    if change == "alias":
+        node.set_alias("deployed")
+    if change in ("node attr", "node attr bool"):
+        node.set_attr("priority", True if change == "node attr bool" else 1)
+    options = {"ge.exec.deviceId": "1"} if change == "graph option" else {}
+    return df.FlowGraph([node(second)], graph_options=options, name="keyed")
+
+
+CHANGES = ["UDF code", "closure value", "wiring", "weight byte", "node name", "graph option",
+           "data name", "alias", "node attr", "node attr bool"]
+
+
+def graph_key(graph, salt: str = "") -> str:
+    return frontend_keys(graph, salt).graph_key
+
+
+def test_building_the_same_graph_again_keeps_its_frontend_key():
+    key = graph_key(frontend_graph())
+    assert re.fullmatch(r"sha256:[0-9a-f]{64}", key)
+    assert graph_key(frontend_graph()) == key
+
+
+def test_every_kind_of_change_gets_its_own_frontend_key():
+    keys = {change: graph_key(frontend_graph(change)) for change in ["", *CHANGES]}
+    assert len(set(keys.values())) == len(keys), keys
+
+
+def test_a_udf_reading_another_global_value_gets_another_frontend_key(monkeypatch):
+    def graph():
+        names.reset()
+        return df.FlowGraph([df.pyflow(scaled_by_global).fnode()(df.FlowData(name="x"))])
+    before = graph_key(graph())
+    monkeypatch.setattr(sys.modules[__name__], "FACTOR", 4)
+    assert graph_key(graph()) != before
+    monkeypatch.setattr(sys.modules[__name__], "FACTOR", 3)
+    assert graph_key(graph()) == before
+
+
+def test_a_compile_option_changes_the_frontend_key_through_the_salt():
+    graph = frontend_graph()
+    salts = [compile_salt({"ge.exec.deviceId": device}, "sort-nodes") for device in ("0", "1")]
+    assert graph_key(graph, salts[0]) != graph_key(graph, salts[1])
+    assert graph_key(graph, salts[0]) == graph_key(frontend_graph(), salts[0])
+
+
+def small_graph(change: str = "") -> Graph:
+    graph = Graph("renamed" if change == "name" else "small")
+    x = graph.data(0, shape=[2, 2] if change == "input shape" else [-1, 2], dtype=dt.DT_FLOAT, name="x")
+    bias = np.array([1.0, 2.0], np.float32)
+    if change == "weight byte":
+        bias.view(np.uint8)[0] ^= 1
+    constant = graph.const(bias, name="b" if change == "node name" else None)
+    y = (graph.mul if change == "op" else graph.add)(x, constant)
+    z = graph.softmax(y, axis=0 if change == "attribute" else -1)
+    graph.set_outputs([y, z] if change == "outputs" else [z])
+    return graph
+
+
+def test_a_ge_graph_content_key_changes_with_any_op_attribute_weight_or_output():
+    changes = ["", "name", "input shape", "weight byte", "op", "node name", "attribute", "outputs"]
+    keys = [small_graph(change).content_key() for change in changes]
+    assert len(set(keys)) == len(keys)
+    assert small_graph().content_key() == keys[0]
+    assert graph_key(small_graph()) == graph_key(small_graph()) != graph_key(small_graph("op"))
+
+
+def test_a_point_key_follows_its_graph_and_symbols_not_the_rest():
+    def keys_of(change: str):
+        graph = frontend_graph(change)
+        return frontend_keys(graph, ""), graph.outputs[0].node.process_points[0]
+    keys, point = keys_of("")
+    key = keys.point_key(point, "affine_pp", "affine")
+    assert re.fullmatch(r"sha256:[0-9a-f]{64}", key)
+    other_keys, other_point = keys_of("UDF code")
+    assert other_keys.point_key(other_point, "affine_pp", "affine") == key
+    changed_keys, changed_point = keys_of("weight byte")
+    assert changed_keys.point_key(changed_point, "affine_pp", "affine") != key
+    assert keys.point_key(point, "affine_1_pp", "affine") != key
+    assert keys.point_key(point, "affine_pp", "affine_1") != key
+    assert other_keys.point_key(point, "affine_pp", "affine") is None, "a point another walk saw"
+
+
+def test_a_flow_key_follows_the_graph_its_symbols_and_the_resource_config_not_contents():
+    symbols = ["plus_one_pp", "plus_captured_pp", "affine_pp"]
+
+    def flow_key(change: str, node_symbols=symbols, resource_config=None) -> str:
+        return frontend_keys(frontend_graph(change), "").flow_key(node_symbols, "keyed", resource_config)
+    key = flow_key("")
+    assert re.fullmatch(r"sha256:[0-9a-f]{64}", key)
+    assert [flow_key(change) for change in ("closure value", "weight byte")] == [key] * 2
+    renamed = ("UDF code", "wiring", "node name", "alias", "data name", "graph option")  # the UDF's name is its function's
+    assert all(flow_key(change) != key for change in renamed)
+    assert flow_key("", [*symbols[:2], "affine_1_pp"]) != key
+    assert flow_key("", resource_config=b"{}") != key
+
+
+def test_an_invoked_closure_has_no_point_key():
+    names.reset()
+    graph = Graph("called")
+    x = graph.data(0, shape=[2], dtype=dt.DT_FLOAT, name="x")
+    graph.set_outputs([graph.relu(x)])
+    closure = df.GraphProcessPoint(df.Framework.ONNX, graph, name="called")
+    caller = df.FuncProcessPoint(py_func=df.pyflow(plus_one), name="caller")
+    caller.add_invoked_closure("called", closure)
+    node = df.FlowNode(1, 1, name="calling")
+    node.add_process_point(caller)
+    keys = frontend_keys(df.FlowGraph([node(df.FlowData(name="x"))]), "")
+    assert keys.point_key(closure, "called_pp", "called") is None
+
+
+FRONTEND_ATTRIBUTES = {
+    df.FlowGraph: {"outputs", "graph_options", "name", "align", "exception_catch", "_model", "_compiled"},
+    df.FlowData: {"schema", "name", "loc"},
+    df.FlowNode: {"input_num", "output_num", "name", "alias", "loc", "process_points", "input_map",
+                  "output_map", "attrs", "balance", "input_anchors"},
+    df.FuncProcessPoint: {"compile_config_path", "workspace_dir", "name", "init_params", "invoked_closures",
+                          "udf"},
+    UdfSpec: {"payload", "funcs", "resources"},
+    df.GraphProcessPoint: {"framework", "graph", "load_params", "compile_config_path", "name"},
+    Graph: {"_name", "_nodes", "_value_count", "_names", "_data", "_outputs", "_content"},
+}
+
+
+def test_the_frontend_key_knows_every_attribute_of_the_frontend_objects():
+    """A new attribute on a frontend object must enter the frontend key (dfir/cache/frontend.py),
+    when the importer reads it, and then be listed here (FlowGraph's `_model` and `_compiled` are
+    the runtime's, not imported; Graph's private fields are all behind `content_key`)."""
+    flow = frontend_graph()
+    node = flow.outputs[0].node
+    point = node.process_points[0]
+    udf_point = node.input_anchors[0].node.process_points[0]
+    objects = [flow, node.input_anchors[0].node.input_anchors[1], node, point, point.graph, udf_point,
+               udf_point.udf]
+    assert {type(o): set(vars(o)) for o in objects} == FRONTEND_ATTRIBUTES

@@ -3,19 +3,22 @@
     {"cache_file_list": [
         {"graph_key": "demo", "cache_file_name": "demo_20260130120000123456.om",
          "var_desc_file_name": "demo_20260130120000123456.rdcpkt",
-         "fingerprint": "sha256:...", "offline": false}]}
+         "fingerprint": "sha256:...", "offline": false,
+         "frontend_key": "sha256:...", "points": {"sha256:<point key>": "sha256:<fingerprint>"}}]}
 
 `graph_key`, `cache_file_name` and `var_desc_file_name` are the seeds' fields (an empty
-`var_desc_file_name` when the graph has no variables); `fingerprint` (the `df.graph` fingerprint
-the model was compiled from) and `offline` (compiled with `ge.runFlag=0`, for another machine)
-are dfir's. Entries are appended, oldest first: a key keeps one entry per graph version.
+`var_desc_file_name` when the graph has no variables); the others are dfir's: `fingerprint`,
+the `df.graph` fingerprint the model was compiled from; `offline`, compiled with `ge.runFlag=0`
+for another machine; `frontend_key`, the frontend key of the graph last compiled to it
+(`dfir.cache.frontend`); `points`, the fingerprint of each graph process point of that graph by
+its point key. Entries are appended, oldest first: a key keeps one entry per graph version.
 File names are relative to the cache directory and must stay inside it.
 """
 from __future__ import annotations
 
 import json
 import os
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass, field, fields
 
 from dfir.cache.files import confined_path, write_atomic
 from dfir.ge.error import GeError
@@ -33,6 +36,8 @@ class IndexEntry:
     var_desc_file_name: str
     fingerprint: str
     offline: bool = False
+    frontend_key: str = ""
+    points: dict[str, str] = field(default_factory=dict, hash=False)
 
 
 class IndexUnreadable(Exception):
@@ -85,12 +90,20 @@ def entry_from_json(item: object, where: str, directory: str, key: str, path: st
     confined_path(directory, item["cache_file_name"], f"{where}.cache_file_name", path)
     if item["var_desc_file_name"]:
         confined_path(directory, item["var_desc_file_name"], f"{where}.var_desc_file_name", path)
+    frontend_key, points = item.get("frontend_key", ""), item.get("points", {})
+    if not isinstance(frontend_key, str):
+        raise GeError(f"{where}.frontend_key must be a string, got {frontend_key!r}",
+                      context={"file": path})
+    if not isinstance(points, dict) or not all(isinstance(v, str) for v in points.values()):
+        raise GeError(f"{where}.points must be an object of strings, got {points!r:.80}",
+                      context={"file": path})
     return IndexEntry(item["graph_key"], item["cache_file_name"], item["var_desc_file_name"],
-                      item["fingerprint"], bool(item.get("offline", False)))
+                      item["fingerprint"], bool(item.get("offline", False)), frontend_key, points)
 
 
 def write_index(directory: str, key: str, entries: list[IndexEntry]) -> None:
-    """Replace `<key>.idx` with `entries` (atomically)."""
-    document = {"cache_file_list": [asdict(entry) for entry in entries]}
-    text = json.dumps(document, indent=4, sort_keys=True) + "\n"
+    """Replace `<key>.idx` with `entries` (atomically), one entry a line."""
+    lines = ",\n".join(json.dumps({f.name: getattr(entry, f.name) for f in fields(entry)}, sort_keys=True)
+                       for entry in entries)
+    text = '{"cache_file_list": [' + (f"\n{lines}\n" if lines else "") + "]}\n"
     write_atomic(index_path(directory, key), text.encode())

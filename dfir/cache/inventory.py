@@ -3,7 +3,8 @@
 `take_inventory` lists, per graph key (an `<key>.idx`, or a `<key>/` folder of subgraph units),
 the cached models of its index and its unit files, plus the files no index accounts for.
 With `verify`, every file is read and checked (the `.om` checksums, the manifest's fingerprint,
-the `.rdcpkt`), and each unit is marked as referenced or not by a sound model's manifest.
+the `.rdcpkt`), and each unit is marked as referenced or not by a sound model's manifest (its
+process points' units and its graph's unit).
 
 `prune` takes each key's lock in turn and removes: index entries that are invalid or whose
 files fail verification (with their files), entries beyond the `keep` newest, unit files that
@@ -18,7 +19,7 @@ import os
 import re
 from dataclasses import dataclass, field
 
-from dfir.cache.files import TEMP_PREFIX, confined_path, temp_target
+from dfir.cache.files import confined_path, temp_target
 from dfir.cache.index import IndexEntry, IndexUnreadable, entry_from_json, index_path, read_index_json, write_index
 from dfir.cache.lock import locked
 from dfir.cache.units import read_unit
@@ -34,13 +35,14 @@ _UNIT_FILE = re.compile(r"[0-9a-f]{64}\.om")
 
 @dataclass
 class ModelRecord:
-    """An index entry: its files' sizes and, when checked, what is wrong with it (or None)."""
+    """An index entry: its files' sizes and, when checked, what is wrong with it (or None) and
+    the keys of the units its manifest refers to."""
 
     entry: IndexEntry | None
     where: str
     size: int | None
     problem: str | None = None
-    subgraphs: dict[str, str] = field(default_factory=dict)
+    units: set[str] = field(default_factory=set)
 
 
 @dataclass
@@ -137,7 +139,7 @@ def _key_record(directory: str, key: str, verify: bool) -> KeyRecord:
             record.models.append(ModelRecord(None, where, None, error.error_message))
             continue
         record.models.append(_model_record(directory, entry, where, verify))
-    referenced = {fp for model in record.models if model.problem is None for fp in model.subgraphs.values()}
+    referenced = {key for model in record.models if model.problem is None for key in model.units}
     units_directory = os.path.join(directory, key)
     if os.path.isdir(units_directory):
         for name in sorted(os.listdir(units_directory)):
@@ -167,7 +169,9 @@ def _model_problem(directory: str, entry: IndexEntry, record: ModelRecord) -> st
     held = manifest.get("fingerprint") if isinstance(manifest, dict) else None
     if held != entry.fingerprint:
         return f"its manifest holds fingerprint {held}, the index {entry.fingerprint}"
-    record.subgraphs = dict(manifest.get("subgraphs", {}))
+    record.units = set(manifest.get("subgraphs", {}).values())
+    if manifest.get("graph_unit"):
+        record.units.add(manifest["graph_unit"])
     if entry.var_desc_file_name:
         path = os.path.join(directory, entry.var_desc_file_name)
         try:
@@ -213,8 +217,8 @@ def _prune_key(directory: str, key: str, keep: int | None) -> list[str]:
             for name in (model.entry.cache_file_name, model.entry.var_desc_file_name):
                 if name and name not in kept_names:
                     removed += _remove(confined_path(directory, name, model.where, index_path(directory, key)))
-    referenced = {fp.removeprefix("sha256:") + ".om" for m in record.models
-                  if m.entry in kept for fp in m.subgraphs.values()}
+    referenced = {key.removeprefix("sha256:") + ".om" for m in record.models
+                  if m.entry in kept for key in m.units}
     units_directory = os.path.join(directory, key)
     for unit in record.units:
         if unit.problem == "not a subgraph cache file name":

@@ -6,12 +6,13 @@ protobuf `VarMatchInfo`; dfir keeps the same facts in text):
     {"format": 1, "variables": [{"graph": "mlp", "name": "fc1.weight", "dtype": "DT_FLOAT",
                                  "format": "ND", "shape": [4, 8]}]}
 
-A cached entry is used only when the variables of the graph being compiled match this list
-exactly (name, data type, format, shape); otherwise it is compiled again.
+A cached model is used only when this file lists exactly the variables its manifest records
+(name, data type, format, shape): a file that was changed makes the model compile again.
 """
 from __future__ import annotations
 
 import json
+from typing import Mapping
 
 from xdsl.dialects.builtin import ModuleOp
 
@@ -22,10 +23,15 @@ __all__ = ["RDCPKT_FORMAT", "rdcpkt_bytes", "read_rdcpkt", "variable_descs"]
 RDCPKT_FORMAT = 1
 
 
-def variable_descs(module: ModuleOp) -> list[dict]:
-    """Every `ge.variable` of every `ge.graph`, in module order, as the file lists them."""
+def variable_descs(module: ModuleOp, reused: Mapping[str, list[dict]] | None = None) -> list[dict]:
+    """Every `ge.variable` of every `ge.graph`, in module order, as the file lists them. `reused`
+    gives, by the symbol of a top-level op, the variables of graphs the compile cache did not
+    import, which go in that op's place."""
     descs = []
     for graph in module.ops:
+        symbol = getattr(graph, "sym_name", None)
+        if reused is not None and symbol is not None and symbol.data in reused:
+            descs.extend(reused[symbol.data])
         if not isinstance(graph, ge.GraphOp):
             continue
         for op in graph.block.ops:

@@ -5,13 +5,16 @@
     h = g.relu(g.add(g.matmul(x, g.const(w1)), g.const(b1)))
     g.set_outputs([h])
     op = g.to_ir()                     # a fresh, verified `ge.graph @mlp` each call
+    g.content_key()                    # "sha256:...": changes with any op, attribute, weight or output
 
 Every op is typed when it is added, by the same shape function its IR verifier uses, so a shape
 error surfaces at the call that caused it as a `GeError` naming the graph, the node, the op and
-the shapes. The builder only records; execution belongs to the runtime.
+the shapes. The builder only records; execution belongs to the runtime. The content key is
+hashed as ops are recorded, so the compile cache gets it without building any IR.
 """
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass, field
 from typing import NamedTuple, Sequence
 
@@ -99,6 +102,7 @@ class Graph:
         self._names: set[str] = set()
         self._data: dict[int, GraphInput] = {}
         self._outputs: list[int] = []
+        self._content = hashlib.sha256()  # of every recorded op, in order (see `content_key`)
 
     @property
     def name(self) -> str:
@@ -386,8 +390,19 @@ class Graph:
         from dfir.ge.onnx_import import import_onnx
         return import_onnx(model, name)
 
-    def to_ir(self) -> ge.GraphOp:
-        """A new, verified `ge.graph` op named after the graph; a GeError if it is incomplete."""
+    def content_key(self) -> str:
+        """`sha256:<hex>` of everything `to_ir` builds from: the name, every op (its kind, node
+        name, operands, properties and attributes, dense data by their bytes, result types) in
+        order, and the outputs. Graphs with the same key build the same `ge.graph`."""
+        digest = self._content.copy()
+        digest.update(f"\0outputs {self._outputs!r}\0name {self._name!r}".encode())
+        return "sha256:" + digest.hexdigest()
+
+    def to_ir(self, verify: bool = True) -> ge.GraphOp:
+        """A new `ge.graph` op named after the graph; a GeError if it is incomplete.
+
+        It is verified unless `verify` is False (the importer's case: the compiler verifies the
+        module it builds)."""
         if not self._outputs:
             raise self._error("the graph has no outputs; call set_outputs first")
         block = Block()
@@ -403,10 +418,11 @@ class Graph:
             values.extend(op.results)
         block.add_op(ge.OutputOp([values[i] for i in self._outputs]))
         graph = ge.GraphOp(self._name, Region(block))
-        try:
-            graph.verify()
-        except VerifyException as e:
-            raise self._error(str(e)) from None
+        if verify:
+            try:
+                graph.verify()
+            except VerifyException as e:
+                raise self._error(str(e)) from None
         return graph
 
     # --- helpers ---
@@ -438,6 +454,7 @@ class Graph:
 
     def _record(self, node: _Node, known: Sequence[ge.ValueRanges | None] = ()) -> list[Value]:
         self._nodes.append(node)
+        self._content.update(_node_content(node))
         first = self._value_count
         self._value_count += len(node.results)
         known = list(known) + [None] * (len(node.results) - len(known))
@@ -513,6 +530,23 @@ class Graph:
     def _error(self, message: str, node: str | None = None) -> GeError:
         context = {"graph": self._name} | ({"node": node} if node else {})
         return GeError(message, context=context)
+
+
+def _node_content(node: _Node) -> bytes:
+    """What `Graph.content_key` hashes of one recorded op. Attributes appear as their `repr`
+    (xDSL attributes are dataclasses: every parameter, exactly), dense data as a digest of its
+    bytes."""
+    parts = [node.op_class.name, node.name, repr(node.operands)]
+    for kind, attrs in (("p", node.properties), ("a", node.attributes)):
+        parts.extend(f"{kind}:{key}={_attribute_content(attrs[key])}" for key in sorted(attrs))
+    parts.extend(repr(result) for result in node.results)
+    return ("\0".join(parts) + "\0\0").encode()
+
+
+def _attribute_content(attr: Attribute) -> str:
+    if isinstance(attr, DenseIntOrFPElementsAttr):
+        return f"dense {attr.type!r} {hashlib.sha256(attr.data.data).hexdigest()}"
+    return repr(attr)
 
 
 def _result_groups(node: _Node) -> list:

@@ -4,6 +4,7 @@
 // carry each key from one split to the next.
 // RUN: dfir-opt %s --split-input-file -p fingerprint-subgraphs | filecheck %s
 // RUN: dfir-opt %s --split-input-file -p 'fingerprint-subgraphs{salt="sha256:0"}' | filecheck %s --check-prefix=SALT
+// RUN: dfir-opt %s --split-input-file -p 'fingerprint-subgraphs{keep_existing=true}' | filecheck %s --check-prefix=KEEP
 
 // Every keyed op gets a fingerprint; nodes, data and outputs do not.
 // CHECK-LABEL: df.func_pp @inc_pp
@@ -111,4 +112,36 @@ df.graph @pipeline {
   %a = df.node "a"(%in) pp @inc_pp : 1 -> 1
   %b = df.node "b"(%a) pp @double_pp : 1 -> 1
   df.output %b
+}
+
+// -----
+
+// An op that already carries a fingerprint: with keep_existing it keeps it and the graph hashes
+// the kept one (the compile cache's reused process points); without, it is computed again.
+// CHECK-LABEL: df.func_pp @kept_pp
+// CHECK-NOT:     sha256:feed
+// CHECK:       df.graph @keeping
+// KEEP-LABEL:  df.func_pp @kept_pp
+// KEEP-SAME:     fingerprint = "sha256:feed"
+// KEEP:        df.graph @keeping attributes {fingerprint = "[[KEPT:sha256:[0-9a-f]{64}]]"}
+df.func_pp @kept_pp [#df.func<"inc"(0) -> (0)>] {kind = "py_func", fingerprint = "sha256:feed"} payload "gASVAAAA"
+df.graph @keeping {
+  %in = df.data "in" index 0
+  %a = df.node "a"(%in) pp @kept_pp : 1 -> 1
+  df.output %a
+}
+
+// -----
+
+// Another kept fingerprint gives the graph another key.
+// KEEP-LABEL:  df.func_pp @kept_pp
+// KEEP-SAME:     fingerprint = "sha256:beef"
+// KEEP:        df.graph @keeping
+// KEEP-NOT:      [[KEPT]]
+// KEEP:          df.output
+df.func_pp @kept_pp [#df.func<"inc"(0) -> (0)>] {kind = "py_func", fingerprint = "sha256:beef"} payload "gASVAAAA"
+df.graph @keeping {
+  %in = df.data "in" index 0
+  %a = df.node "a"(%in) pp @kept_pp : 1 -> 1
+  df.output %a
 }

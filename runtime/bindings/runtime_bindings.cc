@@ -488,6 +488,7 @@ class PyRegion {
   // Puts each message on its channel, all or nothing: waits until every channel has room.
   int Put(const std::vector<std::pair<uint32_t, py::object>>& targets, int64_t timeout_ms) {
     CheckConfigured();
+    if (region_->closing()) return StatusCode(rt::WaitStatus::kClosed);
     rt::Deadline deadline = rt::Deadline::AfterMs(timeout_ms);
     std::vector<uint32_t> channels;
     for (const auto& target : targets) channels.push_back(target.first);
@@ -495,8 +496,8 @@ class PyRegion {
     if (!EncodeShared(targets, deadline, records)) {
       return StatusCode(region_->closing() ? rt::WaitStatus::kClosed : rt::WaitStatus::kTimeout);
     }
-    rt::WaitStatus status;
-    {
+    rt::WaitStatus status = rt::WaitStatus::kReady;
+    if (!AllHaveRoom(channels)) {  // only a wait lets other threads run: releasing costs a switch
       py::gil_scoped_release unlocked;
       status = region_->WaitForRoom(channels, deadline);
     }
@@ -516,16 +517,18 @@ class PyRegion {
   py::object Take(const std::vector<uint32_t>& channels, uint32_t bell, uint32_t max_sets, int64_t timeout_ms) {
     CheckConfigured();
     if (channels.empty() || max_sets == 0) throw rt::RuntimeError("take needs at least one channel and one set");
-    rt::WaitStatus status;
-    {
-      py::gil_scoped_release unlocked;
-      status = region_->WaitForMessages(channels, bell, rt::Deadline::AfterMs(timeout_ms));
+    uint64_t ready = ReadySets(channels, max_sets);
+    if (ready == 0) {
+      rt::WaitStatus status;
+      {
+        py::gil_scoped_release unlocked;
+        status = region_->WaitForMessages(channels, bell, rt::Deadline::AfterMs(timeout_ms));
+      }
+      if (status == rt::WaitStatus::kClosed) return py::none();
+      if (status == rt::WaitStatus::kTimeout) return py::list();
+      ready = ReadySets(channels, max_sets);
     }
-    if (status == rt::WaitStatus::kClosed) return py::none();
     py::list sets;
-    if (status == rt::WaitStatus::kTimeout) return sets;
-    uint64_t ready = max_sets;
-    for (uint32_t channel : channels) ready = std::min(ready, region_->ring(channel).Ready(max_sets));
     Decoder decoder(region_);
     for (uint64_t n = 0; n < ready; ++n) {
       py::tuple set(channels.size());
@@ -594,6 +597,19 @@ class PyRegion {
 
  private:
   bool IsShared(uint32_t channel) const { return region_->kind(channel) == rt::ChannelKind::kShared; }
+
+  // How many sets (one message from each channel), up to `limit`, can be taken now.
+  uint64_t ReadySets(const std::vector<uint32_t>& channels, uint64_t limit) const {
+    for (uint32_t channel : channels) limit = std::min(limit, region_->ring(channel).Ready(limit));
+    return limit;
+  }
+
+  bool AllHaveRoom(const std::vector<uint32_t>& channels) const {
+    for (uint32_t channel : channels) {
+      if (!region_->ring(channel).has_room()) return false;
+    }
+    return true;
+  }
 
   // Encodes the messages bound for shared channels, each distinct message once; false (with
   // nothing held) when the arena had no room in time.
@@ -736,8 +752,14 @@ void BindRegion(py::module_& m) {
       .def("close", [](PyRegion& self) { self.region().Close(); })
       .def("detach", [](PyRegion& self) { self.region().Detach(); })
       .def("set_pid", [](PyRegion& self, uint32_t worker, int32_t pid) { self.region().worker(worker).pid.store(pid); })
-      .def("set_running",
-           [](PyRegion& self, uint32_t worker, int32_t node) { self.region().worker(worker).running_node.store(node); })
+      .def(
+          "running_node",
+          [](PyRegion& self, uint32_t worker) {
+            std::atomic<int32_t>& slot = self.region().worker(worker).running_node;
+            static_assert(sizeof slot == sizeof(int32_t));
+            return py::memoryview::from_buffer(reinterpret_cast<int32_t*>(&slot), {1}, {sizeof(int32_t)});
+          },
+          py::arg("worker"), "A writable one-int view of the node the worker runs now (-1: none).")
       .def("set_last_words", &PyRegion::SetLastWords, py::arg("worker"), py::arg("text"))
       .def("worker_status", &PyRegion::WorkerStatus, py::arg("worker"))
       .def("arena_stats", &PyRegion::ArenaStats)

@@ -106,20 +106,36 @@ void Arena::Release(uint64_t block) {
   if (released.refs.fetch_sub(1, std::memory_order_acq_rel) != 1) return;
   {
     ArenaLock lock(&header_->lock);
-    bool keep_pages = released.capacity < kDiscardMinBytes ||
-                      header_->cached_bytes + released.capacity <= kResidentCacheBytes;
-    if (keep_pages) {
-      header_->cached_bytes += released.capacity;
-    } else {
-      memory_.Discard(block + kBlockHeaderBytes, released.capacity);
-    }
-    released.resident = keep_pages ? 1 : 0;
+    released.resident = released.capacity >= kDiscardMinBytes ? 1 : 0;
+    if (released.resident != 0) header_->cached_bytes += released.capacity;
     released.next_free = header_->free_heads[released.size_class];
     header_->free_heads[released.size_class] = block;
     header_->live_blocks -= 1;
     header_->live_bytes -= released.capacity;
+    TrimCache(block);
   }
   NotifyAll(header_->freed);
+}
+
+void Arena::TrimCache(uint64_t kept) {
+  if (header_->cached_bytes <= kResidentCacheBytes) return;
+  const int kept_class = static_cast<int>(Header(kept).size_class);
+  for (int size_class = kSizeClasses - 1; size_class >= 0; --size_class) {
+    if (size_class != kept_class) TrimClass(size_class, kept);
+  }
+  TrimClass(kept_class, kept);
+  TrimClass(kept_class, 0);  // the block just freed alone is over the limit
+}
+
+void Arena::TrimClass(int size_class, uint64_t kept) {
+  for (uint64_t block = header_->free_heads[size_class];
+       block != 0 && header_->cached_bytes > kResidentCacheBytes; block = Header(block).next_free) {
+    BlockHeader& free_block = Header(block);
+    if (block == kept || free_block.resident == 0) continue;
+    memory_.Discard(block + kBlockHeaderBytes, free_block.capacity);
+    free_block.resident = 0;
+    header_->cached_bytes -= free_block.capacity;
+  }
 }
 
 bool Arena::Contains(const void* data) const {

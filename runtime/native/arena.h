@@ -12,9 +12,10 @@
 //      block at zero. Counts are atomic, so a reader in another process can drop a reference
 //      without locking; only list and bump updates take the arena's robust process-shared mutex
 //      (a holder that dies does not deadlock the others).
-//   4. Freed blocks keep their pages for reuse (no page faults on the next tensor of that size)
-//      up to kResidentCacheBytes; beyond that a freed block of at least kDiscardMinBytes gives
-//      its pages back to the system.
+//   4. Freed blocks keep their pages for reuse (no page faults on the next tensor of that size).
+//      Free blocks of at least kDiscardMinBytes keep at most kResidentCacheBytes of pages in all:
+//      beyond that, the ones of other size classes than the block just freed give their pages
+//      back to the system first (largest first), so the sizes in use stay fast.
 #ifndef DFIR_RUNTIME_NATIVE_ARENA_H_
 #define DFIR_RUNTIME_NATIVE_ARENA_H_
 
@@ -39,7 +40,7 @@ struct BlockHeader {
   uint32_t magic;
   uint32_t size_class;
   std::atomic<uint32_t> refs;
-  uint32_t resident;    // 1 while free with its pages kept
+  uint32_t resident;    // 1 while free with its pages kept and counted in cached_bytes
   uint64_t next_free;   // next block of the free list (offset), 0 at the end
   uint64_t capacity;    // data bytes
   uint64_t reserved[4];
@@ -63,7 +64,7 @@ struct ArenaStats {
   uint64_t used;          // bytes carved so far (live or free)
   uint64_t live_blocks;
   uint64_t live_bytes;    // capacity of the live blocks
-  uint64_t cached_bytes;  // capacity of free blocks that keep their pages
+  uint64_t cached_bytes;  // capacity of free blocks of at least kDiscardMinBytes that keep their pages
 };
 
 // The size class of a request and the data bytes of a class.
@@ -101,6 +102,10 @@ class Arena {
   BlockHeader& Header(uint64_t block) const { return *reinterpret_cast<BlockHeader*>(memory_.base() + block); }
   uint64_t TakeFree(int size_class);
   uint64_t Carve(int size_class);
+  // With the lock held: discard cached pages until the cache fits, sparing `kept` if it can.
+  void TrimCache(uint64_t kept);
+  // Discards the pages of resident free blocks of `size_class` (but `kept`) until the cache fits.
+  void TrimClass(int size_class, uint64_t kept);
 
   const SharedMemory& memory_;
   ArenaHeader* header_;

@@ -62,6 +62,9 @@ bool Sleep(EventCount& ec, uint32_t key, const Deadline& deadline) {
 }
 
 void NotifyAll(EventCount& ec) {
+  // Orders the caller's earlier stores (the condition it made true) before the load below; a
+  // release store followed by a load may otherwise pass each other, and both sides miss.
+  std::atomic_thread_fence(std::memory_order_seq_cst);
   if (ec.sleepers.load(std::memory_order_seq_cst) == 0) return;
   ec.epoch.fetch_add(1, std::memory_order_seq_cst);
   Futex(&ec.epoch, FUTEX_WAKE, INT_MAX, nullptr);

@@ -7,11 +7,12 @@ namespace dfir::rt {
 Ring Ring::Create(void* memory, uint32_t capacity, size_t payload, uint32_t consumer_bell, uint32_t kind) {
   auto* header = new (memory) RingHeader();
   header->capacity = capacity;
+  header->slots = capacity + 1;
   header->stride = static_cast<uint32_t>(Stride(payload));
   header->consumer_bell = consumer_bell;
   header->kind = kind;
   Ring ring(memory);
-  for (uint64_t pos = 0; pos < capacity; ++pos) new (ring.SlotAt(pos)) std::atomic<uint64_t>(pos);
+  for (uint64_t pos = 0; pos < header->slots; ++pos) new (ring.SlotAt(pos)) std::atomic<uint64_t>(pos);
   return ring;
 }
 

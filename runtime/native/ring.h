@@ -13,10 +13,12 @@
 
 namespace dfir::rt {
 
-// The control block; `capacity` slots of `stride` bytes follow it (64-byte aligned). Positions
-// only grow: `tail` counts pushes and `head` counts pops since creation.
+// The control block; `slots` slots of `stride` bytes follow it (64-byte aligned). Positions
+// only grow: `tail` counts pushes and `head` counts pops since creation. There is one slot more
+// than the capacity: with a single slot a free and a full slot would carry the same sequence.
 struct RingHeader {
-  uint32_t capacity = 0;
+  uint32_t capacity = 0;       // messages the ring holds at most
+  uint32_t slots = 0;          // capacity + 1
   uint32_t stride = 0;         // bytes per slot: an 8-byte sequence number, then the payload
   uint32_t consumer_bell = 0;  // which doorbell of the region this ring's consumer sleeps on
   uint32_t kind = 0;           // what the payload is; see region.h
@@ -29,8 +31,10 @@ class Ring {
  public:
   static constexpr size_t kSequenceBytes = 8;
 
-  // The bytes a ring of `capacity` slots of `payload` bytes needs, header included.
-  static size_t Footprint(uint32_t capacity, size_t payload) { return sizeof(RingHeader) + capacity * Stride(payload); }
+  // The bytes a ring of `capacity` messages of `payload` bytes needs, header included.
+  static size_t Footprint(uint32_t capacity, size_t payload) {
+    return sizeof(RingHeader) + (size_t{capacity} + 1) * Stride(payload);
+  }
   static size_t Stride(size_t payload) { return (kSequenceBytes + payload + 15) / 16 * 16; }
 
   // Formats `memory` (Footprint bytes) as an empty ring.
@@ -58,11 +62,12 @@ class Ring {
     }
     return count;
   }
-  // True when the next push succeeds: the slot at the tail has been given back by its consumer
-  // (exact for the ring's single producer).
+  // True when the next push succeeds: the ring holds fewer than `capacity` messages and the slot
+  // at the tail has been given back by its consumer (exact for the ring's single producer).
   bool has_room() const {
     uint64_t tail = header_->tail.load(std::memory_order_acquire);
-    return SequenceAt(tail).load(std::memory_order_acquire) == tail;
+    return tail - header_->head.load(std::memory_order_acquire) < header_->capacity &&
+           SequenceAt(tail).load(std::memory_order_acquire) == tail;
   }
   uint64_t pops() const { return header_->head.load(std::memory_order_acquire); }
 
@@ -71,6 +76,7 @@ class Ring {
   bool TryPush(Fill&& fill) {
     uint64_t pos = header_->tail.load(std::memory_order_relaxed);
     for (;;) {
+      if (pos - header_->head.load(std::memory_order_acquire) >= header_->capacity) return false;
       std::atomic<uint64_t>& sequence = SequenceAt(pos);
       int64_t lag = static_cast<int64_t>(sequence.load(std::memory_order_acquire) - pos);
       if (lag == 0) {
@@ -97,7 +103,7 @@ class Ring {
       if (lag == 0) {
         if (header_->head.compare_exchange_weak(pos, pos + 1, std::memory_order_relaxed)) {
           read(PayloadAt(pos));
-          sequence.store(pos + header_->capacity, std::memory_order_release);
+          sequence.store(pos + header_->slots, std::memory_order_release);
           return true;
         }
       } else if (lag < 0) {
@@ -122,7 +128,7 @@ class Ring {
   }
   uint8_t* PayloadAt(uint64_t pos) const { return SlotAt(pos) + kSequenceBytes; }
   uint8_t* SlotAt(uint64_t pos) const {
-    return reinterpret_cast<uint8_t*>(header_ + 1) + (pos % header_->capacity) * header_->stride;
+    return reinterpret_cast<uint8_t*>(header_ + 1) + (pos % header_->slots) * header_->stride;
   }
 
   RingHeader* header_;

@@ -1,0 +1,356 @@
+"""Runtime throughput and latency: dfir against the usual ways to run a pipeline, in one run.
+
+Workloads (the same 3-stage pipeline x+1, x*2, x-3 everywhere):
+  W1  int32 [1, 2] tensors: messages/s over N messages (a feeder thread feeds, the main thread
+      fetches), then p50/p99 latency of one message at a time.
+  W2  float32 tensors of 4 MiB and 64 MiB: payload GB/s (at most WINDOW messages in flight).
+Variants: the plain function-call loop (the floor), threads with queue.Queue, one process per
+stage with a multiprocessing.Queue per edge, Ray actors and Ray Compiled Graphs (when `ray` is
+installed), and dfir (compiled with dfir.compile, loaded with dfir.load) with all stages on one
+device and with each stage on its own device (deploy info + resource config).
+Ratios against the issue's targets close the report; they hold within one run on a noisy machine.
+
+Run: python benchmarks/runtime_throughput.py [--smoke]
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import multiprocessing
+import queue
+import statistics
+import tempfile
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+import numpy as np
+
+import dfir
+import dfir.dataflow as df
+from dfir.dataflow import names
+
+
+def add_one(x):
+    return x + 1
+
+
+def times_two(x):
+    return x * 2
+
+
+def minus_three(x):
+    return x - 3
+
+
+STAGES = (add_one, times_two, minus_three)
+QUEUE_DEPTH = 128  # every queue-based variant, dfir's channels included
+WINDOW = 4         # W2: messages in flight at most (bounds memory: 4 x 64 MiB per hop)
+
+
+@dataclass
+class Sizes:
+    w1_messages: int
+    w1_latency: int
+    w2_messages: dict[int, int]  # tensor bytes -> messages
+
+
+FULL = Sizes(20_000, 2_000, {4 << 20: 200, 64 << 20: 24})
+SMOKE = Sizes(500, 100, {4 << 20: 8, 64 << 20: 3})
+
+
+# -- pipelines: put(x) / get() / close() ---------------------------------------------------------
+
+class PlainLoop:
+    """No pipeline at all: the three calls in a row (`get` returns what `put` computed)."""
+
+    name = "plain loop"
+    concurrent = False
+
+    def __init__(self):
+        self._results: list = []
+
+    def put(self, x):
+        self._results.append(minus_three(times_two(add_one(x))))
+
+    def get(self):
+        return self._results.pop(0)
+
+    def close(self):
+        pass
+
+
+class ThreadsQueue:
+    name = "threads + queue.Queue"
+    concurrent = True
+
+    def __init__(self):
+        self._queues = [queue.Queue(QUEUE_DEPTH) for _ in range(len(STAGES) + 1)]
+        self._threads = [threading.Thread(target=_stage_loop, args=(fn, self._queues[i], self._queues[i + 1]),
+                                          daemon=True) for i, fn in enumerate(STAGES)]
+        for thread in self._threads:
+            thread.start()
+
+    def put(self, x):
+        self._queues[0].put(x)
+
+    def get(self):
+        return self._queues[-1].get()
+
+    def close(self):
+        self._queues[0].put(None)
+        for thread in self._threads:
+            thread.join()
+
+
+class ProcessesMpQueue:
+    name = "processes + multiprocessing.Queue"
+    concurrent = True
+
+    def __init__(self):
+        context = multiprocessing.get_context("fork")
+        self._queues = [context.Queue(QUEUE_DEPTH) for _ in range(len(STAGES) + 1)]
+        self._processes = [context.Process(target=_stage_loop, args=(fn, self._queues[i], self._queues[i + 1]),
+                                           daemon=True) for i, fn in enumerate(STAGES)]
+        for process in self._processes:
+            process.start()
+
+    def put(self, x):
+        self._queues[0].put(x)
+
+    def get(self):
+        return self._queues[-1].get()
+
+    def close(self):
+        self._queues[0].put(None)
+        self._queues[-1].get()
+        for process in self._processes:
+            process.join()
+
+
+def _stage_loop(fn, source, sink):
+    while (value := source.get()) is not None:
+        sink.put(fn(value))
+    sink.put(None)
+
+
+class Dfir:
+    """The pipeline as a FlowGraph, compiled and loaded; `per_stage` puts each stage on a device."""
+
+    concurrent = True
+
+    def __init__(self, per_stage: bool, workdir: Path):
+        self.name = "dfir, one device per stage" if per_stage else "dfir, one device"
+        names.reset()
+        out = df.FlowData(name="x")
+        for fn in STAGES:
+            out = df.pyflow(fn).fnode()(out)
+        options = _placement_files(workdir) if per_stage else {}
+        self._model = dfir.load(dfir.compile(df.FlowGraph([out]), options).om)
+
+    def put(self, x):
+        self._model.feed_data([x])
+
+    def get(self):
+        tensors, _, ret = self._model.fetch_data()
+        assert ret == 0, ret.message
+        return tensors[0].numpy()
+
+    def close(self):
+        self._model.close()
+
+
+def _placement_files(workdir: Path) -> dict[str, str]:
+    devices = [f"0:0:{d}" for d in range(len(STAGES))]
+    deploy = {"deploy_info": [{"flow_node_name": f"{fn.__name__}_fnode", "logic_device_id": device}
+                              for fn, device in zip(STAGES, devices)]}
+    resources = {"cluster": [{"cluster_nodes": [{"node_id": 0, "item_list": [
+        {"item_id": d} for d in range(len(STAGES))]}]}]}
+    (workdir / "deploy.json").write_text(json.dumps(deploy))
+    (workdir / "resources.json").write_text(json.dumps(resources))
+    return {"ge.experiment.data_flow_deploy_info_path": str(workdir / "deploy.json"),
+            "ge.resourceConfigPath": str(workdir / "resources.json")}
+
+
+def ray_variants() -> list[Callable[[], object]]:
+    try:
+        import ray  # noqa: F401 - an optional baseline
+    except ImportError:
+        return []
+    return [RayActors, RayCompiledGraph]
+
+
+class RayActors:
+    name = "ray actors"
+    concurrent = True
+
+    def __init__(self):
+        import ray
+        ray.init(ignore_reinit_error=True, num_cpus=2, include_dashboard=False)
+
+        @ray.remote
+        class Stage:
+            def __init__(self, fn):
+                self.fn = fn
+
+            def run(self, x):
+                return self.fn(x)
+        self._ray = ray
+        self._actors = [Stage.remote(fn) for fn in STAGES]
+        self._pending: queue.Queue = queue.Queue()
+
+    def put(self, x):
+        ref = x
+        for actor in self._actors:
+            ref = actor.run.remote(ref)
+        self._pending.put(ref)
+
+    def get(self):
+        return self._ray.get(self._pending.get())
+
+    def close(self):
+        for actor in self._actors:
+            self._ray.kill(actor)
+
+
+class RayCompiledGraph(RayActors):
+    name = "ray compiled graph"
+
+    def __init__(self):
+        super().__init__()
+        from ray.dag import InputNode
+        with InputNode() as inp:
+            node = inp
+            for actor in self._actors:
+                node = actor.run.bind(node)
+        self._dag = node.experimental_compile()
+
+    def put(self, x):
+        self._pending.put(self._dag.execute(x))
+
+    def get(self):
+        return self._pending.get().get()
+
+    def close(self):
+        self._dag.teardown()
+        super().close()
+
+
+# -- measuring -------------------------------------------------------------------------------
+
+@dataclass
+class Row:
+    workload: str
+    variant: str
+    msgs_per_s: float
+    p50_us: float | None = None
+    p99_us: float | None = None
+    gb_per_s: float | None = None
+    extra: dict = field(default_factory=dict)
+
+
+def throughput(pipeline, x: np.ndarray, count: int, window: int | None) -> float:
+    """Messages per second: a feeder thread puts `count` copies of `x`, this thread gets them;
+    with `window`, at most that many are in flight."""
+    expected = minus_three(times_two(add_one(x)))
+    if not pipeline.concurrent:
+        start = time.perf_counter()
+        for _ in range(count):
+            pipeline.put(x)
+            pipeline.get()
+        return count / (time.perf_counter() - start)
+    credits = threading.Semaphore(window or count)
+
+    def feed():
+        for _ in range(count):
+            credits.acquire()
+            pipeline.put(x)
+    feeder = threading.Thread(target=feed, daemon=True)
+    start = time.perf_counter()
+    feeder.start()
+    for i in range(count):
+        result = pipeline.get()
+        if i == 0 and x.size <= 16:
+            np.testing.assert_array_equal(result, expected)
+        credits.release()
+    elapsed = time.perf_counter() - start
+    feeder.join()
+    return count / elapsed
+
+
+def latency_us(pipeline, x: np.ndarray, count: int) -> tuple[float, float]:
+    samples = []
+    for _ in range(count):
+        start = time.perf_counter()
+        pipeline.put(x)
+        pipeline.get()
+        samples.append((time.perf_counter() - start) * 1e6)
+    samples.sort()
+    return statistics.median(samples), samples[min(len(samples) - 1, int(len(samples) * 0.99))]
+
+
+def run_variant(factory, sizes: Sizes, workdir: Path) -> list[Row]:
+    pipeline = factory()
+    rows = []
+    try:
+        small = np.array([[1, 2]], dtype=np.int32)
+        rate = throughput(pipeline, small, sizes.w1_messages, None)
+        p50, p99 = latency_us(pipeline, small, sizes.w1_latency)
+        rows.append(Row("W1 int32[1,2]", pipeline.name, rate, p50, p99))
+        for nbytes, count in sizes.w2_messages.items():
+            big = np.ones(nbytes // 4, dtype=np.float32)
+            rate = throughput(pipeline, big, count, WINDOW)
+            rows.append(Row(f"W2 f32 {nbytes >> 20} MiB", pipeline.name, rate, gb_per_s=rate * nbytes / 1e9))
+    finally:
+        pipeline.close()
+    return rows
+
+
+TARGETS = [  # (workload, variant, baseline variant, at least)
+    ("W1 int32[1,2]", "dfir, one device", "threads + queue.Queue", 1.0),
+    ("W1 int32[1,2]", "dfir, one device per stage", "processes + multiprocessing.Queue", 3.0),
+    ("W1 int32[1,2]", "dfir, one device per stage", "ray compiled graph", 20.0),
+    ("W2 f32 64 MiB", "dfir, one device per stage", "plain loop", 0.8),
+    ("W2 f32 64 MiB", "dfir, one device per stage", "processes + multiprocessing.Queue", 10.0),
+]
+
+
+def report(rows: list[Row]) -> None:
+    print(f"{'workload':<16}{'variant':<36}{'msg/s':>12}{'p50 us':>10}{'p99 us':>10}{'GB/s':>8}")
+    for row in rows:
+        cells = [f"{row.msgs_per_s:12.0f}",
+                 f"{row.p50_us:10.0f}" if row.p50_us is not None else f"{'':>10}",
+                 f"{row.p99_us:10.0f}" if row.p99_us is not None else f"{'':>10}",
+                 f"{row.gb_per_s:8.2f}" if row.gb_per_s is not None else f"{'':>8}"]
+        print(f"{row.workload:<16}{row.variant:<36}" + "".join(cells))
+    print("\nratios (this run) against the targets:")
+    rate = {(row.workload, row.variant): row.msgs_per_s for row in rows}
+    for workload, variant, baseline, target in TARGETS:
+        if (workload, baseline) not in rate:
+            print(f"  {workload}: {variant} / {baseline}: skipped ({baseline} did not run)")
+            continue
+        ratio = rate[(workload, variant)] / rate[(workload, baseline)]
+        verdict = "met" if ratio >= target else "MISSED"
+        print(f"  {workload}: {variant} / {baseline} = {ratio:.2f}x (target >= {target}x: {verdict})")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--smoke", action="store_true", help="a few messages per measurement, to check it runs")
+    args = parser.parse_args()
+    sizes = SMOKE if args.smoke else FULL
+    extra = ray_variants()
+    if not extra:
+        print("ray is not installed: skipping the Ray actor and Ray Compiled Graph baselines "
+              "(pip install ray to add them)\n")
+    with tempfile.TemporaryDirectory() as workdir:
+        factories = [PlainLoop, ThreadsQueue, ProcessesMpQueue, *extra,
+                     lambda: Dfir(False, Path(workdir)), lambda: Dfir(True, Path(workdir))]
+        rows = [row for factory in factories for row in run_variant(factory, sizes, Path(workdir))]
+    report(rows)
+
+
+if __name__ == "__main__":
+    main()

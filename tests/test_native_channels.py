@@ -1,0 +1,367 @@
+"""The native channels (runtime/native): FIFO order under random interleavings of producers and
+consumers in threads and in forked processes, zero-copy tensors, backpressure, closing, the
+dispatcher, the transaction ledger, and the errors their misuse raises."""
+from __future__ import annotations
+
+import os
+import pickle
+import threading
+import time
+import traceback
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from dfir.ge.error import GeError
+from dfir.runtime import channels
+from dfir.runtime.channels import CLOSED, READY, TIMEOUT, ChannelSpec
+from dfir.runtime.messages import Kind, Message, TransactionMeta
+
+WAIT_S = 10.0
+BIG = 4096  # float64 elements: 32 KiB, above INLINE_BYTES, so the tensor travels as an arena block
+
+
+def region_with(*specs: ChannelSpec, arena_bytes: int = 64 << 20):
+    bells = 1 + max(spec.bell for spec in specs)
+    return channels.open_region(bells, list(specs), 1, arena_bytes, "test")
+
+
+def tensor(i: int, size: int = 2) -> Message:
+    return Message.tensor(TransactionMeta(i), np.full(size, i, dtype=np.float64))
+
+
+def sent_value(message: Message) -> int:
+    return message.meta.transaction_id
+
+
+def in_child(body) -> int:
+    """Fork a process that runs `body()` and exits (1 if it raised); returns its pid."""
+    pid = os.fork()
+    if pid == 0:
+        code = 1
+        try:
+            body()
+            code = 0
+        except BaseException:  # noqa: BLE001 - the parent sees the exit code, stderr the reason
+            traceback.print_exc()
+        finally:
+            os._exit(code)
+    return pid
+
+
+def child_succeeded(pid: int) -> bool:
+    _, status = os.waitpid(pid, 0)
+    return os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0
+
+
+# -- schedules --------------------------------------------------------------------------------
+
+# A side's schedule: per step, how many messages to move (a put moves one) and whether to pause.
+steps = st.lists(st.tuples(st.integers(1, 8), st.booleans()), min_size=1, max_size=12)
+
+
+def produce(region, channel: int, count: int, schedule, size: int = 2) -> None:
+    sent = 0
+    for _, pause in _cycle(schedule):
+        if sent == count:
+            return
+        assert region.put([(channel, tensor(sent, size))], int(WAIT_S * 1000)) == READY
+        sent += 1
+        if pause:
+            time.sleep(0.0005)
+
+
+def consume(region, channel: int, bell: int, count: int, schedule) -> list[int]:
+    received: list[int] = []
+    for batch, pause in _cycle(schedule):
+        if len(received) == count:
+            return received
+        sets = region.take([channel], bell, min(batch, count - len(received)), int(WAIT_S * 1000))
+        assert sets, "no message within the wait"
+        for (message,) in sets:
+            assert float(message.payload[0]) == message.meta.transaction_id  # the body matches
+            received.append(sent_value(message))
+        if pause:
+            time.sleep(0.0005)
+    return received
+
+
+def _cycle(schedule):
+    while True:
+        yield from schedule
+
+
+# -- FIFO under interleavings -----------------------------------------------------------------
+
+@settings(max_examples=25, deadline=None)
+@given(capacity=st.integers(1, 6), count=st.integers(1, 60), shared=st.booleans(), big=st.booleans(),
+       producer=steps, consumer=steps)
+def test_threads_move_every_message_once_in_order(capacity, count, shared, big, producer, consumer):
+    region = region_with(ChannelSpec(shared, capacity, 1))
+    thread = threading.Thread(target=produce, args=(region, 0, count, producer, BIG if big else 2))
+    thread.start()
+    received = consume(region, 0, 1, count, consumer)
+    thread.join(WAIT_S)
+    assert received == list(range(count))
+    assert region.take([0], 1, 1, 0) == []
+    assert region.arena_stats()["live_blocks"] == 0  # every body's block came back
+
+
+@settings(max_examples=20, deadline=None)
+@given(capacity=st.integers(1, 6), count=st.integers(1, 60), big=st.booleans(), producer=steps,
+       consumer=steps, child_produces=st.booleans())
+def test_processes_move_every_message_once_in_order(capacity, count, big, producer, consumer,
+                                                    child_produces):
+    region = region_with(ChannelSpec(True, capacity, 1))
+    size = BIG if big else 2
+    if child_produces:
+        pid = in_child(lambda: produce(region, 0, count, producer, size))
+        received = consume(region, 0, 1, count, consumer)
+        assert child_succeeded(pid)
+    else:
+        read_end, write_end = os.pipe()
+
+        def consume_and_report():
+            os.write(write_end, pickle.dumps(consume(region, 0, 1, count, consumer)))
+            os.close(write_end)
+        pid = in_child(consume_and_report)
+        os.close(write_end)
+        produce(region, 0, count, producer, size)
+        assert child_succeeded(pid)
+        with os.fdopen(read_end, "rb") as report:
+            received = pickle.loads(report.read())
+    assert received == list(range(count))
+    assert region.arena_stats()["live_blocks"] == 0
+
+
+@settings(max_examples=10, deadline=None)
+@given(count=st.integers(1, 40), producers=st.integers(2, 3))
+def test_several_producer_processes_lose_and_duplicate_nothing(count, producers):
+    region = region_with(ChannelSpec(True, 4, 1))
+
+    def produce_tagged(tag):
+        for i in range(count):
+            message = Message.tensor(TransactionMeta(tag * 1000 + i), np.array([tag * 1000 + i], dtype=np.float64))
+            assert region.put([(0, message)], int(WAIT_S * 1000)) == READY
+    pids = [in_child(lambda tag=tag: produce_tagged(tag)) for tag in range(producers)]
+    received = consume(region, 0, 1, count * producers, [(3, False)])
+    assert all(child_succeeded(pid) for pid in pids)
+    for tag in range(producers):  # each producer's messages arrive once each, in its order
+        assert [r for r in received if r // 1000 == tag] == [tag * 1000 + i for i in range(count)]
+
+
+def test_a_put_to_several_channels_is_all_or_nothing():
+    region = region_with(ChannelSpec(True, 1, 1), ChannelSpec(False, 1, 1))
+    assert region.put([(1, tensor(0))], 0) == READY  # the local channel is full now
+    assert region.put([(0, tensor(1)), (1, tensor(1))], 30) == TIMEOUT
+    assert (region.size(0), region.size(1)) == (0, 1)  # nothing of the second put went in
+    assert region.take([1], 1, 1, 0)[0][0].meta.transaction_id == 0
+    assert region.put([(0, tensor(2)), (1, tensor(2))], 0) == READY
+    (first, second), = region.take([0, 1], 1, 4, 0)
+    assert (first.meta.transaction_id, second.meta.transaction_id) == (2, 2)
+
+
+def test_take_waits_until_every_channel_holds_a_message():
+    region = region_with(ChannelSpec(True, 2, 1), ChannelSpec(True, 2, 1))
+    region.put([(0, tensor(1))], 0)
+    assert region.take([0, 1], 1, 1, 20) == []
+    assert region.size(0) == 1  # nothing was taken
+    threading.Timer(0.05, lambda: region.put([(1, tensor(2))], 0)).start()
+    sets = region.take([0, 1], 1, 1, int(WAIT_S * 1000))
+    assert [[m.meta.transaction_id for m in pair] for pair in sets] == [[1, 2]]
+
+
+# -- what travels -----------------------------------------------------------------------------
+
+def test_every_kind_of_message_keeps_its_fields_across_processes():
+    region = region_with(ChannelSpec(True, 8, 1))
+    meta = TransactionMeta(77, 5, 9, 2, b"UserData123")
+    sent = [Message.tensor(meta, np.arange(6, dtype=np.int16).reshape(2, 3)),
+            Message.tensor(meta, np.arange(BIG, dtype=np.float32)),
+            Message.tensor(meta, np.array(["a", "bc"])),  # no flat layout: pickled
+            Message.tensor(meta, np.zeros((1,) * 9, dtype=np.uint8)),  # more dims than a record holds
+            Message.from_object(meta, {"boxes": [(1, 2)], "text": "x" * 1000}),
+            Message.empty(meta),
+            Message.failure(meta, 564000, "UDF n.f raised ValueError: " + "e" * 500),
+            Message(meta, Kind.RAW, np.frombuffer(b"raw bytes", np.uint8), route_label=3, data_label=4)]
+    pid = in_child(lambda: [region.put([(0, m)], int(WAIT_S * 1000)) for m in sent])
+    received = [m for (m,) in region.take([0], 1, 8, int(WAIT_S * 1000))]
+    while len(received) < len(sent):
+        received += [m for (m,) in region.take([0], 1, 8, int(WAIT_S * 1000))]
+    assert child_succeeded(pid)
+    for got, want in zip(received, sent):
+        assert (got.meta, got.kind, got.ret_code, got.error, got.route_label, got.data_label) == (
+            want.meta, want.kind, want.ret_code, want.error, want.route_label, want.data_label)
+        if isinstance(want.payload, np.ndarray):
+            assert got.payload.dtype == want.payload.dtype
+            np.testing.assert_array_equal(got.payload, want.payload)
+        else:
+            assert got.payload == want.payload
+
+
+def test_a_non_contiguous_array_arrives_as_its_values():
+    region = region_with(ChannelSpec(True, 2, 1))
+    array = np.arange(BIG * 2, dtype=np.float64).reshape(2, BIG)[:, ::3]
+    region.put([(0, Message.tensor(TransactionMeta(1), array))], 0)
+    np.testing.assert_array_equal(region.take([0], 1, 1, 0)[0][0].payload, array)
+
+
+# -- zero copy --------------------------------------------------------------------------------
+
+def test_a_consumer_in_another_process_reads_the_producers_buffer():
+    region = region_with(ChannelSpec(True, 2, 1), ChannelSpec(True, 2, 2))
+    read_end, write_end = os.pipe()
+
+    def produce_in_arena():
+        region.use_arena_allocator(1024)
+        array = np.arange(BIG, dtype=np.float64) * 2  # allocated in the arena by numpy itself
+        os.write(write_end, pickle.dumps(region.locate(array)))
+        os.close(write_end)
+        region.put([(0, Message.tensor(TransactionMeta(1), array[1:]))], int(WAIT_S * 1000))
+        (reply,), = region.take([1], 2, 1, int(WAIT_S * 1000))  # the parent wrote into the buffer
+        assert array[1] == -1.0 and reply.meta.transaction_id == 2
+    pid = in_child(produce_in_arena)
+    os.close(write_end)
+    (message,), = region.take([0], 1, 1, int(WAIT_S * 1000))
+    with os.fdopen(read_end, "rb") as report:
+        block, offset = pickle.loads(report.read())
+    assert block != 0
+    assert region.locate(message.payload) == (block, offset + 8)  # the view starts one float in
+    np.testing.assert_array_equal(message.payload[:3], [2.0, 4.0, 6.0])
+    message.payload[0] = -1.0
+    region.put([(1, tensor(2))], 0)
+    assert child_succeeded(pid)
+
+
+def test_a_block_is_freed_when_the_last_array_viewing_it_goes():
+    region = region_with(ChannelSpec(True, 2, 1), ChannelSpec(True, 2, 1))
+    message = tensor(1, BIG)
+    region.put([(0, message), (1, message)], 0)  # one copy into the arena, two references
+    assert region.arena_stats()["live_blocks"] == 1
+    (first, second), = region.take([0, 1], 1, 1, 0)
+    assert np.shares_memory(first.payload, second.payload)
+    view = first.payload[10:20]
+    del first, second
+    assert region.arena_stats()["live_blocks"] == 1  # `view` still reads the block
+    del view
+    assert region.arena_stats()["live_blocks"] == 0
+
+
+def test_small_tensors_travel_inside_the_record():
+    region = region_with(ChannelSpec(True, 2, 1))
+    region.put([(0, Message.tensor(TransactionMeta(1), np.zeros(channels.INLINE_BYTES, np.uint8)))], 0)
+    assert region.arena_stats()["live_blocks"] == 0
+    (message,), = region.take([0], 1, 1, 0)
+    assert region.locate(message.payload) == (0, 0)
+
+
+# -- backpressure and closing -----------------------------------------------------------------
+
+def test_a_slow_consumer_bounds_what_is_in_flight():
+    capacity, count = 3, 40
+    region = region_with(ChannelSpec(True, capacity, 1))
+    peak = []
+
+    def slow_consumer():
+        for _ in range(count):
+            (message,), = region.take([0], 1, 1, int(WAIT_S * 1000))
+            peak.append(region.arena_stats()["live_blocks"])
+            del message
+            time.sleep(0.002)
+    thread = threading.Thread(target=slow_consumer)
+    thread.start()
+    for i in range(count):
+        assert region.put([(0, tensor(i, BIG))], int(WAIT_S * 1000)) == READY
+    thread.join(WAIT_S)
+    # the channel's messages plus the one the consumer holds (and one being encoded)
+    assert max(peak) <= capacity + 2
+    assert region.arena_stats()["live_blocks"] == 0
+
+
+def test_a_full_arena_makes_the_producer_wait():
+    region = region_with(ChannelSpec(True, 8, 1), arena_bytes=1 << 20)
+    assert region.put([(0, tensor(0, 65536))], 0) == READY  # 512 KiB of the 1 MiB arena
+    assert region.put([(0, tensor(1, 65536))], 30) == TIMEOUT  # no room for a second one
+    threading.Timer(0.05, lambda: region.take([0], 1, 1, 0)).start()
+    assert region.put([(0, tensor(1, 65536))], int(WAIT_S * 1000)) == READY
+
+
+def test_close_wakes_waiters_in_other_processes():
+    region = region_with(ChannelSpec(True, 1, 1), ChannelSpec(True, 1, 2))
+    region.put([(1, tensor(0))], 0)  # channel 1 is full
+
+    def wait_both():
+        assert region.take([0], 1, 1, -1) is None
+        assert region.put([(1, tensor(1))], -1) == CLOSED
+    pid = in_child(wait_both)
+    time.sleep(0.05)
+    start = time.monotonic()
+    region.close()
+    assert child_succeeded(pid) and time.monotonic() - start < 1.0
+    assert region.closing and region.take([0], 1, 1, 0) is None
+    assert region.take([1], 2, 1, 0)[0][0].meta.transaction_id == 0  # what waits can still be taken
+
+
+def test_wait_for_change_ignores_a_count_it_already_saw():
+    region = region_with(ChannelSpec(True, 4, 1))
+    region.put([(0, tensor(0))], 0)
+    assert region.wait_for_change([0], 1, -1, 0) == READY
+    assert region.wait_for_change([0], 1, 1, 20) == TIMEOUT
+    region.put([(0, tensor(1))], 0)
+    assert region.wait_for_change([0], 1, 1, 0) == READY
+
+
+# -- routing and bookkeeping ------------------------------------------------------------------
+
+def test_the_dispatcher_sends_a_transaction_to_one_instance_round_robin():
+    dispatcher = channels.Dispatcher(3)
+    assert [dispatcher.route(t) for t in range(1, 8)] == [1, 2, 0, 1, 2, 0, 1]
+    with pytest.raises(GeError, match="^a dispatcher needs at least 1 instance, got 0$"):
+        channels.Dispatcher(0)
+
+
+def test_the_ledger_returns_the_unsettled_transactions_oldest_first():
+    ledger = channels.TransactionLedger(3)
+    for i in (1, 2, 3, 2):  # a repeated id opens a second entry; four entries, capacity 3
+        ledger.open(TransactionMeta(i, start_time=i * 10, user_data=b"u%d" % i))
+    assert ledger.open_count == 3  # transaction 1 was forgotten
+    assert ledger.settle(2) and not ledger.settle(9)
+    assert ledger.take_oldest() == TransactionMeta(3, start_time=30, user_data=b"u3")
+    assert ledger.take_oldest() == TransactionMeta(2, start_time=20, user_data=b"u2")
+    assert ledger.take_oldest() is None and ledger.open_count == 0
+
+
+# -- errors -----------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("specs, bells, expected", [
+    ([("shared", 0, 0)], 1, "channel 0 has capacity 0; expected >= 1"),
+    ([("shared", 2, 0), ("local", 2, 5)], 2, "channel 1 rings doorbell 5 but the region has 2"),
+    ([("pipe", 2, 0)], 1, "channel kind 'pipe' is not 'shared' or 'local'"),
+])
+def test_a_malformed_region_is_refused(specs, bells, expected):
+    from dfir.runtime import _native
+    with pytest.raises(GeError) as error:
+        _native.Region(bells, specs, 1, 1 << 20, "bad")
+    assert str(error.value) == expected
+
+
+def test_misuse_of_channels_is_an_error_naming_it():
+    region = region_with(ChannelSpec(True, 2, 1), arena_bytes=1 << 20)
+    cases = [
+        (lambda: region.take([], 1, 1, 0), "take needs at least one channel and one set"),
+        (lambda: region.take([5], 1, 1, 0), "channel 5 is out of range; the region has 1"),
+        (lambda: region.take([0], 9, 1, 0), "doorbell 9 is out of range; the region has 2"),
+        (lambda: region.put([(0, Message(TransactionMeta(1), Kind.TENSOR, [1, 2]))], 0),
+         "a tensor message must hold a numpy array, got list"),
+        (lambda: region.put([(0, tensor(1, 1 << 18))], 0),
+         "a message body of 2097152 bytes does not fit in the tensor arena of 1048576 bytes"),
+        (lambda: region.put([(0, Message.empty(TransactionMeta(1, user_data=b"u" * 65)))], 0),
+         "transaction user data has 65 bytes; at most 64 travel with a message"),
+    ]
+    for call, expected in cases:
+        with pytest.raises(GeError) as error:
+            call()
+        assert str(error.value) == expected
+    assert region.size(0) == 0 and region.arena_stats()["live_blocks"] == 0
