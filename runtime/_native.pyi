@@ -1,5 +1,5 @@
 """The private native core of `dfir.runtime` (pybind11). Use `dfir.runtime.om`, not this module."""
-from typing import Any
+from typing import Any, Callable
 
 from typing_extensions import Buffer
 
@@ -160,3 +160,31 @@ class TransactionLedger:
     def take_oldest(self) -> Any | None: ...
     @property
     def open_count(self) -> int: ...
+
+
+# -- C++ UDF libraries (runtime/bindings/udf_bindings.cc) -------------------------------------------
+
+class UdfBuffer:
+    """The bytes of a message a C++ UDF produced (buffer protocol: 1-D uint8, writable, not copied)."""
+
+class UdfLibrary:
+    """A loaded C++ UDF library."""
+    @property
+    def name(self) -> str: ...
+    def funcs(self) -> list[str]: ...
+
+def load_udf_library(data: Buffer, name: str) -> UdfLibrary:
+    """Load a C++ UDF library from its bytes; GeError when it cannot be used."""
+
+class UdfInstance:
+    """One node's objects of a C++ UDF library."""
+    def __init__(self, library: UdfLibrary, facts: dict[str, Any], params: list[tuple[str, str, Any]],
+                 funcs: list[str]) -> None: ...
+    def init(self) -> tuple[int, str]: ...
+    def proc(self, func: str, output_num: int, inputs: list[tuple], meta: tuple[int, int, int, int],
+             user_data: bytes, exception: tuple[int, int] | None,
+             invoke: Callable[..., Any] | None) -> tuple[int, list[tuple[int, tuple]], list[str],
+                                                         tuple[int, int] | None]: ...
+
+def set_udf_log_handler(handler: Callable[[int, str, str, int, str], None] | None) -> None:
+    """handler(level, node, func, instance, text) receives C++ UDF log records (None: stderr)."""

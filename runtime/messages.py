@@ -20,8 +20,8 @@ from dfir.tensor import Tensor
 
 class Kind(Enum):
     TENSOR = "tensor"
-    # The payload is the Python object itself. Messages stay inside one process today; a transport
-    # that carries them across processes must pickle OBJECT payloads (cloudpickle) at that boundary.
+    # The payload is the Python object itself; a shared-memory channel carries it pickled
+    # (cloudpickle, see dfir.runtime.channels) between processes.
     OBJECT = "object"
     EMPTY = "empty"
     RAW = "raw"  # raw bytes a UDF project allocated (`alloc_raw_data_msg`): a 1-D uint8 array

@@ -137,7 +137,8 @@ def test_a_dying_worker_fails_its_transactions_naming_node_and_device(udf, how):
             ([], 0, WORKER_FAILED, expected)]  # no transaction left: at once, without waiting
         with pytest.raises(GeError) as error:
             model.feed_data([np.array([4])])
-        assert str(error.value) == f"feed_data failed; model=m; the model failed: {expected}; close it and load it again"
+        assert str(error.value) == (f"feed_data failed; model=m; the model failed: {expected}; close it "
+                                    f"and load it again")
     assert not alive(pid)
 
 
@@ -228,8 +229,9 @@ def _driver_script(exit_how: str) -> str:
 @pytest.mark.parametrize("exit_how", ["time.sleep(0.2)",            # interpreter exit: atexit closes
                                       "time.sleep(3600)"])          # killed by the test
 def test_no_worker_outlives_its_driver(exit_how):
+    # cwd outside the checkout: the driver imports the installed dfir, never the source folder
     driver = subprocess.Popen([sys.executable, "-c", _driver_script(exit_how)], stdout=subprocess.PIPE,
-                              text=True)
+                              text=True, cwd=os.path.dirname(os.path.abspath(__file__)))
     pids = [int(pid) for pid in driver.stdout.readline().split()]
     assert len(pids) == 2
     if "3600" in exit_how:

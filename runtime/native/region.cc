@@ -3,8 +3,6 @@
 #include <climits>
 #include <cstdint>
 #include <new>
-#include <sched.h>
-#include <cstdlib>
 
 namespace dfir::rt {
 namespace {
@@ -13,7 +11,6 @@ constexpr uint64_t kRegionMagic = 0x4E4F494745524644;  // "DFREGION"
 constexpr uint32_t kRegionVersion = 1;
 constexpr uint64_t kLine = 64;
 constexpr uint64_t kPage = 4096;
-const int kYieldsBeforeSleep = [] { const char* v = getenv("DFIR_YIELDS"); return v ? atoi(v) : 0; }();
 
 uint64_t AlignUp(uint64_t value, uint64_t alignment) { return (value + alignment - 1) / alignment * alignment; }
 
@@ -138,10 +135,6 @@ void Region::Close() {
 
 template <typename Ready>
 WaitStatus Region::WaitOn(EventCount& ec, Ready&& ready, const Deadline& deadline) {
-  for (int spin = 0; spin < kYieldsBeforeSleep; ++spin) {
-    if (ready()) return WaitStatus::kReady;
-    sched_yield();
-  }
   for (;;) {
     if (ready()) return WaitStatus::kReady;
     if (closing()) return WaitStatus::kClosed;
