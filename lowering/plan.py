@@ -18,6 +18,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
+import logging
 from dataclasses import dataclass, field
 from typing import Mapping
 
@@ -30,6 +31,7 @@ from dfir.dialects.df_attrs import DeviceAttr
 from dfir.ge.error import GeError
 
 WEIGHT_ALIGNMENT = 64
+_log = logging.getLogger("dfir.lowering")
 _FUNC_KINDS = ("py_func", "py_project", "cpp_project")
 
 
@@ -95,7 +97,19 @@ def graph_skeleton(graph: GraphOp) -> dict:
         "outputs": [edge(v, "graph output") for v in graph.output_op.outputs],
         "nodes": [_node_entry(node, edge) for node in nodes],
         "order": list(range(len(nodes))),
+        "align": _align_entry(graph),
     }
+
+
+def _align_entry(graph: GraphOp) -> dict | None:
+    """`set_inputs_align_attrs` of the graph, or None. Recorded, not yet enforced: say so."""
+    align = graph.align
+    if align is None:
+        return None
+    entry = {"cache": align.cache.data, "timeout": align.timeout.data, "dropout": bool(align.dropout.data)}
+    _log.warning("graph %s: input alignment %s is recorded in the plan but this runtime does not "
+                 "enforce it yet", graph.sym_name.data, entry)
+    return entry
 
 
 def lower_unit(symbols: Mapping[str, object], sym: str) -> LoweredGraph:
