@@ -82,16 +82,18 @@ class PlainLoop:
         pass
 
 
-class ThreadsQueue:
-    name = "threads + queue.Queue"
+class _QueuePipeline:
+    """One queue per edge and one worker (thread or process) per stage, each running `_stage_loop`."""
+
+    name = ""
     concurrent = True
 
-    def __init__(self):
-        self._queues = [queue.Queue(QUEUE_DEPTH) for _ in range(len(STAGES) + 1)]
-        self._threads = [threading.Thread(target=_stage_loop, args=(fn, self._queues[i], self._queues[i + 1]),
-                                          daemon=True) for i, fn in enumerate(STAGES)]
-        for thread in self._threads:
-            thread.start()
+    def __init__(self, make_queue, make_worker):
+        self._queues = [make_queue(QUEUE_DEPTH) for _ in range(len(STAGES) + 1)]
+        self._workers = [make_worker(target=_stage_loop, args=(fn, self._queues[i], self._queues[i + 1]),
+                                     daemon=True) for i, fn in enumerate(STAGES)]
+        for worker in self._workers:
+            worker.start()
 
     def put(self, x):
         self._queues[0].put(x)
@@ -101,33 +103,30 @@ class ThreadsQueue:
 
     def close(self):
         self._queues[0].put(None)
-        for thread in self._threads:
-            thread.join()
+        self._drain_sentinel()
+        for worker in self._workers:
+            worker.join()
+
+    def _drain_sentinel(self):
+        pass
 
 
-class ProcessesMpQueue:
+class ThreadsQueue(_QueuePipeline):
+    name = "threads + queue.Queue"
+
+    def __init__(self):
+        super().__init__(queue.Queue, threading.Thread)
+
+
+class ProcessesMpQueue(_QueuePipeline):
     name = "processes + multiprocessing.Queue"
-    concurrent = True
 
     def __init__(self):
         context = multiprocessing.get_context("fork")
-        self._queues = [context.Queue(QUEUE_DEPTH) for _ in range(len(STAGES) + 1)]
-        self._processes = [context.Process(target=_stage_loop, args=(fn, self._queues[i], self._queues[i + 1]),
-                                           daemon=True) for i, fn in enumerate(STAGES)]
-        for process in self._processes:
-            process.start()
+        super().__init__(context.Queue, context.Process)
 
-    def put(self, x):
-        self._queues[0].put(x)
-
-    def get(self):
-        return self._queues[-1].get()
-
-    def close(self):
-        self._queues[0].put(None)
-        self._queues[-1].get()
-        for process in self._processes:
-            process.join()
+    def _drain_sentinel(self):
+        self._queues[-1].get()  # a process cannot exit while its queue still holds unread data
 
 
 def _stage_loop(fn, source, sink):

@@ -20,7 +20,7 @@ from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
 
-from dfir.dialects.df import DataOp, GraphOp, NodeOp
+from dfir.dialects.df import GraphOp, NodeOp
 
 
 def topological_nodes(graph: GraphOp) -> list[NodeOp]:

@@ -13,14 +13,13 @@ import pytest
 
 import dfir
 import dfir.data_type as dt
-import dfir.dataflow as df
 import dfir.flow_func as ff
 from dfir.flow_info import FlowInfo
 from dfir.ge.error import GeError
-from dfir.ge.graph import Graph
 from dfir.lowering.om_schema import PartitionType
 from dfir.runtime.om import read_om
 from dfir.tools.cli import main as cli
+from project_helpers import add_graph, int32, project_graph
 from dfir.udf.config import load_compile_config
 
 # The seed's Add project in C++: Add1/Add2 follow the seed's Python Add1, AddNN runs the invoked
@@ -232,32 +231,6 @@ def config_for(workspace: Path, funcs: list, input_num: int, output_num: int, na
 
 def one_func(workspace: Path, func: str, input_num: int = 1, output_num: int = 1, **extra) -> Path:
     return config_for(workspace, [{"func_name": func}], input_num, output_num, name=func, **extra)
-
-
-def project_graph(config: Path, input_num: int, output_num: int, params: dict | None = None,
-                  closures: dict | None = None, name: str = "add") -> df.FlowGraph:
-    inputs = [df.FlowData(name=f"in{i}") for i in range(input_num)]
-    pp = df.FuncProcessPoint(compile_config_path=str(config))
-    for key, value in (params or {}).items():
-        pp.set_init_param(key, value)
-    for key, graph in (closures or {}).items():
-        pp.add_invoked_closure(key, df.GraphProcessPoint(df.Framework.ONNX, graph))
-    node = df.FlowNode(input_num=input_num, output_num=output_num, name=name)
-    node.add_process_point(pp)
-    outputs = node(*inputs)
-    return df.FlowGraph(list(outputs) if isinstance(outputs, tuple) else [outputs], name="g")
-
-
-def int32(*values):
-    return np.array(values, dtype=np.int32)
-
-
-def add_graph() -> Graph:
-    g = Graph("add_graph")
-    x = g.data(0, shape=[2], dtype=dt.DT_INT32, name="x")
-    y = g.data(1, shape=[2], dtype=dt.DT_INT32, name="y")
-    g.set_outputs([g.add(x, y)])
-    return g
 
 
 @pytest.fixture(scope="session")

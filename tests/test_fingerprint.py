@@ -59,7 +59,7 @@ def ge_stage(index: int, op: str, scale: float) -> df.GraphProcessPoint:
 def pipeline(spec) -> ModuleOp:
     """A chain of UDF stages (`("udf", constant)`) and GE stages (`("ge", op, scale)`)."""
     names.reset()
-    out = x = df.FlowData(name="x")
+    out = df.FlowData(name="x")
     for index, stage in enumerate(spec):
         if stage[0] == "udf":
             out = make_udf(stage[1]).fnode()(out)

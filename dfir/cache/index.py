@@ -80,9 +80,9 @@ def entry_from_json(item: object, where: str, directory: str, key: str, path: st
     """One index entry read from JSON `item` (at JSON path `where` of index file `path`)."""
     if not isinstance(item, dict):
         raise GeError(f"{where} must be an object, got {item!r}", context={"file": path})
-    for field in ("graph_key", "cache_file_name", "var_desc_file_name", "fingerprint"):
-        if not isinstance(item.get(field), str):
-            raise GeError(f"{where}.{field} must be a string, got {item.get(field)!r}",
+    for name in ("graph_key", "cache_file_name", "var_desc_file_name", "fingerprint"):
+        if not isinstance(item.get(name), str):
+            raise GeError(f"{where}.{name} must be a string, got {item.get(name)!r}",
                           context={"file": path})
     if item["graph_key"] != key:
         raise GeError(f"{where}.graph_key is {item['graph_key']!r}, expected {key!r}",

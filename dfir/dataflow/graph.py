@@ -172,18 +172,20 @@ class FlowGraph:
         if contains_n_mapping_node:
             raise GeError("N-mapping nodes are not supported yet")
 
+    def _options(self) -> dict[str, str]:
+        """The options this graph compiles with: `init`'s, overridden by the graph's own."""
+        return {**session.global_options(), **self.graph_options}
+
     def compile(self):
         """Compile once with the global and graph options; later calls return the same model."""
         if self._compiled is None:
             import dfir
-            options = {**session.global_options(), **self.graph_options}
-            self._compiled = dfir.compile(self, options)
+            self._compiled = dfir.compile(self, self._options())
         return self._compiled
 
     def _ensure_loaded(self):
         compiled = self.compile()
-        options = {**session.global_options(), **self.graph_options}
-        if options.get("ge.runFlag") == "0":
+        if self._options().get("ge.runFlag") == "0":
             return None
         if self._model is None:
             import dfir
