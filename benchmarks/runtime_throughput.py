@@ -165,8 +165,8 @@ def _placement_files(workdir: Path) -> dict[str, str]:
     devices = [f"0:0:{d}" for d in range(len(STAGES))]
     deploy = {"deploy_info": [{"flow_node_name": f"{fn.__name__}_fnode", "logic_device_id": device}
                               for fn, device in zip(STAGES, devices)]}
-    resources = {"cluster": [{"cluster_nodes": [{"node_id": 0, "item_list": [
-        {"item_id": d} for d in range(len(STAGES))]}]}]}
+    resources = {"cluster": [{"cluster_nodes": [{"node_id": 0, "node_type": "host", "ipaddr": "127.0.0.1",
+                                                 "item_list": [{"item_id": d} for d in range(len(STAGES))]}]}]}
     (workdir / "deploy.json").write_text(json.dumps(deploy))
     (workdir / "resources.json").write_text(json.dumps(resources))
     return {"ge.experiment.data_flow_deploy_info_path": str(workdir / "deploy.json"),

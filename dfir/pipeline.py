@@ -12,11 +12,13 @@ from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
 
+from dfir.passes.align_inputs import AlignInputs
 from dfir.passes.fingerprint_subgraphs import FingerprintSubgraphs
 from dfir.passes.infer_shape_ranges import InferShapeRanges
 from dfir.passes.place_nodes import PlaceNodes
 from dfir.passes.plan_memory import PlanMemory
 from dfir.passes.plan_output_size import PlanOutputSize
+from dfir.passes.replicate_instances import ReplicateInstances
 from dfir.passes.sort_nodes import SortNodes
 
 
@@ -42,7 +44,9 @@ PHASES: tuple[Phase, ...] = (
           ("ge.graph",)),
     Phase("plan", (PlanOutputSize(), PlanMemory()),
           "bound every GE graph output and lay its intermediates out in one arena", ("ge.graph",)),
-    Phase("place", (PlaceNodes(),), "give every node its logical device", ("df.graph",)),
+    Phase("place", (PlaceNodes(), ReplicateInstances(), AlignInputs()),
+          "give every node its logical devices, one node per instance, and its input alignment",
+          ("df.graph",)),
     Phase("lower", (), "serialize the final module into the .om container"),
 )
 

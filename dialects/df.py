@@ -11,7 +11,9 @@ A module holds process points (what a node runs) and graphs (how nodes are wired
     }
 
 Edges are SSA values of type `!df.flow` (a stream of messages). A graph body is a graph region:
-its ops may appear in any order, and the verifier rejects cycles.
+its ops may appear in any order, and the verifier rejects cycles. A node replicated over several
+devices is one `df.node` per instance (same name, `#df.instance<k of N>`), each output port of
+the instances merged by a `df.gather`.
 """
 from __future__ import annotations
 
@@ -29,7 +31,7 @@ from xdsl.printer import Printer
 from xdsl.traits import HasParent, IsTerminator, NoTerminator, SymbolOpInterface
 from xdsl.utils.exceptions import VerifyException
 
-from dfir.dialects.df_attrs import DF_ATTRIBUTES, AlignAttr, FuncAttr
+from dfir.dialects.df_attrs import DF_ATTRIBUTES, AlignAttr, FuncAttr, InstanceAttr
 
 
 @irdl_attr_definition
@@ -184,6 +186,69 @@ class OutputOp(IRDLOperation):
 
 
 @irdl_op_definition
+class GatherOp(IRDLOperation):
+    """Merges one output port of the instances of a replicated node into one edge: every
+    instance's messages flow on to the consumers (replicate-instances makes it).
+
+        %a = df.node "a"(%0) pp @p {device = #df.device<0:0:0>, instance = #df.instance<0 of 2>} : 1 -> 1
+        %b = df.node "a"(%0) pp @p {device = #df.device<0:0:1>, instance = #df.instance<1 of 2>} : 1 -> 1
+        %g = df.gather %a, %b
+
+    Its operands come from one port of the instances 0..N-1 of one node, in instance order.
+    """
+
+    name = "df.gather"
+
+    inputs = var_operand_def(FlowType)
+    result = result_def(FlowType)
+    traits = lazy_traits_def(lambda: (HasParent(GraphOp),))
+
+    def __init__(self, inputs: Sequence[SSAValue]):
+        super().__init__(operands=[list(inputs)], result_types=[FLOW])
+
+    def verify_(self) -> None:
+        if len(self.inputs) < 2:
+            raise VerifyException(f"df.gather merges the instances of a node and needs at least 2 "
+                                  f"operands, got {len(self.inputs)}")
+        first = self.inputs[0]
+        if not isinstance(first.owner, NodeOp):
+            raise VerifyException(f"df.gather operand 0 comes from {first.owner.name}, not a df.node")
+        for k, value in enumerate(self.inputs):
+            owner = value.owner
+            instance = owner.attributes.get("instance") if isinstance(owner, NodeOp) else None
+            if not isinstance(owner, NodeOp) or owner.node_name != first.owner.node_name \
+                    or value.index != first.index:
+                raise VerifyException(f"df.gather operand {k} is not output {first.index} of an "
+                                      f"instance of {first.owner.label}")
+            if instance != InstanceAttr(k, len(self.inputs)):
+                raise VerifyException(f"df.gather operand {k} must come from #df.instance<{k} of "
+                                      f"{len(self.inputs)}> of {owner.label}, got "
+                                      f"{instance if instance is not None else 'no instance'}")
+
+    @classmethod
+    def parse(cls, parser: Parser) -> GatherOp:
+        operands = parser.parse_comma_separated_list(parser.Delimiter.NONE, parser.parse_unresolved_operand)
+        op = cls(parser.resolve_operands(operands, [FLOW] * len(operands), parser.pos))
+        op.attributes.update(parser.parse_optional_attr_dict())
+        return op
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        printer.print_list(self.inputs, printer.print_operand)
+        printer.print_op_attributes(self.attributes)
+
+
+def producer_nodes(value: SSAValue) -> list[NodeOp]:
+    """The nodes whose messages flow on `value`: its owner, or the instances a df.gather merges."""
+    owner = value.owner
+    if isinstance(owner, NodeOp):
+        return [owner]
+    if isinstance(owner, GatherOp):
+        return [v.owner for v in owner.inputs if isinstance(v.owner, NodeOp)]
+    return []
+
+
+@irdl_op_definition
 class GraphOp(IRDLOperation):
     """A dataflow graph: inputs (`df.data`), nodes (`df.node`) and one `df.output`.
 
@@ -266,12 +331,22 @@ def _verify_inputs(graph: str, datas: list[DataOp]) -> None:
 
 
 def _verify_unique_node_names(graph: str, nodes: list[NodeOp]) -> None:
+    """Node names are unique, except that the instances of one replicated node share theirs:
+    each carries a distinct `#df.instance` of the same count."""
     first: dict[str, NodeOp] = {}
+    indexes: dict[str, set[int]] = {}
     for node in nodes:
         name = node.node_name.data
-        if name in first:
+        ours = node.attributes.get("instance")
+        if name not in first:
+            first[name] = node
+            indexes[name] = {ours.index.data} if isinstance(ours, InstanceAttr) else set()
+            continue
+        theirs = first[name].attributes.get("instance")
+        if not (isinstance(ours, InstanceAttr) and isinstance(theirs, InstanceAttr)
+                and ours.count == theirs.count and ours.index.data not in indexes[name]):
             raise VerifyException(f"{graph}: duplicate node name: {first[name].label} and {node.label}")
-        first[name] = node
+        indexes[name].add(ours.index.data)
 
 
 def _module_process_points(op: Operation) -> dict[str, Operation]:
@@ -295,14 +370,15 @@ def _verify_process_points(nodes: list[NodeOp], pps: dict[str, Operation]) -> No
 
 def _verify_acyclic(graph: str, nodes: list[NodeOp]) -> None:
     position = {node: i for i, node in enumerate(nodes)}
-    forward = any(position.get(v.owner, -1) >= position[n] for n in nodes for v in n.inputs)
+    forward = any(position.get(p, -1) >= position[n] for n in nodes for v in n.inputs
+                  for p in producer_nodes(v))
     if not forward:
         return  # every producer precedes its consumers: no cycle is possible
     edges = nx.DiGraph()
     for node in nodes:
         for value in node.inputs:
-            if isinstance(value.owner, NodeOp):
-                edges.add_edge(value.owner.node_name.data, node.node_name.data)
+            for producer in producer_nodes(value):
+                edges.add_edge(producer.node_name.data, node.node_name.data)
     try:
         cycle = nx.find_cycle(edges)
     except nx.NetworkXNoCycle:
@@ -494,5 +570,5 @@ class GraphPpOp(IRDLOperation):
         _print_attrs(printer, self, self.PROPERTY_NAMES)
 
 
-DF = Dialect("df", [GraphOp, DataOp, NodeOp, OutputOp, FuncPpOp, GraphPpOp, InvokedClosureOp],
+DF = Dialect("df", [GraphOp, DataOp, NodeOp, OutputOp, GatherOp, FuncPpOp, GraphPpOp, InvokedClosureOp],
              [FlowType, *DF_ATTRIBUTES])

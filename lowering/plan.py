@@ -1,9 +1,10 @@
 """Lower a verified, scheduled df/ge module to the execution plan of docs/execution-plan.md.
 
 1. Take the module's one `df.graph` (in topological order: the `schedule` phase ran).
-2. Number its inputs by `index` and its nodes by position; turn operands into plan edges: the
-   graph's own part of the plan, its *skeleton* (`graph_skeleton`), which names each node's
-   process point by symbol.
+2. Number its inputs by `index` and its nodes by position (the instances of a replicated node
+   fold back into one node, which edges through its `df.gather`s name); turn operands into plan
+   edges: the graph's own part of the plan, its *skeleton* (`graph_skeleton`), which names each
+   node's process point by symbol.
 3. Lower each distinct process point on its own into a *unit* (`lower_unit`): its pp entry and
    the tables it refers to (UDF payloads, C++ UDF libraries, GE graphs lowered by
    `lower_ge_graph` with their weights packed 64-byte aligned), indexed from 0.
@@ -18,20 +19,18 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
-import logging
 from dataclasses import dataclass, field
 from typing import Mapping
 
 import numpy as np
-from xdsl.dialects.builtin import ModuleOp, StringAttr
+from xdsl.dialects.builtin import DictionaryAttr, ModuleOp, StringAttr
 from xdsl.ir import SSAValue
 
-from dfir.dialects.df import DataOp, FuncPpOp, GraphOp, GraphPpOp, NodeOp
-from dfir.dialects.df_attrs import DeviceAttr
+from dfir.dialects.df import DataOp, FuncPpOp, GatherOp, GraphOp, GraphPpOp, NodeOp
+from dfir.dialects.df_attrs import AlignAttr, BalanceAttr, DeviceAttr, InstanceAttr
 from dfir.ge.error import GeError
 
 WEIGHT_ALIGNMENT = 64
-_log = logging.getLogger("dfir.lowering")
 _FUNC_KINDS = ("py_func", "py_project", "cpp_project")
 
 
@@ -87,29 +86,40 @@ def lower_graph(module: ModuleOp, reuse: Mapping[str, LoweredGraph] | None = Non
 
 
 def graph_skeleton(graph: GraphOp) -> dict:
-    """The graph's own part of its plan: all but the tables, each node's `pp` its symbol."""
-    nodes = graph.node_ops
-    edge = _edge_maker({node: i for i, node in enumerate(nodes)})
+    """The graph's own part of its plan: all but the tables, each node's `pp` its symbol. The
+    instances of a replicated node fold back into one plan node (at the first one's position)."""
+    nodes = logical_nodes(graph)
+    edge = _edge_maker({instance: i for i, instances in enumerate(nodes) for instance in instances})
     return {
         "format": 1,
         "name": graph.sym_name.data,
         "inputs": [_input_entry(d) for d in sorted(graph.data_ops, key=lambda d: d.index.data)],
         "outputs": [edge(v, "graph output") for v in graph.output_op.outputs],
-        "nodes": [_node_entry(node, edge) for node in nodes],
+        "nodes": [_node_entry(instances, edge) for instances in nodes],
         "order": list(range(len(nodes))),
-        "align": _align_entry(graph),
+        "align": _align_entry(graph.align),
     }
 
 
-def _align_entry(graph: GraphOp) -> dict | None:
-    """`set_inputs_align_attrs` of the graph, or None. Recorded, not yet enforced: say so."""
-    align = graph.align
+def logical_nodes(graph: GraphOp) -> list[list[NodeOp]]:
+    """The graph's nodes, each as its instances in instance order (one for an unreplicated
+    node), in the order of their first instance. Instances share the node's name."""
+    by_name: dict[str, list[NodeOp]] = {}
+    for node in graph.node_ops:
+        by_name.setdefault(node.node_name.data, []).append(node)
+    return [sorted(instances, key=_instance_index) for instances in by_name.values()]
+
+
+def _instance_index(node: NodeOp) -> int:
+    instance = node.attributes.get("instance")
+    return instance.index.data if isinstance(instance, InstanceAttr) else 0
+
+
+def _align_entry(align: AlignAttr | None) -> dict | None:
+    """An input alignment (`set_inputs_align_attrs`) as `{"cache", "timeout", "dropout"}`, or None."""
     if align is None:
         return None
-    entry = {"cache": align.cache.data, "timeout": align.timeout.data, "dropout": bool(align.dropout.data)}
-    _log.warning("graph %s: input alignment %s is recorded in the plan but this runtime does not "
-                 "enforce it yet", graph.sym_name.data, entry)
-    return entry
+    return {"cache": align.cache.data, "timeout": align.timeout.data, "dropout": bool(align.dropout.data)}
 
 
 def lower_unit(symbols: Mapping[str, object], sym: str) -> LoweredGraph:
@@ -181,7 +191,10 @@ def _relocated(entry: dict, udfs: list[int], so_bins: list[int], graphs: list[in
 
 
 def _edge_maker(index_of: dict[NodeOp, int]):
+    """`edge(value, where)`: the plan ref of `value`; through a df.gather, the gathered node's."""
     def edge(value: SSAValue, where: str) -> dict:
+        if isinstance(value.owner, GatherOp):
+            value = value.owner.inputs[0]
         owner = value.owner
         if isinstance(owner, DataOp):
             return {"data": owner.index.data}
@@ -199,11 +212,21 @@ def _input_entry(data: DataOp) -> dict:
             "shape": list(shape.get_values()) if shape is not None else None}
 
 
-def _node_entry(node: NodeOp, edge) -> dict:
+def _node_entry(instances: list[NodeOp], edge) -> dict:
+    """The plan node of a node given as its instances (which differ only in device)."""
+    node = instances[0]
+
+    def attr(name: str, kind: type):
+        value = node.attributes.get(name)
+        return value if isinstance(value, kind) else None
+
     def text(name: str):
-        attr = node.attributes.get(name)
-        return attr.data if isinstance(attr, StringAttr) else None
-    device = node.attributes.get("device")
+        value = attr(name, StringAttr)
+        return None if value is None else value.data
+
+    devices = [_spelling(instance.attributes.get("device")) for instance in instances]
+    balance = attr("balance", BalanceAttr)
+    invokes = attr("invokes", DictionaryAttr)
     return {
         "name": node.node_name.data,
         "alias": text("alias"),
@@ -211,10 +234,21 @@ def _node_entry(node: NodeOp, edge) -> dict:
         "input_num": node.input_num.data,
         "output_num": node.output_num.data,
         "inputs": [edge(v, f"input {i} of {node.label}") for i, v in enumerate(node.inputs)],
-        "device": device.spelling() if isinstance(device, DeviceAttr) else "-1",
+        "device": devices[0],
+        "instances": devices,
+        "dispatch": text("dispatch") or "round_robin",
+        "balance": None if balance is None else balance.role.data,
+        "align": _align_entry(attr("align", AlignAttr)),
+        "invokes": {} if invokes is None else {key: [_spelling(d) for d in placed.data]
+                                               for key, placed in sorted(invokes.data.items())},
         "attrs": _user_attrs(node),
         "pp": node.pp.root_reference.data,
     }
+
+
+def _spelling(device) -> str:
+    """A device's plan spelling; "-1" (the host) for a node without one."""
+    return device.spelling() if isinstance(device, DeviceAttr) else "-1"
 
 
 def _init_params(pp: FuncPpOp) -> dict:

@@ -9,6 +9,10 @@ from xdsl.passes import ModulePass
 def all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
     """Pass flag -> factory returning the pass class (imported only when asked for)."""
 
+    def get_align_inputs():
+        from dfir.passes.align_inputs import AlignInputs
+        return AlignInputs
+
     def get_fingerprint_subgraphs():
         from dfir.passes.fingerprint_subgraphs import FingerprintSubgraphs
         return FingerprintSubgraphs
@@ -29,15 +33,21 @@ def all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
         from dfir.passes.plan_output_size import PlanOutputSize
         return PlanOutputSize
 
+    def get_replicate_instances():
+        from dfir.passes.replicate_instances import ReplicateInstances
+        return ReplicateInstances
+
     def get_sort_nodes():
         from dfir.passes.sort_nodes import SortNodes
         return SortNodes
 
     return {
+        "align-inputs": get_align_inputs,
         "fingerprint-subgraphs": get_fingerprint_subgraphs,
         "infer-shape-ranges": get_infer_shape_ranges,
         "place-nodes": get_place_nodes,
         "plan-memory": get_plan_memory,
         "plan-output-size": get_plan_output_size,
+        "replicate-instances": get_replicate_instances,
         "sort-nodes": get_sort_nodes,
     }

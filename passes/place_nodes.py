@@ -1,33 +1,50 @@
-"""`place-nodes`: give every node of every graph its logical device (`device` attribute).
+"""`place-nodes`: give every node of every graph its logical devices, one per instance.
 
-Reads: each node's name, `alias` and any `device` already set; the deploy info file
-`deploy-info` and the resource config `resource-config` (paths; empty: none). Writes
-`device = #df.device<...>` on every node:
-  1. a node the deploy info names (by its name, else by its alias) gets that device, which the
-     resource config must declare when one is given;
-  2. any other node keeps the device it has, or gets `default-device` (the host unless given,
-     `cluster:server:device[:numa]`).
-Every node the deploy info names must exist. The summary says how many nodes were placed where
-and how many by the deploy info.
+Reads: each node's name, `alias`, process point (its invoked closures) and any `device` already
+set; the deploy info file `deploy-info` and the resource config `resource-config` (paths; empty:
+none). Writes on every node either `device = #df.device<...>` (one instance) or
+`devices = [#df.device<...>, ...]` (one per instance, in instance order), and `invokes = {"key" =
+[#df.device<...>]}` when the deploy info places the node's invoked GE graphs.
 
-    %1 = df.node "a"(%0) pp @p : 1 -> 1   ==>   %1 = df.node "a"(%0) pp @p {device = #df.device<host>} : 1 -> 1
+Without a deploy info, a node keeps the device it has, or gets `default-device` (the host unless
+given, `cluster:server:device[:numa]`): everything runs on the host, one instance each.
 
-and with a deploy info of `{"deploy_info": [{"flow_node_name": "a", "logic_device_id": "0:0:1"}]}`:
+With a deploy info, the file decides: every node must be placed by its name or its alias (not
+both), every name in the file must be a node's name or alias, every invoke must name an invoked
+closure of the node (`df.invoked_closure` keys) and give a `logic_device_list` with one device
+per instance of the node (closures run GE graphs, AscendGraphs in the seed's terms, and a
+`deploy_info_file` places a sub-FlowGraph: `InvokePlacement.check`), and every device must be
+declared by the resource config when one is given. The host spells `#df.device<host>` ("-1");
+a server's host CPU keeps its ids (`#df.device<0:0:-1:0>`).
 
-    %1 = df.node "a"(%0) pp @p : 1 -> 1   ==>   %1 = df.node "a"(%0) pp @p {device = #df.device<0:0:1>} : 1 -> 1
+    %1 = df.node "a"(%0) pp @p : 1 -> 1
+      ==>   %1 = df.node "a"(%0) pp @p {device = #df.device<host>} : 1 -> 1
+
+and with `{"batch_deploy_info": [{"flow_node_list": ["a"], "logic_device_list": "0:0:0~1"}]}`:
+
+    %1 = df.node "a"(%0) pp @p : 1 -> 1
+      ==>   %1 = df.node "a"(%0) pp @p {devices = [#df.device<0:0:0>, #df.device<0:0:1>]} : 1 -> 1
+
+The summary says how many nodes and instances were placed on which devices.
 """
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from xdsl.context import Context
-from xdsl.dialects.builtin import ModuleOp, StringAttr
+from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, ModuleOp, StringAttr
 from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import DiagnosticException
 
-from dfir.dialects.df import NodeOp
+from dfir.dialects.df import FuncPpOp, InvokedClosureOp, NodeOp
 from dfir.dialects.df_attrs import DeviceAttr
+from dfir.ge.error import GeError
+
+if TYPE_CHECKING:
+    from dfir.deploy import DeployInfo, DeviceId, Placement
 
 
 def parse_device(spelling: str) -> DeviceAttr:
@@ -37,8 +54,21 @@ def parse_device(spelling: str) -> DeviceAttr:
     try:
         return DeviceAttr([int(part) for part in spelling.split(":")])
     except ValueError:
-        from dfir.ge.error import GeError
         raise GeError(f"device '{spelling}' is not host, -1 or cluster:server:device[:numa]") from None
+
+
+def device_attr(device: DeviceId) -> DeviceAttr:
+    """The IR spelling of a deploy file's device: `host` for "-1", its ids otherwise."""
+    return DeviceAttr() if device.spelling() == "-1" else DeviceAttr(device.ids)
+
+
+def node_devices(node: NodeOp) -> list[DeviceAttr]:
+    """The devices of `node`'s instances, in instance order (one for an unreplicated node)."""
+    devices = node.attributes.get("devices")
+    if isinstance(devices, ArrayAttr):
+        return list(devices.data)
+    device = node.attributes.get("device")
+    return [device] if isinstance(device, DeviceAttr) else []
 
 
 @dataclass(frozen=True)
@@ -50,50 +80,112 @@ class PlaceNodes(ModulePass):
     resource_config: str = ""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        device = parse_device(self.default_device)
-        placements = self._placements()
         nodes = [node for node in op.walk() if isinstance(node, NodeOp)]
-        placed = set()
+        if self.deploy_info:
+            _Deployment(self._load(), nodes).place()
+            return
+        device = parse_device(self.default_device)
         for node in nodes:
-            key = next((k for k in (node.node_name.data, _alias(node)) if k in placements), None)
-            if key is not None:
-                node.attributes["device"] = DeviceAttr(placements[key].device.ids)
-                placed.add(key)
-            elif "device" not in node.attributes:
+            if not node_devices(node):
                 node.attributes["device"] = device
-        unknown = [key for key in placements if key not in placed]
-        if unknown:
-            names = sorted({node.node_name.data for node in nodes})
-            raise DiagnosticException(
-                f"file={self.deploy_info}; {placements[unknown[0]].where}: no node is named or aliased "
-                f"'{unknown[0]}'; the nodes are {names}")
 
-    def _placements(self) -> dict:
-        """Node name or alias -> `Placement` from the deploy info, checked against the resources."""
-        if not self.deploy_info:
-            return {}
-        from dfir.deploy import load_deploy_info, load_resource_devices
-        from dfir.ge.error import GeError
+    def _load(self) -> DeployInfo:
+        """The deploy info, its devices checked against the resource config when there is one."""
+        from dfir.deploy import check_deploy_devices, load_deploy_info, load_resource_config
         try:
-            placements = load_deploy_info(self.deploy_info).placements
+            info = load_deploy_info(self.deploy_info)
             if self.resource_config:
-                resources = load_resource_devices(self.resource_config)
-                for key, placement in placements.items():
-                    resources.check(placement.device, f"deploy info {placement.where} (node '{key}')")
+                check_deploy_devices(info, load_resource_config(self.resource_config))
         except GeError as error:
             raise DiagnosticException(str(error)) from None
-        return placements
+        return info
 
     def summary(self, op: ModuleOp) -> str:
-        nodes = [n for n in op.walk() if isinstance(n, NodeOp) and isinstance(n.attributes.get("device"), DeviceAttr)]
-        placed = Counter(n.attributes["device"].spelling() for n in nodes)
-        where = ", ".join(f"{count} on {'host' if dev == '-1' else dev}" for dev, count in sorted(placed.items()))
-        placements = self._placements()
-        deployed = sum(n.node_name.data in placements or _alias(n) in placements for n in nodes)
-        by_file = f"; {deployed} by the deploy info" if self.deploy_info else ""
-        return f"placed {sum(placed.values())} nodes ({where or 'none'}){by_file}"
+        nodes = [n for n in op.walk() if isinstance(n, NodeOp) and node_devices(n)]
+        devices = [device.spelling() for node in nodes for device in node_devices(node)]
+        where = ", ".join(f"{count} on {'host' if spelling == '-1' else spelling}"
+                          for spelling, count in sorted(Counter(devices).items()))
+        instances = f" as {len(devices)} instances" if len(devices) != len(nodes) else ""
+        by_file = f"; {len(nodes)} by the deploy info" if self.deploy_info else ""
+        return f"placed {len(nodes)} nodes{instances} ({where or 'none'}){by_file}"
 
 
-def _alias(node: NodeOp) -> str | None:
+class _Deployment:
+    """Places `nodes` as the deploy info `info` says; each defect a DiagnosticException naming
+    the file and the JSON path."""
+
+    def __init__(self, info: DeployInfo, nodes: Sequence[NodeOp]):
+        self.info = info
+        self.nodes = nodes
+
+    def place(self) -> None:
+        self._check_names_exist()
+        for node in self.nodes:
+            placement = self._placement(node)
+            node.attributes.pop("device", None)
+            node.attributes.pop("devices", None)
+            devices = [device_attr(d) for d in placement.devices]
+            if len(devices) == 1:
+                node.attributes["device"] = devices[0]
+            else:
+                node.attributes["devices"] = ArrayAttr(devices)
+            if placement.invokes:
+                node.attributes["invokes"] = self._invokes(node, placement)
+
+    def _error(self, where: str, message: str) -> DiagnosticException:
+        return DiagnosticException(f"file={self.info.path}; {where}: {message}")
+
+    def _check_names_exist(self) -> None:
+        known = {key for node in self.nodes for key in _keys(node)}
+        for key, placement in self.info.placements.items():
+            if key not in known:
+                names = sorted({node.node_name.data for node in self.nodes})
+                raise self._error(placement.where,
+                                  f"no node is named or aliased '{key}'; the nodes are {names}")
+
+    def _placement(self, node: NodeOp) -> Placement:
+        """The one placement naming `node` by its name or its alias."""
+        found = [(key, self.info.placements[key]) for key in _keys(node) if key in self.info.placements]
+        if not found:
+            raise self._error("$", f"{node.label} is not placed: name it or its alias in a "
+                                   "flow_node_list or deploy_info entry")
+        if len(found) == 2:
+            (name, by_name), (alias, by_alias) = found
+            raise self._error(by_alias.where, f"node '{name}' is placed by its alias '{alias}' and "
+                                              f"by its name at {by_name.where}")
+        return found[0][1]
+
+    def _invokes(self, node: NodeOp, placement: Placement) -> DictionaryAttr:
+        """`invokes = {"key" = [devices]}` for the invoke list of the node's placement."""
+        keys = _closure_keys(node)
+        invokes = {}
+        for invoke in placement.invokes:
+            name = node.node_name.data
+            if invoke.name not in keys:
+                raise self._error(f"{invoke.where}.invoke_name", f"node '{name}' has no invoked closure "
+                                                                 f"'{invoke.name}'; its closures are {keys}")
+            try:
+                invoke.check(runs_sub_flow_graph=False)  # an invoked closure here runs a GE graph
+            except GeError as error:
+                raise DiagnosticException(str(error)) from None
+            invokes[invoke.name] = ArrayAttr([device_attr(d) for d in invoke.devices])
+        return DictionaryAttr(invokes)
+
+
+def _keys(node: NodeOp) -> Iterable[str]:
+    """The names the deploy info may use for `node`: its name, then its alias."""
+    yield node.node_name.data
     alias = node.attributes.get("alias")
-    return alias.data if isinstance(alias, StringAttr) else None
+    if isinstance(alias, StringAttr) and alias.data != node.node_name.data:
+        yield alias.data
+
+
+def _closure_keys(node: NodeOp) -> list[str]:
+    """The keys of the invoked closures of `node`'s process point (sorted)."""
+    module = node.parent_op().parent_op()
+    symbol = node.pp.root_reference.data
+    pp = next((op for op in module.regions[0].block.ops
+               if isinstance(op, FuncPpOp) and op.sym_name.data == symbol), None)
+    if pp is None:
+        return []
+    return sorted(op.key.data for op in pp.closures.block.ops if isinstance(op, InvokedClosureOp))

@@ -143,14 +143,6 @@ class Region:
     def use_arena_allocator(self, threshold: int) -> None:
         """Make numpy allocate arrays of at least `threshold` bytes in the arena (this thread)."""
 
-class Dispatcher:
-    """Round-robin by transaction id over a node's instances."""
-
-    def __init__(self, instances: int) -> None: ...
-    @property
-    def instances(self) -> int: ...
-    def route(self, transaction_id: int) -> int: ...
-
 class TransactionLedger:
     """The fed transactions whose outputs have not shown yet (oldest first)."""
 
@@ -161,6 +153,47 @@ class TransactionLedger:
     @property
     def open_count(self) -> int: ...
 
+
+# -- instance dispatch and input alignment (runtime/bindings/align_bindings.cc) -------------------
+
+class InstanceDispatcher:
+    """Picks the instance of a replicated node for a message by its dispatch rule."""
+
+    def __init__(self, instances: int, rule: str = "round_robin") -> None:
+        """`rule`: "round_robin" (transaction_id % instances) or "route_label" ((route_label - 1) %
+        instances for a message with a route label, else round-robin); GeError otherwise."""
+    @property
+    def instances(self) -> int: ...
+    @property
+    def rule(self) -> str: ...
+    def route(self, transaction_id: int, route_label: int = 0) -> int: ...
+
+class Aligner:
+    """Groups a multi-input func's messages by (transaction id, data label); holds the messages."""
+
+    def __init__(self, inputs: int, max_groups: int, timeout_ms: int, dropout: bool) -> None:
+        """GeError unless inputs >= 1, max_groups >= 1 and timeout_ms is -1 (never) or > 0."""
+    def push(self, input: int, transaction_id: int, data_label: int, message: Any,
+             now_ms: int) -> tuple[tuple[Any, ...] | None, tuple[int, int, tuple[Any, ...]] | None]:
+        """(the group this message completed: one message per input | None, the oldest group
+        evicted to make room: (transaction_id, data_label, messages with None where missing) | None)."""
+    def expire(self, now_ms: int) -> list[tuple[int, int, tuple[Any, ...]]]:
+        """Remove and return the groups at least `timeout_ms` old, oldest first (as evicted ones)."""
+    def clear(self) -> list[tuple[int, int, tuple[Any, ...]]]:
+        """Remove and return every held group."""
+    def next_deadline(self) -> int | None:
+        """When the oldest held group expires (None: no timeout or no group)."""
+    @property
+    def inputs(self) -> int: ...
+    @property
+    def max_groups(self) -> int: ...
+    @property
+    def timeout_ms(self) -> int: ...
+    @property
+    def dropout(self) -> bool: ...
+    @property
+    def held(self) -> int:
+        """Incomplete groups held now."""
 
 # -- C++ UDF libraries (runtime/bindings/udf_bindings.cc) -------------------------------------------
 

@@ -36,7 +36,8 @@ READY, TIMEOUT, CLOSED = 0, 1, 2
 # larger tensors travel as arena blocks (not copied).
 INLINE_BYTES: int = _native.INLINE_BYTES
 
-Dispatcher = _native.Dispatcher
+InstanceDispatcher = _native.InstanceDispatcher  # picks a replicated consumer's instance per message
+Aligner = _native.Aligner                        # pairs a multi-input func's messages by transaction
 TransactionLedger = _native.TransactionLedger
 
 

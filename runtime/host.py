@@ -10,7 +10,7 @@ transaction — see `UdfCall` and `GeGraphCall` for the exact rules.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Callable, Collection, Iterator, Sequence
+from typing import Any, Callable, Collection, Iterable, Iterator, NamedTuple, Sequence
 
 from dfir.flow_func.queue import FlowMsgQueue
 from dfir.flow_func.status import FLOW_FUNC_FAILED
@@ -29,20 +29,31 @@ def load_ge_runner(entry: dict, weights: memoryview | None) -> Any:
     return GeGraphRunner(entry, weights)
 
 
+class InstanceRef(NamedTuple):
+    """Instance `instance` of plan node `node` (a replicated node has one per `instances` entry)."""
+
+    node: int
+    instance: int
+
+
 def build_nodes(plan: dict, udf_payloads: Sequence[bytes | memoryview], weights: memoryview | None,
                 runner_factory: RunnerFactory = load_ge_runner,
                 so_bins: Sequence[bytes | memoryview] = (),
-                only: Collection[int] | None = None) -> list[NodeSpec]:
+                only: Collection[int | InstanceRef] | None = None) -> list[NodeSpec]:
     """One `NodeSpec` per `plan["nodes"]` entry, in plan order; GeError naming the plan path on a defect.
 
     `so_bins` are the model's SO_BINS partitions (C++ UDF libraries), in order. With `only`, just
-    the nodes of those indexes are built (a device worker builds its own), still in plan order.
+    those are built (a device worker builds its own), in the order given: a node index builds
+    the node's instance 0, an `InstanceRef` that instance. A UDF project's `MetaParams` tell
+    each instance its device (`instances[k]` of the plan entry), instance id and instance count.
     """
     payloads = _PickledPayloads(udf_payloads)
     projects = ProjectEnv(plan, udf_payloads, so_bins, weights, runner_factory, ExceptionBoard())
+    selection = (InstanceRef(i, 0) for i in range(len(plan["nodes"]))) if only is None else (
+        ref if isinstance(ref, InstanceRef) else InstanceRef(ref, 0) for ref in only)
     try:
-        return [_build_node(plan, f"nodes[{i}]", node, payloads, weights, runner_factory, projects)
-                for i, node in enumerate(plan["nodes"]) if only is None or i in only]
+        return [_build_node(plan, f"nodes[{ref.node}]", plan["nodes"][ref.node], payloads, weights,
+                            runner_factory, projects, ref.instance) for ref in selection]
     except KeyError as exc:
         raise GeError(f"execution plan lacks the key {exc}; see docs/execution-plan.md") from exc
 
@@ -86,14 +97,16 @@ def _load_payload(index: int, data: bytes | memoryview) -> udf.UdfPayload:
 
 def _build_node(plan: dict, path: str, node: dict, payloads: Sequence[udf.UdfPayload],
                 weights: memoryview | None, runner_factory: RunnerFactory,
-                projects: ProjectEnv) -> NodeSpec:
+                projects: ProjectEnv, instance: int = 0) -> NodeSpec:
     pp = node["pp"]
     if pp["kind"] == "py_udf":
         funcs = _udf_funcs(f"{path}.pp", node, pp, payloads)
     elif pp["kind"] == "ge_graph":
         funcs = _ge_funcs(plan, f"{path}.pp", node, pp, weights, runner_factory)
     elif pp["kind"] in ("py_project", "cpp_project"):
-        funcs = project_funcs(projects, f"{path}.pp", node, pp)
+        devices = node.get("instances") or [node.get("device", "-1")]
+        funcs = project_funcs(projects, f"{path}.pp", dict(node, device=devices[instance]), pp,
+                              instance, len(devices))
     else:
         raise GeError(f"plan {path}.pp.kind is '{pp['kind']}'; expected 'py_udf', 'ge_graph', "
                       f"'py_project' or 'cpp_project'")
@@ -178,7 +191,32 @@ class UdfCall:
     is_generator: bool
     choice_output: Callable[[Any], bool] | None
 
-    def __call__(self, inputs: list) -> Iterator[OutputSet]:
+    def __post_init__(self) -> None:
+        # Per-call decisions made once: a plain func's call needs no generator, and a single
+        # output without choice_output needs no splitting or filtering.
+        self._eager = not self.stream_input and not self.is_generator
+        self._single_output = len(self.outputs) == 1 and self.choice_output is None
+
+    def __call__(self, inputs: list) -> Iterable[OutputSet]:
+        return self._call_eagerly(inputs) if self._eager else self._call_lazily(inputs)
+
+    def _call_eagerly(self, inputs: list[Message]) -> list[OutputSet]:
+        """A plain, non-generator func: its one output set, built before returning."""
+        try:
+            result = self.fn(*[message.value() for message in inputs])
+            return [self._output_set(_latest_meta(inputs), result)]
+        except MessageError as exc:
+            return [[(port, exc.message) for port in self.outputs]]
+        except _BadResult as exc:
+            return [self._failure(_latest_meta(inputs), str(exc))]
+        except MemoryError:
+            raise  # as in _call_lazily
+        except Exception as exc:  # noqa: BLE001 - as in _call_lazily
+            return [self._failure(_latest_meta(inputs), f"UDF {self.node}.{self.func} raised "
+                                                        f"{type(exc).__name__}: {exc}")]
+
+    def _call_lazily(self, inputs: list) -> Iterator[OutputSet]:
+        """A generator or stream-input func: one output set per result, as they come."""
         if self.stream_input:
             read: list[Message] = []  # what this call has taken from its queues so far
             args = [FlowMsgQueue(_ReadLog(stream, read)) for stream in inputs]
@@ -199,6 +237,8 @@ class UdfCall:
                                                     f"{type(exc).__name__}: {exc}")
 
     def _output_set(self, meta: TransactionMeta, result: Any) -> OutputSet:
+        if self._single_output:
+            return [(self.outputs[0], Message.from_result(meta, result))]
         values = self._split(result)
         return [(port, Message.from_result(meta, value)) for port, value in zip(self.outputs, values)
                 if self.choice_output is None or self.choice_output(value)]

@@ -7,6 +7,7 @@ transaction's failed output and says why in `error`.
 """
 from __future__ import annotations
 
+import dataclasses
 import numbers
 from dataclasses import dataclass
 from enum import Enum
@@ -42,16 +43,21 @@ class TransactionMeta:
 
     @classmethod
     def from_flow_info(cls, info: FlowInfo | None, transaction_id: int) -> TransactionMeta:
-        if info is None:
-            return cls(transaction_id=transaction_id)
-        return cls(transaction_id, info.start_time, info.end_time, info.flow_flags,
-                   bytes(info.user_data[:info.data_size]))
+        return cls(*transaction_fields(info, transaction_id))
 
     def to_flow_info(self) -> FlowInfo:
         info = FlowInfo(self.start_time, self.end_time, self.flow_flags, self.transaction_id)
         if self.user_data:
             info.set_user_data(self.user_data)
         return info
+
+
+def transaction_fields(info: FlowInfo | None, transaction_id: int) -> tuple[int, int, int, int, bytes]:
+    """The fields of the `TransactionMeta` of a feed with `info` (None: no FlowInfo), in order."""
+    if info is None:
+        return transaction_id, 0, 0, 0, b""
+    return (transaction_id, info.start_time, info.end_time, info.flow_flags,
+            bytes(info.user_data[:info.data_size]))
 
 
 class MessageError(Exception):
@@ -81,11 +87,11 @@ class Message:
 
     @classmethod
     def tensor(cls, meta: TransactionMeta, array: Any) -> Message:
-        return cls(meta, Kind.TENSOR, np.asarray(array))
+        return _new_message(meta, Kind.TENSOR, array if type(array) is np.ndarray else np.asarray(array))
 
     @classmethod
     def empty(cls, meta: TransactionMeta) -> Message:
-        return cls(meta, Kind.EMPTY)
+        return _new_message(meta, Kind.EMPTY, None)
 
     @classmethod
     def failure(cls, meta: TransactionMeta, ret_code: int, error: str) -> Message:
@@ -95,6 +101,8 @@ class Message:
     @classmethod
     def from_result(cls, meta: TransactionMeta, value: Any) -> Message:
         """A UDF's return value: array, `Tensor` or number -> tensor; None -> empty; else object."""
+        if type(value) is np.ndarray:  # the common case first: one type check
+            return _new_message(meta, Kind.TENSOR, value)
         if isinstance(value, Tensor):
             return cls.tensor(meta, value.numpy())
         if isinstance(value, (np.ndarray, np.generic, numbers.Number)):
@@ -115,3 +123,29 @@ class Message:
         if self.is_error:
             raise MessageError(self)
         return self.payload
+
+
+def _message_factory() -> Any:
+    """A constructor of plain messages (no return code, error or labels) that sets the slots
+    directly: a frozen dataclass's `__init__` goes through `object.__setattr__` once per field,
+    which costs twice as much, on every message of the hot path (UDF results)."""
+    new = object.__new__
+    set_meta, set_kind, set_payload, set_ret_code, set_error, set_route_label, set_data_label = (
+        getattr(Message, name).__set__
+        for name in ("meta", "kind", "payload", "ret_code", "error", "route_label", "data_label"))
+    assert len(dataclasses.fields(Message)) == 7, "a new Message field must be set here too"
+
+    def plain_message(meta: TransactionMeta, kind: Kind, payload: Any) -> Message:
+        message = new(Message)
+        set_meta(message, meta)
+        set_kind(message, kind)
+        set_payload(message, payload)
+        set_ret_code(message, 0)
+        set_error(message, "")
+        set_route_label(message, 0)
+        set_data_label(message, 0)
+        return message
+    return plain_message
+
+
+_new_message = _message_factory()

@@ -9,7 +9,7 @@ transaction fetches as `([], flow_info, ret)` with `ret` its error code (a `RetC
 from __future__ import annotations
 
 import itertools
-from typing import Any, Collection, Sequence
+from typing import Any, Callable, Collection, Sequence
 
 import numpy as np
 
@@ -17,13 +17,14 @@ from dfir import data_type as dt
 from dfir.flow_info import FlowFlag, FlowInfo
 from dfir.ge.error import GeError
 from dfir.runtime import host
-from dfir.runtime.messages import Kind, Message, TransactionMeta
+from dfir.runtime.messages import Kind, Message, TransactionMeta, transaction_fields
 from dfir.runtime.process_scheduler import ProcessScheduler, SchedulerFailed
 from dfir.runtime.scheduler import DEFAULT_CHANNEL_DEPTH, SchedulerClosed
 from dfir.runtime.status import FEED_TIMEOUT, FETCH_TIMEOUT, PARAM_INVALID, SUCCESS, RetCode
 from dfir.tensor import Tensor
 
 _MISSING = object()
+_OBJECT = np.dtype(object)
 
 
 class RuntimeModel:
@@ -42,7 +43,9 @@ class RuntimeModel:
         self._inputs = sorted(plan["inputs"], key=lambda spec: spec["index"])
         self._input_names = [spec["name"] for spec in self._inputs]
         self._num_outputs = len(plan["outputs"])
+        self._all_outputs = list(range(self._num_outputs))
         self._transaction_ids = itertools.count(1)
+        self._ready_checks = _ready_checks(self._inputs)
 
         def build(indexes: Collection[int]) -> list:  # runs in the worker process of a device
             return host.build_nodes(plan, udf_payloads, weights, so_bins=so_bins, only=indexes)
@@ -70,19 +73,24 @@ class RuntimeModel:
         `timeout` ms (-1: wait forever).
         """
         self._check_open("feed_data")
+        arrays = self._ready_arrays(feed)
+        if arrays is not None and (flow_info is None or isinstance(flow_info, FlowInfo)):
+            fields = transaction_fields(flow_info, self._transaction_id(flow_info))
+            return self._submit("feed_data", timeout, self._scheduler.submit_arrays, arrays, fields)
         if flow_info is not None and not isinstance(flow_info, FlowInfo):
             raise self._error("feed_data", f"flow_info must be a FlowInfo, got "
                                            f"{type(flow_info).__name__}")
         eos = flow_info is not None and flow_info.flow_flags & FlowFlag.DATA_FLOW_FLAG_EOS
         if not feed and eos:
             meta = self._new_transaction(flow_info)
-            return self._submit("feed_data", [Message.empty(meta)] * len(self._inputs), timeout)
+            return self._submit("feed_data", timeout, self._scheduler.submit,
+                                [Message.empty(meta)] * len(self._inputs))
         values = self._values_by_position("feed_data", feed, partial_inputs)
         arrays = [value if value is _MISSING else self._as_array(spec, value)
                   for spec, value in zip(self._inputs, values)]
         meta = self._new_transaction(flow_info)
         messages = [None if array is _MISSING else Message.tensor(meta, array) for array in arrays]
-        return self._submit("feed_data", messages, timeout)
+        return self._submit("feed_data", timeout, self._scheduler.submit, messages)
 
     def fetch_data(self, indexes: Sequence[int] | None = None,
                    timeout: int = -1) -> tuple[list[Tensor], FlowInfo, RetCode]:
@@ -96,12 +104,13 @@ class RuntimeModel:
         chosen, messages = self._fetch("fetch_data", indexes, timeout)
         if not messages:
             return [], FlowInfo(), RetCode(FETCH_TIMEOUT, f"no result within {timeout} ms")
-        failed = next((m for m in messages if m.is_error), None)
-        if failed is not None:
-            return [], failed.meta.to_flow_info(), RetCode(failed.ret_code, failed.error)
+        for message in messages:
+            if message.ret_code != 0:
+                return [], message.meta.to_flow_info(), RetCode(message.ret_code, message.error)
         info = messages[0].meta.to_flow_info()
         try:
-            tensors = [_as_tensor(i, m) for i, m in zip(chosen, messages) if m.kind is not Kind.EMPTY]
+            tensors = [Tensor(m.payload) if m.kind is Kind.TENSOR else _as_tensor(i, m)
+                       for i, m in zip(chosen, messages) if m.kind is not Kind.EMPTY]
         except GeError as exc:
             return [], info, RetCode(PARAM_INVALID, exc.error_message)
         return tensors, info, RetCode(SUCCESS)
@@ -115,7 +124,7 @@ class RuntimeModel:
         values = self._values_by_position("feed", feed, partial_inputs)
         meta = self._new_transaction(None)
         messages = [None if value is _MISSING else Message.from_object(meta, value) for value in values]
-        return self._submit("feed", messages, timeout)
+        return self._submit("feed", timeout, self._scheduler.submit, messages)
 
     def fetch(self, indexes: Sequence[int] | None = None, timeout: int = -1) -> tuple[list, RetCode]:
         """The next result as Python values: a `Tensor` per tensor, the object per object message,
@@ -159,14 +168,18 @@ class RuntimeModel:
         if self._scheduler.closed:
             raise self._error(api, "the model is closed")
 
-    def _new_transaction(self, flow_info: FlowInfo | None) -> TransactionMeta:
+    def _transaction_id(self, flow_info: FlowInfo | None) -> int:
         given = flow_info.transaction_id if flow_info is not None else 0
-        return TransactionMeta.from_flow_info(flow_info, given or next(self._transaction_ids))
+        return given or next(self._transaction_ids)
 
-    def _submit(self, api: str, messages: list[Message | None], timeout: int) -> RetCode:
+    def _new_transaction(self, flow_info: FlowInfo | None) -> TransactionMeta:
+        return TransactionMeta.from_flow_info(flow_info, self._transaction_id(flow_info))
+
+    def _submit(self, api: str, timeout: int, submit: Callable[..., bool], *inputs: Any) -> RetCode:
+        """`submit(*inputs, timeout)` (a scheduler's submit or submit_arrays) as a feed's RetCode."""
         _check_timeout(timeout)
         try:
-            submitted = self._scheduler.submit(messages, timeout)
+            submitted = submit(*inputs, timeout)
         except SchedulerFailed as failure:
             raise self._error(api, f"the model failed: {failure.error_message}; close it and load it "
                                    f"again") from None
@@ -181,17 +194,34 @@ class RuntimeModel:
         """The output indexes fetched and their messages (none on timeout)."""
         self._check_open(api)
         _check_timeout(timeout)
-        chosen = list(range(self._num_outputs)) if indexes is None else list(indexes)
+        if indexes is None and self._all_outputs:
+            return self._all_outputs, self._fetch_from(api, self._all_outputs, timeout)
+        chosen = self._all_outputs if indexes is None else list(indexes)
         for index in chosen:
             if not 0 <= index < self._num_outputs:
                 raise self._error(api, f"output index {index} is out of range; the model has "
                                        f"{self._num_outputs} outputs")
         if not chosen or len(set(chosen)) != len(chosen):
             raise self._error(api, f"indexes {chosen} must name distinct outputs, at least one")
+        return chosen, self._fetch_from(api, chosen, timeout)
+
+    def _fetch_from(self, api: str, chosen: list[int], timeout: int) -> list[Message]:
         try:
-            return chosen, self._scheduler.fetch(chosen, timeout)
+            return self._scheduler.fetch(chosen, timeout)
         except SchedulerClosed:
             raise self._error(api, "the model is closed") from None
+
+    def _ready_arrays(self, feed: Any) -> list[np.ndarray] | None:
+        """`feed` itself when it lists one numpy array per input that is already of the input's
+        dtype and shape (what `_as_array` would return unchanged), else None."""
+        checks = self._ready_checks
+        if type(feed) is not list and type(feed) is not tuple or not checks or len(feed) != len(checks):
+            return None
+        for value, (dtype, shape) in zip(feed, checks):
+            if type(value) is not np.ndarray or (value.dtype == _OBJECT if dtype is None else value.dtype != dtype) or (
+                    shape is not None and value.shape != shape and not _shape_fits(shape, value.shape)):
+                return None
+        return list(feed)
 
     def _values_by_position(self, api: str, feed: dict | Sequence, partial: bool) -> list[Any]:
         """The fed value of each input in feed order (`_MISSING` where partial feeding skips one)."""
@@ -247,6 +277,13 @@ class RuntimeModel:
             raise self._error("feed_data", f"input '{spec['name']}' expects shape {shape}, "
                                            f"got {list(array.shape)}")
         return array
+
+
+def _ready_checks(inputs: list[dict]) -> list[tuple[np.dtype | None, tuple[int, ...] | None]]:
+    """Per input, the dtype (None: any but object) and shape (None: any) a fed array must have
+    for `_as_array` to return it unchanged."""
+    return [(None if spec.get("dtype") is None else np.dtype(dt.to_numpy(dt.from_name(spec["dtype"]))),
+             None if spec.get("shape") is None else tuple(spec["shape"])) for spec in inputs]
 
 
 def _shape_fits(expected: Sequence[int], actual: Sequence[int]) -> bool:

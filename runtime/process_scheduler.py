@@ -5,14 +5,18 @@ graph inputs), `fetch` (one message from each selected graph output), `close` an
 node-to-node delivery happens inside the workers (`runtime/worker.py`, `DeviceExecutor.deliver`).
 
 Algorithm:
-  1. `plan_wiring` gives each distinct `nodes[i].device` of the plan a worker, in plan order,
-     and each node input and graph output a channel: local when producer and consumer are nodes
-     of one device, shared otherwise (the driver, i.e. this process, feeds every graph input and
-     fetches every graph output through shared channels).
+  1. `plan_wiring` reads each node's deployment (`instances`, `dispatch`, `align`; absent: one
+     instance on `device`, round-robin, no alignment), gives each distinct device over all
+     instances a worker, in plan order, and each input of each instance and each graph output a
+     channel: local when every instance of the producer runs in the consumer's worker, shared
+     otherwise (the driver, i.e. this process, feeds every graph input and fetches every graph
+     output through shared channels). A message for a replicated consumer goes to one of its
+     instances' channels, picked by the consumer's dispatch rule (`worker.Targets`).
   2. One region (`dfir.runtime.channels`) holds the channels; a worker is forked per device,
      builds that device's nodes and reports ready; a worker that cannot build them fails the
      load with its GeError, after the others are stopped.
-  3. `submit` puts one transaction's messages on their channels, all or nothing, and records
+  3. `submit` puts one transaction's messages on their channels (one instance per replicated
+     consumer, by its dispatch rule), all or nothing, and records
      the transaction in the ledger (native); `fetch` takes one message from each chosen output
      channel, all or nothing, and settles its transaction.
   4. A monitor thread watches the workers through pidfds. A worker that exits while the model
@@ -37,14 +41,14 @@ import time
 import traceback
 import weakref
 from dataclasses import dataclass
-from typing import Sequence
+from typing import Any, Sequence
 
 from dfir.ge.error import GeError
 from dfir.runtime import channels, host
 from dfir.runtime.messages import Message, TransactionMeta
 from dfir.runtime.scheduler import (DEFAULT_CHANNEL_DEPTH, NodeSpec, SchedulerClosed, Source,
                                     check_outputs, check_sources)
-from dfir.runtime.worker import EXIT_FATAL, DeviceWiring, NodeBuilder, run_worker
+from dfir.runtime.worker import EXIT_FATAL, Align, DeviceWiring, NodeBuilder, Targets, run_worker
 
 # ACL_ERROR_GE_INTERNAL_ERROR: a transaction lost because the worker running it died.
 WORKER_FAILED = 545000
@@ -60,24 +64,82 @@ class SchedulerFailed(GeError):
     """A feed into a model whose worker died; the message says which node and device."""
 
 
+DISPATCH_RULES = ("round_robin", "route_label")
+MAX_ALIGN_CACHE = 1024
+MAX_ALIGN_TIMEOUT_MS = 600_000
+
+
+@dataclass(frozen=True)
+class NodeDeployment:
+    """A plan node's deployment fields (docs/execution-plan.md): one device per instance, how
+    messages are spread over the instances, and its input alignment (None: FIFO pairing)."""
+
+    instances: tuple[str, ...]
+    dispatch: str
+    align: Align | None
+
+
+def node_deployment(path: str, node: dict) -> NodeDeployment:
+    """The deployment of plan node `node` at `path`; absent fields mean one instance on
+    `device`, round-robin, no alignment. GeError naming the field on a malformed one."""
+    instances = node.get("instances") or [str(node.get("device", "-1"))]
+    if not isinstance(instances, list) or not all(isinstance(d, str) and d for d in instances):
+        raise GeError(f"plan {path}.instances is {instances!r}; expected a non-empty list of device "
+                      f"spellings such as \"0:0:1\"")
+    dispatch = node.get("dispatch") or "round_robin"
+    if dispatch not in DISPATCH_RULES:
+        raise GeError(f"plan {path}.dispatch is {dispatch!r}; expected 'round_robin' or 'route_label'")
+    return NodeDeployment(tuple(instances), dispatch, _align(f"{path}.align", node.get("align")))
+
+
+def _align(path: str, entry: object) -> Align | None:
+    """The plan's `align` entry; None when absent or its cache is 0 (GE: alignment off)."""
+    if entry is None:
+        return None
+    expected = (f"expected {{\"cache\": 0..{MAX_ALIGN_CACHE}, \"timeout\": -1 or 1..{MAX_ALIGN_TIMEOUT_MS}, "
+                f"\"dropout\": true/false}} or null")
+    if not isinstance(entry, dict) or set(entry) != {"cache", "timeout", "dropout"}:
+        raise GeError(f"plan {path} is {entry!r}; {expected}")
+    cache, timeout, dropout = entry["cache"], entry["timeout"], entry["dropout"]
+    valid = (_is_int(cache) and 0 <= cache <= MAX_ALIGN_CACHE and _is_int(timeout)
+             and (timeout == -1 or 0 < timeout <= MAX_ALIGN_TIMEOUT_MS) and isinstance(dropout, bool))
+    if not valid:
+        raise GeError(f"plan {path} is {entry!r}; {expected}")
+    return Align(cache, timeout, dropout) if cache else None
+
+
+def _is_int(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
 @dataclass(frozen=True)
 class Wiring:
     """The processes and channels of a plan (see `plan_wiring`)."""
 
     devices: tuple[str, ...]               # the device each worker serves
-    node_workers: tuple[int, ...]          # the worker of each node
-    input_routes: tuple[tuple[int, ...], ...]  # the channels each graph input feeds
+    unit_workers: tuple[int, ...]          # the worker of each unit (node instance, see DeviceWiring)
+    input_routes: tuple[Targets, ...]      # where each graph input goes
     output_channels: tuple[int, ...]       # the channel of each graph output
     channel_specs: tuple[channels.ChannelSpec, ...]
     bells: int
     device: DeviceWiring                   # what the workers need
 
+    def units_of(self, worker: int) -> list[int]:
+        return [u for u, w in enumerate(self.unit_workers) if w == worker]
+
     def nodes_of(self, worker: int) -> list[int]:
-        return [n for n, w in enumerate(self.node_workers) if w == worker]
+        """The plan nodes with an instance on `worker`."""
+        return list(dict.fromkeys(self.device.units[u].node for u in self.units_of(worker)))
 
 
 def plan_wiring(plan: dict, name: str, depth: int) -> Wiring:
-    """The workers, channels and doorbells of `plan`; GeError naming a source that does not exist."""
+    """The workers, channels and doorbells of `plan`; GeError naming a source that does not exist
+    or a malformed deployment field.
+
+    Units (node instances) get a worker per distinct device over all instances, in plan order.
+    Each unit input gets its own channel, local only when every instance of its producer runs
+    in the unit's worker; graph outputs get shared channels (the driver fetches them).
+    """
     nodes = plan["nodes"]
     stubs = [NodeSpec(node["name"], host.plan_sources(f"nodes[{i}].inputs", node["inputs"]),
                       node["output_num"], ()) for i, node in enumerate(nodes)]
@@ -85,33 +147,46 @@ def plan_wiring(plan: dict, name: str, depth: int) -> Wiring:
     for stub in stubs:
         check_sources(stubs, len(plan["inputs"]), stub)
     check_outputs(stubs, len(plan["inputs"]), outputs)
-    devices = tuple(dict.fromkeys(str(node.get("device", "-1")) for node in nodes))
-    node_workers = tuple(devices.index(str(node.get("device", "-1"))) for node in nodes)
-    node_bells = tuple(1 + n for n in range(len(nodes)))
-    worker_bells = tuple(1 + len(nodes) + w for w in range(len(devices)))
+    deployments = [node_deployment(f"nodes[{i}]", node) for i, node in enumerate(nodes)]
+    units = tuple(host.InstanceRef(n, k) for n, d in enumerate(deployments) for k in range(len(d.instances)))
+    devices = tuple(dict.fromkeys(device for d in deployments for device in d.instances))
+    unit_workers = tuple(devices.index(deployments[ref.node].instances[ref.instance]) for ref in units)
+    node_workers = [{w for ref, w in zip(units, unit_workers) if ref.node == n} for n in range(len(nodes))]
+    unit_bells = tuple(1 + u for u in range(len(units)))
+    worker_bells = tuple(1 + len(units) + w for w in range(len(devices)))
     specs: list[channels.ChannelSpec] = []
-    routes: dict[Source, list[int]] = {}
-    node_inputs = []
+    unit_inputs: list[tuple[int, ...]] = []
+    groups: dict[Source, list[tuple[str, list[int]]]] = {}  # source -> (dispatch, channels) per consumer input
     for n, stub in enumerate(stubs):
-        inputs = []
-        for source in stub.sources:
-            local = source.node is not None and node_workers[source.node] == node_workers[n]
-            inputs.append(len(specs))
-            routes.setdefault(source, []).append(len(specs))
-            specs.append(channels.ChannelSpec(not local, depth, node_bells[n]))
-        node_inputs.append(tuple(inputs))
+        per_input: list[list[int]] = [[] for _ in stub.sources]
+        for u in (u for u, ref in enumerate(units) if ref.node == n):
+            for j, source in enumerate(stub.sources):
+                local = source.node is not None and node_workers[source.node] == {unit_workers[u]}
+                per_input[j].append(len(specs))
+                specs.append(channels.ChannelSpec(not local, depth, unit_bells[u]))
+            unit_inputs.append(tuple(per_input[j][-1] for j in range(len(stub.sources))))
+        for source, chs in zip(stub.sources, per_input):
+            groups.setdefault(source, []).append((deployments[n].dispatch, chs))
     output_channels = []
     for source in outputs:
         output_channels.append(len(specs))
-        routes.setdefault(source, []).append(len(specs))
+        groups.setdefault(source, []).append(("round_robin", [len(specs)]))
         specs.append(channels.ChannelSpec(True, depth, DRIVER_BELL))
+    routes = {source: _targets(source_groups) for source, source_groups in groups.items()}
     order = tuple(plan.get("order", range(len(nodes))))
     device = DeviceWiring(name, tuple(stub.name for stub in stubs), order, tuple(spec.shared for spec in specs),
-                          tuple(node_inputs), {source: tuple(chs) for source, chs in routes.items()},
-                          node_bells, worker_bells)
-    input_routes = tuple(tuple(routes.get(Source(None, k), ())) for k in range(len(plan["inputs"])))
-    return Wiring(devices, node_workers, input_routes, tuple(output_channels), tuple(specs),
-                  1 + len(nodes) + len(devices), device)
+                          units, tuple(unit_inputs), routes, unit_bells, worker_bells,
+                          tuple(len(d.instances) for d in deployments), tuple(d.align for d in deployments))
+    input_routes = tuple(routes.get(Source(None, k), Targets(())) for k in range(len(plan["inputs"])))
+    return Wiring(devices, unit_workers, input_routes, tuple(output_channels), tuple(specs),
+                  1 + len(units) + len(devices), device)
+
+
+def _targets(groups: list[tuple[str, list[int]]]) -> Targets:
+    """One source's `Targets`: single-channel groups fixed, the others spread by a dispatcher."""
+    fixed = tuple(chs[0] for _, chs in groups if len(chs) == 1)
+    spread = tuple((channels.InstanceDispatcher(len(chs), rule), tuple(chs)) for rule, chs in groups if len(chs) > 1)
+    return Targets(fixed, spread)
 
 
 @dataclass
@@ -175,8 +250,9 @@ class ProcessScheduler:
         All or nothing: waits until every target channel has room. False when `timeout_ms`
         (-1: forever) passes first; SchedulerClosed once closed, SchedulerFailed once failed.
         """
+        routes = self._wiring.input_routes
         targets = [(channel, message) for k, message in enumerate(inputs) if message is not None
-                   for channel in self._wiring.input_routes[k]]
+                   for channel in routes[k].channels_for(message)]
         deadline = None if timeout_ms < 0 else time.monotonic() + timeout_ms / 1000
         if not self._submit_lock.acquire(timeout=-1 if deadline is None else timeout_ms / 1000):
             return False
@@ -189,8 +265,40 @@ class ProcessScheduler:
             status = self._region.put(targets, _remaining_ms(deadline))
         finally:
             self._submit_lock.release()
+        return self._submitted(status, meta.transaction_id)
+
+    def submit_arrays(self, arrays: Sequence[Any], fields: tuple, timeout_ms: int = -1) -> bool:
+        """`submit` for a transaction of tensors, without Message objects: graph input k gets
+        `Message.tensor(meta, arrays[k])` (None: not fed; each array a numpy array), where `fields`
+        is the transaction's (transaction_id, start_time, end_time, flow_flags, user_data).
+        Returns and raises as `submit`."""
+        routes = [self._input_channels(k, array, fields) for k, array in enumerate(arrays)]
+        deadline = None if timeout_ms < 0 else time.monotonic() + timeout_ms / 1000
+        if not self._submit_lock.acquire(timeout=-1 if deadline is None else timeout_ms / 1000):
+            return False
+        try:
+            self._check_usable()
+            if not any(routes):
+                return True
+            self._ledger.open_fields(fields)
+            status = self._region.put_arrays(routes, arrays, fields, _remaining_ms(deadline))
+        finally:
+            self._submit_lock.release()
+        return self._submitted(status, fields[0])
+
+    def _input_channels(self, k: int, array: Any, fields: tuple) -> tuple[int, ...]:
+        """The channels graph input k's tensor goes to (the routing `submit` applies)."""
+        if array is None:
+            return ()
+        targets = self._wiring.input_routes[k]
+        if not targets.spread:
+            return targets.fixed
+        return targets.channels_for(Message.tensor(TransactionMeta(*fields), array))
+
+    def _submitted(self, status: int, transaction_id: int) -> bool:
+        """What a put of a transaction's inputs returned, as `submit` returns it."""
         if status != channels.READY:
-            self._ledger.settle(meta.transaction_id)
+            self._ledger.settle(transaction_id)
         if status == channels.CLOSED:
             self._check_usable()
             raise SchedulerClosed(f"model '{self.name}' is closed")
@@ -243,14 +351,14 @@ class ProcessScheduler:
     def _fork(self, index: int, build: NodeBuilder) -> int:
         """Fork worker `index`; returns the read end of its readiness pipe."""
         ready_read, ready_write = os.pipe()
-        nodes = self._wiring.nodes_of(index)
+        units = self._wiring.units_of(index)
         for stream in (sys.stdout, sys.stderr):  # what is buffered now would print twice
             stream.flush()
         pid = os.fork()
         if pid == 0:  # the worker: run_worker ends the process
             try:
                 os.close(ready_read)
-                run_worker(self._region, self._wiring.device, index, nodes, build, ready_write,
+                run_worker(self._region, self._wiring.device, index, units, build, ready_write,
                            self._owner_pid)
             except BaseException:  # noqa: BLE001 - say why on stderr, never return into the driver's code
                 traceback.print_exc()

@@ -57,13 +57,16 @@ class ProjectEnv:
     exceptions: ExceptionBoard
 
 
-def project_funcs(env: ProjectEnv, path: str, node: dict, pp: dict) -> tuple[FuncSpec, ...]:
-    """The funcs of a `py_project` / `cpp_project` node (see the module docstring)."""
+def project_funcs(env: ProjectEnv, path: str, node: dict, pp: dict, instance_id: int = 0,
+                  instance_num: int = 1) -> tuple[FuncSpec, ...]:
+    """The funcs of instance `instance_id` (of `instance_num`, running on `node["device"]`) of a
+    `py_project` / `cpp_project` node (see the module docstring)."""
     where = f"node '{node['name']}'"
     closures = Closures.build(env, f"{path}.closures", where, pp.get("closures", {}))
     params = {name: from_plan(name, entry) for name, entry in pp.get("init_params", {}).items()}
     facts = NodeFacts(node["name"], node["input_num"], node["output_num"],
-                      device_id=_device_id(node.get("device", "-1")), params=params)
+                      device_id=_device_id(node.get("device", "-1")), instance_id=instance_id,
+                      instance_num=instance_num, params=params)
     bind = _bind_python if pp["kind"] == "py_project" else _bind_cpp
     return bind(env, path, where, pp, facts, closures)
 

@@ -7,16 +7,21 @@ mapped, not copied) and the region, and calls `run_worker`, which never returns:
   1. It ties its life to the driver's (a native watch thread ends it when the driver exits),
      ignores Ctrl-C (the driver handles it and closes the model) and unmaps the regions of
      models it does not serve.
-  2. It builds its device's nodes (`build(indexes)`, i.e. `host.build_nodes`) and reports to
-     the driver through `ready_fd`: ready, or the GeError that makes the load fail.
-  3. `DeviceExecutor` runs each func of each node on its own thread. A plain func fires when each
-     of its inputs holds a message and takes everything that waits (up to MAX_BATCH sets) in one
-     call; a stream-input func reads its inputs as queues. Outputs go to local channels (nodes of
-     this device) or shared ones (other devices, the driver); an output whose one consumer is a
-     plain single-input func of this device is handed to it by a direct call instead, on the
-     producer's thread (in chains of at most MAX_CALL_DEPTH nodes), which saves a channel and a
-     thread switch per message. Numpy arrays of at least ARENA_THRESHOLD bytes that the funcs
-     allocate live in the region's arena, so a result crosses to another process without a copy.
+  2. It builds its device's node instances (`build(instance refs)`, i.e. `host.build_nodes`)
+     and reports to the driver through `ready_fd`: ready, or the GeError that makes the load fail.
+  3. `DeviceExecutor` runs each func of each node instance ("unit") on its own thread. A plain
+     func fires when each of its inputs holds a message and takes everything that waits (up to
+     MAX_BATCH sets) in one call; with the node's `align`, it pairs its inputs by
+     (transaction id, data label) instead (`aligned loop`, native `Aligner`); a stream-input func
+     reads its inputs as queues. Outputs go to local channels (nodes of this device) or shared
+     ones (other devices, the driver); a replicated consumer input gets each message on one of
+     its instances' channels, picked by the consumer's dispatch rule (`Targets`). An output whose
+     one consumer is a plain single-input func of a single-instance node of this device, produced
+     by a single-instance node, is handed to it by a direct call instead, on the producer's
+     thread (in chains of at most MAX_CALL_DEPTH nodes), which saves a channel and a thread
+     switch per message. An output message without a data label takes its input's (plain funcs).
+     Numpy arrays of at least ARENA_THRESHOLD bytes that the funcs allocate live in the region's
+     arena, so a result crosses to another process without a copy.
   4. When the region closes, every wait returns CLOSED, the threads end, and the process exits
      with EXIT_OK once they have (or after THREAD_GRACE_SECONDS, ending threads still busy in
      user code). A MemoryError, or a failure of the executor itself, ends the process with
@@ -32,13 +37,14 @@ import signal
 import sys
 import threading
 import time
-from dataclasses import dataclass
-from typing import Callable, Collection, Iterable, Sequence
+from dataclasses import dataclass, replace
+from typing import Any, Callable, Collection, Iterable, Sequence
 
-from dfir.flow_func.status import FLOW_FUNC_FAILED
+from dfir.flow_func.status import FLOW_FUNC_ERR_DATA_ALIGN_FAILED, FLOW_FUNC_FAILED
 from dfir.ge.error import GeError
 from dfir.runtime import channels
-from dfir.runtime.messages import Message, TransactionMeta
+from dfir.runtime.host import InstanceRef
+from dfir.runtime.messages import Kind, Message, TransactionMeta
 from dfir.runtime.scheduler import Cancelled, FuncSpec, NodeSpec, OutputSet, Source, check_funcs
 
 MAX_BATCH = 64                 # input sets a plain func takes per wake-up
@@ -50,30 +56,63 @@ EXIT_BUILD_FAILED = 3          # the device's nodes could not be built (reported
 EXIT_DRIVER_GONE = 4           # the driver process exited
 EXIT_FATAL = 70                # MemoryError or an executor failure (see the worker slot)
 
-NodeBuilder = Callable[[Collection[int]], Sequence[NodeSpec]]  # node indexes -> their NodeSpecs
+NodeBuilder = Callable[[Collection[InstanceRef]], Sequence[NodeSpec]]  # instances -> their NodeSpecs
+
+
+@dataclass(frozen=True)
+class Align:
+    """A node's input alignment (the plan's `align`): at most `cache` incomplete groups, a group
+    older than `timeout` ms (-1: never) fails, or is dropped with `dropout`."""
+
+    cache: int
+    timeout: int
+    dropout: bool
+
+
+@dataclass(frozen=True)
+class Targets:
+    """Where the messages of one graph input or node output go: every message to each channel
+    of `fixed` (single-instance consumers, graph outputs) and to one channel of each `spread`
+    group (a replicated consumer input: one channel per instance), picked by the group's
+    `_native.InstanceDispatcher`."""
+
+    fixed: tuple[int, ...]
+    spread: tuple[tuple[Any, tuple[int, ...]], ...] = ()
+
+    def channels_for(self, message: Message) -> tuple[int, ...]:
+        if not self.spread:
+            return self.fixed
+        transaction_id, route_label = message.meta.transaction_id, message.route_label
+        return self.fixed + tuple(group[dispatcher.route(transaction_id, route_label)]
+                                  for dispatcher, group in self.spread)
 
 
 @dataclass(frozen=True)
 class DeviceWiring:
     """What a worker needs to know of the model's topology (built by the driver).
 
-    `node_inputs[n][j]` is the channel of input j of node n; `routes[source]` the channels a graph
-    input or node output feeds; `node_bells[n]` the doorbell node n's funcs sleep on;
-    `worker_bells[w]` the doorbell of worker w's main thread; `shared[c]` whether channel c is
-    shared; `order` the nodes with producers before consumers.
+    A *unit* is one instance of one node: `units[u]` is its `InstanceRef`. `unit_inputs[u][j]`
+    is the channel of input j of unit u; `unit_bells[u]` the doorbell its funcs sleep on;
+    `routes[source]` where a graph input or node output goes; `instance_nums[n]` and
+    `aligns[n]` node n's instance count and alignment; `worker_bells[w]` the doorbell of worker
+    w's main thread; `shared[c]` whether channel c is shared; `order` the nodes with producers
+    before consumers.
     """
 
     name: str
     node_names: tuple[str, ...]
     order: tuple[int, ...]
     shared: tuple[bool, ...]
-    node_inputs: tuple[tuple[int, ...], ...]
-    routes: dict[Source, tuple[int, ...]]
-    node_bells: tuple[int, ...]
+    units: tuple[InstanceRef, ...]
+    unit_inputs: tuple[tuple[int, ...], ...]
+    routes: dict[Source, Targets]
+    unit_bells: tuple[int, ...]
     worker_bells: tuple[int, ...]
+    instance_nums: tuple[int, ...]
+    aligns: tuple[Align | None, ...]
 
 
-def run_worker(region, wiring: DeviceWiring, worker: int, nodes: Sequence[int], build: NodeBuilder,
+def run_worker(region, wiring: DeviceWiring, worker: int, units: Sequence[int], build: NodeBuilder,
                ready_fd: int, driver_pid: int) -> None:
     """The body of a forked worker process; exits the process, never returns."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
@@ -82,7 +121,7 @@ def run_worker(region, wiring: DeviceWiring, worker: int, nodes: Sequence[int], 
     channels.detach_other_regions(region)
     region.set_pid(worker, os.getpid())
     try:
-        built = list(build(nodes))
+        built = list(build([wiring.units[u] for u in units]))
         for spec in built:
             check_funcs(spec)
     except GeError as error:
@@ -92,7 +131,7 @@ def run_worker(region, wiring: DeviceWiring, worker: int, nodes: Sequence[int], 
         _report(ready_fd, ("error", f"building the nodes of worker {worker} raised "
                                     f"{type(error).__name__}: {error}", "", {}))
         _exit(EXIT_BUILD_FAILED)
-    executor = DeviceExecutor(region, wiring, worker, dict(zip(nodes, built)))
+    executor = DeviceExecutor(region, wiring, worker, dict(zip(units, built)))
     executor.start()
     _report(ready_fd, ("ready",))
     executor.wait_until_closed()
@@ -114,49 +153,60 @@ def _exit(code: int) -> None:
 
 
 class DeviceExecutor:
-    """Runs the funcs of one device's nodes on threads of this process (see the module docstring)."""
+    """Runs the funcs of one device's node instances on threads of this process (see the module
+    docstring). `units` maps each unit index of this device to its built NodeSpec."""
 
-    def __init__(self, region, wiring: DeviceWiring, worker: int, nodes: dict[int, NodeSpec]):
+    def __init__(self, region, wiring: DeviceWiring, worker: int, units: dict[int, NodeSpec]):
         self._region = region
         self._wiring = wiring
         self._worker = worker
-        self._nodes = nodes
+        self._units = units
         self._threads: list[threading.Thread] = []
-        self._targets = {(source.node, source.index): channels_ for source, channels_ in wiring.routes.items()
-                         if source.node in nodes}
+        self._targets = {(unit, port): wiring.routes[Source(self._node(unit), port)]
+                         for unit, spec in units.items() for port in range(spec.num_outputs)
+                         if Source(self._node(unit), port) in wiring.routes}
         self._direct = self._direct_calls()
         self._running = region.running_node(worker)  # a one-int view: where a crash happened
 
-    def _direct_calls(self) -> dict[tuple[int, int], tuple[int, FuncSpec]]:
-        """(node, port) -> the (node, func) its messages are handed to by a direct call: the one
-        consumer, a plain single-input func of this device, at most MAX_CALL_DEPTH calls deep."""
-        consumer_of = {channel: (n, j) for n in self._nodes
-                       for j, channel in enumerate(self._wiring.node_inputs[n])}
+    def _node(self, unit: int) -> int:
+        return self._wiring.units[unit].node
+
+    def _direct_calls(self) -> dict[tuple[int, int], tuple[int, FuncSpec, int, int]]:
+        """(unit, port) -> (consumer unit, its func, consumer node, producer node) for an output
+        handed over by a direct call: the one
+        consumer, a plain single-input func of a single-instance node of this device, fed by a
+        single-instance producer, at most MAX_CALL_DEPTH calls deep."""
+        wiring = self._wiring
+        consumer_of = {channel: (u, j) for u in self._units for j, channel in enumerate(wiring.unit_inputs[u])}
         depth: dict[tuple[int, str], int] = {}  # a func's position in its chain of direct calls
         direct = {}
-        for node in (n for n in self._wiring.order if n in self._nodes):
-            for func in self._nodes[node].funcs:
+        by_node = {self._node(u): u for u in self._units if wiring.instance_nums[self._node(u)] == 1}
+        for node in (n for n in wiring.order if n in by_node):
+            unit = by_node[node]
+            for func in self._units[unit].funcs:
                 for port in func.outputs:
-                    targets = self._targets.get((node, port), ())
-                    if len(targets) != 1 or self._wiring.shared[targets[0]]:
+                    targets = wiring.routes.get(Source(node, port))
+                    if targets is None or targets.spread or len(targets.fixed) != 1 \
+                            or wiring.shared[targets.fixed[0]]:
                         continue
-                    consumer, j = consumer_of[targets[0]]
-                    taker = next(f for f in self._nodes[consumer].funcs if j in f.inputs)
-                    calls = depth.get((node, func.name), 0) + 1
+                    consumer, j = consumer_of[targets.fixed[0]]
+                    taker = next(f for f in self._units[consumer].funcs if j in f.inputs)
+                    calls = depth.get((unit, func.name), 0) + 1
                     if taker.stream_input or len(taker.inputs) != 1 or calls > MAX_CALL_DEPTH:
                         continue
-                    direct[(node, port)] = (consumer, taker)
+                    direct[(unit, port)] = (consumer, taker, self._node(consumer), node)
                     depth[(consumer, taker.name)] = calls
         return direct
 
     def start(self) -> None:
-        called = {(node, func.name) for node, func in self._direct.values()}
-        for node, spec in self._nodes.items():
+        called = {(unit, func.name) for unit, func, _, _ in self._direct.values()}
+        for unit, spec in self._units.items():
+            instance = self._wiring.units[unit].instance
             for func in spec.funcs:
-                if (node, func.name) in called:
+                if (unit, func.name) in called:
                     continue  # its input never holds a message: its producer calls it
-                thread = threading.Thread(target=self._run_func, args=(node, func), daemon=True,
-                                          name=f"dfir:{self._wiring.name}:{spec.name}.{func.name}")
+                thread = threading.Thread(target=self._run_func, args=(unit, func), daemon=True,
+                                          name=f"dfir:{self._wiring.name}:{spec.name}#{instance}.{func.name}")
                 thread.start()
                 self._threads.append(thread)
 
@@ -168,61 +218,121 @@ class DeviceExecutor:
         for thread in self._threads:
             thread.join(max(0.0, deadline - time.monotonic()))
 
-    def deliver(self, node: int, port: int, message: Message) -> None:
-        """Hand `message` from output `port` of `node` to its consumers: by a direct call, or on
-        their channels (waiting for room)."""
-        direct = self._direct.get((node, port))
+    def deliver(self, unit: int, port: int, message: Message) -> None:
+        """Hand `message` from output `port` of `unit` to its consumers: by a direct call, or on
+        their channels (one per replicated consumer input, by its dispatch rule; waiting for room)."""
+        direct = self._direct.get((unit, port))
         if direct is not None:
-            consumer, func = direct
-            self._running[0] = consumer
+            consumer, func, consumer_node, node = direct
+            self._running[0] = consumer_node
             self._fire(consumer, func, (message,))
             self._running[0] = node
             return
-        targets = self._targets.get((node, port))
-        if targets and self._region.put([(channel, message) for channel in targets], -1) == channels.CLOSED:
+        targets = self._targets.get((unit, port))
+        if targets is None:
+            return
+        chosen = targets.channels_for(message) if targets.spread else targets.fixed
+        if chosen and self._region.put([(channel, message) for channel in chosen], -1) == channels.CLOSED:
             raise Cancelled
 
     # -- func threads -----------------------------------------------------------------------
 
-    def _run_func(self, node: int, func: FuncSpec) -> None:
+    def _run_func(self, unit: int, func: FuncSpec) -> None:
         self._region.use_arena_allocator(ARENA_THRESHOLD)
-        inputs = [self._wiring.node_inputs[node][j] for j in func.inputs]
-        loop = self._stream_loop if func.stream_input else self._firing_loop
+        inputs = [self._wiring.unit_inputs[unit][j] for j in func.inputs]
+        align = self._wiring.aligns[self._node(unit)]
+        if func.stream_input:
+            loop = self._stream_loop
+        elif align is not None and len(inputs) >= 2:
+            loop = self._aligned_loop
+        else:
+            loop = self._firing_loop
         try:
-            loop(node, func, inputs)
+            loop(unit, func, inputs)
         except Cancelled:
             pass
         except MemoryError as error:
-            self._die(f"MemoryError in node '{self._wiring.node_names[node]}': {error}")
+            self._die(f"MemoryError in node '{self._name(unit)}': {error}")
         except BaseException as error:  # noqa: BLE001 - the driver must learn why this worker stops
-            self._die(f"func {func.name} of node '{self._wiring.node_names[node]}' failed: "
+            self._die(f"func {func.name} of node '{self._name(unit)}' failed: "
                       f"{type(error).__name__}: {error}")
+
+    def _name(self, unit: int) -> str:
+        return self._wiring.node_names[self._node(unit)]
 
     def _die(self, last_words: str) -> None:
         self._region.set_last_words(self._worker, last_words)
         _exit(EXIT_FATAL)
 
-    def _firing_loop(self, node: int, func: FuncSpec, inputs: list[int]) -> None:
-        bell = self._wiring.node_bells[node]
+    def _firing_loop(self, unit: int, func: FuncSpec, inputs: list[int]) -> None:
+        bell = self._wiring.unit_bells[unit]
+        node = self._node(unit)
         while True:
             sets = self._region.take(inputs, bell, MAX_BATCH, -1)
             if sets is None:
                 raise Cancelled
             self._running[0] = node
             for messages in sets:
-                self._fire(node, func, messages)
+                self._fire(unit, func, messages)
             self._running[0] = -1
 
-    def _fire(self, node: int, func: FuncSpec, messages: Sequence[Message]) -> None:
+    def _aligned_loop(self, unit: int, func: FuncSpec, inputs: list[int]) -> None:
+        """Take each input's messages as they arrive and fire every group the aligner completes;
+        wake at the oldest group's deadline to expire it (see `_unaligned`)."""
+        align = self._wiring.aligns[self._node(unit)]
+        aligner = channels.Aligner(len(inputs), align.cache, align.timeout, align.dropout)
+        bell = self._wiring.unit_bells[unit]
+        node = self._node(unit)
+        while True:
+            deadline = aligner.next_deadline()
+            wait_ms = -1 if deadline is None else max(0, deadline - _now_ms())
+            if self._region.wait_for_change(inputs, bell, -1, wait_ms) == channels.CLOSED:
+                raise Cancelled
+            self._running[0] = node
+            for j, channel in enumerate(inputs):
+                sets = self._region.take([channel], bell, MAX_BATCH, 0)
+                if sets is None:
+                    raise Cancelled
+                now = _now_ms()
+                for (message,) in sets:
+                    completed, evicted = aligner.push(j, message.meta.transaction_id, message.data_label,
+                                                      message, now)
+                    if evicted is not None:
+                        self._unaligned(unit, func, align, evicted, f"the alignment cache of {align.cache} "
+                                                                    f"groups overflowed")
+                    if completed is not None:
+                        self._fire(unit, func, completed)
+            for expired in aligner.expire(_now_ms()):
+                self._unaligned(unit, func, align, expired, f"the alignment timeout of {align.timeout} ms "
+                                                            f"passed")
+            self._running[0] = -1
+
+    def _unaligned(self, unit: int, func: FuncSpec, align: Align, group: tuple, why: str) -> None:
+        """An incomplete group the aligner gave up on: dropped with `dropout`, else its
+        transaction's error (FLOW_FUNC_ERR_DATA_ALIGN_FAILED) on each output of the func."""
+        if align.dropout:
+            return
+        transaction_id, data_label, messages = group
+        missing = [func.inputs[j] for j, message in enumerate(messages) if message is None]
+        meta = next(message.meta for message in messages if message is not None)
+        text = (f"node '{self._name(unit)}' func '{func.name}': transaction {transaction_id} data label "
+                f"{data_label} was not aligned: {why} before input(s) "
+                f"{', '.join(map(str, missing))} arrived")
+        failure = Message(meta, Kind.EMPTY, None, FLOW_FUNC_ERR_DATA_ALIGN_FAILED, text, data_label=data_label)
+        for port in func.outputs:
+            self.deliver(unit, port, failure)
+
+    def _fire(self, unit: int, func: FuncSpec, messages: Sequence[Message]) -> None:
         """Run a plain func on one message per input; an error message is forwarded, not run."""
         for message in messages:
             if message.ret_code != 0:
-                self._emit(node, func, [[(port, message) for port in func.outputs]], message)
+                self._emit(unit, func, [[(port, message) for port in func.outputs]], message)
                 return
-        self._emit(node, func, func.run(list(messages)), messages[0])
+        self._emit(unit, func, func.run(list(messages)), messages[0])
 
-    def _stream_loop(self, node: int, func: FuncSpec, inputs: list[int]) -> None:
-        bell = self._wiring.node_bells[node]
+    def _stream_loop(self, unit: int, func: FuncSpec, inputs: list[int]) -> None:
+        bell = self._wiring.unit_bells[unit]
+        node = self._node(unit)
         streams = [ChannelStream(self._region, channel, bell) for channel in inputs]
         stalled_on = -1  # the waiting count after a call that read nothing: wait for a change
         while True:
@@ -230,28 +340,39 @@ class DeviceExecutor:
                 raise Cancelled
             taken_before = sum(self._region.pops(channel) for channel in inputs)
             self._running[0] = node
-            self._emit(node, func, func.run(streams), None)
+            self._emit(unit, func, func.run(streams), None)
             self._running[0] = -1
             if sum(self._region.pops(channel) for channel in inputs) == taken_before:
                 stalled_on = sum(self._region.size(channel) for channel in inputs)
             else:
                 stalled_on = -1
 
-    def _emit(self, node: int, func: FuncSpec, output_sets: Iterable[OutputSet],
+    def _emit(self, unit: int, func: FuncSpec, output_sets: Iterable[OutputSet],
               cause: Message | None) -> None:
-        """Deliver each output set; a func whose `run` breaks fails its outputs instead of its thread."""
+        """Deliver each output set; a func whose `run` breaks fails its outputs instead of its thread.
+
+        An output without a data label takes `cause`'s (the first input of a plain func)."""
+        label = cause.data_label if cause is not None else 0
         try:
             for output_set in output_sets:
                 for port, message in output_set:
-                    self.deliver(node, port, message)
+                    if label and not message.data_label:
+                        message = replace(message, data_label=label)
+                    self.deliver(unit, port, message)
         except (Cancelled, MemoryError):
             raise
         except Exception as exc:  # noqa: BLE001 - the worker must outlive a broken executor
             meta = cause.meta if cause is not None else TransactionMeta()
-            failure = Message.failure(meta, FLOW_FUNC_FAILED, f"node '{self._wiring.node_names[node]}' "
+            failure = Message.failure(meta, FLOW_FUNC_FAILED, f"node '{self._name(unit)}' "
                                       f"func '{func.name}' failed: {type(exc).__name__}: {exc}")
+            if label:
+                failure = replace(failure, data_label=label)
             for port in func.outputs:
-                self.deliver(node, port, failure)
+                self.deliver(unit, port, failure)
+
+
+def _now_ms() -> int:
+    return int(time.monotonic() * 1000)
 
 
 class ChannelStream:

@@ -229,7 +229,8 @@ def test_one_change_builds_only_the_changed_graph_and_reuses_the_df_graph(tmp_pa
 
 def test_a_reused_df_graph_keeps_its_placement_from_the_deploy_info(tmp_path, cache_dir):
     deploy = tmp_path / "deploy.json"
-    deploy.write_text(json.dumps({"deploy_info": [{"flow_node_name": "scale", "logic_device_id": "0:0:1"}]}))
+    deploy.write_text(json.dumps({"deploy_info": [{"flow_node_name": "scale", "logic_device_id": "0:0:1"},
+                                                     {"flow_node_name": "shift_fnode", "logic_device_id": "-1"}]}))
     deployed = options(cache_dir, **{"ge.experiment.data_flow_deploy_info_path": str(deploy)})
     dfir.compile(build(), deployed)
     changed = dfir.compile(build(offset=3), deployed)

@@ -20,7 +20,7 @@ from xdsl.utils.exceptions import VerifyException
 
 import dfir.data_type as dt
 from dfir.compiler import make_context, print_module
-from dfir.dialects.df import (DataOp, FuncPpOp, GraphOp, GraphPpOp, InvokedClosureOp, NodeOp,
+from dfir.dialects.df import (DataOp, FuncPpOp, GatherOp, GraphOp, GraphPpOp, InvokedClosureOp, NodeOp,
                               OutputOp)
 from dfir.dialects.df_attrs import AlignAttr, BalanceAttr, DeviceAttr, FuncAttr, InstanceAttr
 from dfir.ge.error import GeError
@@ -248,6 +248,48 @@ def test_data_ops_may_not_live_outside_a_graph():
     assert str(caught.value) == "'df.data' expects parent op 'df.graph'"
     (note,) = caught.value.__notes__
     assert "  | Operation does not verify: 'df.data' expects parent op 'df.graph'\n" in note
+
+
+# --- df.gather and the instances of a replicated node ---------------------------------------------
+
+def _instances_module(instances: Sequence[InstanceAttr | None],
+                      gathered: Sequence[int] | None = None) -> ModuleOp:
+    """`x -> node "a" (one op per entry of `instances`) -> df.gather of the ops `gathered` (all by
+    default, in order; none for []: the ops are the outputs) -> output`."""
+    x = DataOp("x", 0)
+    ops = [NodeOp("a", "unary_pp", [x.result], 1, 1, {"instance": i} if i is not None else {})
+           for i in instances]
+    if gathered == []:
+        graph = GraphOp("g", _body(x, *ops, OutputOp([op.outputs[0] for op in ops])))
+        return ModuleOp([_ports_pp("unary_pp", 1, 1), graph])
+    gather = GatherOp([ops[k].outputs[0] for k in (range(len(ops)) if gathered is None else gathered)])
+    graph = GraphOp("g", _body(x, *ops, gather, OutputOp([gather.result])))
+    return ModuleOp([_ports_pp("unary_pp", 1, 1), graph])
+
+
+def test_gather_of_every_instance_verifies_and_round_trips():
+    module = _instances_module([InstanceAttr(0, 3), InstanceAttr(1, 3), InstanceAttr(2, 3)])
+    module.verify()
+    text = _assert_round_trips(module)
+    assert "    %4 = df.gather %1, %2, %3\n" in text
+    _instances_module([InstanceAttr(1, 2), InstanceAttr(0, 2)], []).verify()  # any order in the block
+
+
+@pytest.mark.parametrize("instances, gathered, message", [
+    ([InstanceAttr(0, 1)], None,
+     "df.gather merges the instances of a node and needs at least 2 operands, got 1"),
+    ([InstanceAttr(0, 2), InstanceAttr(1, 2)], [1, 0],
+     'df.gather operand 0 must come from #df.instance<0 of 2> of node "a", got #df.instance<1 of 2>'),
+    ([InstanceAttr(0, 3), InstanceAttr(1, 3), InstanceAttr(2, 3)], [0, 1],
+     'df.gather operand 0 must come from #df.instance<0 of 2> of node "a", got #df.instance<0 of 3>'),
+    ([InstanceAttr(0, 2), InstanceAttr(1, 3)], [], 'df.graph @g: duplicate node name: node "a" and node "a"'),
+    ([InstanceAttr(1, 2), InstanceAttr(1, 2)], [], 'df.graph @g: duplicate node name: node "a" and node "a"'),
+    ([InstanceAttr(0, 2), None], [], 'df.graph @g: duplicate node name: node "a" and node "a"'),
+])
+def test_gather_and_instances_are_checked(instances, gathered, message):
+    with pytest.raises(VerifyException) as caught:
+        _instances_module(instances, gathered).verify()
+    assert str(caught.value) == message
 
 
 # --- sort-nodes on random DAGs -------------------------------------------------------------------

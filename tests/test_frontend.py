@@ -212,6 +212,7 @@ def test_stop_after_import_has_no_device_and_no_om():
 
 def test_report_names_each_pass():
     graph = df.FlowGraph([add.fnode()(df.FlowData(), df.FlowData())])
-    assert str(dfir.compile(graph, stop_after="place").report).splitlines()[-4:] == [
+    assert str(dfir.compile(graph, stop_after="place").report).splitlines()[-6:] == [
         "infer-shape-ranges: no ge graphs", "plan-output-size: no ge graphs", "plan-memory: no ge graphs",
-        "place-nodes: placed 1 nodes (1 on host)"]
+        "place-nodes: placed 1 nodes (1 on host)", "replicate-instances: no node has several devices",
+        "align-inputs: no graph sets input alignment"]

@@ -208,6 +208,55 @@ def test_a_non_contiguous_array_arrives_as_its_values():
     np.testing.assert_array_equal(region.take([0], 1, 1, 0)[0][0].payload, array)
 
 
+def test_put_arrays_sends_what_put_sends_for_tensor_messages():
+    region = region_with(ChannelSpec(True, 4, 1), ChannelSpec(True, 4, 1), ChannelSpec(True, 4, 1))
+    fields = (9, 5, 7, 2, b"user")
+    small, big = np.arange(6, dtype=np.int16).reshape(2, 3), np.arange(BIG, dtype=np.float32)[::2]
+    assert region.put_arrays([(0,), (1, 2)], [small, big], fields, 0) == READY
+    assert region.arena_stats()["live_blocks"] == 1  # the big array: one copy, two references
+    (first, second, third), = region.take([0, 1, 2], 1, 1, 0)
+    for got, want in ((first, small), (second, big), (third, big)):
+        assert (got.meta, got.kind, got.ret_code, got.error, got.route_label, got.data_label) == (
+            TransactionMeta(*fields), Kind.TENSOR, 0, "", 0, 0)
+        assert got.payload.dtype == want.dtype
+        np.testing.assert_array_equal(got.payload, want)
+    assert np.shares_memory(second.payload, third.payload)
+    assert region.put_arrays([(0,), (1,)], [None, small], fields, 0) == READY  # None: not fed
+    assert (region.size(0), region.size(1)) == (0, 1)
+
+
+def test_put_arrays_is_all_or_nothing_and_holds_nothing_after_a_timeout():
+    region = region_with(ChannelSpec(True, 1, 1), ChannelSpec(True, 1, 1))
+    assert region.put_arrays([(1,)], [np.zeros(BIG)], (1, 0, 0, 0, b""), 0) == READY  # channel 1 is full
+    assert region.put_arrays([(0, 1)], [np.ones(BIG)], (2, 0, 0, 0, b""), 30) == TIMEOUT
+    assert (region.size(0), region.size(1)) == (0, 1)
+    assert region.arena_stats()["live_blocks"] == 1  # only the first put's block
+    region.close()
+    assert region.put_arrays([(0,)], [np.ones(2)], (3, 0, 0, 0, b""), 0) == CLOSED
+
+
+def test_misuse_of_put_arrays_is_an_error_naming_it():
+    region = region_with(ChannelSpec(True, 2, 1), ChannelSpec(False, 2, 1))
+    cases = [
+        (lambda: region.put_arrays([(0,)], [], (1, 0, 0, 0, b""), 0),
+         "put_arrays needs one route per array: 1 routes, 0 arrays"),
+        (lambda: region.put_arrays([(1,)], [np.ones(2)], (1, 0, 0, 0, b""), 0),
+         "put_arrays needs shared channels; 1 is local"),
+        (lambda: region.put_arrays([(0,)], [[1, 2]], (1, 0, 0, 0, b""), 0),
+         "a tensor message must hold a numpy array, got list"),
+        (lambda: region.put_arrays([(0,)], [np.ones(2)], (1, 0, 0), 0),
+         "transaction fields must be (transaction_id, start_time, end_time, flow_flags, user_data), "
+         "got 3 items"),
+        (lambda: region.put_arrays([(0,)], [np.ones(2)], (1, 0, 0, 0, b"u" * 65), 0),
+         "transaction user data has 65 bytes; at most 64 travel with a message"),
+    ]
+    for call, expected in cases:
+        with pytest.raises(GeError) as error:
+            call()
+        assert str(error.value) == expected
+    assert region.size(0) == 0 and region.arena_stats()["live_blocks"] == 0
+
+
 # -- zero copy --------------------------------------------------------------------------------
 
 def test_a_consumer_in_another_process_reads_the_producers_buffer():
@@ -315,13 +364,6 @@ def test_wait_for_change_ignores_a_count_it_already_saw():
 
 # -- routing and bookkeeping ------------------------------------------------------------------
 
-def test_the_dispatcher_sends_a_transaction_to_one_instance_round_robin():
-    dispatcher = channels.Dispatcher(3)
-    assert [dispatcher.route(t) for t in range(1, 8)] == [1, 2, 0, 1, 2, 0, 1]
-    with pytest.raises(GeError, match="^a dispatcher needs at least 1 instance, got 0$"):
-        channels.Dispatcher(0)
-
-
 def test_the_ledger_returns_the_unsettled_transactions_oldest_first():
     ledger = channels.TransactionLedger(3)
     for i in (1, 2, 3, 2):  # a repeated id opens a second entry; four entries, capacity 3
@@ -331,6 +373,12 @@ def test_the_ledger_returns_the_unsettled_transactions_oldest_first():
     assert ledger.take_oldest() == TransactionMeta(3, start_time=30, user_data=b"u3")
     assert ledger.take_oldest() == TransactionMeta(2, start_time=20, user_data=b"u2")
     assert ledger.take_oldest() is None and ledger.open_count == 0
+
+
+def test_the_ledger_opens_a_transaction_from_its_fields():
+    ledger = channels.TransactionLedger(2)
+    ledger.open_fields((4, 1, 2, 3, b"ud"))
+    assert ledger.take_oldest() == TransactionMeta(4, 1, 2, 3, b"ud")
 
 
 # -- errors -----------------------------------------------------------------------------------

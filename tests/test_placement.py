@@ -1,6 +1,6 @@
-"""Placement: the deploy info and resource config options put nodes on logical devices, each
-device runs in its own worker process, and defects in either file are GeErrors naming the file
-and the JSON path."""
+"""Placement: the deploy info and resource config options put every node on logical devices, each
+device runs in its own worker process, and a deploy info that does not fit the graph is a GeError
+naming the file and the JSON path. (The loaders' own rules: tests/test_deploy_config.py.)"""
 from __future__ import annotations
 
 import json
@@ -11,12 +11,14 @@ import pytest
 
 import dfir
 import dfir.dataflow as df
-from dfir.deploy import load_deploy_info, load_resource_devices
 from dfir.ge.error import GeError
 
 WAIT_MS = 5000
 RESOURCES = {"cluster": [{"cluster_nodes": [{"node_id": 0, "node_type": "x86", "ipaddr": "127.0.0.1",
-                                              "item_list": [{"item_id": 1}, {"item_id": 2}]}]}]}
+                                              "item_list": [{"item_id": 0}, {"item_id": 1}]}]}]}
+DEPLOY = {"batch_deploy_info": [{"flow_node_list": ["middle"], "logic_device_list": "0:0:0"},
+                                {"flow_node_list": ["stage_a_fnode"], "logic_device_list": "-1"}],
+          "deploy_info": [{"flow_node_name": "stage_c_fnode", "logic_device_id": "0:0:1"}]}
 
 
 @df.pyflow
@@ -46,12 +48,14 @@ def write_json(path, document) -> str:
     return str(path)
 
 
-@pytest.fixture
-def files(tmp_path):
-    deploy = {"batch_deploy_info": [{"flow_node_list": ["middle"], "logic_device_list": "0:0:1"}],
-              "deploy_info": [{"flow_node_name": "stage_c_fnode", "logic_device_id": "0:0:2"}]}
+def deploy_options(tmp_path, deploy=DEPLOY) -> dict[str, str]:
     return {"ge.experiment.data_flow_deploy_info_path": write_json(tmp_path / "deploy.json", deploy),
             "ge.resourceConfigPath": write_json(tmp_path / "resources.json", RESOURCES)}
+
+
+@pytest.fixture
+def files(tmp_path):
+    return deploy_options(tmp_path)
 
 
 def plan_devices(compiled) -> dict[str, str]:
@@ -63,11 +67,12 @@ def plan_devices(compiled) -> dict[str, str]:
 
 def test_each_device_runs_its_nodes_in_a_process_of_its_own(files):
     compiled = dfir.compile(three_stages(), files)
-    assert plan_devices(compiled) == {"stage_a_fnode": "-1", "stage_b_fnode": "0:0:1", "stage_c_fnode": "0:0:2"}
-    assert "place-nodes: placed 3 nodes (1 on host, 1 on 0:0:1, 1 on 0:0:2); 2 by the deploy info" in str(
+    assert plan_devices(compiled) == {"stage_a_fnode": "-1", "stage_b_fnode": "0:0:0",
+                                      "stage_c_fnode": "0:0:1"}
+    assert "place-nodes: placed 3 nodes (1 on host, 1 on 0:0:0, 1 on 0:0:1); 3 by the deploy info" in str(
         compiled.report)
     with dfir.load(compiled.om) as model:
-        assert model._scheduler.devices == ("-1", "0:0:1", "0:0:2")
+        assert model._scheduler.devices == ("-1", "0:0:0", "0:0:1")
         model.feed_data({"x": np.array([7])})
         (result,), _, ret = model.fetch_data(timeout=WAIT_MS)
         pids = result.numpy().tolist()[1:]
@@ -86,7 +91,7 @@ def test_a_flow_graph_takes_the_files_from_its_options(files):
 def test_the_resource_config_may_come_from_the_environment(files, monkeypatch):
     monkeypatch.setenv("RESOURCE_CONFIG_PATH", files.pop("ge.resourceConfigPath"))
     compiled = dfir.compile(three_stages(), files)
-    assert set(plan_devices(compiled).values()) == {"-1", "0:0:1", "0:0:2"}
+    assert set(plan_devices(compiled).values()) == {"-1", "0:0:0", "0:0:1"}
 
 
 def test_without_deploy_info_everything_runs_on_the_host():
@@ -96,74 +101,47 @@ def test_without_deploy_info_everything_runs_on_the_host():
 
 
 def test_a_device_the_resource_config_lacks_is_refused(files, tmp_path):
-    deploy = {"deploy_info": [{"flow_node_name": "middle", "logic_device_id": "0:0:9"}]}
-    files["ge.experiment.data_flow_deploy_info_path"] = write_json(tmp_path / "far.json", deploy)
+    deploy = {"deploy_info": [{"flow_node_name": name, "logic_device_id": device} for name, device in
+                              (("stage_a_fnode", "-1"), ("middle", "0:0:9"), ("stage_c_fnode", "0:0:1"))]}
+    files["ge.experiment.data_flow_deploy_info_path"] = path = write_json(tmp_path / "far.json", deploy)
     with pytest.raises(GeError) as error:
         dfir.compile(three_stages(), files)
     assert str(error.value) == (
-        f"dfir.compile failed; file={files['ge.resourceConfigPath']}; deploy info "
-        f"$.deploy_info[0].flow_node_name (node 'middle') names device 0:0:9, which the resource "
-        f"config does not declare (it declares 0:0:1, 0:0:2)")
+        f"dfir.compile failed; file={files['ge.resourceConfigPath']}; deploy info {path} "
+        f"$.deploy_info[1].flow_node_name (node 'middle') names device 0:0:9, which the resource "
+        f"config does not declare (server 0 of cluster 0 has devices 0:0:0..0:0:1)")
 
 
 def test_a_node_the_graph_lacks_is_refused(files, tmp_path):
-    deploy = {"deploy_info": [{"flow_node_name": "ghost", "logic_device_id": "0:0:1"}]}
+    deploy = {**DEPLOY, "deploy_info": [*DEPLOY["deploy_info"],
+                                        {"flow_node_name": "ghost", "logic_device_id": "0:0:1"}]}
     files["ge.experiment.data_flow_deploy_info_path"] = path = write_json(tmp_path / "ghost.json", deploy)
     with pytest.raises(GeError) as error:
         dfir.compile(three_stages(), files)
     assert str(error.value) == (
-        f"dfir.compile failed; file={path}; $.deploy_info[0].flow_node_name: no node is named or aliased "
+        f"dfir.compile failed; file={path}; $.deploy_info[1].flow_node_name: no node is named or aliased "
         f"'ghost'; the nodes are ['stage_a_fnode', 'stage_b_fnode', 'stage_c_fnode']")
 
 
-@pytest.mark.parametrize("document, expected", [
-    ([], "$: expected an object, got a list"),
-    ({"keep_logic_device_order": True}, "$: expected 'deploy_info' or 'batch_deploy_info'"),
-    ({"batch_deploy_info": {}}, "$.batch_deploy_info: expected a list, got an object"),
-    ({"batch_deploy_info": ["a"]}, "$.batch_deploy_info[0]: expected an object, got a string"),
-    ({"batch_deploy_info": [{"flow_node_list": ["a"]}]}, "$.batch_deploy_info[0]: missing 'logic_device_list'"),
-    ({"batch_deploy_info": [{"flow_node_list": "a", "logic_device_list": "0:0:1"}]},
-     "$.batch_deploy_info[0].flow_node_list: expected a list, got a string"),
-    ({"batch_deploy_info": [{"flow_node_list": ["a", 7], "logic_device_list": "0:0:1"}]},
-     "$.batch_deploy_info[0].flow_node_list[1]: expected a string, got an integer"),
-    ({"batch_deploy_info": [{"flow_node_list": ["a"], "logic_device_list": "0:0:1,0:0:2"}]},
-     "$.batch_deploy_info[0].logic_device_list: '0:0:1,0:0:2' lists several devices; give one device "
-     "per entry"),
-    ({"deploy_info": [{"flow_node_name": "a", "logic_device_id": "0:0"}]},
-     "$.deploy_info[0].logic_device_id: '0:0' is not a device id cluster:server:device[:numa] of "
-     "numbers up to 5 digits"),
-    ({"deploy_info": [{"flow_node_name": "a", "logic_device_id": 1}]},
-     "$.deploy_info[0].logic_device_id: expected a string, got an integer"),
-    ({"deploy_info": [{"flow_node_name": "a", "logic_device_id": "0:0:1"},
-                      {"flow_node_name": "a", "logic_device_id": "0:0:2"}]},
-     "$.deploy_info[1].flow_node_name: node 'a' is already placed by $.deploy_info[0].flow_node_name"),
-])
-def test_deploy_info_defects_name_the_file_and_json_path(tmp_path, document, expected):
-    path = write_json(tmp_path / "deploy.json", document)
+def test_every_node_must_be_placed(files, tmp_path):
+    deploy = {"batch_deploy_info": DEPLOY["batch_deploy_info"]}
+    files["ge.experiment.data_flow_deploy_info_path"] = path = write_json(tmp_path / "partial.json", deploy)
+    x = df.FlowData(name="x")
+    last = stage_c.fnode()
+    graph = df.FlowGraph([last(stage_b.fnode().set_alias("middle")(stage_a.fnode()(x)))])
     with pytest.raises(GeError) as error:
-        load_deploy_info(path)
-    assert str(error.value) == f"file={path}; {expected}"
+        dfir.compile(graph, files)
+    assert str(error.value) == (
+        f"dfir.compile failed; file={path}; $: node \"stage_c_fnode\" ({last.loc}) is not placed: name "
+        "it or its alias in a flow_node_list or deploy_info entry")
 
 
-@pytest.mark.parametrize("document, expected", [
-    ({}, "$: missing 'cluster'"),
-    ({"cluster": [{"cluster_nodes": [{"item_list": []}]}]}, "$.cluster[0].cluster_nodes[0]: missing 'node_id'"),
-    ({"cluster": [{"cluster_nodes": [{"node_id": True, "item_list": []}]}]},
-     "$.cluster[0].cluster_nodes[0].node_id: expected an integer, got a boolean"),
-    ({"cluster": [{"cluster_nodes": [{"node_id": 0, "item_list": [{"item_id": "1"}]}]}]},
-     "$.cluster[0].cluster_nodes[0].item_list[0].item_id: expected an integer, got a string"),
-    ({"cluster": [{"cluster_nodes": [{"node_id": -1, "item_list": []}]}]},
-     "$.cluster[0].cluster_nodes[0].node_id: expected a non-negative integer, got -1"),
-])
-def test_resource_config_defects_name_the_file_and_json_path(tmp_path, document, expected):
-    path = write_json(tmp_path / "resources.json", document)
+def test_a_node_placed_by_its_name_and_its_alias_is_refused(files, tmp_path):
+    deploy = {**DEPLOY, "deploy_info": [*DEPLOY["deploy_info"],
+                                        {"flow_node_name": "stage_b_fnode", "logic_device_id": "0:0:1"}]}
+    files["ge.experiment.data_flow_deploy_info_path"] = path = write_json(tmp_path / "both.json", deploy)
     with pytest.raises(GeError) as error:
-        load_resource_devices(path)
-    assert str(error.value) == f"file={path}; {expected}"
-
-
-def test_the_resource_config_declares_cluster_server_and_item(tmp_path):
-    document = {"cluster": [RESOURCES["cluster"][0],
-                            {"cluster_nodes": [{"node_id": 3, "item_list": [{"item_id": 0}]}]}]}
-    devices = load_resource_devices(write_json(tmp_path / "resources.json", document)).devices
-    assert devices == {(0, 0, 1), (0, 0, 2), (1, 3, 0)}
+        dfir.compile(three_stages(), files)
+    assert str(error.value) == (
+        f"dfir.compile failed; file={path}; $.batch_deploy_info[0].flow_node_list[0]: node 'stage_b_fnode' "
+        "is placed by its alias 'middle' and by its name at $.deploy_info[1].flow_node_name")

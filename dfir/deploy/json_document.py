@@ -1,5 +1,5 @@
-"""A JSON document being read by a loader: typed field access whose errors name the file and the
-JSON path (`$.batch_deploy_info[0].logic_device_list: expected a string, got a list`)."""
+"""A JSON document being read by a loader: typed field access whose errors name the file, the
+JSON path and the value (`$.keep_logic_device_order: expected a boolean, got a string "yes"`)."""
 from __future__ import annotations
 
 import json
@@ -9,10 +9,23 @@ from dfir.ge.error import GeError
 
 _KINDS = {dict: "an object", list: "a list", str: "a string", int: "an integer", float: "a number",
           bool: "a boolean", type(None): "null"}
+_SHOWN_CHARS = 60
 
 
 def kind_of(value: Any) -> str:
     return _KINDS.get(type(value), type(value).__name__)
+
+
+def shown(value: Any) -> str:
+    """`value` as JSON, cut to a readable length for an error message."""
+    text = json.dumps(value, ensure_ascii=False)
+    return text if len(text) <= _SHOWN_CHARS else text[:_SHOWN_CHARS - 3] + "..."
+
+
+def is_kind(value: Any, kind: type | tuple[type, ...]) -> bool:
+    """Whether `value` is a `kind` in JSON's sense: a boolean is no integer."""
+    kinds = kind if isinstance(kind, tuple) else (kind,)
+    return any(isinstance(value, k) and not (k is int and isinstance(value, bool)) for k in kinds)
 
 
 class JsonDocument:
@@ -35,10 +48,11 @@ class JsonDocument:
     def error(self, where: str, problem: str) -> GeError:
         return GeError(f"{where}: {problem}", context={"file": self.path})
 
-    def expect(self, value: Any, kind: type, where: str) -> Any:
-        """`value` when it is a `kind` (bool is no int here), else a GeError at `where`."""
-        if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
-            raise self.error(where, f"expected {_KINDS[kind]}, got {kind_of(value)}")
+    def expect(self, value: Any, kind: type | tuple[type, ...], where: str) -> Any:
+        """`value` when it is a `kind`, else a GeError at `where` naming the value."""
+        if not is_kind(value, kind):
+            kinds = " or ".join(_KINDS[k] for k in (kind if isinstance(kind, tuple) else (kind,)))
+            raise self.error(where, f"expected {kinds}, got {kind_of(value)} {shown(value)}")
         return value
 
     def field(self, parent: dict, where: str, key: str, kind: type, default: Any = ...) -> Any:

@@ -5,6 +5,7 @@
     dfir run model.om --input NAME=FILE.npy ... [--output-dir DIR] [--timeout MS]
     dfir cache ls|verify|prune DIR [--keep N]
     dfir udf new NAME [--lang python|cpp] [--dir PARENT]
+    dfir deploy template SCRIPT.py -o deploy.json [--graph NAME] [--device 0:0:0:0]
 
 Thin: it parses arguments and calls the library. A GeError prints ``error: <message>`` on
 stderr and exits with status 1.
@@ -58,7 +59,31 @@ def _parser() -> argparse.ArgumentParser:
     run_cmd.set_defaults(command=_run)
     _add_cache_commands(commands)
     _add_udf_commands(commands)
+    _add_deploy_commands(commands)
     return parser
+
+
+def _add_deploy_commands(commands) -> None:
+    deploy_cmd = commands.add_parser("deploy", help="work with deploy info files")
+    actions = deploy_cmd.add_subparsers(required=True, metavar="ACTION")
+    template_cmd = actions.add_parser("template",
+                                      help="write a deploy info file that places every node of a FlowGraph")
+    template_cmd.add_argument("script", help="a Python script that builds a FlowGraph")
+    template_cmd.add_argument("-o", "--output", required=True, help="the deploy info file to write")
+    template_cmd.add_argument("--graph",
+                              help="the global variable holding the FlowGraph (when there are several)")
+    template_cmd.add_argument("--device", default="0:0:0:0", metavar="DEVICES",
+                              help="the logic_device_list of every node (default: 0:0:0:0)")
+    template_cmd.set_defaults(command=_deploy_template)
+
+
+def _deploy_template(args: argparse.Namespace) -> int:
+    from dfir.dataflow import FlowGraph
+    from dfir.deploy.template import write_deploy_template
+    graph = find_graph(_script_globals(args.script), args.graph, (FlowGraph,))
+    count = write_deploy_template(graph, args.output, args.device)
+    print(f"wrote {args.output}: {count} node{'' if count == 1 else 's'} on {args.device}")
+    return 0
 
 
 def _add_udf_commands(commands) -> None:

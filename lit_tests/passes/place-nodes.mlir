@@ -1,15 +1,12 @@
 // place-nodes gives every node without a `device` the default device (the host unless
 // `default-device` names another); nodes that already have one keep it. The option's value is
 // quoted: the pass pipeline syntax reads 0:0:1:0 and -1 unquoted as something else.
-// With `deploy-info`, the nodes the file names (by name or alias) get its devices, which the
-// `resource-config` file must declare (Inputs/place-nodes/).
-// RUN: dfir-opt %s -p place-nodes | filecheck %s --check-prefixes=CHECK,HOST,DEFAULT
-// RUN: dfir-opt %s -p 'place-nodes{default-device=host}' | filecheck %s --check-prefixes=CHECK,HOST,DEFAULT
-// RUN: dfir-opt %s -p 'place-nodes{default-device="-1"}' | filecheck %s --check-prefixes=CHECK,HOST,DEFAULT
-// RUN: dfir-opt %s -p 'place-nodes{default-device="0:0:1:0"}' | filecheck %s --check-prefixes=CHECK,NUMA,DEFAULT
-// RUN: dfir-opt %s -p 'place-nodes{default-device="0:1:2"}' | filecheck %s --check-prefixes=CHECK,DEVICE,DEFAULT
-// RUN: dfir-opt %s -p 'place-nodes{deploy-info="%S/Inputs/place-nodes/deploy.json" resource-config="%S/Inputs/place-nodes/resources.json"}' | filecheck %s --check-prefixes=CHECK,DEPLOY
-// RUN: dfir-opt %s -p 'place-nodes{deploy-info="%S/Inputs/place-nodes/deploy.json"}' | filecheck %s --check-prefixes=CHECK,DEPLOY
+// Without `deploy-info` every node has one instance; place-nodes-deploy.mlir places by a file.
+// RUN: dfir-opt %s -p place-nodes | filecheck %s --check-prefixes=CHECK,HOST
+// RUN: dfir-opt %s -p 'place-nodes{default-device=host}' | filecheck %s --check-prefixes=CHECK,HOST
+// RUN: dfir-opt %s -p 'place-nodes{default-device="-1"}' | filecheck %s --check-prefixes=CHECK,HOST
+// RUN: dfir-opt %s -p 'place-nodes{default-device="0:0:1:0"}' | filecheck %s --check-prefixes=CHECK,NUMA
+// RUN: dfir-opt %s -p 'place-nodes{default-device="0:1:2"}' | filecheck %s --check-prefixes=CHECK,DEVICE
 
 df.func_pp @unary_pp [#df.func<"f"(0) -> (0)>] {kind = "py_func"}
 
@@ -18,8 +15,6 @@ df.func_pp @unary_pp [#df.func<"f"(0) -> (0)>] {kind = "py_func"}
 // CHECK-NEXT:    %unplaced_in = df.data "in" index 0
 // HOST-NEXT:     %unplaced_a = df.node "a"(%unplaced_in) pp @unary_pp {device = #df.device<host>} : 1 -> 1
 // HOST-NEXT:     %unplaced_b = df.node "b"(%unplaced_a) pp @unary_pp {loc = "b.py:3", device = #df.device<host>} : 1 -> 1
-// DEPLOY-NEXT:   %unplaced_a = df.node "a"(%unplaced_in) pp @unary_pp {device = #df.device<0:0:1>} : 1 -> 1
-// DEPLOY-NEXT:   %unplaced_b = df.node "b"(%unplaced_a) pp @unary_pp {loc = "b.py:3", device = #df.device<host>} : 1 -> 1
 // NUMA-NEXT:     %unplaced_a = df.node "a"(%unplaced_in) pp @unary_pp {device = #df.device<0:0:1:0>} : 1 -> 1
 // NUMA-NEXT:     %unplaced_b = df.node "b"(%unplaced_a) pp @unary_pp {loc = "b.py:3", device = #df.device<0:0:1:0>} : 1 -> 1
 // DEVICE-NEXT:   %unplaced_a = df.node "a"(%unplaced_in) pp @unary_pp {device = #df.device<0:1:2>} : 1 -> 1
@@ -39,7 +34,6 @@ df.graph @unplaced attributes {options = {}} {
 // CHECK-NEXT:    %partly_pinned = df.node "pinned"(%partly_in) pp @unary_pp {device = #df.device<1:0:3>} : 1 -> 1
 // CHECK-NEXT:    %partly_on_host = df.node "on_host"(%partly_pinned) pp @unary_pp {device = #df.device<host>} : 1 -> 1
 // HOST-NEXT:     %partly_free = df.node "free"(%partly_on_host) pp @unary_pp {device = #df.device<host>} : 1 -> 1
-// DEPLOY-NEXT:   %partly_free = df.node "free"(%partly_on_host) pp @unary_pp {device = #df.device<host>} : 1 -> 1
 // NUMA-NEXT:     %partly_free = df.node "free"(%partly_on_host) pp @unary_pp {device = #df.device<0:0:1:0>} : 1 -> 1
 // DEVICE-NEXT:   %partly_free = df.node "free"(%partly_on_host) pp @unary_pp {device = #df.device<0:1:2>} : 1 -> 1
 // CHECK-NEXT:    df.output %partly_free
@@ -50,27 +44,4 @@ df.graph @partly_placed attributes {options = {}} {
   %partly_on_host = df.node "on_host"(%partly_pinned) pp @unary_pp {device = #df.device<host>} : 1 -> 1
   %partly_free = df.node "free"(%partly_on_host) pp @unary_pp : 1 -> 1
   df.output %partly_free
-}
-
-// The deploy info places by name or alias, over a device already set; a node it does not name
-// is placed as without it.
-// CHECK-LABEL: df.graph @deployed
-// CHECK-NEXT:    %deployed_in = df.data "in" index 0
-// DEPLOY-NEXT:   %deployed_c = df.node "c"(%deployed_in) pp @unary_pp {device = #df.device<0:0:2:0>} : 1 -> 1
-// DEPLOY-NEXT:   %deployed_x = df.node "x"(%deployed_c) pp @unary_pp {alias = "b_alias", device = #df.device<0:0:1>} : 1 -> 1
-// DEPLOY-NEXT:   %deployed_a = df.node "a"(%deployed_x) pp @unary_pp {device = #df.device<0:0:1>} : 1 -> 1
-// DEPLOY-NEXT:   %deployed_free = df.node "free"(%deployed_a) pp @unary_pp {device = #df.device<host>} : 1 -> 1
-// DEFAULT-NEXT:  %deployed_c = df.node "c"(%deployed_in) pp @unary_pp {device = #df.device<{{host|0:0:1:0|0:1:2}}>} : 1 -> 1
-// DEFAULT-NEXT:  %deployed_x = df.node "x"(%deployed_c) pp @unary_pp {alias = "b_alias", device = #df.device<{{host|0:0:1:0|0:1:2}}>} : 1 -> 1
-// DEFAULT-NEXT:  %deployed_a = df.node "a"(%deployed_x) pp @unary_pp {device = #df.device<1:0:3>} : 1 -> 1
-// DEFAULT-NEXT:  %deployed_free = df.node "free"(%deployed_a) pp @unary_pp {device = #df.device<{{host|0:0:1:0|0:1:2}}>} : 1 -> 1
-// CHECK-NEXT:    df.output %deployed_free
-// CHECK-NEXT:  }
-df.graph @deployed attributes {options = {}} {
-  %deployed_in = df.data "in" index 0
-  %deployed_c = df.node "c"(%deployed_in) pp @unary_pp : 1 -> 1
-  %deployed_x = df.node "x"(%deployed_c) pp @unary_pp {alias = "b_alias"} : 1 -> 1
-  %deployed_a = df.node "a"(%deployed_x) pp @unary_pp {device = #df.device<1:0:3>} : 1 -> 1
-  %deployed_free = df.node "free"(%deployed_a) pp @unary_pp : 1 -> 1
-  df.output %deployed_free
 }

@@ -14,6 +14,7 @@ namespace py = pybind11;
 void SetupOmBindings(py::module_& m);
 void SetupRuntimeBindings(py::module_& m);
 void SetupUdfBindings(py::module_& m);
+void SetupAlignBindings(py::module_& m);
 
 namespace {
 
@@ -51,4 +52,5 @@ PYBIND11_MODULE(_native, m) {
   SetupOmBindings(m);
   SetupRuntimeBindings(m);
   SetupUdfBindings(m);
+  SetupAlignBindings(m);
 }

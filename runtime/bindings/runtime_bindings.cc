@@ -36,6 +36,7 @@ struct PythonTypes {
   py::object meta_type;     // dfir.runtime.messages.TransactionMeta
   std::vector<py::object> kinds;  // the members of dfir.runtime.messages.Kind, in order
   py::object object_kind;         // Kind.OBJECT: its payload is pickled
+  rt::MessageKind tensor_kind = 0;  // the position of Kind.TENSOR (the member named TENSOR)
   std::vector<std::pair<py::object, py::object>> other_fields;  // Message fields the codec leaves at their default
   py::object dumps;               // bytes of a Python object (cloudpickle)
   py::object loads;
@@ -166,6 +167,28 @@ void EncodeMeta(const py::handle& meta, rt::MessageRecord& record) {
   std::memcpy(record.user_data, bytes, static_cast<size_t>(size));
 }
 
+// Copies the fields of a (transaction_id, start_time, end_time, flow_flags, user_data) tuple into
+// `record`, as EncodeMeta copies a TransactionMeta's.
+void EncodeMetaFields(const py::tuple& fields, rt::MessageRecord& record) {
+  if (fields.size() != 5) {
+    throw rt::RuntimeError("transaction fields must be (transaction_id, start_time, end_time, flow_flags, "
+                           "user_data), got " + std::to_string(fields.size()) + " items");
+  }
+  record.transaction_id = fields[0].cast<uint64_t>();
+  record.start_time = fields[1].cast<int64_t>();
+  record.end_time = fields[2].cast<int64_t>();
+  record.flow_flags = fields[3].cast<uint32_t>();
+  char* bytes = nullptr;
+  Py_ssize_t size = 0;
+  if (PyBytes_AsStringAndSize(fields[4].ptr(), &bytes, &size) != 0) throw py::error_already_set();
+  if (size > rt::kUserDataBytes) {
+    throw rt::RuntimeError("transaction user data has " + std::to_string(size) + " bytes; at most " +
+                           std::to_string(rt::kUserDataBytes) + " travel with a message");
+  }
+  record.user_data_size = static_cast<uint32_t>(size);
+  std::memcpy(record.user_data, bytes, static_cast<size_t>(size));
+}
+
 rt::MessageKind KindIndex(const py::object& kind) {
   const std::vector<py::object>& kinds = Types().kinds;
   for (size_t i = 0; i < kinds.size(); ++i) {
@@ -205,6 +228,14 @@ class Encoder {
     std::string error = Get(message, Name().error).cast<std::string>();
     if (error.empty()) return true;
     return EncodeBytes(py::bytes(error), rt::BodyEncoding::kText, record);
+  }
+
+  // Fills `record` as Encode fills it for a tensor message whose metadata `header` holds (its
+  // fields up to the body: transaction, kind, labels; the body fields zero) and whose payload is
+  // `array`, a numpy array.
+  bool EncodeArray(const rt::MessageRecord& header, const py::object& array, rt::MessageRecord& record) {
+    std::memcpy(&record, &header, offsetof(rt::MessageRecord, inline_bytes));
+    return EncodeTensor(array, record);
   }
 
  private:
@@ -512,6 +543,72 @@ class PyRegion {
     return StatusCode(rt::WaitStatus::kReady);
   }
 
+  // Puts one transaction of tensors without Message objects: `arrays[k]` (a numpy array, or None:
+  // not fed) goes to every channel of `routes[k]` (shared channels) as Put would put
+  // Message.tensor(meta, arrays[k]); `fields` is (transaction_id, start_time, end_time, flow_flags,
+  // user_data). Each array is encoded once. All or nothing, statuses as Put.
+  int PutArrays(const py::sequence& routes, const py::sequence& arrays, const py::tuple& fields, int64_t timeout_ms) {
+    CheckConfigured();
+    if (routes.size() != arrays.size()) {
+      throw rt::RuntimeError("put_arrays needs one route per array: " + std::to_string(routes.size()) +
+                             " routes, " + std::to_string(arrays.size()) + " arrays");
+    }
+    if (region_->closing()) return StatusCode(rt::WaitStatus::kClosed);
+    rt::Deadline deadline = rt::Deadline::AfterMs(timeout_ms);
+    rt::MessageRecord header;
+    std::memset(&header, 0, offsetof(rt::MessageRecord, inline_bytes));
+    EncodeMetaFields(fields, header);
+    header.kind = Types().tensor_kind;
+    std::vector<uint32_t> channels;
+    std::vector<rt::MessageRecord> records;
+    Encoder encoder(region_, deadline);
+    auto release_all = [&] {
+      for (const rt::MessageRecord& record : records) ReleaseBody(*region_, record);
+    };
+    try {
+      for (size_t k = 0; k < arrays.size(); ++k) {
+        py::object array = arrays[k];
+        if (array.is_none()) continue;
+        bool first = true;
+        for (const py::handle& item : routes[k].cast<py::sequence>()) {
+          uint32_t channel = item.cast<uint32_t>();
+          if (!IsShared(channel)) throw rt::RuntimeError("put_arrays needs shared channels; " +
+                                                         std::to_string(channel) + " is local");
+          records.emplace_back();
+          if (first) {
+            if (!encoder.EncodeArray(header, array, records.back())) {
+              records.pop_back();
+              release_all();
+              return StatusCode(region_->closing() ? rt::WaitStatus::kClosed : rt::WaitStatus::kTimeout);
+            }
+            first = false;
+          } else {  // the same body on one more channel: one more reference, no copy
+            records.back() = records[records.size() - 2];
+            if (records.back().inline_body == 0 && records.back().block != 0) region_->arena().Retain(records.back().block);
+          }
+          channels.push_back(channel);
+        }
+      }
+    } catch (...) {
+      release_all();
+      throw;
+    }
+    if (channels.empty()) return StatusCode(rt::WaitStatus::kReady);
+    rt::WaitStatus status = rt::WaitStatus::kReady;
+    if (!AllHaveRoom(channels)) {
+      py::gil_scoped_release unlocked;
+      status = region_->WaitForRoom(channels, deadline);
+    }
+    if (status != rt::WaitStatus::kReady) {
+      release_all();
+      return StatusCode(status);
+    }
+    py::object none = py::none();
+    for (size_t i = 0; i < channels.size(); ++i) PushOne(channels[i], none, records[i], deadline);
+    RingConsumers(channels);
+    return StatusCode(rt::WaitStatus::kReady);
+  }
+
   // Up to `max_sets` tuples holding one message from each channel, once all of them hold one;
   // [] on timeout; None once the region closes.
   py::object Take(const std::vector<uint32_t>& channels, uint32_t bell, uint32_t max_sets, int64_t timeout_ms) {
@@ -720,6 +817,11 @@ class PyLedger {
  public:
   explicit PyLedger(size_t capacity) : ledger_(capacity) {}
   void Open(const py::handle& meta) { ledger_.Open(InfoOf(meta)); }
+  void OpenFields(const py::tuple& fields) {
+    rt::MessageRecord record{};
+    EncodeMetaFields(fields, record);
+    ledger_.Open(InfoOf(record));
+  }
   bool Settle(uint64_t transaction_id) { return ledger_.Settle(transaction_id); }
   py::object TakeOldest() {
     CheckConfigured();
@@ -738,6 +840,8 @@ void BindRegion(py::module_& m) {
                     const std::string&>(),
            py::arg("bells"), py::arg("channels"), py::arg("workers"), py::arg("arena_bytes"), py::arg("name"))
       .def("put", &PyRegion::Put, py::arg("targets"), py::arg("timeout_ms"))
+      .def("put_arrays", &PyRegion::PutArrays, py::arg("routes"), py::arg("arrays"), py::arg("fields"),
+           py::arg("timeout_ms"))
       .def("take", &PyRegion::Take, py::arg("channels"), py::arg("bell"), py::arg("max_sets"), py::arg("timeout_ms"))
       .def("wait_for_change", &PyRegion::WaitForChange, py::arg("channels"), py::arg("bell"), py::arg("stalled"),
            py::arg("timeout_ms"))
@@ -771,13 +875,11 @@ void BindRegion(py::module_& m) {
 }
 
 void BindRouting(py::module_& m) {
-  py::class_<rt::Dispatcher>(m, "Dispatcher", "Round-robin by transaction id over a node's instances.")
-      .def(py::init<uint32_t>(), py::arg("instances"))
-      .def_property_readonly("instances", &rt::Dispatcher::instances)
-      .def("route", &rt::Dispatcher::Route, py::arg("transaction_id"));
   py::class_<PyLedger>(m, "TransactionLedger", "The fed transactions with no output seen yet.")
       .def(py::init<size_t>(), py::arg("capacity"))
       .def("open", &PyLedger::Open, py::arg("meta"))
+      .def("open_fields", &PyLedger::OpenFields, py::arg("fields"),
+           "As open, for a (transaction_id, start_time, end_time, flow_flags, user_data) tuple.")
       .def("settle", &PyLedger::Settle, py::arg("transaction_id"))
       .def("take_oldest", &PyLedger::TakeOldest)
       .def_property_readonly("open_count", &PyLedger::open);
@@ -795,7 +897,12 @@ void SetupRuntimeBindings(py::module_& m) {
         types.message_type = std::move(message_type);
         types.meta_type = std::move(meta_type);
         types.kinds.clear();
-        for (const py::handle& kind : kinds) types.kinds.push_back(py::reinterpret_borrow<py::object>(kind));
+        for (const py::handle& kind : kinds) {
+          if (py::str(kind.attr("name")).cast<std::string>() == "TENSOR") {
+            types.tensor_kind = static_cast<rt::MessageKind>(types.kinds.size());
+          }
+          types.kinds.push_back(py::reinterpret_borrow<py::object>(kind));
+        }
         types.object_kind = std::move(object_kind);
         types.other_fields.clear();
         for (const auto& [field, value] : other_fields) {

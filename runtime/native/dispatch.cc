@@ -4,7 +4,7 @@
 
 namespace dfir::rt {
 
-Dispatcher::Dispatcher(uint32_t instances) : instances_(instances) {
+InstanceDispatcher::InstanceDispatcher(uint32_t instances, DispatchRule rule) : instances_(instances), rule_(rule) {
   if (instances == 0) throw RuntimeError("a dispatcher needs at least 1 instance, got 0");
 }
 

@@ -10,16 +10,28 @@
 
 namespace dfir::rt {
 
-// Picks the instance of a replicated node that serves a transaction: round-robin by
-// transaction id, so every message of one transaction reaches the same instance.
-class Dispatcher {
+// How a replicated node's messages are spread over its instances (the plan's `dispatch`).
+enum class DispatchRule : uint8_t {
+  kRoundRobin,  // transaction_id % N
+  kRouteLabel,  // (route_label - 1) % N for a message with a route label, else round-robin
+};
+
+// Picks the instance of an N-instance node that receives one message, by the node's rule.
+// A message without a route label (0) always goes by transaction id, so every unlabelled
+// message of one transaction reaches the same instance.
+class InstanceDispatcher {
  public:
-  explicit Dispatcher(uint32_t instances);
+  InstanceDispatcher(uint32_t instances, DispatchRule rule);
   uint32_t instances() const { return instances_; }
-  uint32_t Route(uint64_t transaction_id) const { return static_cast<uint32_t>(transaction_id % instances_); }
+  DispatchRule rule() const { return rule_; }
+  uint32_t Route(uint64_t transaction_id, uint32_t route_label) const {
+    if (rule_ == DispatchRule::kRouteLabel && route_label != 0) return (route_label - 1) % instances_;
+    return static_cast<uint32_t>(transaction_id % instances_);
+  }
 
  private:
   uint32_t instances_;
+  DispatchRule rule_;
 };
 
 // The metadata of one transaction, as its messages carry it.
