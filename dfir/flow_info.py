@@ -6,6 +6,9 @@ from enum import IntEnum
 from dfir.ge.error import GeError
 
 
+_new_object = object.__new__
+
+
 class FlowFlag(IntEnum):
     DATA_FLOW_FLAG_EOS = 1 << 0
     DATA_FLOW_FLAG_SEG = 1 << 1
@@ -22,6 +25,20 @@ class FlowInfo:
         self.transaction_id = transaction_id
         self._user_data = bytearray(self.MAX_USER_DATA_SIZE)
         self._data_size = 0
+
+    @classmethod
+    def of_fields(cls, start_time: int, end_time: int, flow_flags: int, transaction_id: int,
+                  user_data: bytes) -> FlowInfo:
+        """A FlowInfo with these fields and `user_data` (at most MAX_USER_DATA_SIZE bytes, not
+        checked) set at offset 0, built without the checks of `set_user_data`."""
+        info = _new_object(cls)
+        info.start_time = start_time
+        info.end_time = end_time
+        info.flow_flags = flow_flags
+        info.transaction_id = transaction_id
+        info._user_data = bytearray(user_data.ljust(cls.MAX_USER_DATA_SIZE, b"\0"))
+        info._data_size = len(user_data)
+        return info
 
     @property
     def user_data(self) -> bytearray:

@@ -51,6 +51,22 @@ class Tensor:
         self._array = array
         self._desc = tensor_desc or TensorDesc(dt.from_numpy(array.dtype), list(array.shape))
 
+    @classmethod
+    def of_array(cls, array: np.ndarray) -> Tensor:
+        """`Tensor(array)` for a numpy array whose dtype has a GE data type (GeError otherwise),
+        without re-validating its description: descriptions are shared per (dtype, shape)."""
+        key = (array.dtype, array.shape)
+        desc = _described.get(key)
+        if desc is None:
+            desc = TensorDesc(dt.from_numpy(array.dtype), list(array.shape))
+            if len(_described) >= _MAX_DESCRIBED:
+                _described.clear()
+            _described[key] = desc
+        tensor = _new_object(cls)
+        tensor._array = array
+        tensor._desc = desc
+        return tensor
+
     @property
     def tensor_desc(self) -> TensorDesc:
         return self._desc
@@ -75,6 +91,11 @@ class Tensor:
 
     def __repr__(self) -> str:
         return f"Tensor({self._array!r}, tensor_desc={self._desc})"
+
+
+_new_object = object.__new__
+_described: dict[tuple[np.dtype, tuple[int, ...]], TensorDesc] = {}  # Tensor.of_array's descriptions
+_MAX_DESCRIBED = 256
 
 
 def alloc_tensor(shape: Sequence[int], dtype, align: int = 64) -> Tensor:

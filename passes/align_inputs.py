@@ -3,10 +3,10 @@
 Reads: each graph's `align` property (`set_inputs_align_attrs`: `#df.align<cache = C, timeout =
 T[, dropout]>`, C in [0, 1024], T -1 or in (0, 600000] ms, checked by the attribute) and the
 funcs of each node's process point. Writes `align = #df.align<...>` on every node with >= 2
-inputs whose process point has a plain (not `stream_input`) func with >= 2 inputs: the runtime
-then pairs that func's inputs by (transaction id, data label) instead of in arrival order. A node
-whose multi-input funcs all take their inputs as queues (`stream_input`) pairs them itself and is
-skipped; GE graph nodes have no funcs and are not aligned. Cache 0 switches alignment off: no
+inputs whose process point is a GE graph (which takes all its inputs at once) or has a plain
+(not `stream_input`) func with >= 2 inputs: the runtime then pairs those inputs by (transaction
+id, data label) instead of in arrival order. A node whose multi-input funcs all take their inputs
+as queues (`stream_input`) pairs them itself and is skipped. Cache 0 switches alignment off: no
 attribute is written.
 
     df.graph @g attributes {align = #df.align<cache = 256, timeout = 60000>} {
@@ -27,22 +27,26 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Operation
 from xdsl.passes import ModulePass
 
-from dfir.dialects.df import FuncPpOp, GraphOp, NodeOp
+from dfir.dialects.df import FuncPpOp, GraphOp, GraphPpOp, NodeOp
 from dfir.dialects.df_attrs import InstanceAttr
 
 
 class Pairing(Enum):
     """How a node pairs the messages of its inputs."""
 
-    NONE = "none"           # fewer than 2 inputs, or a GE graph: nothing to align
-    PLAIN = "plain"         # a plain func with >= 2 inputs: the runtime pairs them (alignable)
+    NONE = "none"           # no func takes 2 inputs or more: nothing to align
+    PLAIN = "plain"         # a GE graph or a plain func with >= 2 inputs: the runtime pairs them
     STREAM = "stream"       # only stream-input funcs take >= 2 inputs: the UDF pairs them itself
 
 
 def pairing(node: NodeOp, pps: dict[str, Operation]) -> Pairing:
     """How `node` pairs its inputs, given the module's process points by symbol."""
     pp = pps.get(node.pp.root_reference.data)
-    if node.input_num.data < 2 or not isinstance(pp, FuncPpOp):
+    if node.input_num.data < 2:
+        return Pairing.NONE
+    if isinstance(pp, GraphPpOp):
+        return Pairing.PLAIN
+    if not isinstance(pp, FuncPpOp):
         return Pairing.NONE
     multi = [func for func in pp.funcs if len(func.input_ports) >= 2]
     if any(not func.is_stream_input for func in multi):
@@ -51,7 +55,7 @@ def pairing(node: NodeOp, pps: dict[str, Operation]) -> Pairing:
 
 
 def _process_points(module: ModuleOp) -> dict[str, Operation]:
-    return {op.sym_name.data: op for op in module.ops if isinstance(op, FuncPpOp)}
+    return {op.sym_name.data: op for op in module.ops if isinstance(op, FuncPpOp | GraphPpOp)}
 
 
 def _aligned_graphs(module: ModuleOp) -> list[GraphOp]:

@@ -112,8 +112,18 @@ class Region:
         """`channels`: ("shared" | "local", capacity, consumer doorbell) each."""
     def put(self, targets: list[tuple[int, Any]], timeout_ms: int) -> int:
         """Put each message on its channel, all or nothing, once every channel has room."""
+    def put_arrays(self, routes: list[tuple[int, ...]], arrays: list[Any], fields: tuple, timeout_ms: int,
+                   ledger: TransactionLedger | None = None) -> int:
+        """Put `arrays[k]` (None: not fed) on every shared channel of `routes[k]` as tensors of the
+        transaction `fields` (transaction_id, start_time, end_time, flow_flags, user_data), all or
+        nothing; the `ledger` opens the transaction once it is put."""
     def take(self, channels: list[int], bell: int, max_sets: int, timeout_ms: int) -> list[tuple[Any, ...]] | None:
         """Up to `max_sets` sets of one message per channel; [] on timeout; None once closed."""
+    def take_tensors(self, channels: list[int], bell: int, timeout_ms: int,
+                     ledger: TransactionLedger | None = None) -> tuple[tuple, list[Any]] | list[Any] | None:
+        """One set: (fields, arrays) when every message is a plain tensor of one transaction, else its
+        Messages (a list); [] on timeout; None once closed. The `ledger` settles the first message's
+        transaction."""
     def wait_for_change(self, channels: list[int], bell: int, stalled: int, timeout_ms: int) -> int:
         """Until the channels hold n > 0 messages in all, n != `stalled` (-1: any n)."""
     def wait_for_close(self, bell: int, timeout_ms: int) -> int: ...
@@ -148,6 +158,7 @@ class TransactionLedger:
 
     def __init__(self, capacity: int) -> None: ...
     def open(self, meta: Any) -> None: ...
+    def open_fields(self, fields: tuple) -> None: ...
     def settle(self, transaction_id: int) -> bool: ...
     def take_oldest(self) -> Any | None: ...
     @property

@@ -12,11 +12,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Callable, Collection, Iterable, Iterator, NamedTuple, Sequence
 
+import numpy as np
+
 from dfir.flow_func.queue import FlowMsgQueue
 from dfir.flow_func.status import FLOW_FUNC_FAILED
 from dfir.ge.error import GeError
 from dfir.runtime import udf
-from dfir.runtime.messages import Kind, Message, MessageError, TransactionMeta
+from dfir.runtime.messages import Kind, Message, MessageError, TransactionMeta, new_message
 from dfir.runtime.scheduler import FuncSpec, InputStream, NodeSpec, OutputSet, Source
 from dfir.runtime.udf_project import ExceptionBoard, ProjectEnv, project_funcs
 
@@ -197,8 +199,27 @@ class UdfCall:
         self._eager = not self.stream_input and not self.is_generator
         self._single_output = len(self.outputs) == 1 and self.choice_output is None
 
+    @property
+    def plain_single(self) -> bool:
+        """Whether every call emits exactly one message on one output: `call_one` applies."""
+        return self._eager and self._single_output
+
     def __call__(self, inputs: list) -> Iterable[OutputSet]:
         return self._call_eagerly(inputs) if self._eager else self._call_lazily(inputs)
+
+    def call_one(self, message: Message) -> Message:
+        """The one output message of a `plain_single` func called on one input `message` that is
+        not an error message: what `self([message])` emits, without building output sets."""
+        try:
+            result = self.fn(message.payload)
+            if type(result) is np.ndarray:  # the common case first, as Message.from_result
+                return new_message(message.meta, Kind.TENSOR, result)
+            return Message.from_result(message.meta, result)
+        except MemoryError:
+            raise  # as in _call_lazily
+        except Exception as exc:  # noqa: BLE001 - as in _call_lazily
+            return Message.failure(message.meta, FLOW_FUNC_FAILED, f"UDF {self.node}.{self.func} raised "
+                                                                   f"{type(exc).__name__}: {exc}")
 
     def _call_eagerly(self, inputs: list[Message]) -> list[OutputSet]:
         """A plain, non-generator func: its one output set, built before returning."""

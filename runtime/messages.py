@@ -87,11 +87,11 @@ class Message:
 
     @classmethod
     def tensor(cls, meta: TransactionMeta, array: Any) -> Message:
-        return _new_message(meta, Kind.TENSOR, array if type(array) is np.ndarray else np.asarray(array))
+        return new_message(meta, Kind.TENSOR, array if type(array) is np.ndarray else np.asarray(array))
 
     @classmethod
     def empty(cls, meta: TransactionMeta) -> Message:
-        return _new_message(meta, Kind.EMPTY, None)
+        return new_message(meta, Kind.EMPTY, None)
 
     @classmethod
     def failure(cls, meta: TransactionMeta, ret_code: int, error: str) -> Message:
@@ -102,7 +102,7 @@ class Message:
     def from_result(cls, meta: TransactionMeta, value: Any) -> Message:
         """A UDF's return value: array, `Tensor` or number -> tensor; None -> empty; else object."""
         if type(value) is np.ndarray:  # the common case first: one type check
-            return _new_message(meta, Kind.TENSOR, value)
+            return new_message(meta, Kind.TENSOR, value)
         if isinstance(value, Tensor):
             return cls.tensor(meta, value.numpy())
         if isinstance(value, (np.ndarray, np.generic, numbers.Number)):
@@ -148,4 +148,4 @@ def _message_factory() -> Any:
     return plain_message
 
 
-_new_message = _message_factory()
+new_message = _message_factory()  # new_message(meta, kind, payload): a plain message, fast

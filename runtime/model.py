@@ -24,6 +24,7 @@ from dfir.runtime.status import FEED_TIMEOUT, FETCH_TIMEOUT, PARAM_INVALID, SUCC
 from dfir.tensor import Tensor
 
 _MISSING = object()
+_SUCCEEDED = RetCode(SUCCESS)
 _OBJECT = np.dtype(object)
 
 
@@ -101,7 +102,14 @@ class RuntimeModel:
         transaction `([], its flow_info, its error code)`; on timeout `([], FlowInfo(),
         FETCH_TIMEOUT)`. An output holding a Python object gives PARAM_INVALID (use `fetch`).
         """
-        chosen, messages = self._fetch("fetch_data", indexes, timeout)
+        chosen, messages = self._fetch("fetch_data", indexes, timeout, self._scheduler.fetch_tensors)
+        if type(messages) is tuple:  # plain tensors, without Message objects
+            (transaction_id, start_time, end_time, flow_flags, user_data), arrays = messages
+            info = FlowInfo.of_fields(start_time, end_time, flow_flags, transaction_id, user_data)
+            try:
+                return [Tensor.of_array(array) for array in arrays], info, _SUCCEEDED
+            except GeError as exc:
+                return [], info, RetCode(PARAM_INVALID, exc.error_message)
         if not messages:
             return [], FlowInfo(), RetCode(FETCH_TIMEOUT, f"no result within {timeout} ms")
         for message in messages:
@@ -189,13 +197,14 @@ class RuntimeModel:
             return RetCode(SUCCESS)
         return RetCode(FEED_TIMEOUT, f"no room in the input channels within {timeout} ms")
 
-    def _fetch(self, api: str, indexes: Sequence[int] | None,
-               timeout: int) -> tuple[list[int], list[Message]]:
-        """The output indexes fetched and their messages (none on timeout)."""
+    def _fetch(self, api: str, indexes: Sequence[int] | None, timeout: int,
+               fetch: Callable[[list[int], int], Any] | None = None) -> tuple[list[int], Any]:
+        """The output indexes fetched and what `fetch` (default: the scheduler's `fetch`, one
+        message per output, none on timeout) returned for them."""
         self._check_open(api)
         _check_timeout(timeout)
         if indexes is None and self._all_outputs:
-            return self._all_outputs, self._fetch_from(api, self._all_outputs, timeout)
+            return self._all_outputs, self._fetch_from(api, self._all_outputs, timeout, fetch)
         chosen = self._all_outputs if indexes is None else list(indexes)
         for index in chosen:
             if not 0 <= index < self._num_outputs:
@@ -203,11 +212,12 @@ class RuntimeModel:
                                        f"{self._num_outputs} outputs")
         if not chosen or len(set(chosen)) != len(chosen):
             raise self._error(api, f"indexes {chosen} must name distinct outputs, at least one")
-        return chosen, self._fetch_from(api, chosen, timeout)
+        return chosen, self._fetch_from(api, chosen, timeout, fetch)
 
-    def _fetch_from(self, api: str, chosen: list[int], timeout: int) -> list[Message]:
+    def _fetch_from(self, api: str, chosen: list[int], timeout: int,
+                    fetch: Callable[[list[int], int], Any] | None) -> Any:
         try:
-            return self._scheduler.fetch(chosen, timeout)
+            return (fetch or self._scheduler.fetch)(chosen, timeout)
         except SchedulerClosed:
             raise self._error(api, "the model is closed") from None
 

@@ -212,6 +212,9 @@ class ProcessScheduler:
         self._fetch_lock = threading.Lock()
         self._state_lock = threading.Lock()
         self._ledger = channels.TransactionLedger(LEDGER_CAPACITY)
+        # Each graph input's channels when no input feeds a replicated node (None otherwise).
+        routes = self._wiring.input_routes
+        self._fixed_input_routes = None if any(t.spread for t in routes) else [t.fixed for t in routes]
         self._region = channels.open_region(self._wiring.bells, self._wiring.channel_specs,
                                             len(self._wiring.devices), arena_bytes, name)
         self._workers: list[_Worker] = []
@@ -272,19 +275,25 @@ class ProcessScheduler:
         `Message.tensor(meta, arrays[k])` (None: not fed; each array a numpy array), where `fields`
         is the transaction's (transaction_id, start_time, end_time, flow_flags, user_data).
         Returns and raises as `submit`."""
-        routes = [self._input_channels(k, array, fields) for k, array in enumerate(arrays)]
-        deadline = None if timeout_ms < 0 else time.monotonic() + timeout_ms / 1000
-        if not self._submit_lock.acquire(timeout=-1 if deadline is None else timeout_ms / 1000):
-            return False
+        routes = self._fixed_input_routes or [self._input_channels(k, array, fields)
+                                              for k, array in enumerate(arrays)]
+        if timeout_ms < 0:
+            deadline = None
+            self._submit_lock.acquire()
+        else:
+            deadline = time.monotonic() + timeout_ms / 1000
+            if not self._submit_lock.acquire(timeout=timeout_ms / 1000):
+                return False
         try:
             self._check_usable()
-            if not any(routes):
-                return True
-            self._ledger.open_fields(fields)
-            status = self._region.put_arrays(routes, arrays, fields, _remaining_ms(deadline))
+            # The ledger opens the transaction once it is put (put_arrays skips None arrays).
+            status = self._region.put_arrays(routes, arrays, fields, _remaining_ms(deadline), self._ledger)
         finally:
             self._submit_lock.release()
-        return self._submitted(status, fields[0])
+        if status == channels.CLOSED:
+            self._check_usable()
+            raise SchedulerClosed(f"model '{self.name}' is closed")
+        return status == channels.READY
 
     def _input_channels(self, k: int, array: Any, fields: tuple) -> tuple[int, ...]:
         """The channels graph input k's tensor goes to (the routing `submit` applies)."""
@@ -325,6 +334,28 @@ class ProcessScheduler:
                 self._ledger.settle(sets[0][0].meta.transaction_id)
                 return list(sets[0])
             return []
+        finally:
+            self._fetch_lock.release()
+
+    def fetch_tensors(self, indexes: Sequence[int], timeout_ms: int = -1) -> tuple | list[Message]:
+        """`fetch`, except that a result of plain tensors (no return code) comes back as
+        `(fields, arrays)`: the transaction's (transaction_id, start_time, end_time, flow_flags,
+        user_data) and one numpy array per output. Any other result, a timeout ([]) and a failed
+        model as `fetch`."""
+        assert indexes and len(set(indexes)) == len(indexes), "fetch needs distinct output indexes"
+        chosen = [self._wiring.output_channels[i] for i in indexes]
+        if timeout_ms < 0:
+            deadline = None
+            self._fetch_lock.acquire()
+        else:
+            deadline = time.monotonic() + timeout_ms / 1000
+            if not self._fetch_lock.acquire(timeout=timeout_ms / 1000):
+                return []
+        try:
+            if self._closed:
+                raise SchedulerClosed(f"model '{self.name}' is closed")
+            got = self._region.take_tensors(chosen, DRIVER_BELL, _remaining_ms(deadline), self._ledger)
+            return self._fetch_failed(len(chosen)) if got is None else got
         finally:
             self._fetch_lock.release()
 

@@ -26,8 +26,12 @@ class RetCode(int):
 
     def __new__(cls, code: int, message: str = "") -> RetCode:
         ret = super().__new__(cls, code)
-        ret.message = message
+        object.__setattr__(ret, "message", message)
         return ret
+
+    def __setattr__(self, name: str, value: object) -> None:
+        # Immutable like the int it is: one success code is shared by every fetch.
+        raise AttributeError(f"RetCode is immutable; cannot set '{name}'")
 
     def __repr__(self) -> str:  # a bare number on success, as GE's code would print
         return f"RetCode({int(self)}, {self.message!r})" if self.message else str(int(self))

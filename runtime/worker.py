@@ -20,6 +20,8 @@ mapped, not copied) and the region, and calls `run_worker`, which never returns:
      by a single-instance node, is handed to it by a direct call instead, on the producer's
      thread (in chains of at most MAX_CALL_DEPTH nodes), which saves a channel and a thread
      switch per message. An output message without a data label takes its input's (plain funcs).
+     A chain of plain single-input, single-output Python funcs joined by direct calls runs in a
+     lean loop (`LeanChain`) that does the same with fewer Python calls per message.
      Numpy arrays of at least ARENA_THRESHOLD bytes that the funcs allocate live in the region's
      arena, so a result crosses to another process without a copy.
   4. When the region closes, every wait returns CLOSED, the threads end, and the process exits
@@ -29,6 +31,7 @@ mapped, not copied) and the region, and calls `run_worker`, which never returns:
 """
 from __future__ import annotations
 
+import functools
 import math
 import os
 import pickle
@@ -43,7 +46,7 @@ from typing import Any, Callable, Collection, Iterable, Sequence
 from dfir.flow_func.status import FLOW_FUNC_ERR_DATA_ALIGN_FAILED, FLOW_FUNC_FAILED
 from dfir.ge.error import GeError
 from dfir.runtime import channels
-from dfir.runtime.host import InstanceRef
+from dfir.runtime.host import InstanceRef, UdfCall
 from dfir.runtime.messages import Kind, Message, TransactionMeta
 from dfir.runtime.scheduler import Cancelled, FuncSpec, NodeSpec, OutputSet, Source, check_funcs
 
@@ -85,6 +88,21 @@ class Targets:
         transaction_id, route_label = message.meta.transaction_id, message.route_label
         return self.fixed + tuple(group[dispatcher.route(transaction_id, route_label)]
                                   for dispatcher, group in self.spread)
+
+
+@dataclass(frozen=True)
+class LeanChain:
+    """The common case of a plain func, run without output sets: every input message passes
+    through `steps`, the (node, UdfCall) of the func and of the funcs it hands its output to by
+    direct calls, each a plain single-input, single-output Python func (`UdfCall.plain_single`);
+    the last one's output goes to every channel of `channels` (one group of fixed targets, maybe
+    none). (`last_unit`, `last_func`, `last_port`): the last step's output."""
+
+    steps: tuple[tuple[int, UdfCall], ...]
+    channels: tuple[int, ...]
+    last_unit: int
+    last_func: FuncSpec
+    last_port: int
 
 
 @dataclass(frozen=True)
@@ -198,6 +216,27 @@ class DeviceExecutor:
                     depth[(consumer, taker.name)] = calls
         return direct
 
+    def _lean_chain(self, unit: int, func: FuncSpec) -> LeanChain | None:
+        """The `LeanChain` starting at `func` of `unit`, or None when some func of the chain is not
+        a plain single-input, single-output Python func or the last output goes to a replicated
+        consumer (the general path handles those)."""
+        steps = []
+        while True:
+            call = func.run
+            if func.stream_input or len(func.inputs) != 1 or not isinstance(call, UdfCall) \
+                    or not call.plain_single:
+                return None
+            steps.append((self._node(unit), call))
+            port = func.outputs[0]
+            direct = self._direct.get((unit, port))
+            if direct is None:
+                break
+            unit, func = direct[0], direct[1]
+        targets = self._targets.get((unit, port))
+        if targets is not None and targets.spread:
+            return None
+        return LeanChain(tuple(steps), targets.fixed if targets is not None else (), unit, func, port)
+
     def start(self) -> None:
         called = {(unit, func.name) for unit, func, _, _ in self._direct.values()}
         for unit, spec in self._units.items():
@@ -241,10 +280,13 @@ class DeviceExecutor:
         self._region.use_arena_allocator(ARENA_THRESHOLD)
         inputs = [self._wiring.unit_inputs[unit][j] for j in func.inputs]
         align = self._wiring.aligns[self._node(unit)]
+        lean = self._lean_chain(unit, func)
         if func.stream_input:
             loop = self._stream_loop
         elif align is not None and len(inputs) >= 2:
             loop = self._aligned_loop
+        elif lean is not None:
+            loop = functools.partial(self._lean_loop, chain=lean)
         else:
             loop = self._firing_loop
         try:
@@ -275,6 +317,37 @@ class DeviceExecutor:
             for messages in sets:
                 self._fire(unit, func, messages)
             self._running[0] = -1
+
+    def _lean_loop(self, unit: int, func: FuncSpec, inputs: list[int], chain: LeanChain) -> None:
+        """`_firing_loop` for a `LeanChain`: what `_fire`, `_emit` and `deliver` do, with fewer
+        calls. Each output is put before the next input is run, as there: a worker that dies
+        loses no finished output."""
+        bell = self._wiring.unit_bells[unit]
+        take, put, running, steps = self._region.take, self._region.put, self._running, chain.steps
+        targets = chain.channels
+        while True:
+            sets = take(inputs, bell, MAX_BATCH, -1)
+            if sets is None:
+                raise Cancelled
+            for (message,) in sets:
+                for node, call in steps:
+                    running[0] = node
+                    cause = message
+                    if message.ret_code == 0:  # an error message is forwarded as it is
+                        message = call.call_one(message)
+                        if cause.data_label and not message.data_label:
+                            message = replace(message, data_label=cause.data_label)
+                if not targets:
+                    continue
+                try:
+                    status = put([(channel, message) for channel in targets], -1)
+                except Exception:  # noqa: BLE001 - e.g. an object that cannot be pickled
+                    # `_emit` puts it again and turns the same exception into its failure
+                    self._emit(chain.last_unit, chain.last_func, [[(chain.last_port, message)]], cause)
+                    continue
+                if status == channels.CLOSED:
+                    raise Cancelled
+            running[0] = -1
 
     def _aligned_loop(self, unit: int, func: FuncSpec, inputs: list[int]) -> None:
         """Take each input's messages as they arrive and fire every group the aligner completes;

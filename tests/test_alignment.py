@@ -184,6 +184,27 @@ def test_alignment_pairs_outputs_that_replicas_finish_out_of_order(a_fn, b_fn, c
     assert {t: v[0].tolist() for t, v in results.items()} == {t: [t, t] for t in range(1, count + 1)}
 
 
+def test_alignment_pairs_the_inputs_of_a_ge_graph_node(tmp_path):
+    """C may be a GE graph: it takes both inputs at once, so alignment pairs them too."""
+    from dfir import data_type as dt
+    from dfir.ge.graph import Graph
+    adder = Graph("adder")
+    adder.set_outputs([adder.add(adder.data(0, shape=[1], dtype=dt.DT_INT64, name="a"),
+                                 adder.data(1, shape=[1], dtype=dt.DT_INT64, name="b"))])
+    x = same_flow.fnode()(df.FlowData(name="x"))
+    a_node, b_node = df.pyflow(a_late_on_even).fnode(), df.pyflow(b_late_on_odd).fnode()
+    c_node = df.GraphProcessPoint(df.Framework.ONNX, adder).fnode(2, 1, name="C")
+    graph = df.FlowGraph([c_node(a_node(x), b_node(x))])
+    graph.set_inputs_align_attrs(16, -1, False)
+    options = deploy_files(tmp_path, {"same_flow_fnode": "-1", a_node.name: "0:0:0~1",
+                                      b_node.name: "0:0:0~1", "C": "-1"})
+    with dfir.load(dfir.compile(graph, options).om) as model:
+        for t in (1, 2):  # A emits 1 before 2, B emits 2 before 1: FIFO pairing would add 1 + 2 twice
+            model.feed_data([np.array([t])])
+        results = fetch_all(model, 2)
+    assert {t: v[0].tolist() for t, v in results.items()} == {1: [2], 2: [4]}
+
+
 def fetch_pairs(model, count):
     """`count` results as sorted [transaction id, a, b] rows (ids may repeat when mispaired)."""
     rows = []

@@ -257,6 +257,44 @@ def test_misuse_of_put_arrays_is_an_error_naming_it():
     assert region.size(0) == 0 and region.arena_stats()["live_blocks"] == 0
 
 
+
+def test_put_arrays_opens_the_transaction_in_a_ledger_only_once_it_is_put():
+    region = region_with(ChannelSpec(True, 1, 1))
+    ledger = channels.TransactionLedger(8)
+    assert region.put_arrays([(0,)], [np.ones(2)], (1, 5, 0, 0, b"u"), 0, ledger) == READY
+    assert region.put_arrays([(0,)], [np.ones(2)], (2, 0, 0, 0, b""), 0, ledger) == TIMEOUT  # full
+    assert region.put_arrays([()], [np.ones(2)], (3, 0, 0, 0, b""), 0, ledger) == READY  # no channel
+    assert ledger.open_count == 1
+    assert ledger.take_oldest() == TransactionMeta(1, start_time=5, user_data=b"u")
+
+
+def test_take_tensors_gives_arrays_and_fields_for_plain_tensors_and_messages_otherwise():
+    region = region_with(ChannelSpec(True, 4, 1), ChannelSpec(True, 4, 1))
+    ledger = channels.TransactionLedger(8)
+    small, big = np.arange(6, dtype=np.int16).reshape(2, 3), np.arange(BIG, dtype=np.float32)
+    region.put_arrays([(0,), (1,)], [small, big], (7, 1, 2, 3, b"user"), 0, ledger)
+    fields, arrays = region.take_tensors([0, 1], 1, 0, ledger)
+    assert fields == (7, 1, 2, 3, b"user") and ledger.open_count == 0
+    assert [a.dtype for a in arrays] == [np.int16, np.float32]
+    np.testing.assert_array_equal(arrays[0], small)
+    np.testing.assert_array_equal(arrays[1], big)
+    assert region.locate(arrays[1])[0] != 0  # the big one views its arena block
+    failure = Message.failure(TransactionMeta(8), 564000, "broken")
+    cases = [(failure, tensor(8)), (Message(TransactionMeta(8), Kind.OBJECT, {"a": 1}), tensor(8)),
+             (Message.empty(TransactionMeta(8)), tensor(8)), (tensor(8), tensor(9))]  # 9: another transaction
+    for first, second in cases:
+        ledger.open(first.meta)
+        region.put([(0, first), (1, second)], 0)
+        got = region.take_tensors([0, 1], 1, 0, ledger)
+        assert type(got) is list and len(got) == 2  # the set's messages, in channel order
+        assert (got[0].meta, got[0].kind, got[0].ret_code, got[0].error, got[1].meta) == (
+            first.meta, first.kind, first.ret_code, first.error, second.meta)
+        assert ledger.open_count == 0  # the first message's transaction is settled
+    assert region.take_tensors([0, 1], 1, 20, ledger) == []
+    region.close()
+    assert region.take_tensors([0, 1], 1, -1, ledger) is None
+
+
 # -- zero copy --------------------------------------------------------------------------------
 
 def test_a_consumer_in_another_process_reads_the_producers_buffer():

@@ -197,6 +197,8 @@ def test_two_node_chain_adds_then_increments():
         assert (values(tensors), info.transaction_id, ret) == ([[5, 7]], 1, 0)
         assert isinstance(tensors[0], Tensor) and isinstance(ret, RetCode)
         assert (repr(ret), repr(RetCode(FLOW_FUNC_FAILED, "why"))) == ("0", "RetCode(564000, 'why')")
+        with pytest.raises(AttributeError, match="^RetCode is immutable; cannot set 'message'$"):
+            ret.message = "changed"  # success codes are shared between fetches
 
 
 def test_diamond_joins_both_branches_per_transaction():

@@ -1,6 +1,6 @@
 // align-inputs copies the graph's `align` onto every node with >= 2 inputs whose process point
-// has a plain (not stream_input) func taking >= 2 of them; every instance of a replicated node
-// gets it. Nodes with one input, GE graph nodes and nodes whose multi-input funcs are all
+// is a GE graph or has a plain (not stream_input) func taking >= 2 of them; every instance of a
+// replicated node gets it. Nodes with one input and nodes whose multi-input funcs are all
 // stream_input are left alone. A cache of 0 switches alignment off; a graph without `align`
 // is left alone.
 // RUN: dfir-opt %s -p align-inputs | filecheck %s
@@ -30,7 +30,7 @@ ge.graph @add_graph {
 // CHECK-NEXT:    df.node "split_inputs"(%{{.*}}, %{{.*}}) pp @split_inputs_pp : 2 -> 2
 // CHECK-NEXT:    df.node "stream"(%{{.*}}, %{{.*}}) pp @stream_pp : 2 -> 1
 // CHECK-NEXT:    df.node "mixed"(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) pp @mixed_pp {align = #df.align<cache = 256, timeout = 60000, dropout>} : 4 -> 2
-// CHECK-NEXT:    df.node "ge"(%{{.*}}, %{{.*}}) pp @ge_pp : 2 -> 1
+// CHECK-NEXT:    df.node "ge"(%{{.*}}, %{{.*}}) pp @ge_pp {align = #df.align<cache = 256, timeout = 60000, dropout>} : 2 -> 1
 df.graph @aligned attributes {align = #df.align<cache = 256, timeout = 60000, dropout>} {
   %x = df.data "x" index 0
   %one = df.node "one"(%x) pp @unary_pp : 1 -> 1

@@ -6,6 +6,7 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 #include <numpy/arrayobject.h>
+#include <structmember.h>
 
 #include <sys/types.h>
 
@@ -64,7 +65,56 @@ const Names& Name() {
   return *names;
 }
 
+// Where the slots of the codec's types (Message, TransactionMeta) live in their instances, so that
+// the codec reads and writes fields without attribute lookups. Set by configure_codec.
+struct SlotTable {
+  PyTypeObject* type = nullptr;
+  std::vector<std::pair<PyObject*, Py_ssize_t>> offsets;  // interned name -> offset in an instance
+};
+
+std::vector<SlotTable>& Slots() {
+  static auto* slots = new std::vector<SlotTable>();
+  return *slots;
+}
+
+// The offset of slot `name` in an instance of exactly `type`, or -1 (not a codec type, no slot).
+Py_ssize_t SlotOffset(PyTypeObject* type, PyObject* name) {
+  for (const SlotTable& table : Slots()) {
+    if (table.type != type) continue;
+    for (const auto& [slot, offset] : table.offsets) {
+      if (slot == name) return offset;
+    }
+  }
+  return -1;
+}
+
+// The slots of `type` (a class with __slots__) among `names`.
+SlotTable SlotTableOf(const py::object& type, std::initializer_list<const py::object*> names) {
+  SlotTable table;
+  table.type = reinterpret_cast<PyTypeObject*>(type.ptr());
+  for (const py::object* name : names) {
+    PyObject* descriptor = PyObject_GetAttr(type.ptr(), name->ptr());
+    if (descriptor == nullptr) {
+      PyErr_Clear();
+      continue;
+    }
+    if (Py_IS_TYPE(descriptor, &PyMemberDescr_Type)) {
+      PyMemberDef* member = reinterpret_cast<PyMemberDescrObject*>(descriptor)->d_member;
+      if (member->type == T_OBJECT_EX && (member->flags & READONLY) == 0) {
+        table.offsets.emplace_back(name->ptr(), member->offset);
+      }
+    }
+    Py_DECREF(descriptor);
+  }
+  return table;
+}
+
 py::object Get(const py::handle& object, const py::object& name) {
+  Py_ssize_t offset = SlotOffset(Py_TYPE(object.ptr()), name.ptr());
+  if (offset >= 0) {
+    PyObject* value = *reinterpret_cast<PyObject**>(reinterpret_cast<char*>(object.ptr()) + offset);
+    if (value != nullptr) return py::reinterpret_borrow<py::object>(value);
+  }
   PyObject* value = PyObject_GetAttr(object.ptr(), name.ptr());
   if (value == nullptr) throw py::error_already_set();
   return py::reinterpret_steal<py::object>(value);
@@ -82,7 +132,15 @@ py::object NewRecordObject(const py::object& type,
   py::object instance = py::reinterpret_steal<py::object>(PyBaseObject_Type.tp_new(cls, no_arguments, nullptr));
   if (!instance) throw py::error_already_set();
   for (const auto& [name, value] : fields) {
-    if (PyObject_GenericSetAttr(instance.ptr(), name->ptr(), value.ptr()) != 0) throw py::error_already_set();
+    Py_ssize_t offset = SlotOffset(cls, name->ptr());
+    if (offset >= 0) {
+      PyObject** slot = reinterpret_cast<PyObject**>(reinterpret_cast<char*>(instance.ptr()) + offset);
+      PyObject* previous = *slot;
+      *slot = py::object(value).release().ptr();
+      Py_XDECREF(previous);
+    } else if (PyObject_GenericSetAttr(instance.ptr(), name->ptr(), value.ptr()) != 0) {
+      throw py::error_already_set();
+    }
   }
   return instance;
 }
@@ -378,16 +436,7 @@ class Decoder {
     return message;
   }
 
- private:
-  const uint8_t* Body(const rt::MessageRecord& record) const {
-    return record.inline_body != 0 ? record.inline_bytes : region_->base() + record.body_offset;
-  }
-
-  py::object BodyView(const rt::MessageRecord& record) const {
-    return py::memoryview::from_memory(static_cast<const void*>(Body(record)),
-                                       static_cast<py::ssize_t>(record.body_size));
-  }
-
+  // The numpy array of an array body; takes over the record's block reference.
   py::object DecodeArray(const rt::MessageRecord& record) {
     npy_intp dims[rt::kMaxDims];
     for (int d = 0; d < record.ndim; ++d) dims[d] = static_cast<npy_intp>(record.shape[d]);
@@ -407,6 +456,16 @@ class Decoder {
       throw py::error_already_set();
     }
     return py::reinterpret_steal<py::object>(array);
+  }
+
+ private:
+  const uint8_t* Body(const rt::MessageRecord& record) const {
+    return record.inline_body != 0 ? record.inline_bytes : region_->base() + record.body_offset;
+  }
+
+  py::object BodyView(const rt::MessageRecord& record) const {
+    return py::memoryview::from_memory(static_cast<const void*>(Body(record)),
+                                       static_cast<py::ssize_t>(record.body_size));
   }
 
   std::shared_ptr<rt::Region> region_;
@@ -486,6 +545,30 @@ void UseArenaAllocator(const std::shared_ptr<rt::Region>& region, uint64_t thres
   Py_DECREF(previous);
 }
 
+// -- the ledger's Python side ------------------------------------------------------------------
+
+class PyLedger {
+ public:
+  explicit PyLedger(size_t capacity) : ledger_(capacity) {}
+  void Open(const py::handle& meta) { ledger_.Open(InfoOf(meta)); }
+  void OpenFields(const py::tuple& fields) {
+    rt::MessageRecord record{};
+    EncodeMetaFields(fields, record);
+    ledger_.Open(InfoOf(record));
+  }
+  void OpenInfo(const rt::TransactionInfo& info) { ledger_.Open(info); }
+  bool Settle(uint64_t transaction_id) { return ledger_.Settle(transaction_id); }
+  py::object TakeOldest() {
+    CheckConfigured();
+    std::optional<rt::TransactionInfo> oldest = ledger_.TakeOldest();
+    return oldest ? DecodeMeta(*oldest) : py::none();
+  }
+  size_t open() const { return ledger_.open(); }
+
+ private:
+  rt::TransactionLedger ledger_;
+};
+
 // -- the Python-facing region ------------------------------------------------------------------
 
 int StatusCode(rt::WaitStatus status) { return static_cast<int>(status); }
@@ -546,8 +629,10 @@ class PyRegion {
   // Puts one transaction of tensors without Message objects: `arrays[k]` (a numpy array, or None:
   // not fed) goes to every channel of `routes[k]` (shared channels) as Put would put
   // Message.tensor(meta, arrays[k]); `fields` is (transaction_id, start_time, end_time, flow_flags,
-  // user_data). Each array is encoded once. All or nothing, statuses as Put.
-  int PutArrays(const py::sequence& routes, const py::sequence& arrays, const py::tuple& fields, int64_t timeout_ms) {
+  // user_data). Each array is encoded once. All or nothing, statuses as Put. With a `ledger`, the
+  // transaction is opened in it once it is put (not when nothing is).
+  int PutArrays(const py::sequence& routes, const py::sequence& arrays, const py::tuple& fields, int64_t timeout_ms,
+                PyLedger* ledger) {
     CheckConfigured();
     if (routes.size() != arrays.size()) {
       throw rt::RuntimeError("put_arrays needs one route per array: " + std::to_string(routes.size()) +
@@ -603,10 +688,55 @@ class PyRegion {
       release_all();
       return StatusCode(status);
     }
+    if (ledger != nullptr) ledger->OpenInfo(InfoOf(header));
     py::object none = py::none();
     for (size_t i = 0; i < channels.size(); ++i) PushOne(channels[i], none, records[i], deadline);
     RingConsumers(channels);
     return StatusCode(rt::WaitStatus::kReady);
+  }
+
+  // One set from `channels` as (fields, arrays) when every message is a plain tensor (no return
+  // code, array body): `fields` the transaction's (transaction_id, start_time, end_time,
+  // flow_flags, user_data), `arrays` one numpy array per channel; otherwise the set's Messages (a
+  // list). [] on timeout; None once the region closes. Waits as Take. With a `ledger`, the
+  // transaction of the first channel's message is settled in it (shared channels only).
+  py::object TakeTensors(const std::vector<uint32_t>& channels, uint32_t bell, int64_t timeout_ms, PyLedger* ledger) {
+    CheckConfigured();
+    if (channels.empty()) throw rt::RuntimeError("take_tensors needs at least one channel");
+    bool all_shared = true;
+    for (uint32_t channel : channels) all_shared = all_shared && IsShared(channel);
+    if (ReadySets(channels, 1) == 0) {
+      rt::WaitStatus status;
+      {
+        py::gil_scoped_release unlocked;
+        status = region_->WaitForMessages(channels, bell, rt::Deadline::AfterMs(timeout_ms));
+      }
+      if (status == rt::WaitStatus::kClosed) return py::none();
+      if (status == rt::WaitStatus::kTimeout) return py::list();
+    }
+    if (ledger != nullptr && all_shared) {
+      ledger->Settle(reinterpret_cast<const rt::MessageRecord*>(region_->ring(channels[0]).Peek(0))->transaction_id);
+    }
+    Decoder decoder(region_);
+    if (all_shared && AllPlainTensors(channels)) {
+      py::list arrays(channels.size());
+      rt::MessageRecord record;
+      for (size_t i = 0; i < channels.size(); ++i) {
+        if (!region_->ring(channels[i]).TryPop([&](const uint8_t* slot) { std::memcpy(&record, slot, sizeof record); })) {
+          LostMessage(channels[i]);
+        }
+        arrays[i] = decoder.DecodeArray(record);
+      }
+      py::tuple fields = py::make_tuple(
+          record.transaction_id, record.start_time, record.end_time, record.flow_flags,
+          py::bytes(reinterpret_cast<const char*>(record.user_data), record.user_data_size));
+      for (uint32_t channel : channels) region_->ring(channel).NotifySpace();
+      return py::make_tuple(std::move(fields), std::move(arrays));
+    }
+    py::list set(channels.size());
+    for (size_t i = 0; i < channels.size(); ++i) set[i] = PopOne(channels[i], decoder);
+    for (uint32_t channel : channels) region_->ring(channel).NotifySpace();
+    return set;
   }
 
   // Up to `max_sets` tuples holding one message from each channel, once all of them hold one;
@@ -699,6 +829,28 @@ class PyRegion {
   uint64_t ReadySets(const std::vector<uint32_t>& channels, uint64_t limit) const {
     for (uint32_t channel : channels) limit = std::min(limit, region_->ring(channel).Ready(limit));
     return limit;
+  }
+
+  // Whether the next message of each (shared) channel is a tensor with an array body and no
+  // return code, the fields of the first one's transaction being every one's.
+  bool AllPlainTensors(const std::vector<uint32_t>& channels) const {
+    const rt::MessageRecord* first = nullptr;
+    for (uint32_t channel : channels) {
+      const auto* record = reinterpret_cast<const rt::MessageRecord*>(region_->ring(channel).Peek(0));
+      if (record == nullptr || record->ret_code != 0 || record->kind != Types().tensor_kind ||
+          record->encoding != rt::BodyEncoding::kArray) {
+        return false;
+      }
+      if (first == nullptr) {
+        first = record;
+      } else if (record->transaction_id != first->transaction_id || record->start_time != first->start_time ||
+                 record->end_time != first->end_time || record->flow_flags != first->flow_flags ||
+                 record->user_data_size != first->user_data_size ||
+                 std::memcmp(record->user_data, first->user_data, first->user_data_size) != 0) {
+        return false;
+      }
+    }
+    return true;
   }
 
   bool AllHaveRoom(const std::vector<uint32_t>& channels) const {
@@ -811,29 +963,6 @@ class PyRegion {
   uint64_t epoch_ = 0;
 };
 
-// -- the ledger's Python side ------------------------------------------------------------------
-
-class PyLedger {
- public:
-  explicit PyLedger(size_t capacity) : ledger_(capacity) {}
-  void Open(const py::handle& meta) { ledger_.Open(InfoOf(meta)); }
-  void OpenFields(const py::tuple& fields) {
-    rt::MessageRecord record{};
-    EncodeMetaFields(fields, record);
-    ledger_.Open(InfoOf(record));
-  }
-  bool Settle(uint64_t transaction_id) { return ledger_.Settle(transaction_id); }
-  py::object TakeOldest() {
-    CheckConfigured();
-    std::optional<rt::TransactionInfo> oldest = ledger_.TakeOldest();
-    return oldest ? DecodeMeta(*oldest) : py::none();
-  }
-  size_t open() const { return ledger_.open(); }
-
- private:
-  rt::TransactionLedger ledger_;
-};
-
 void BindRegion(py::module_& m) {
   py::class_<PyRegion>(m, "Region", "The shared region of one loaded model (see runtime/native/region.h).")
       .def(py::init<uint32_t, const std::vector<std::tuple<std::string, uint32_t, uint32_t>>&, uint32_t, uint64_t,
@@ -841,8 +970,10 @@ void BindRegion(py::module_& m) {
            py::arg("bells"), py::arg("channels"), py::arg("workers"), py::arg("arena_bytes"), py::arg("name"))
       .def("put", &PyRegion::Put, py::arg("targets"), py::arg("timeout_ms"))
       .def("put_arrays", &PyRegion::PutArrays, py::arg("routes"), py::arg("arrays"), py::arg("fields"),
-           py::arg("timeout_ms"))
+           py::arg("timeout_ms"), py::arg("ledger") = nullptr)
       .def("take", &PyRegion::Take, py::arg("channels"), py::arg("bell"), py::arg("max_sets"), py::arg("timeout_ms"))
+      .def("take_tensors", &PyRegion::TakeTensors, py::arg("channels"), py::arg("bell"), py::arg("timeout_ms"),
+           py::arg("ledger") = nullptr)
       .def("wait_for_change", &PyRegion::WaitForChange, py::arg("channels"), py::arg("bell"), py::arg("stalled"),
            py::arg("timeout_ms"))
       .def("wait_for_close", &PyRegion::WaitForClose, py::arg("bell"), py::arg("timeout_ms"))
@@ -911,6 +1042,11 @@ void SetupRuntimeBindings(py::module_& m) {
         }
         types.dumps = std::move(dumps);
         types.loads = std::move(loads);
+        const Names& name = Name();
+        Slots() = {SlotTableOf(types.message_type, {&name.meta, &name.kind, &name.payload, &name.ret_code, &name.error,
+                                                    &name.route_label, &name.data_label}),
+                   SlotTableOf(types.meta_type, {&name.transaction_id, &name.start_time, &name.end_time,
+                                                 &name.flow_flags, &name.user_data})};
       },
       py::arg("message_type"), py::arg("meta_type"), py::arg("kinds"), py::arg("object_kind"),
       py::arg("other_fields"), py::arg("dumps"), py::arg("loads"),

@@ -1,5 +1,7 @@
 #include "region.h"
 
+#include <sched.h>
+
 #include <climits>
 #include <cstdint>
 #include <new>
@@ -138,6 +140,11 @@ WaitStatus Region::WaitOn(EventCount& ec, Ready&& ready, const Deadline& deadlin
   for (;;) {
     if (ready()) return WaitStatus::kReady;
     if (closing()) return WaitStatus::kClosed;
+    // Let a producer waiting for this core run first: with more busy processes than cores, it
+    // often makes the condition true within its time slice, and a sleep and a wake-up (about
+    // 25 us in all) are saved; when nothing else is runnable this returns at once.
+    sched_yield();
+    if (ready()) return WaitStatus::kReady;
     uint32_t key = BeginWait(ec);
     if (ready()) {
       CancelWait(ec);

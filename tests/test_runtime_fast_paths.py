@@ -1,0 +1,107 @@
+"""The runtime's fast paths give what the general ones give: `fetch_data` of plain tensors
+(native `take_tensors`, `Tensor.of_array`, `FlowInfo.of_fields`) and a worker's lean loop for
+chains of plain single-input, single-output funcs (errors forwarded, failures of a put turned
+into the transaction's failure, order kept)."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from dfir.flow_func.status import FLOW_FUNC_FAILED
+from dfir.flow_info import FlowInfo
+from dfir.ge.error import GeError
+from dfir.runtime.model import RuntimeModel
+from dfir.runtime.status import PARAM_INVALID
+from dfir.runtime.udf import UdfPayload
+from dfir.tensor import Tensor
+
+WAIT_MS = 5000
+
+
+def chain_model(stages, name="fast") -> RuntimeModel:
+    """`stages`: (node name, function, device) per node, each feeding the next; the last node's
+    output is the graph's output."""
+    nodes = [{"name": node_name, "alias": None, "loc": "test", "input_num": 1, "output_num": 1,
+              "inputs": [{"data": 0} if i == 0 else {"node": i - 1, "port": 0}], "device": device,
+              "attrs": {}, "pp": {"kind": "py_udf", "udf": i,
+                                  "funcs": [{"name": fn.__name__, "inputs": [0], "outputs": [0],
+                                             "stream_input": False}]}}
+             for i, (node_name, fn, device) in enumerate(stages)]
+    plan = {"format": 1, "name": name, "inputs": [{"name": "x", "index": 0, "dtype": None, "shape": None}],
+            "outputs": [{"node": len(nodes) - 1, "port": 0}], "nodes": nodes,
+            "order": list(range(len(nodes))), "udfs": [], "ge_graphs": []}
+    payloads = [UdfPayload("function", fn).dumps() for _, fn, _ in stages]
+    return RuntimeModel(plan, payloads, None, name)
+
+
+def inc(x):
+    return x + 1
+
+
+def fail_on_two(x):
+    if int(np.sum(x)) == 2:
+        raise ValueError("two")
+    return x
+
+
+def lock_on_two(x):
+    """An object that cannot be pickled for 2: its put to another device fails."""
+    import threading
+    return threading.Lock() if int(np.sum(x)) == 2 else x
+
+
+def to_complex(x):
+    return x.astype(np.complex64)
+
+
+def test_of_array_and_of_fields_build_what_the_constructors_build():
+    array = np.arange(6, dtype=np.float16).reshape(2, 3)
+    fast, slow = Tensor.of_array(array), Tensor(array)
+    assert fast.numpy() is array
+    assert (fast.tensor_desc, fast.get_shape(), fast.get_data_type()) == (
+        slow.tensor_desc, slow.get_shape(), slow.get_data_type())
+    assert Tensor.of_array(array.copy()).tensor_desc is fast.tensor_desc  # described once per (dtype, shape)
+    with pytest.raises(GeError) as error:
+        Tensor.of_array(np.zeros(2, dtype=np.complex64))
+    assert str(error.value).startswith("numpy dtype complex64 has no GE data type; supported: ['bool', ")
+    expected = FlowInfo(1, 2, 3, 4)
+    expected.set_user_data(b"abc")
+    info = FlowInfo.of_fields(1, 2, 3, 4, b"abc")
+    assert vars(info) == vars(expected) and info.get_user_data(3) == bytearray(b"abc")
+    assert vars(FlowInfo.of_fields(0, 0, 0, 0, b"")) == vars(FlowInfo())
+
+
+@pytest.mark.parametrize("devices", [("-1", "-1", "-1"), ("-1", "0:0:1", "0:0:2")])
+def test_a_chain_of_plain_funcs_forwards_failures_in_feed_order(devices):
+    stages = [("a", inc, devices[0]), ("b", fail_on_two, devices[1]), ("c", inc, devices[2])]
+    with chain_model(stages) as model:
+        for value in range(4):
+            info = FlowInfo(start_time=value, transaction_id=10 + value)
+            info.set_user_data(bytes([value + 1]))
+            assert model.feed_data([np.array([value], dtype=np.int32)], info) == 0
+        results = [model.fetch_data(timeout=WAIT_MS) for _ in range(4)]
+    got = [([t.numpy().tolist() for t in tensors], info.transaction_id, info.start_time,
+            bytes(info.get_user_data(1)), int(ret), ret.message) for tensors, info, ret in results]
+    assert got == [([[2]], 10, 0, b"\x01", 0, ""),
+                   ([], 11, 1, b"\x02", FLOW_FUNC_FAILED, "UDF b.fail_on_two raised ValueError: two"),
+                   ([[4]], 12, 2, b"\x03", 0, ""), ([[5]], 13, 3, b"\x04", 0, "")]
+
+
+def test_an_output_that_cannot_be_put_fails_its_transaction_only():
+    with chain_model([("a", lock_on_two, "0:0:1"), ("b", inc, "0:0:2")]) as model:
+        for value in (1, 2, 3):
+            assert model.feed_data([np.array([value])]) == 0
+        results = [model.fetch_data(timeout=WAIT_MS) for _ in range(3)]
+    assert [int(ret) for _, _, ret in results] == [0, FLOW_FUNC_FAILED, 0]
+    assert [t.numpy().tolist() for t in results[0][0] + results[2][0]] == [[2], [4]]
+    assert results[1][2].message.startswith("node 'a' func 'lock_on_two' failed: TypeError: ")
+    assert "lock" in results[1][2].message
+
+
+def test_fetching_a_tensor_without_a_ge_type_is_param_invalid():
+    with chain_model([("a", to_complex, "0:0:1")]) as model:
+        info = FlowInfo(transaction_id=5)
+        assert model.feed_data([np.array([1.0])], info) == 0
+        tensors, info, ret = model.fetch_data(timeout=WAIT_MS)
+    assert (tensors, info.transaction_id, int(ret)) == ([], 5, PARAM_INVALID)
+    assert ret.message.startswith("numpy dtype complex64 has no GE data type")
