@@ -277,13 +277,9 @@ class ProcessScheduler:
         Returns and raises as `submit`."""
         routes = self._fixed_input_routes or [self._input_channels(k, array, fields)
                                               for k, array in enumerate(arrays)]
-        if timeout_ms < 0:
-            deadline = None
-            self._submit_lock.acquire()
-        else:
-            deadline = time.monotonic() + timeout_ms / 1000
-            if not self._submit_lock.acquire(timeout=timeout_ms / 1000):
-                return False
+        taken, deadline = _acquire(self._submit_lock, timeout_ms)
+        if not taken:
+            return False
         try:
             self._check_usable()
             # The ledger opens the transaction once it is put (put_arrays skips None arrays).
@@ -344,13 +340,9 @@ class ProcessScheduler:
         model as `fetch`."""
         assert indexes and len(set(indexes)) == len(indexes), "fetch needs distinct output indexes"
         chosen = [self._wiring.output_channels[i] for i in indexes]
-        if timeout_ms < 0:
-            deadline = None
-            self._fetch_lock.acquire()
-        else:
-            deadline = time.monotonic() + timeout_ms / 1000
-            if not self._fetch_lock.acquire(timeout=timeout_ms / 1000):
-                return []
+        taken, deadline = _acquire(self._fetch_lock, timeout_ms)
+        if not taken:
+            return []
         try:
             if self._closed:
                 raise SchedulerClosed(f"model '{self.name}' is closed")
@@ -499,6 +491,16 @@ class ProcessScheduler:
             raise SchedulerClosed(f"model '{self.name}' is closed")
         meta = self._ledger.take_oldest() or TransactionMeta()
         return [Message.failure(meta, WORKER_FAILED, self._failure)] * count
+
+
+def _acquire(lock: threading.Lock, timeout_ms: int) -> tuple[bool, float | None]:
+    """Take `lock` within `timeout_ms` (-1: forever): whether it was taken, and the call's
+    deadline (None: none)."""
+    if timeout_ms < 0:
+        lock.acquire()
+        return True, None
+    deadline = time.monotonic() + timeout_ms / 1000
+    return lock.acquire(timeout=timeout_ms / 1000), deadline
 
 
 def _remaining_ms(deadline: float | None) -> int:
