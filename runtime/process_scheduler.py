@@ -46,6 +46,7 @@ from typing import Any, Sequence
 from dfir.ge.error import GeError
 from dfir.runtime import channels, host
 from dfir.runtime.messages import Message, TransactionMeta
+from dfir.runtime.output_pairing import OutputPairing
 from dfir.runtime.scheduler import (DEFAULT_CHANNEL_DEPTH, NodeSpec, SchedulerClosed, Source,
                                     check_outputs, check_sources)
 from dfir.runtime.worker import EXIT_FATAL, Align, DeviceWiring, NodeBuilder, Targets, run_worker
@@ -212,6 +213,8 @@ class ProcessScheduler:
         self._fetch_lock = threading.Lock()
         self._state_lock = threading.Lock()
         self._ledger = channels.TransactionLedger(LEDGER_CAPACITY)
+        self._output_align = _align("align", plan.get("align"))  # pairs fetched outputs when set
+        self._pairings: dict[tuple[int, ...], OutputPairing] = {}
         # Each graph input's channels when no input feeds a replicated node (None otherwise).
         routes = self._wiring.input_routes
         self._fixed_input_routes = None if any(t.spread for t in routes) else [t.fixed for t in routes]
@@ -323,6 +326,8 @@ class ProcessScheduler:
         try:
             if self._closed:
                 raise SchedulerClosed(f"model '{self.name}' is closed")
+            if self._paired(chosen):
+                return self._fetch_paired(indexes, chosen, deadline)
             sets = self._region.take(chosen, DRIVER_BELL, 1, _remaining_ms(deadline))
             if sets is None:
                 return self._fetch_failed(len(chosen))
@@ -340,6 +345,8 @@ class ProcessScheduler:
         model as `fetch`."""
         assert indexes and len(set(indexes)) == len(indexes), "fetch needs distinct output indexes"
         chosen = [self._wiring.output_channels[i] for i in indexes]
+        if self._paired(chosen):
+            return self.fetch(indexes, timeout_ms)
         taken, deadline = _acquire(self._fetch_lock, timeout_ms)
         if not taken:
             return []
@@ -350,6 +357,24 @@ class ProcessScheduler:
             return self._fetch_failed(len(chosen)) if got is None else got
         finally:
             self._fetch_lock.release()
+
+    def _paired(self, chosen: Sequence[int]) -> bool:
+        """Whether a fetch of the output channels `chosen` pairs them by transaction
+        (runtime/output_pairing.py): the graph aligns its inputs and several outputs are fetched."""
+        return self._output_align is not None and len(chosen) > 1
+
+    def _fetch_paired(self, indexes: Sequence[int], chosen: list[int], deadline: float | None) -> list[Message]:
+        key = tuple(chosen)
+        pairing = self._pairings.get(key)
+        if pairing is None:
+            pairing = self._pairings[key] = OutputPairing(self._region, DRIVER_BELL, chosen, indexes,
+                                                          self._output_align)
+        messages = pairing.fetch(deadline)
+        if messages is None:
+            return self._fetch_failed(len(chosen))
+        if messages:
+            self._ledger.settle(messages[0].meta.transaction_id)
+        return messages
 
     def close(self, wait: bool = True) -> None:
         """Stop the workers: at once, then within CLOSE_GRACE_SECONDS or killed. Idempotent.

@@ -205,6 +205,38 @@ def test_alignment_pairs_the_inputs_of_a_ge_graph_node(tmp_path):
     assert {t: v[0].tolist() for t, v in results.items()} == {1: [2], 2: [4]}
 
 
+def two_outputs(tmp_path, align):
+    """X feeds A and B (2 instances each, finishing in opposite orders); both are graph outputs."""
+    x = same_flow.fnode()(df.FlowData(name="x"))
+    a_node, b_node = df.pyflow(a_late_on_even).fnode(), df.pyflow(b_late_on_odd).fnode()
+    graph = df.FlowGraph([a_node(x), b_node(x)])
+    if align:
+        graph.set_inputs_align_attrs(*align)
+    options = deploy_files(tmp_path, {"same_flow_fnode": "-1", a_node.name: "0:0:0~1", b_node.name: "0:0:0~1"})
+    return dfir.load(dfir.compile(graph, options).om)
+
+
+def test_alignment_pairs_graph_outputs_that_replicas_finish_out_of_order(tmp_path):
+    with two_outputs(tmp_path, (16, -1, False)) as model:
+        for t in (1, 2):  # A emits 1 before 2, B emits 2 before 1: the channels' heads differ
+            model.feed_data([np.array([t])])
+        results = fetch_all(model, 2)
+        assert {t: [v.tolist() for v in vs] for t, vs in results.items()} == {1: [[1], [1]], 2: [[2], [2]]}
+        model.feed_data([np.array([3])])
+        tensors, info, ret = model.fetch_data([1], timeout=WAIT_MS)  # one output: nothing to pair
+        assert (ret, info.transaction_id, tensors[0].numpy().tolist()) == (0, 3, [3])
+
+
+def test_graph_outputs_past_the_alignment_timeout_fail_their_transaction(tmp_path):
+    with two_outputs(tmp_path, (16, 100, False)) as model:
+        model.feed_data([np.array([1])])
+        assert model.fetch_data([1], timeout=WAIT_MS)[2] == 0  # take B's output away: A's never pairs
+        tensors, info, ret = model.fetch_data(timeout=WAIT_MS)
+        assert (tensors, info.transaction_id, int(ret)) == ([], 1, FLOW_FUNC_ERR_DATA_ALIGN_FAILED)
+        assert ret.message == ("graph outputs: transaction 1 data label 0 was not aligned: the alignment "
+                               "timeout of 100 ms passed before output(s) 1 arrived")
+
+
 def fetch_pairs(model, count):
     """`count` results as sorted [transaction id, a, b] rows (ids may repeat when mispaired)."""
     rows = []
