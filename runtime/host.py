@@ -12,13 +12,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Callable, Collection, Iterable, Iterator, NamedTuple, Sequence
 
-import numpy as np
-
 from dfir.flow_func.queue import FlowMsgQueue
 from dfir.flow_func.status import FLOW_FUNC_FAILED
 from dfir.ge.error import GeError
 from dfir.runtime import udf
-from dfir.runtime.messages import Kind, Message, MessageError, TransactionMeta, new_message
+from dfir.runtime.messages import Kind, Message, MessageError, TransactionMeta
 from dfir.runtime.scheduler import FuncSpec, InputStream, NodeSpec, OutputSet, Source
 from dfir.runtime.udf_project import ExceptionBoard, ProjectEnv, project_funcs
 
@@ -211,15 +209,11 @@ class UdfCall:
         """The one output message of a `plain_single` func called on one input `message` that is
         not an error message: what `self([message])` emits, without building output sets."""
         try:
-            result = self.fn(message.payload)
-            if type(result) is np.ndarray:  # the common case first, as Message.from_result
-                return new_message(message.meta, Kind.TENSOR, result)
-            return Message.from_result(message.meta, result)
+            return Message.from_result(message.meta, self.fn(message.payload))
         except MemoryError:
             raise  # as in _call_lazily
         except Exception as exc:  # noqa: BLE001 - as in _call_lazily
-            return Message.failure(message.meta, FLOW_FUNC_FAILED, f"UDF {self.node}.{self.func} raised "
-                                                                   f"{type(exc).__name__}: {exc}")
+            return Message.failure(message.meta, FLOW_FUNC_FAILED, self._raised(exc))
 
     def _call_eagerly(self, inputs: list[Message]) -> list[OutputSet]:
         """A plain, non-generator func: its one output set, built before returning."""
@@ -233,8 +227,7 @@ class UdfCall:
         except MemoryError:
             raise  # as in _call_lazily
         except Exception as exc:  # noqa: BLE001 - as in _call_lazily
-            return [self._failure(_latest_meta(inputs), f"UDF {self.node}.{self.func} raised "
-                                                        f"{type(exc).__name__}: {exc}")]
+            return [self._failure(_latest_meta(inputs), self._raised(exc))]
 
     def _call_lazily(self, inputs: list) -> Iterator[OutputSet]:
         """A generator or stream-input func: one output set per result, as they come."""
@@ -254,8 +247,7 @@ class UdfCall:
         except MemoryError:
             raise  # the process may be broken: its worker stops and the driver fails the model
         except Exception as exc:  # noqa: BLE001 - any user exception fails this transaction only
-            yield self._failure(_latest_meta(read), f"UDF {self.node}.{self.func} raised "
-                                                    f"{type(exc).__name__}: {exc}")
+            yield self._failure(_latest_meta(read), self._raised(exc))
 
     def _output_set(self, meta: TransactionMeta, result: Any) -> OutputSet:
         if self._single_output:
@@ -275,6 +267,9 @@ class UdfCall:
             raise _BadResult(f"UDF {self.node}.{self.func} returned {len(result)} values but "
                              f"num_returns is {count}")
         return result
+
+    def _raised(self, exc: Exception) -> str:
+        return f"UDF {self.node}.{self.func} raised {type(exc).__name__}: {exc}"
 
     def _failure(self, meta: TransactionMeta, text: str) -> OutputSet:
         failure = Message.failure(meta, FLOW_FUNC_FAILED, text)

@@ -49,7 +49,8 @@ from dfir.runtime.messages import Message, TransactionMeta
 from dfir.runtime.output_pairing import OutputPairing
 from dfir.runtime.scheduler import (DEFAULT_CHANNEL_DEPTH, NodeSpec, SchedulerClosed, Source,
                                     check_outputs, check_sources)
-from dfir.runtime.worker import EXIT_FATAL, Align, DeviceWiring, NodeBuilder, Targets, run_worker
+from dfir.runtime.alignment import Align
+from dfir.runtime.worker import EXIT_FATAL, DeviceWiring, NodeBuilder, Targets, run_worker
 
 # ACL_ERROR_GE_INTERNAL_ERROR: a transaction lost because the worker running it died.
 WORKER_FAILED = 545000
@@ -66,8 +67,6 @@ class SchedulerFailed(GeError):
 
 
 DISPATCH_RULES = ("round_robin", "route_label")
-MAX_ALIGN_CACHE = 1024
-MAX_ALIGN_TIMEOUT_MS = 600_000
 
 
 @dataclass(frozen=True)
@@ -90,27 +89,7 @@ def node_deployment(path: str, node: dict) -> NodeDeployment:
     dispatch = node.get("dispatch") or "round_robin"
     if dispatch not in DISPATCH_RULES:
         raise GeError(f"plan {path}.dispatch is {dispatch!r}; expected 'round_robin' or 'route_label'")
-    return NodeDeployment(tuple(instances), dispatch, _align(f"{path}.align", node.get("align")))
-
-
-def _align(path: str, entry: object) -> Align | None:
-    """The plan's `align` entry; None when absent or its cache is 0 (GE: alignment off)."""
-    if entry is None:
-        return None
-    expected = (f"expected {{\"cache\": 0..{MAX_ALIGN_CACHE}, \"timeout\": -1 or 1..{MAX_ALIGN_TIMEOUT_MS}, "
-                f"\"dropout\": true/false}} or null")
-    if not isinstance(entry, dict) or set(entry) != {"cache", "timeout", "dropout"}:
-        raise GeError(f"plan {path} is {entry!r}; {expected}")
-    cache, timeout, dropout = entry["cache"], entry["timeout"], entry["dropout"]
-    valid = (_is_int(cache) and 0 <= cache <= MAX_ALIGN_CACHE and _is_int(timeout)
-             and (timeout == -1 or 0 < timeout <= MAX_ALIGN_TIMEOUT_MS) and isinstance(dropout, bool))
-    if not valid:
-        raise GeError(f"plan {path} is {entry!r}; {expected}")
-    return Align(cache, timeout, dropout) if cache else None
-
-
-def _is_int(value: object) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
+    return NodeDeployment(tuple(instances), dispatch, Align.from_plan(f"{path}.align", node.get("align")))
 
 
 @dataclass(frozen=True)
@@ -213,7 +192,7 @@ class ProcessScheduler:
         self._fetch_lock = threading.Lock()
         self._state_lock = threading.Lock()
         self._ledger = channels.TransactionLedger(LEDGER_CAPACITY)
-        self._output_align = _align("align", plan.get("align"))  # pairs fetched outputs when set
+        self._output_align = Align.from_plan("align", plan.get("align"))  # pairs fetched outputs when set
         self._pairings: dict[tuple[int, ...], OutputPairing] = {}
         # Each graph input's channels when no input feeds a replicated node (None otherwise).
         routes = self._wiring.input_routes
@@ -298,10 +277,7 @@ class ProcessScheduler:
         """The channels graph input k's tensor goes to (the routing `submit` applies)."""
         if array is None:
             return ()
-        targets = self._wiring.input_routes[k]
-        if not targets.spread:
-            return targets.fixed
-        return targets.channels_for(Message.tensor(TransactionMeta(*fields), array))
+        return self._wiring.input_routes[k].route(fields[0])
 
     def _submitted(self, status: int, transaction_id: int) -> bool:
         """What a put of a transaction's inputs returned, as `submit` returns it."""

@@ -43,11 +43,12 @@ import time
 from dataclasses import dataclass, replace
 from typing import Any, Callable, Collection, Iterable, Sequence
 
-from dfir.flow_func.status import FLOW_FUNC_ERR_DATA_ALIGN_FAILED, FLOW_FUNC_FAILED
+from dfir.flow_func.status import FLOW_FUNC_FAILED
 from dfir.ge.error import GeError
 from dfir.runtime import channels
+from dfir.runtime.alignment import Align, ChannelAligner, Unaligned
 from dfir.runtime.host import InstanceRef, UdfCall
-from dfir.runtime.messages import Kind, Message, TransactionMeta
+from dfir.runtime.messages import Message, TransactionMeta
 from dfir.runtime.scheduler import Cancelled, FuncSpec, NodeSpec, OutputSet, Source, check_funcs
 
 MAX_BATCH = 64                 # input sets a plain func takes per wake-up
@@ -63,16 +64,6 @@ NodeBuilder = Callable[[Collection[InstanceRef]], Sequence[NodeSpec]]  # instanc
 
 
 @dataclass(frozen=True)
-class Align:
-    """A node's input alignment (the plan's `align`): at most `cache` incomplete groups, a group
-    older than `timeout` ms (-1: never) fails, or is dropped with `dropout`."""
-
-    cache: int
-    timeout: int
-    dropout: bool
-
-
-@dataclass(frozen=True)
 class Targets:
     """Where the messages of one graph input or node output go: every message to each channel
     of `fixed` (single-instance consumers, graph outputs) and to one channel of each `spread`
@@ -83,9 +74,12 @@ class Targets:
     spread: tuple[tuple[Any, tuple[int, ...]], ...] = ()
 
     def channels_for(self, message: Message) -> tuple[int, ...]:
+        return self.route(message.meta.transaction_id, message.route_label)
+
+    def route(self, transaction_id: int, route_label: int = 0) -> tuple[int, ...]:
+        """The channels a message of `transaction_id` with `route_label` goes to."""
         if not self.spread:
             return self.fixed
-        transaction_id, route_label = message.meta.transaction_id, message.route_label
         return self.fixed + tuple(group[dispatcher.route(transaction_id, route_label)]
                                   for dispatcher, group in self.spread)
 
@@ -350,50 +344,29 @@ class DeviceExecutor:
             running[0] = -1
 
     def _aligned_loop(self, unit: int, func: FuncSpec, inputs: list[int]) -> None:
-        """Take each input's messages as they arrive and fire every group the aligner completes;
-        wake at the oldest group's deadline to expire it (see `_unaligned`)."""
-        align = self._wiring.aligns[self._node(unit)]
-        aligner = channels.Aligner(len(inputs), align.cache, align.timeout, align.dropout)
-        bell = self._wiring.unit_bells[unit]
+        """Take each input's messages as they arrive (runtime/alignment.py) and fire every group
+        that is complete; wake at the oldest group's deadline to expire it. A group given up on
+        becomes its transaction's failure on each output of the func (unless dropped)."""
+        aligner = ChannelAligner(self._region, self._wiring.unit_bells[unit], inputs,
+                                 self._wiring.aligns[self._node(unit)])
         node = self._node(unit)
+        subject = f"node '{self._name(unit)}' func '{func.name}'"
         while True:
-            deadline = aligner.next_deadline()
-            wait_ms = -1 if deadline is None else max(0, deadline - _now_ms())
-            if self._region.wait_for_change(inputs, bell, -1, wait_ms) == channels.CLOSED:
+            if self._region.wait_for_change(inputs, self._wiring.unit_bells[unit], -1,
+                                            aligner.wait_ms()) == channels.CLOSED:
                 raise Cancelled
             self._running[0] = node
-            for j, channel in enumerate(inputs):
-                sets = self._region.take([channel], bell, MAX_BATCH, 0)
-                if sets is None:
-                    raise Cancelled
-                now = _now_ms()
-                for (message,) in sets:
-                    completed, evicted = aligner.push(j, message.meta.transaction_id, message.data_label,
-                                                      message, now)
-                    if evicted is not None:
-                        self._unaligned(unit, func, align, evicted, f"the alignment cache of {align.cache} "
-                                                                    f"groups overflowed")
-                    if completed is not None:
-                        self._fire(unit, func, completed)
-            for expired in aligner.expire(_now_ms()):
-                self._unaligned(unit, func, align, expired, f"the alignment timeout of {align.timeout} ms "
-                                                            f"passed")
+            outcomes = aligner.pull()
+            if outcomes is None:
+                raise Cancelled
+            for outcome in outcomes:
+                if isinstance(outcome, Unaligned):
+                    failure = outcome.failure(subject, "input", func.inputs)
+                    for port in func.outputs:
+                        self.deliver(unit, port, failure)
+                else:
+                    self._fire(unit, func, outcome)
             self._running[0] = -1
-
-    def _unaligned(self, unit: int, func: FuncSpec, align: Align, group: tuple, why: str) -> None:
-        """An incomplete group the aligner gave up on: dropped with `dropout`, else its
-        transaction's error (FLOW_FUNC_ERR_DATA_ALIGN_FAILED) on each output of the func."""
-        if align.dropout:
-            return
-        transaction_id, data_label, messages = group
-        missing = [func.inputs[j] for j, message in enumerate(messages) if message is None]
-        meta = next(message.meta for message in messages if message is not None)
-        text = (f"node '{self._name(unit)}' func '{func.name}': transaction {transaction_id} data label "
-                f"{data_label} was not aligned: {why} before input(s) "
-                f"{', '.join(map(str, missing))} arrived")
-        failure = Message(meta, Kind.EMPTY, None, FLOW_FUNC_ERR_DATA_ALIGN_FAILED, text, data_label=data_label)
-        for port in func.outputs:
-            self.deliver(unit, port, failure)
 
     def _fire(self, unit: int, func: FuncSpec, messages: Sequence[Message]) -> None:
         """Run a plain func on one message per input; an error message is forwarded, not run."""
@@ -442,10 +415,6 @@ class DeviceExecutor:
                 failure = replace(failure, data_label=label)
             for port in func.outputs:
                 self.deliver(unit, port, failure)
-
-
-def _now_ms() -> int:
-    return int(time.monotonic() * 1000)
 
 
 class ChannelStream:
