@@ -10,7 +10,7 @@ import time
 
 import dfir
 import dfir.dataflow as df
-from dfir.dataflow import names
+from dfir.frontend.dataflow import names
 
 
 @df.pyflow

@@ -24,7 +24,7 @@ import numpy as np
 
 import dfir
 import dfir.dataflow as df
-from dfir.dataflow import names
+from dfir.frontend.dataflow import names
 
 TARGET_RATIO = 1.6
 BURN_STEPS = 40_000  # about 2-5 ms of pure-Python work per message on this machine

@@ -30,7 +30,7 @@ import numpy as np
 
 import dfir
 import dfir.dataflow as df
-from dfir.dataflow import names
+from dfir.frontend.dataflow import names
 
 
 def add_one(x):

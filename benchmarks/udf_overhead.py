@@ -24,8 +24,8 @@ import numpy as np
 
 import dfir
 import dfir.dataflow as df
-from dfir.dataflow import names
-from dfir.udf.scaffold import new_project
+from dfir.frontend.dataflow import names
+from dfir.frontend.udf.scaffold import new_project
 
 
 def bare_add(a, b):
@@ -87,9 +87,9 @@ def through_runtime(graph: df.FlowGraph, a: np.ndarray, b: np.ndarray, count: in
 
 def call_layer(graph: df.FlowGraph, a: np.ndarray, b: np.ndarray, count: int) -> float:
     """Seconds per call of the node's func as the scheduler would call it (no channels)."""
-    from dfir.lowering.om_schema import PartitionType
+    from dfir.om.schema import PartitionType
     from dfir.runtime import host
-    from dfir.runtime.messages import Message, TransactionMeta
+    from dfir.core.messages import Message, TransactionMeta
     from dfir.runtime.om import read_om
     import json
     model = read_om(dfir.compile(graph).om).models[0]

@@ -6,7 +6,7 @@
         model.feed_data([a, b])
         outputs, info, ret = model.fetch_data(timeout=5000)
 """
-from dfir.compiler import CompiledModel, compile  # noqa: F401
+from dfir.driver.compiler import CompiledModel, compile  # noqa: F401
 from dfir.runtime.loader import load  # noqa: F401
 
 __version__ = "0.1.0"

@@ -413,7 +413,7 @@ class FuncPpOp(IRDLOperation):
     or class, cloudpickled; `py_project`, a UDF project's Python sources (tar.gz) with `project =
     {py_module, py_class}`; `cpp_project`, a UDF project's C++ library with `project =
     {target_bin, resource_type}`. Projects name their `compile_config`. `init_params` holds typed
-    values (`dfir.udf.params_ir`). Each `#df.func` names an entry point and the node ports it owns.
+    values (`dfir.dialects.df_params`). Each `#df.func` names an entry point and the node ports it owns.
 
         df.func_pp @add_pp [#df.func<"add"(0, 1) -> (0)>] {kind = "py_func"} payload "gASV..."
         df.func_pp @Add_pp [#df.func<"Add1"(0, 1) -> (0)>] {kind = "py_project",
@@ -460,7 +460,7 @@ class FuncPpOp(IRDLOperation):
         if kind not in self.KINDS:
             raise VerifyException(f"{where}: kind \"{kind}\" is not one of {list(self.KINDS)}")
         if self.init_params is not None:
-            from dfir.udf.params_ir import params_of
+            from dfir.dialects.df_params import params_of
             try:
                 params_of(self.init_params)
             except ValueError as error:

@@ -14,7 +14,7 @@ a final `ge.output` listing its results.
 Every tensor op derives from `ShapedOp` and owns a *shape function*, `infer_types(operand_types,
 properties)`, that returns its result types or raises a VerifyException naming the op and the
 shapes. The op's verifier checks that each declared result type is compatible with the inferred
-one; the graph builder (`dfir.ge.graph`) uses the same function to type the ops it creates, and
+one; the graph builder (`dfir.frontend.ge.graph`) uses the same function to type the ops it creates, and
 a new op plugs in by declaring itself and its shape function, nothing else.
 """
 from __future__ import annotations

@@ -33,7 +33,7 @@ from xdsl.parser import AttrParser
 from xdsl.printer import Printer
 from xdsl.utils.exceptions import VerifyException
 
-from dfir import data_type as dt
+from dfir.core import data_type as dt
 
 __all__ = ["DimRange", "FORMATS", "GeTensorType", "element_type_of", "dtype_of", "format_dims"]
 

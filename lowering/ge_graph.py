@@ -39,7 +39,7 @@ import numpy as np
 from xdsl.dialects.builtin import ArrayAttr, DenseArrayBase, FloatAttr, IntegerAttr, StringAttr, UnitAttr
 from xdsl.ir import Attribute, Operation, SSAValue
 
-from dfir import data_type as dt
+from dfir.core import data_type as dt
 from dfir.dialects import ge
 from dfir.dialects.ge_types import GeTensorType, dtype_of
 

@@ -1,7 +1,7 @@
 """Serialize a lowered graph into `.om` bytes: plan, UDF payloads, weights and the final IR text."""
 from __future__ import annotations
 
-from dfir.lowering.om_schema import ModelType, PartitionType
+from dfir.om.schema import ModelType, PartitionType
 from dfir.lowering.om_writer import write_om
 from dfir.lowering.plan import LoweredGraph
 

@@ -1,6 +1,6 @@
 """Serialize partitions into `.om` bytes: flow models (`write_om`) and bundles (`write_bundle`).
 
-The layout is `dfir.lowering.om_schema`'s. Output bytes depend only on the arguments: no
+The layout is `dfir.om.schema`'s. Output bytes depend only on the arguments: no
 timestamps, no addresses, zero padding; the same inputs give the same bytes.
 """
 from __future__ import annotations
@@ -9,8 +9,8 @@ import hashlib
 import struct
 from typing import Iterable, Sequence
 
-from dfir.ge.error import GeError
-from dfir.lowering.om_schema import (
+from dfir.core.errors import GeError
+from dfir.om.schema import (
     BUNDLE_ONLY_PARTITIONS, FORMAT_VERSION, HEADER_DIGEST_SLICE, HEADER_FIELDS, HEADER_OFFSETS,
     HEADER_SIZE, LENGTH_SATURATED, MAGIC, MAX_MODELS, MAX_PARTITIONS, NAME_SIZE, OM_IR_VERSION,
     PLATFORM_VERSION_SIZE, TABLE_ENTRY_SIZE, TABLE_HEADER_SIZE, ModelType, PartitionType, align_up,

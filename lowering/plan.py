@@ -28,7 +28,7 @@ from xdsl.ir import SSAValue
 
 from dfir.dialects.df import DataOp, FuncPpOp, GatherOp, GraphOp, GraphPpOp, NodeOp
 from dfir.dialects.df_attrs import AlignAttr, BalanceAttr, DeviceAttr, InstanceAttr
-from dfir.ge.error import GeError
+from dfir.core.errors import GeError
 
 WEIGHT_ALIGNMENT = 64
 _FUNC_KINDS = ("py_func", "py_project", "cpp_project")
@@ -252,10 +252,10 @@ def _spelling(device) -> str:
 
 
 def _init_params(pp: FuncPpOp) -> dict:
-    """A UDF project's init params as `{name: {"type": tag, "value": ...}}` (dfir.udf.params)."""
+    """A UDF project's init params as `{name: {"type": tag, "value": ...}}` (dfir.core.udf_params)."""
     if pp.init_params is None:
         return {}
-    from dfir.udf.params_ir import params_of
+    from dfir.dialects.df_params import params_of
     return {name: param.to_plan() for name, param in sorted(params_of(pp.init_params).items())}
 
 
@@ -347,7 +347,7 @@ class _ProcessPointEntries:
         return {"kind": "ge_graph", "graph": len(self.ge_graphs) - 1}
 
     def _pack(self, array: np.ndarray) -> dict:
-        from dfir.data_type import from_numpy
+        from dfir.core.data_type import from_numpy
         blob = self.lowered.weights
         blob.extend(b"\0" * (-len(blob) % WEIGHT_ALIGNMENT))
         offset = len(blob)

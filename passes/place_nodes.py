@@ -41,10 +41,10 @@ from xdsl.utils.exceptions import DiagnosticException
 
 from dfir.dialects.df import FuncPpOp, InvokedClosureOp, NodeOp
 from dfir.dialects.df_attrs import DeviceAttr
-from dfir.ge.error import GeError
+from dfir.core.errors import GeError
 
 if TYPE_CHECKING:
-    from dfir.deploy import DeployInfo, DeviceId, Placement
+    from dfir.frontend.deploy import DeployInfo, DeviceId, Placement
 
 
 def parse_device(spelling: str) -> DeviceAttr:
@@ -91,7 +91,7 @@ class PlaceNodes(ModulePass):
 
     def _load(self) -> DeployInfo:
         """The deploy info, its devices checked against the resource config when there is one."""
-        from dfir.deploy import check_deploy_devices, load_deploy_info, load_resource_config
+        from dfir.frontend.deploy import check_deploy_devices, load_deploy_info, load_resource_config
         try:
             info = load_deploy_info(self.deploy_info)
             if self.resource_config:

@@ -37,7 +37,7 @@ __all__ = ["MAX_BYTES_ATTR", "OutputPlan", "PlanOutputSize", "element_bytes", "m
 MAX_BYTES_ATTR = "max_bytes"
 """The ge.output attribute: planned bytes per output, -1 for none."""
 
-_GIVEN_ATTR = "output_max_size"  # written by dfir.ge.graph_config (OUTPUT_MAX_SIZE_ATTR)
+_GIVEN_ATTR = "output_max_size"  # written by dfir.frontend.ge.graph_config (OUTPUT_MAX_SIZE_ATTR)
 
 _log = logging.getLogger("dfir.passes.plan_output_size")
 

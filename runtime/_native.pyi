@@ -4,7 +4,7 @@ from typing import Any, Callable
 from typing_extensions import Buffer
 
 OM_SCHEMA: dict[str, Any]
-"""The `.om` schema constants, named as in `dfir.lowering.om_schema` (offsets and type tables as dicts)."""
+"""The `.om` schema constants, named as in `dfir.om.schema` (offsets and type tables as dicts)."""
 
 class OmHeader:
     """The 256-byte header of a validated .om file."""

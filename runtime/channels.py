@@ -28,7 +28,7 @@ from typing import Sequence
 import cloudpickle
 
 from dfir.runtime import _native
-from dfir.runtime.messages import Kind, Message, TransactionMeta
+from dfir.core.messages import Kind, Message, TransactionMeta
 
 READY, TIMEOUT, CLOSED = 0, 1, 2
 

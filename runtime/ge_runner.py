@@ -18,8 +18,8 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from dfir import data_type as dt
-from dfir.ge.error import GeError
+from dfir.core import data_type as dt
+from dfir.core.errors import GeError
 from dfir.runtime.kernels import KERNELS, Kernel
 
 __all__ = ["GeGraphRunner"]

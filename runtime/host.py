@@ -12,11 +12,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Callable, Collection, Iterable, Iterator, NamedTuple, Sequence
 
-from dfir.flow_func.queue import FlowMsgQueue
-from dfir.flow_func.status import FLOW_FUNC_FAILED
-from dfir.ge.error import GeError
+from dfir.frontend.flow_func.queue import FlowMsgQueue
+from dfir.frontend.flow_func.status import FLOW_FUNC_FAILED
+from dfir.core.errors import GeError
 from dfir.runtime import udf
-from dfir.runtime.messages import Kind, Message, MessageError, TransactionMeta
+from dfir.core.messages import Kind, Message, MessageError, TransactionMeta
 from dfir.runtime.scheduler import FuncSpec, InputStream, NodeSpec, OutputSet, Source
 from dfir.runtime.udf_project import ExceptionBoard, ProjectEnv, project_funcs
 

@@ -14,8 +14,8 @@ from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 
-from dfir import data_type as dt
-from dfir.ge.error import GeError
+from dfir.core import data_type as dt
+from dfir.core.errors import GeError
 
 __all__ = ["KERNELS", "Kernel"]
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 import json
 import os
 
-from dfir.ge.error import GeError
+from dfir.core.errors import GeError
 
 
 class Bundle:
@@ -37,7 +37,7 @@ class _Models(dict):
 
 
 def _runtime_model(om_model, name: str):
-    from dfir.lowering.om_schema import PartitionType
+    from dfir.om.schema import PartitionType
     from dfir.runtime.model import RuntimeModel
     plan_partition = om_model.partition(PartitionType.FLOW_MODEL)
     try:

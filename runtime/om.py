@@ -13,8 +13,8 @@ import os
 from dataclasses import dataclass, fields
 from typing import NamedTuple, Union
 
-from dfir.ge.error import GeError
-from dfir.lowering.om_schema import CONTENT_DIGEST_SLICE, HEADER_DIGEST_SLICE, ModelType, PartitionType
+from dfir.core.errors import GeError
+from dfir.om.schema import CONTENT_DIGEST_SLICE, HEADER_DIGEST_SLICE, ModelType, PartitionType
 from dfir.runtime import _native
 
 Source = Union[str, os.PathLike, bytes, bytearray, memoryview]

@@ -19,7 +19,7 @@ from typing import Sequence
 
 from dfir.runtime import channels
 from dfir.runtime.alignment import Align, ChannelAligner, Unaligned
-from dfir.runtime.messages import Message
+from dfir.core.messages import Message
 
 
 class OutputPairing:

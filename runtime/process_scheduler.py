@@ -43,9 +43,9 @@ import weakref
 from dataclasses import dataclass
 from typing import Any, Sequence
 
-from dfir.ge.error import GeError
+from dfir.core.errors import GeError
 from dfir.runtime import channels, host
-from dfir.runtime.messages import Message, TransactionMeta
+from dfir.core.messages import Message, TransactionMeta
 from dfir.runtime.output_pairing import OutputPairing
 from dfir.runtime.scheduler import (DEFAULT_CHANNEL_DEPTH, NodeSpec, SchedulerClosed, Source,
                                     check_outputs, check_sources)

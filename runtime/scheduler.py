@@ -30,9 +30,9 @@ from collections import defaultdict, deque
 from dataclasses import dataclass
 from typing import Callable, Iterable, Sequence
 
-from dfir.flow_func.status import FLOW_FUNC_FAILED
-from dfir.ge.error import GeError
-from dfir.runtime.messages import Message, TransactionMeta
+from dfir.frontend.flow_func.status import FLOW_FUNC_FAILED
+from dfir.core.errors import GeError
+from dfir.core.messages import Message, TransactionMeta
 
 DEFAULT_CHANNEL_DEPTH = 128
 CLOSE_JOIN_SECONDS = 1.0  # how long close() waits for workers that are busy in user code
@@ -103,7 +103,7 @@ class _Channel:
 
 
 class InputStream:
-    """One input channel as a stream-input func reads it (see `dfir.flow_func.FlowMsgQueue`)."""
+    """One input channel as a stream-input func reads it (see `dfir.frontend.flow_func.FlowMsgQueue`)."""
 
     def __init__(self, scheduler: Scheduler, channel: _Channel):
         self._scheduler = scheduler

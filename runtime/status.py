@@ -1,7 +1,7 @@
 """Runtime return codes (GE's values) and `RetCode`, the return code that also says what happened.
 
 A failed UDF transaction comes back with the UDF's code (`FLOW_FUNC_FAILED` = 564000 for an
-exception, see `dfir.flow_func.status`); the codes below are the runtime's own.
+exception, see `dfir.frontend.flow_func.status`); the codes below are the runtime's own.
 """
 from __future__ import annotations
 

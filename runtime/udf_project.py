@@ -4,7 +4,7 @@
 
 1. The init params and the node's facts become the UDF's `MetaParams`; the invoked closures
    become GE graph runners that `run_flow_model` reaches by key (`Closures`).
-2. py_project: unpack the sources (`dfir.udf.sources`), build one object of `py_class` per node,
+2. py_project: unpack the sources (`dfir.frontend.udf.sources`), build one object of `py_class` per node,
    run its `init_flow_func`, and bind each func to its method (`find_proc`).
    cpp_project: refuse a library built for a resource type this host cannot run, load it (once
    per process and content, `_native.load_udf_library`), bind the node's funcs natively and run
@@ -25,21 +25,21 @@ from typing import Any, Callable, Iterable, Sequence
 
 import numpy as np
 
-from dfir import data_type as dt
-from dfir.flow_func.logger import logger
-from dfir.flow_func.meta_params import MetaParams, NodeFacts
-from dfir.flow_func.msg import FlowMsg
-from dfir.flow_func.queue import FlowMsgQueue
-from dfir.flow_func.run_context import ExceptionBoard, MetaRunContext, RunState
-from dfir.flow_func.scope import CallScope, call_scope, current_scope, note_problem
-from dfir.flow_func.status import (FLOW_FUNC_ERR_PARAM_INVALID, FLOW_FUNC_ERR_TIME_OUT_ERROR,
+from dfir.core import data_type as dt
+from dfir.frontend.flow_func.logger import logger
+from dfir.frontend.flow_func.meta_params import MetaParams, NodeFacts
+from dfir.frontend.flow_func.msg import FlowMsg
+from dfir.frontend.flow_func.queue import FlowMsgQueue
+from dfir.frontend.flow_func.run_context import ExceptionBoard, MetaRunContext, RunState
+from dfir.frontend.flow_func.scope import CallScope, call_scope, current_scope, note_problem
+from dfir.frontend.flow_func.status import (FLOW_FUNC_ERR_PARAM_INVALID, FLOW_FUNC_ERR_TIME_OUT_ERROR,
                                    FLOW_FUNC_FAILED, FLOW_FUNC_SUCCESS, status_name)
-from dfir.flow_func.wrappers import exception_text, find_proc
-from dfir.ge.error import GeError
-from dfir.runtime.messages import Kind, Message, TransactionMeta
+from dfir.frontend.flow_func.wrappers import exception_text, find_proc
+from dfir.core.errors import GeError
+from dfir.core.messages import Kind, Message, TransactionMeta
 from dfir.runtime.scheduler import FuncSpec, OutputSet
-from dfir.udf.config import host_resource_type
-from dfir.udf.params import from_plan
+from dfir.frontend.udf.config import host_resource_type
+from dfir.core.udf_params import from_plan
 
 RunnerFactory = Callable[[dict, Any], Any]  # (ge_graphs entry, weights) -> object with .run(arrays)
 
@@ -236,7 +236,7 @@ class PythonProjectCall(ProjectCall):
 
 def _bind_python(env: ProjectEnv, path: str, where: str, pp: dict, facts: NodeFacts,
                  closures: Closures) -> tuple[FuncSpec, ...]:
-    from dfir.udf.sources import load_project_class
+    from dfir.frontend.udf.sources import load_project_class
     payload = _checked_index(f"{path}.udf", pp["udf"], env.udf_payloads, "UDF payloads")
     cls, folder = load_project_class(payload, pp["py_module"], pp["py_class"], where)
     facts = replace(facts, work_path=str(folder))
@@ -375,9 +375,9 @@ def _check_resource_type(where: str, so: dict) -> None:
 
 def _library(so: dict, data: bytes | memoryview) -> tuple[Any, str]:
     """The loaded library of a `so_bins` entry (loaded once per process and content) and its work
-    folder (one per content, `dfir.udf.sources.content_folder`)."""
+    folder (one per content, `dfir.frontend.udf.sources.content_folder`)."""
     from dfir.runtime import _native
-    from dfir.udf.sources import content_folder
+    from dfir.frontend.udf.sources import content_folder
     with _LOAD_LOCK:
         if so["sha256"] not in _LOADED:
             _LOADED[so["sha256"]] = _native.load_udf_library(data, so["name"])
@@ -398,7 +398,7 @@ _NATIVE_LOG = {0: logger.debug, 1: logger.info, 2: logger.warn, 3: logger.error,
 
 
 def _log_native_record(level: int, node: str, func: str, instance: int, text: str) -> None:
-    """A C++ UDF's log record, logged like a Python UDF's (`dfir.flow_func.logger`), in the scope
+    """A C++ UDF's log record, logged like a Python UDF's (`dfir.frontend.flow_func.logger`), in the scope
     of the call that made it (so its last error explains a failure)."""
     emit = _NATIVE_LOG.get(level, logger.info)
     scope = current_scope()

@@ -43,12 +43,12 @@ import time
 from dataclasses import dataclass, replace
 from typing import Any, Callable, Collection, Iterable, Sequence
 
-from dfir.flow_func.status import FLOW_FUNC_FAILED
-from dfir.ge.error import GeError
+from dfir.frontend.flow_func.status import FLOW_FUNC_FAILED
+from dfir.core.errors import GeError
 from dfir.runtime import channels
 from dfir.runtime.alignment import Align, ChannelAligner, Unaligned
 from dfir.runtime.host import InstanceRef, UdfCall
-from dfir.runtime.messages import Message, TransactionMeta
+from dfir.core.messages import Message, TransactionMeta
 from dfir.runtime.scheduler import Cancelled, FuncSpec, NodeSpec, OutputSet, Source, check_funcs
 
 MAX_BATCH = 64                 # input sets a plain func takes per wake-up
@@ -418,7 +418,7 @@ class DeviceExecutor:
 
 
 class ChannelStream:
-    """One input channel as a stream-input func reads it (see `dfir.flow_func.FlowMsgQueue`)."""
+    """One input channel as a stream-input func reads it (see `dfir.frontend.flow_func.FlowMsgQueue`)."""
 
     def __init__(self, region, channel: int, bell: int):
         self._region = region

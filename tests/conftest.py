@@ -1,6 +1,6 @@
 import pytest
 
-from dfir.dataflow import names
+from dfir.frontend.dataflow import names
 
 
 @pytest.fixture(autouse=True)

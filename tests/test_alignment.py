@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 import dfir
 import dfir.dataflow as df
-from dfir.flow_func.status import FLOW_FUNC_ERR_DATA_ALIGN_FAILED
+from dfir.frontend.flow_func.status import FLOW_FUNC_ERR_DATA_ALIGN_FAILED
 from dfir.ge.error import GeError
 from dfir.runtime import channels
 from dfir.runtime.model import RuntimeModel

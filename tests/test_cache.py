@@ -18,20 +18,21 @@ import pytest
 import dfir
 import dfir.data_type as dt
 import dfir.dataflow as df
-from dfir import compiler, importer
-from dfir.cache.checked_om import read_checked_om
-from dfir.cache.index import IndexEntry, read_index
-from dfir.cache.settings import cache_settings
-from dfir.cache.store import CacheStore
-from dfir.cache.units import CachedGraph, read_unit
-from dfir.cache.variables import read_rdcpkt
+from dfir.driver import compiler
+from dfir.frontend import importer
+from dfir.driver.cache.checked_om import read_checked_om
+from dfir.driver.cache.index import IndexEntry, read_index
+from dfir.driver.cache.settings import cache_settings
+from dfir.driver.cache.store import CacheStore
+from dfir.driver.cache.units import CachedGraph, read_unit
+from dfir.driver.cache.variables import read_rdcpkt
 from dfir.passes.fingerprint_subgraphs import Structure
-from dfir.compiler import print_module
-from dfir.dataflow import names, session
+from dfir.driver.compiler import print_module
+from dfir.frontend.dataflow import names, session
 from dfir.ge.error import GeError
 from dfir.ge.graph import Graph
 from dfir.lowering import plan
-from dfir.lowering.om_schema import HEADER_OFFSETS, HEADER_SIZE, PartitionType
+from dfir.om.schema import HEADER_OFFSETS, HEADER_SIZE, PartitionType
 from dfir.lowering.om_writer import write_bundle, write_om
 from dfir.runtime.om import read_om
 from dfir.tools.cli import main as cli
@@ -288,7 +289,7 @@ def test_a_damaged_cached_model_is_rebuilt_never_loaded(cache_dir, damage, caplo
     data = bytearray(path.read_bytes())
     path.write_bytes(bytes(data[:len(data) // 2]) if damage == "truncate" else
                      bytes(data[:1000]) + bytes([data[1000] ^ 1]) + bytes(data[1001:]))
-    with caplog.at_level(logging.WARNING, logger="dfir.cache"):
+    with caplog.at_level(logging.WARNING, logger="dfir.driver.cache"):
         again = dfir.compile(build(), options(cache_dir))
     assert f"cached model {path} is not usable" in caplog.text
     assert again.om == cold.om
@@ -303,7 +304,7 @@ def test_a_damaged_graph_unit_is_rebuilt(tmp_path, cache_dir, caplog):
     data = bytearray(unit.read_bytes())
     data[-1] ^= 1
     unit.write_bytes(bytes(data))
-    with caplog.at_level(logging.WARNING, logger="dfir.cache"):
+    with caplog.at_level(logging.WARNING, logger="dfir.driver.cache"):
         changed = dfir.compile(build(offset=6), options(cache_dir))
     assert f"subgraph cache {unit} is not usable (the content does not match its checksum" in caplog.text
     fresh_dir = tmp_path / "fresh"
@@ -319,7 +320,7 @@ def test_a_unit_of_the_wrong_kind_is_not_used(tmp_path, cache_dir, caplog):
     store = CacheStore(cache_settings(options(cache_dir)))
     graph = CachedGraph({}, "pipe", "text sha256:1", "sha256:1", Structure("0", ()))
     store.store_unit(shift_fingerprint, graph)
-    with caplog.at_level(logging.WARNING, logger="dfir.cache"):
+    with caplog.at_level(logging.WARNING, logger="dfir.driver.cache"):
         changed = dfir.compile(build(scale=4.0), options(cache_dir))
     assert (f"subgraph cache {store.unit_path(shift_fingerprint)} is not usable (it holds a CachedGraph, "
             "expected a CachedUnit)") in caplog.text
@@ -368,7 +369,7 @@ def test_a_damaged_subgraph_unit_is_rebuilt(cache_dir, caplog):
     dfir.compile(build(), options(cache_dir))
     unit = next(iter((cache_dir / KEY).iterdir()))
     unit.write_bytes(unit.read_bytes()[:-10])
-    with caplog.at_level(logging.WARNING, logger="dfir.cache"):
+    with caplog.at_level(logging.WARNING, logger="dfir.driver.cache"):
         changed = dfir.compile(build(offset=2, scale=5.0), options(cache_dir))
     assert "0 of 2 process points reused" in cache_lines(changed)[0]
     again = dfir.compile(build(offset=3, scale=5.0), options(cache_dir))
@@ -404,7 +405,7 @@ def test_an_index_entry_with_a_malformed_dfir_field_is_an_error(cache_dir, field
 def test_an_unreadable_index_is_dropped_and_rewritten(cache_dir, caplog):
     dfir.compile(build(), options(cache_dir))
     (cache_dir / f"{KEY}.idx").write_text('{"cache_file_list": [')
-    with caplog.at_level(logging.WARNING, logger="dfir.cache"):
+    with caplog.at_level(logging.WARNING, logger="dfir.driver.cache"):
         compiled = dfir.compile(build(), options(cache_dir))
     assert "cache index is unreadable" in caplog.text
     assert "2 of 2 process points reused" in cache_lines(compiled)[0]
@@ -605,7 +606,7 @@ def test_a_flow_graph_with_run_flag_0_only_compiles_into_the_cache(cache_dir):
 PIPELINE_SCRIPT = textwrap.dedent("""
     import hashlib, json, sys
     import numpy as np
-    import dfir, dfir.compiler, dfir.lowering.plan
+    import dfir, dfir.driver.compiler, dfir.lowering.plan
     import dfir.data_type as dt
     import dfir.dataflow as df
     from dfir.ge.graph import Graph
@@ -626,7 +627,7 @@ PIPELINE_SCRIPT = textwrap.dedent("""
             return x * self.factor
 
     if mode == "no-compile":
-        phases = dfir.compiler.run_phases
+        phases = dfir.driver.compiler.run_phases
 
         def only_fingerprint(ctx, module, stop_after, report, **kwargs):
             assert stop_after == "fingerprint", f"phases after fingerprint ran: {stop_after}"
@@ -634,7 +635,7 @@ PIPELINE_SCRIPT = textwrap.dedent("""
 
         def no_lowering(*args, **kwargs):
             raise AssertionError("lowering ran")
-        dfir.compiler.run_phases = only_fingerprint
+        dfir.driver.compiler.run_phases = only_fingerprint
         dfir.lowering.plan.lower_graph = no_lowering
 
     df.init({"ge.graph_compiler_cache_dir": cache_dir, "ge.runFlag": run_flag})

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from dfir.ge.error import GeError
-from dfir.lowering.om_schema import HEADER_SIZE, PartitionType, align_up
+from dfir.om.schema import HEADER_SIZE, PartitionType, align_up
 from dfir.lowering.om_writer import write_bundle, write_om
 from dfir.tools.cli import find_graph, main, parse_options
 from dfir.tools.inspect_om import inspect_om

@@ -14,13 +14,13 @@ import pytest
 import dfir
 import dfir.data_type as dt
 import dfir.flow_func as ff
-from dfir.flow_info import FlowInfo
+from dfir.core.flow_info import FlowInfo
 from dfir.ge.error import GeError
-from dfir.lowering.om_schema import PartitionType
+from dfir.om.schema import PartitionType
 from dfir.runtime.om import read_om
 from dfir.tools.cli import main as cli
 from project_helpers import add_graph, int32, project_graph
-from dfir.udf.config import load_compile_config
+from dfir.frontend.udf.config import load_compile_config
 
 # The seed's Add project in C++: Add1/Add2 follow the seed's Python Add1, AddNN runs the invoked
 # GE graph; the other funcs exercise the rest of the API.

@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from dfir.deploy import (HOST, DeviceId, check_deploy_devices, load_deploy_info, load_resource_config,
+from dfir.frontend.deploy import (HOST, DeviceId, check_deploy_devices, load_deploy_info, load_resource_config,
                          parse_device_list, spell_device_list)
 from dfir.ge.error import GeError
 

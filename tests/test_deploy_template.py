@@ -10,8 +10,8 @@ import textwrap
 import pytest
 
 import dfir.dataflow as df
-from dfir.deploy import load_deploy_info
-from dfir.deploy.template import deploy_template, flow_node_names
+from dfir.frontend.deploy import load_deploy_info
+from dfir.tools.deploy_template import deploy_template, flow_node_names
 from dfir.ge.error import GeError
 from dfir.tools.cli import main
 

@@ -116,7 +116,7 @@ def test_finalize_closes_models_and_fetch_never_waits_past_timeout():
 
 def test_same_graph_gives_same_bytes():
     def build():
-        from dfir.dataflow import names
+        from dfir.frontend.dataflow import names
         names.reset()
         x = df.FlowData()
         return df.FlowGraph([inc.fnode()(inc.fnode()(x))])
@@ -188,7 +188,7 @@ def test_graph_files_other_than_onnx_are_rejected():
 
 def test_alignment_is_recorded_in_the_plan():
     import json
-    from dfir.lowering.om_schema import PartitionType
+    from dfir.om.schema import PartitionType
     from dfir.runtime.om import read_om
     graph = df.FlowGraph([inc.fnode()(df.FlowData())], name="aligned")
     graph.set_inputs_align_attrs(256, 60000, True)

@@ -20,14 +20,14 @@ from xdsl.parser import Parser
 
 import dfir.data_type as dt
 import dfir.dataflow as df
-from dfir.cache.frontend import frontend_keys
-from dfir.cache.payload import canonical_payload
-from dfir.cache.settings import compile_salt
-from dfir.compiler import make_context, print_module
-from dfir.dataflow import names
-from dfir.dataflow.pyflow import UdfSpec
+from dfir.driver.cache.frontend import frontend_keys
+from dfir.driver.cache.payload import canonical_payload
+from dfir.driver.cache.settings import compile_salt
+from dfir.driver.compiler import make_context, print_module
+from dfir.frontend.dataflow import names
+from dfir.frontend.dataflow.pyflow import UdfSpec
 from dfir.ge.graph import Graph
-from dfir.importer import import_flow_graph
+from dfir.frontend.importer import import_flow_graph
 from dfir.passes.fingerprint_subgraphs import FingerprintSubgraphs, fingerprint_of
 
 OFFSET = 10
@@ -204,10 +204,10 @@ def test_the_deploy_info_file_contents_are_in_the_salt(tmp_path):
 
 CLASS_UDF_SCRIPT = textwrap.dedent("""
     import dfir.dataflow as df
-    from dfir.importer import import_flow_graph
-    from dfir.compiler import make_context
+    from dfir.frontend.importer import import_flow_graph
+    from dfir.driver.compiler import make_context
     from dfir.passes.fingerprint_subgraphs import FingerprintSubgraphs, fingerprint_of
-    from dfir.cache.frontend import frontend_keys
+    from dfir.driver.cache.frontend import frontend_keys
 
     @df.pyflow
     class Scale:

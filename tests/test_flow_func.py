@@ -8,13 +8,13 @@ import pytest
 
 import dfir.data_type as dt
 import dfir.flow_func as ff
-from dfir.flow_func.meta_params import NodeFacts
-from dfir.flow_func.run_context import ExceptionBoard, RunState
-from dfir.flow_func.scope import CallScope, call_scope
-from dfir.flow_func.status import status_name
+from dfir.frontend.flow_func.meta_params import NodeFacts
+from dfir.frontend.flow_func.run_context import ExceptionBoard, RunState
+from dfir.frontend.flow_func.scope import CallScope, call_scope
+from dfir.frontend.flow_func.status import status_name
 from dfir.ge.error import GeError
-from dfir.runtime.messages import Kind, Message, TransactionMeta
-from dfir.udf.params import InitParam, from_plan, typed_param
+from dfir.core.messages import Kind, Message, TransactionMeta
+from dfir.core.udf_params import InitParam, from_plan, typed_param
 
 WHERE = "FuncProcessPoint pp"
 
@@ -340,7 +340,7 @@ def test_wrappers_turn_exceptions_into_failed_and_note_them(caplog):
 
 
 def test_find_proc_follows_func_list_then_names():
-    from dfir.flow_func.wrappers import find_proc
+    from dfir.frontend.flow_func.wrappers import find_proc
     assert [find_proc(Wrapped, name) for name in ("Alias2", "Broken", "serve", "Missing")] == \
         ["serve", "Broken", "serve", None]
 

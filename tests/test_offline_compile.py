@@ -16,7 +16,7 @@ from dfir.ge.error import GeError
 from dfir.ge.graph import Graph
 from dfir.ge.offline_compile import (GraphWithOptions, ModelBuffer, build_finalize, build_initialize,
                                      build_model, bundle_build_model, bundle_save_model, save_model)
-from dfir.lowering.om_schema import PartitionType
+from dfir.om.schema import PartitionType
 from dfir.runtime.om import read_om
 
 

@@ -59,7 +59,7 @@ def files(tmp_path):
 
 
 def plan_devices(compiled) -> dict[str, str]:
-    from dfir.lowering.om_schema import PartitionType
+    from dfir.om.schema import PartitionType
     from dfir.runtime.om import read_om
     plan = json.loads(bytes(read_om(compiled.om).models[0].partition(PartitionType.FLOW_MODEL).data))
     return {node["name"]: node["device"] for node in plan["nodes"]}

@@ -11,13 +11,13 @@ import pytest
 import dfir
 import dfir.data_type as dt
 import dfir.dataflow as df
-from dfir.compiler import make_context
-from dfir.dataflow import names
+from dfir.driver.compiler import make_context
+from dfir.frontend.dataflow import names
 from dfir.dialects.df import GatherOp
 from dfir.dialects.df_attrs import DeviceAttr, InstanceAttr
 from dfir.ge.error import GeError
 from dfir.ge.graph import Graph
-from dfir.lowering.om_schema import PartitionType
+from dfir.om.schema import PartitionType
 from dfir.lowering.plan import the_graph
 from dfir.passes.align_inputs import AlignInputs
 from dfir.passes.replicate_instances import ReplicateInstances

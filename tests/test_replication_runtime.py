@@ -22,8 +22,8 @@ from dfir.ge.error import GeError
 from dfir.runtime import host
 from dfir.runtime.model import RuntimeModel
 from dfir.runtime.process_scheduler import plan_wiring
-from dfir.runtime.udf import UdfPayload
-from dfir.udf.sources import pack_sources
+from dfir.core.udf_payload import UdfPayload
+from dfir.frontend.udf.sources import pack_sources
 
 WAIT_MS = 10000  # generous bound for results that must arrive; a broken runtime fails, never hangs
 TWO_DEVICES = ["0:0:0", "0:0:1"]

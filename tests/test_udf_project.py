@@ -14,13 +14,13 @@ import pytest
 import dfir
 import dfir.data_type as dt
 import dfir.flow_func as ff
-from dfir.flow_info import FlowInfo
+from dfir.core.flow_info import FlowInfo
 from dfir.ge.error import GeError
-from dfir.lowering.om_schema import PartitionType
+from dfir.om.schema import PartitionType
 from dfir.runtime.om import read_om
 from dfir.tools.cli import main as cli
 from project_helpers import add_graph, int32, project_graph
-from dfir.udf.sources import pack_sources
+from dfir.frontend.udf.sources import pack_sources
 
 # The seed's Python UDF, as written there (its imports adapted): Add1 and AddNN verbatim; Add2's
 # body is left out in the seed ("xxxx"), here it runs Add1's.

@@ -20,7 +20,7 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
-from dfir.ge.error import GeError
+from dfir.core.errors import GeError
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -78,8 +78,8 @@ def _add_deploy_commands(commands) -> None:
 
 
 def _deploy_template(args: argparse.Namespace) -> int:
-    from dfir.dataflow import FlowGraph
-    from dfir.deploy.template import write_deploy_template
+    from dfir.frontend.dataflow import FlowGraph
+    from dfir.tools.deploy_template import write_deploy_template
     graph = find_graph(_script_globals(args.script), args.graph, (FlowGraph,))
     count = write_deploy_template(graph, args.output, args.device)
     print(f"wrote {args.output}: {count} node{'' if count == 1 else 's'} on {args.device}")
@@ -99,7 +99,7 @@ def _add_udf_commands(commands) -> None:
 
 
 def _udf_new(args: argparse.Namespace) -> int:
-    from dfir.udf.scaffold import new_project
+    from dfir.frontend.udf.scaffold import new_project
     written = new_project(args.name, args.lang, args.dir)
     print(f"created {args.lang} UDF project {os.path.join(args.dir, args.name)}:")
     for path in written:
@@ -122,7 +122,7 @@ def _add_cache_commands(commands) -> None:
 
 
 def _cache_ls(args: argparse.Namespace) -> int:
-    from dfir.cache.inventory import take_inventory
+    from dfir.driver.cache.inventory import take_inventory
     inventory = take_inventory(args.directory)
     for record in inventory.keys:
         unit_bytes = sum(u.size for u in record.units)
@@ -152,7 +152,7 @@ def _model_line(model) -> str:
 
 
 def _cache_verify(args: argparse.Namespace) -> int:
-    from dfir.cache.inventory import take_inventory
+    from dfir.driver.cache.inventory import take_inventory
     inventory = take_inventory(args.directory, verify=True)
     checked = bad = 0
     for record in inventory.keys:
@@ -171,7 +171,7 @@ def _cache_verify(args: argparse.Namespace) -> int:
 
 
 def _cache_prune(args: argparse.Namespace) -> int:
-    from dfir.cache.inventory import prune
+    from dfir.driver.cache.inventory import prune
     removed = prune(args.directory, args.keep)
     for path in removed:
         print(f"removed {path}")
@@ -181,8 +181,8 @@ def _cache_prune(args: argparse.Namespace) -> int:
 
 def _compile(args: argparse.Namespace) -> int:
     import dfir
-    from dfir.dataflow import FlowGraph
-    from dfir.ge.graph import Graph
+    from dfir.frontend.dataflow import FlowGraph
+    from dfir.frontend.ge.graph import Graph
     options = parse_options(args.option)
     graph = find_graph(_script_globals(args.script), args.graph, (FlowGraph, Graph))
     written = dfir.compile(graph, options).save(args.output)

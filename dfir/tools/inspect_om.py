@@ -11,8 +11,8 @@ from __future__ import annotations
 import json
 from typing import Any, Iterator, NoReturn
 
-from dfir.ge.error import GeError
-from dfir.lowering.om_schema import PartitionType
+from dfir.core.errors import GeError
+from dfir.om.schema import PartitionType
 from dfir.runtime.om import OmFile, OmHeader, OmModel, Source, read_om
 
 INDENT = "  "

@@ -8,7 +8,7 @@
 // A deploy info that does not fit the graph is reported with the file and the JSON path: a name
 // no node has, a node it does not place, a node placed by both its name and its alias, an
 // invoke of no invoked closure, an invoke placing a sub-FlowGraph; and a device the resource
-// config lacks. The loader's own errors (dfir.deploy) come through as they are.
+// config lacks. The loader's own errors (dfir.frontend.deploy) come through as they are.
 // RUN: dfir-opt %s -p 'place-nodes{deploy-info="%S/Inputs/place-nodes/deploy-unknown-node.json"}' --verify-diagnostics | filecheck %s --check-prefix=GHOST
 // RUN: dfir-opt %s -p 'place-nodes{deploy-info="%S/Inputs/place-nodes/deploy-unplaced.json"}' --verify-diagnostics | filecheck %s --check-prefix=UNPLACED
 // RUN: dfir-opt %s -p 'place-nodes{deploy-info="%S/Inputs/place-nodes/deploy-name-and-alias.json"}' --verify-diagnostics | filecheck %s --check-prefix=BOTH

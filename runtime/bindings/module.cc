@@ -18,10 +18,10 @@ void SetupAlignBindings(py::module_& m);
 
 namespace {
 
-// dfir.ge.error.GeError, imported once and kept for the life of the interpreter.
+// dfir.core.errors.GeError, imported once and kept for the life of the interpreter.
 PyObject* GeErrorType() {
   PYBIND11_CONSTINIT static py::gil_safe_call_once_and_store<py::object> storage;
-  return storage.call_once_and_store_result([] { return py::module_::import("dfir.ge.error").attr("GeError"); })
+  return storage.call_once_and_store_result([] { return py::module_::import("dfir.core.errors").attr("GeError"); })
       .get_stored()
       .ptr();
 }

@@ -1,5 +1,5 @@
 // Bindings of the runtime core: regions (doorbells, channels, worker slots, the tensor arena)
-// and the codec that turns dfir.runtime.messages.Message objects into channel records and back,
+// and the codec that turns dfir.core.messages.Message objects into channel records and back,
 // the numpy allocator that gives UDF results arena homes, the dispatcher and the ledger.
 // Use them through dfir.runtime.channels, not directly.
 #define PY_ARRAY_UNIQUE_SYMBOL dfir_runtime_ARRAY_API
@@ -33,9 +33,9 @@ constexpr const char* kBlockCapsule = "dfir.runtime.arena_block";
 
 // The Python types a record becomes, set once by dfir.runtime.channels (configure_codec).
 struct PythonTypes {
-  py::object message_type;  // dfir.runtime.messages.Message
-  py::object meta_type;     // dfir.runtime.messages.TransactionMeta
-  std::vector<py::object> kinds;  // the members of dfir.runtime.messages.Kind, in order
+  py::object message_type;  // dfir.core.messages.Message
+  py::object meta_type;     // dfir.core.messages.TransactionMeta
+  std::vector<py::object> kinds;  // the members of dfir.core.messages.Kind, in order
   py::object object_kind;         // Kind.OBJECT: its payload is pickled
   rt::MessageKind tensor_kind = 0;  // the position of Kind.TENSOR (the member named TENSOR)
   std::vector<std::pair<py::object, py::object>> other_fields;  // Message fields the codec leaves at their default
@@ -252,7 +252,7 @@ rt::MessageKind KindIndex(const py::object& kind) {
   for (size_t i = 0; i < kinds.size(); ++i) {
     if (kind.is(kinds[i])) return static_cast<rt::MessageKind>(i);
   }
-  throw rt::RuntimeError("a message's kind must be a dfir.runtime.messages.Kind, got " +
+  throw rt::RuntimeError("a message's kind must be a dfir.core.messages.Kind, got " +
                          py::repr(kind).cast<std::string>());
 }
 

@@ -130,7 +130,7 @@ std::vector<TensorDataType> DtypeList(const py::handle& value) {
   return dtypes;
 }
 
-// One init param from its plan type tag (dfir.udf.params) and value (a DType as its number).
+// One init param from its plan type tag (dfir.core.udf_params) and value (a DType as its number).
 HostAttrValue::Value AttrFromPlan(const std::string& name, const std::string& tag, const py::handle& value) {
   if (tag == "int") return value.cast<int64_t>();
   if (tag == "float") return value.cast<float>();

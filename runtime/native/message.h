@@ -15,7 +15,7 @@ inline constexpr int kMaxDims = 8;
 inline constexpr int kUserDataBytes = 64;
 inline constexpr int kInlineBytes = 296;
 
-// What the message holds: the position of its dfir.runtime.messages.Kind in that enum.
+// What the message holds: the position of its dfir.core.messages.Kind in that enum.
 using MessageKind = uint8_t;
 
 // How the body is stored.

@@ -15,7 +15,7 @@ namespace dfir::om {
 
 // A defect of an `.om` file. The message names the defect and the numbers involved, e.g.
 // "partition 3 (WEIGHTS_DATA) of model 0 ends at byte 9000 but the file has 8192 bytes".
-// The bindings turn it into dfir.ge.error.GeError.
+// The bindings turn it into dfir.core.errors.GeError.
 class OmError : public std::runtime_error {
  public:
   using std::runtime_error::runtime_error;

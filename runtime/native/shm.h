@@ -13,7 +13,7 @@
 namespace dfir::rt {
 
 // A failure of the runtime core (a system call, a full arena, a malformed message). The message
-// says what failed and the numbers involved; the bindings turn it into dfir.ge.error.GeError.
+// says what failed and the numbers involved; the bindings turn it into dfir.core.errors.GeError.
 class RuntimeError : public std::runtime_error {
  public:
   using std::runtime_error::runtime_error;

@@ -7,7 +7,7 @@
 namespace dfir::udf {
 
 // The message names the library, node or func and what was expected; the bindings turn it into
-// dfir.ge.error.GeError.
+// dfir.core.errors.GeError.
 class UdfError : public std::runtime_error {
  public:
   using std::runtime_error::runtime_error;

@@ -5,7 +5,7 @@
 //   class Add : public MetaMultiFunc { ... int32_t AddProc1(context, inputs); ... };
 //   FLOW_FUNC_REGISTRAR(Add).RegProcFunc("Add1", &Add::AddProc1);
 //
-// Build with CMake against dfir.flow_func.include_dir() (docs/udf.md).
+// Build with CMake against dfir.frontend.flow_func.include_dir() (docs/udf.md).
 #ifndef DFIR_FLOW_FUNC_FLOW_FUNC_H_
 #define DFIR_FLOW_FUNC_FLOW_FUNC_H_
 

@@ -27,7 +27,7 @@ constexpr int32_t FLOW_FUNC_ERR_EVENT_ERROR = 564103;
 constexpr int32_t FLOW_FUNC_ERR_USER_DEFINE_START = 9900000;
 constexpr int32_t FLOW_FUNC_ERR_USER_DEFINE_END = 9999999;
 
-// GE's DataType numbering (the same values as dfir.data_type).
+// GE's DataType numbering (the same values as dfir.core.data_type).
 enum class TensorDataType : int32_t {
   DT_FLOAT = 0,
   DT_FLOAT16 = 1,

@@ -1,5 +1,5 @@
 // FLOW_FUNC_LOG_*: printf-style UDF logging. Records go to the runtime (Python logging, logger
-// "dfir.flow_func", with the node and instance of the call), or to stderr outside a runtime.
+// "dfir.frontend.flow_func", with the node and instance of the call), or to stderr outside a runtime.
 #ifndef DFIR_FLOW_FUNC_FLOW_FUNC_LOG_H_
 #define DFIR_FLOW_FUNC_FLOW_FUNC_LOG_H_
 

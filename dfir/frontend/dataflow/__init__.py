@@ -1,0 +1,1 @@
+"""The dataflow frontend: graph wiring (FlowData, FlowNode, FlowGraph), process points, `@pyflow`."""

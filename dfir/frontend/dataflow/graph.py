@@ -1,0 +1,219 @@
+"""FlowData, FlowNode, FlowOutput and FlowGraph: how users wire a dataflow graph.
+
+A FlowGraph compiles and loads itself on the first `feed_data`/`feed` (only compiles when
+`ge.runFlag` is "0") and then forwards feeds and fetches to the loaded runtime model.
+"""
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+from dfir.frontend.dataflow import names, session
+from dfir.frontend.dataflow.source import user_location
+from dfir.core.flow_info import FlowInfo
+from dfir.core.errors import GeError
+from dfir.core.tensor import Tensor, TensorDesc
+
+
+class FlowData:
+    """A graph input. Inputs are ordered by name (`FlowData`, `FlowData_1`, ...)."""
+
+    def __init__(self, data_cls=Tensor, schema: TensorDesc | None = None, name: str | None = None):
+        if data_cls is not Tensor:
+            raise GeError(f"FlowData data_cls must be Tensor, got {data_cls!r}")
+        if schema is not None and not isinstance(schema, TensorDesc):
+            raise GeError(f"FlowData schema must be a TensorDesc, got {type(schema).__name__}")
+        self.schema = schema
+        self.name = names.unique_name(name, "FlowData")
+        self.loc = user_location()
+
+    def __repr__(self) -> str:
+        return f"FlowData({self.name!r})"
+
+
+class FlowOutput:
+    """Output `index` of `node`."""
+
+    def __init__(self, node: "FlowNode", index: int):
+        self.node = node
+        self.index = index
+
+    def __repr__(self) -> str:
+        return f"FlowOutput({self.node.name!r}, {self.index})"
+
+
+class FlowNode:
+    """A node with `input_num` inputs and `output_num` outputs, running one process point."""
+
+    def __init__(self, input_num: int, output_num: int, name: str | None = None):
+        for what, value in (("input_num", input_num), ("output_num", output_num)):
+            if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+                raise GeError(f"FlowNode {what} must be a non-negative int, got {value!r}")
+        self.input_num = input_num
+        self.output_num = output_num
+        self.name = names.unique_name(name, "FlowNode")
+        self.alias: str | None = None
+        self.loc = user_location()
+        self.process_points: list = []
+        self.input_map: dict[int, tuple[Any, int]] = {}
+        self.output_map: dict[int, tuple[Any, int]] = {}
+        self.attrs: dict[str, bool | int | str] = {}
+        self.balance: str | None = None
+        self.input_anchors: list[FlowData | FlowOutput | None] = [None] * input_num
+
+    def __repr__(self) -> str:
+        return f"FlowNode({self.name!r}, {self.input_num} -> {self.output_num})"
+
+    def __call__(self, *inputs: FlowData | FlowOutput):
+        if len(inputs) != self.input_num:
+            raise GeError(f"node {self.name} ({self.loc}) has input_num={self.input_num} but was "
+                          f"called with {len(inputs)} inputs")
+        return self._connect(inputs, range(self.input_num), range(self.output_num))
+
+    def _connect(self, inputs: Sequence, input_indexes: Sequence[int], output_indexes: Sequence[int]):
+        for position, (index, anchor) in enumerate(zip(input_indexes, inputs)):
+            if not isinstance(anchor, FlowData | FlowOutput):
+                raise GeError(f"node {self.name} ({self.loc}): input {position} must be a FlowData "
+                              f"or FlowOutput, got {type(anchor).__name__}")
+            if isinstance(anchor, FlowOutput) and anchor.node is self:
+                raise GeError(f"node {self.name} ({self.loc}): input {position} is an output of the "
+                              "node itself")
+            self.input_anchors[index] = anchor
+        outputs = tuple(FlowOutput(self, i) for i in output_indexes)
+        return None if not outputs else outputs[0] if len(outputs) == 1 else outputs
+
+    def add_process_point(self, pp) -> None:
+        from dfir.frontend.dataflow.process_points import FuncProcessPoint, GraphProcessPoint
+        if not isinstance(pp, FuncProcessPoint | GraphProcessPoint):
+            raise GeError(f"node {self.name}: add_process_point expects a FuncProcessPoint or "
+                          f"GraphProcessPoint, got {type(pp).__name__}")
+        if self.process_points:
+            raise GeError(f"node {self.name} already has process point {self.process_points[0].name}; "
+                          "a node runs exactly one process point")
+        self.process_points.append(pp)
+
+    def map_input(self, node_input_index: int, pp, pp_input_index: int, input_attrs=None) -> None:
+        if not 0 <= node_input_index < self.input_num:
+            raise GeError(f"node {self.name}: map_input node_input_index {node_input_index} is "
+                          f"outside [0, {self.input_num})")
+        if input_attrs:
+            raise GeError(f"node {self.name}: input_attrs (TimeBatch/CountBatch) are not supported yet")
+        self.input_map[node_input_index] = (pp, pp_input_index)
+
+    def map_output(self, node_output_index: int, pp, pp_output_index: int) -> None:
+        if not 0 <= node_output_index < self.output_num:
+            raise GeError(f"node {self.name}: map_output node_output_index {node_output_index} is "
+                          f"outside [0, {self.output_num})")
+        self.output_map[node_output_index] = (pp, pp_output_index)
+
+    def set_balance_scatter(self) -> None:
+        self._set_balance("scatter")
+
+    def set_balance_gather(self) -> None:
+        self._set_balance("gather")
+
+    def _set_balance(self, role: str) -> None:
+        if self.balance not in (None, role):
+            raise GeError(f"node {self.name}: set_balance_scatter and set_balance_gather are mutually "
+                          f"exclusive (already {self.balance})")
+        self.balance = role
+
+    def set_attr(self, attr_name: str, attr_value: bool | str | int) -> None:
+        if not isinstance(attr_value, bool | str | int):
+            raise GeError(f"node {self.name}: attribute {attr_name} must be a bool, str or int, "
+                          f"got {type(attr_value).__name__}")
+        self.attrs[attr_name] = attr_value
+
+    def set_alias(self, name: str) -> "FlowNode":
+        self.alias = name if name == self.name else names.unique_name(name, "FlowNode")
+        return self
+
+
+class FlowGraph:
+    """The graph reaching `outputs`; it compiles and loads itself on the first feed."""
+
+    def __init__(self, outputs: list[FlowOutput], graph_options: dict[str, str] | None = None,
+                 name: str | None = None, graphpp_builder_async: bool = False):
+        if not isinstance(outputs, list | tuple) or not all(isinstance(o, FlowOutput) for o in outputs):
+            raise GeError("FlowGraph outputs must be a list of FlowOutput")
+        from dfir.frontend.options import validate_options
+        self.outputs = list(outputs)
+        self.graph_options = validate_options(graph_options or {}, api="FlowGraph")
+        self.name = names.unique_name(name, "FlowGraph")
+        self.align: tuple[int, int, bool] | None = None
+        self.exception_catch = False
+        self._model = None
+        self._compiled = None
+
+    @property
+    def inputs(self) -> list[FlowData]:
+        """The FlowData reachable from the outputs, sorted by name (feed order)."""
+        from dfir.frontend.importer import reachable
+        return reachable(self)[0]
+
+    def _check_not_built(self, what: str) -> None:
+        if self._compiled is not None:
+            raise GeError(f"FlowGraph {self.name}: {what} must be called before the first feed")
+
+    def set_inputs_align_attrs(self, align_max_cache_num: int, align_timeout: int,
+                               dropout_when_not_align: bool = False) -> None:
+        self._check_not_built("set_inputs_align_attrs")
+        if not 0 <= align_max_cache_num <= 1024:
+            raise GeError(f"align_max_cache_num={align_max_cache_num} is out of range [0, 1024]")
+        if align_timeout != -1 and not 0 < align_timeout <= 600_000:
+            raise GeError(f"align_timeout={align_timeout} must be -1 or in (0, 600000] ms")
+        self.align = (align_max_cache_num, align_timeout, bool(dropout_when_not_align))
+
+    def set_exception_catch(self, enable_exception_catch: bool = False) -> None:
+        self._check_not_built("set_exception_catch")
+        self.exception_catch = bool(enable_exception_catch)
+
+    def set_contains_n_mapping_node(self, contains_n_mapping_node: bool) -> None:
+        self._check_not_built("set_contains_n_mapping_node")
+        if contains_n_mapping_node:
+            raise GeError("N-mapping nodes are not supported yet")
+
+    def _options(self) -> dict[str, str]:
+        """The options this graph compiles with: `init`'s, overridden by the graph's own."""
+        return {**session.global_options(), **self.graph_options}
+
+    def compile(self):
+        """Compile once with the global and graph options; later calls return the same model."""
+        if self._compiled is None:
+            import dfir
+            self._compiled = dfir.compile(self, self._options())
+        return self._compiled
+
+    def _ensure_loaded(self):
+        compiled = self.compile()
+        if self._options().get("ge.runFlag") == "0":
+            return None
+        if self._model is None:
+            import dfir
+            self._model = dfir.load(compiled.om)
+            session.track(self._model)
+        return self._model
+
+    def _loaded_for_fetch(self):
+        if self._model is None:
+            raise GeError(f"FlowGraph {self.name} has no loaded model: feed data first "
+                          "(with ge.runFlag=\"0\" the graph is only compiled)")
+        return self._model
+
+    def feed_data(self, feed_dict: dict, flow_info: FlowInfo | None = None, timeout: int = -1,
+                  partial_inputs: bool = False) -> int:
+        model = self._ensure_loaded()
+        if model is None:
+            return 0
+        return model.feed_data(feed_dict, flow_info, timeout, partial_inputs)
+
+    def fetch_data(self, indexes: list[int] | None = None, timeout: int = -1):
+        return self._loaded_for_fetch().fetch_data(indexes, timeout)
+
+    def feed(self, feed_dict: dict, timeout: int = -1, partial_inputs: bool = False) -> int:
+        model = self._ensure_loaded()
+        if model is None:
+            return 0
+        return model.feed(feed_dict, timeout, partial_inputs)
+
+    def fetch(self, indexes: list[int] | None = None, timeout: int = -1):
+        return self._loaded_for_fetch().fetch(indexes, timeout)

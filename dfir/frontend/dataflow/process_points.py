@@ -1,0 +1,85 @@
+"""Process points: what a FlowNode runs — a UDF (FuncProcessPoint) or a GE graph (GraphProcessPoint)."""
+from __future__ import annotations
+
+import os
+from enum import Enum, auto
+from typing import Any
+
+from dfir.frontend.dataflow import names
+from dfir.core.errors import GeError
+
+
+
+class Framework(Enum):
+    TENSORFLOW = auto()
+    ONNX = auto()
+    MINDSPORE = auto()
+
+
+
+class FuncProcessPoint:
+    """A UDF. Built by `@pyflow` (with a `UdfPayload`) or from a UDF project's compile config."""
+
+    def __init__(self, compile_config_path: str | None = None, name: str | None = None,
+                 py_func: Any = None, workspace_dir: str | None = None):
+        self.compile_config_path = compile_config_path
+        self.workspace_dir = workspace_dir
+        self.name = names.unique_name(name, "FuncProcessPoint")
+        self.init_params: dict[str, Any] = {}  # name -> dfir.core.udf_params.InitParam
+        self.invoked_closures: dict[str, Any] = {}
+        self.udf = None  # a pyflow.UdfSpec when built by @pyflow
+        if py_func is not None:
+            from dfir.frontend.dataflow.pyflow import udf_spec_of
+            self.udf = udf_spec_of(py_func)
+        elif compile_config_path is None:
+            raise GeError(f"FuncProcessPoint {self.name}: give compile_config_path or py_func")
+
+    def set_init_param(self, attr_name: str, attr_value) -> None:
+        """Give the UDF an init param, read back by `MetaParams.get_attr_*` with its type kept.
+
+        Values: str, int, float, bool or DType, a list of one of those, or a list of lists of int
+        (`dfir.core.udf_params`); anything else is a GeError naming the param.
+        """
+        from dfir.core.udf_params import typed_param
+        where = f"FuncProcessPoint {self.name}"
+        if not isinstance(attr_name, str) or not attr_name:
+            raise GeError(f"{where}: init param name must be a non-empty str, got {attr_name!r}")
+        self.init_params[attr_name] = typed_param(attr_name, attr_value, where)
+
+    def add_invoked_closure(self, graph_key: str, pp) -> None:
+        if not isinstance(pp, GraphProcessPoint):
+            raise GeError(f"FuncProcessPoint {self.name}: invoked closure {graph_key} must be a "
+                          f"GraphProcessPoint, got {type(pp).__name__}")
+        if graph_key in self.invoked_closures:
+            raise GeError(f"FuncProcessPoint {self.name}: invoked closure {graph_key} is added twice")
+        self.invoked_closures[graph_key] = pp
+
+
+class GraphProcessPoint:
+    """A GE graph: an ONNX model file (`Framework.ONNX`, imported by `dfir.frontend.ge.onnx_import`) or a
+    `dfir.frontend.ge.graph.Graph` built in Python (any framework)."""
+
+    def __init__(self, framework: Framework, graph_file, load_params: dict[str, str] | None = None,
+                 compile_config_path: str = "", name: str | None = None):
+        from dfir.frontend.ge.graph import Graph
+        if not isinstance(framework, Framework):
+            raise GeError(f"GraphProcessPoint framework must be a Framework, got {framework!r}")
+        if isinstance(graph_file, (str, os.PathLike)):
+            if framework is not Framework.ONNX:
+                raise GeError(f"GraphProcessPoint: {framework.name} graph file '{os.fspath(graph_file)}' "
+                              "cannot be loaded; dfir reads ONNX files (Framework.ONNX) or a dfir.frontend.ge.graph.Graph")
+            graph_file = Graph.from_onnx(graph_file)
+        elif not isinstance(graph_file, Graph):
+            raise GeError(f"GraphProcessPoint graph_file must be a path to an ONNX file or a "
+                          f"dfir.frontend.ge.graph.Graph, got {type(graph_file).__name__}")
+        self.framework = framework
+        self.graph = graph_file
+        self.load_params = dict(load_params or {})
+        self.compile_config_path = compile_config_path
+        self.name = names.unique_name(name, "GraphProcessPoint")
+
+    def fnode(self, input_num: int, output_num: int, name: str | None = None):
+        from dfir.frontend.dataflow.graph import FlowNode
+        node = FlowNode(input_num, output_num, name)
+        node.add_process_point(self)
+        return node

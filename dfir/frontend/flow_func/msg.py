@@ -1,0 +1,150 @@
+"""`FlowMsg`: a message as a UDF project reads and writes it, and `MsgType`.
+
+A FlowMsg holds a tensor (`get_tensor()` is a `dfir.frontend.flow_func.tensor.Tensor` whose `numpy()` is the
+message's array, so writing into it fills the message), raw bytes (`get_raw_data()`: a writable
+uint8 array), a Python object, or nothing; plus the return code and the transaction's metadata,
+all readable and writable. Messages a UDF allocates start with the metadata of the transaction
+being processed. The runtime turns its messages into FlowMsgs and back (`from_message`,
+`to_message`); a FlowMsg with a non-zero return code becomes that transaction's error.
+"""
+from __future__ import annotations
+
+from enum import IntEnum
+from typing import Any
+
+import numpy as np
+
+from dfir.core import tensor as user_tensor
+from dfir.frontend.flow_func.tensor import Tensor
+from dfir.core.messages import Kind, Message, TransactionMeta
+
+
+class MsgType(IntEnum):
+    """GE's message types (`get_msg_type()`)."""
+
+    TENSOR_DATA = 0
+    RAW_MSG = 1
+    USER_DEFINE_START = 1024
+    PICKLED_MSG = 65535
+
+
+_TYPE_OF_KIND = {Kind.TENSOR: MsgType.TENSOR_DATA, Kind.RAW: MsgType.RAW_MSG,
+                 Kind.OBJECT: MsgType.PICKLED_MSG, Kind.EMPTY: MsgType.TENSOR_DATA}
+
+
+class FlowMsg:
+    """See the module docstring. UDFs get FlowMsgs from the runtime or `MetaRunContext.alloc_*`."""
+
+    __slots__ = ("_kind", "_payload", "_msg_type", "_ret_code", "_transaction_id", "_start_time",
+                 "_end_time", "_flow_flags", "_user_data", "_route_label", "_data_label")
+
+    def __init__(self, kind: Kind, payload: Any = None, meta: TransactionMeta = TransactionMeta(),
+                 ret_code: int = 0, msg_type: MsgType | None = None):
+        self._kind = kind
+        self._payload = _tensor_view(payload) if kind is Kind.TENSOR else payload
+        self._msg_type = _TYPE_OF_KIND[kind] if msg_type is None else MsgType(msg_type)
+        self._ret_code = ret_code
+        self._transaction_id = meta.transaction_id
+        self._start_time = meta.start_time
+        self._end_time = meta.end_time
+        self._flow_flags = meta.flow_flags
+        self._user_data = meta.user_data
+        self._route_label = 0
+        self._data_label = 0
+
+    def __repr__(self) -> str:
+        return (f"FlowMsg({self._msg_type.name}, ret_code={self._ret_code}, "
+                f"transaction_id={self._transaction_id})")
+
+    # -- content --------------------------------------------------------------------------------
+
+    def get_msg_type(self) -> MsgType:
+        return self._msg_type
+
+    def get_tensor(self) -> Tensor | None:
+        """The tensor of a tensor message (its `numpy()` is the message's array), else None."""
+        return self._payload if self._kind is Kind.TENSOR else None
+
+    def get_raw_data(self) -> np.ndarray | None:
+        """The bytes of a raw data message as a writable uint8 array, else None."""
+        return self._payload if self._kind is Kind.RAW else None
+
+    def get_object(self) -> Any:
+        """The Python object of a pickled message (`fetch`/`feed` objects), else None."""
+        return self._payload if self._kind is Kind.OBJECT else None
+
+    # -- metadata -------------------------------------------------------------------------------
+
+    def get_ret_code(self) -> int:
+        return self._ret_code
+
+    def set_ret_code(self, ret_code: int) -> None:
+        self._ret_code = int(ret_code)
+
+    def get_transaction_id(self) -> int:
+        return self._transaction_id
+
+    def set_transaction_id(self, transaction_id: int) -> None:
+        self._transaction_id = int(transaction_id)
+
+    def get_start_time(self) -> int:
+        return self._start_time
+
+    def set_start_time(self, start_time: int) -> None:
+        self._start_time = int(start_time)
+
+    def get_end_time(self) -> int:
+        return self._end_time
+
+    def set_end_time(self, end_time: int) -> None:
+        self._end_time = int(end_time)
+
+    def get_flow_flags(self) -> int:
+        return self._flow_flags
+
+    def set_flow_flags(self, flow_flags: int) -> None:
+        self._flow_flags = int(flow_flags)
+
+    def set_route_label(self, route_label: int) -> None:
+        """Which replica of the consumer gets this message (0: none; see `BalanceConfig`)."""
+        self._route_label = int(route_label)
+
+    def get_route_label(self) -> int:
+        return self._route_label
+
+    def get_data_label(self) -> int:
+        """The balance position + 1 this message was sent with (0: none)."""
+        return self._data_label
+
+    # -- runtime side ---------------------------------------------------------------------------
+
+    @classmethod
+    def from_message(cls, message: Message) -> FlowMsg:
+        """The FlowMsg a UDF receives for a runtime message (which it may modify freely)."""
+        msg = cls(message.kind, message.payload, message.meta, message.ret_code)
+        msg._route_label, msg._data_label = message.route_label, message.data_label
+        return msg
+
+    def meta(self) -> TransactionMeta:
+        return TransactionMeta(self._transaction_id, self._start_time, self._end_time,
+                               self._flow_flags, self._user_data)
+
+    def set_labels(self, data_label: int, route_label: int) -> None:
+        self._data_label, self._route_label = data_label, route_label
+
+    def to_message(self, error: str) -> Message:
+        """The runtime message of this FlowMsg; `error` explains a non-zero return code."""
+        meta = self.meta()
+        if self._ret_code != 0:
+            return Message.failure(meta, self._ret_code, error)
+        payload = self._payload.numpy() if self._kind is Kind.TENSOR else self._payload
+        return Message(meta, self._kind, payload, route_label=self._route_label,
+                       data_label=self._data_label)
+
+
+def _tensor_view(payload: Any) -> Tensor:
+    if isinstance(payload, Tensor):
+        return payload
+    if isinstance(payload, user_tensor.Tensor):
+        return Tensor(payload.numpy())
+    return Tensor(np.asarray(payload))

@@ -1,0 +1,98 @@
+"""Compile and session options: the seeds' string keys, each validated; unknown keys are errors.
+
+Every option is `str -> str`. A key dfir knows but does not act on yet is accepted with a warning
+(never silently), so scripts written for GE run unchanged.
+"""
+from __future__ import annotations
+
+import logging
+import os
+import re
+from typing import Callable
+
+from dfir.core.errors import GeError
+
+_log = logging.getLogger("dfir.frontend.options")
+
+
+def _choice(*values: str) -> Callable[[str], str | None]:
+    return lambda v: None if v in values else f"expected one of {list(values)}"
+
+
+def _regex(pattern: str, what: str) -> Callable[[str], str | None]:
+    compiled = re.compile(pattern)
+    return lambda v: None if compiled.fullmatch(v) else f"expected {what}"
+
+
+def _any(_: str) -> str | None:
+    return None
+
+
+def _input_shape(value: str) -> str | None:
+    from dfir.frontend.ge.input_shape import input_shape_problem
+    problem = input_shape_problem(value)
+    return None if problem is None else f"it {problem}"
+
+
+def _output_max_size(value: str) -> str | None:
+    from dfir.frontend.ge.graph_config import parse_output_max_size
+    try:
+        parse_output_max_size(value)
+    except ValueError as error:
+        return str(error)
+    return None
+
+
+def _cache_directory(value: str) -> str | None:
+    """Empty turns the compile cache off; otherwise the directory must exist, as in GE."""
+    if not value or os.path.isdir(value):
+        return None
+    return "expected an existing directory (the compile cache does not create it)"
+
+
+_NON_NEGATIVE_INT = _regex(r"\d+", "a non-negative integer")
+
+# key -> (validator, acted on by dfir yet)
+KNOWN_OPTIONS: dict[str, tuple[Callable[[str], str | None], bool]] = {
+    "ge.runFlag": (_choice("0", "1"), True),
+    "ge.graph_key": (_regex(r"[A-Za-z0-9_\-]{1,128}", "1 to 128 of A-Z a-z 0-9 _ -"), True),
+    "ge.graph_compiler_cache_dir": (_cache_directory, True),
+    "ge.inputShape": (_input_shape, True),
+    "ge.outputMaxSize": (_output_max_size, True),
+    "ge.experiment.data_flow_deploy_info_path": (_any, True),
+    "ge.resourceConfigPath": (_any, True),
+    "ge.exec.deviceId": (_NON_NEGATIVE_INT, True),
+    "ge.exec.logicalDeviceClusterDeployMode": (_choice("SINGLE", "MULTI"), True),
+    "ge.exec.logicalDeviceId": (_regex(r"\[[0-9:,\s]*\]", "a list such as [0:0]"), True),
+    "ge.graphRunMode": (_choice("0", "1"), True),
+    "ge.socVersion": (_any, True),
+    "ge.exec.precision_mode": (_any, True),
+    "log_level": (_regex(r"[0-4]", "a log level 0..4"), True),
+    "input_format": (_choice("ND", "NCHW", "NHWC"), True),
+}
+
+
+def validate_options(options, api: str) -> dict[str, str]:
+    """Check every key and value; return a plain dict copy. A GeError names the bad key."""
+    if options is None:
+        return {}
+    if not isinstance(options, dict):
+        raise GeError(f"options must be a dict of str to str, got {type(options).__name__}", api)
+    for key, value in options.items():
+        if not isinstance(key, str):
+            raise GeError(f"option key {key!r} is a {type(key).__name__}, expected str", api)
+        if not isinstance(value, str):
+            raise GeError(f"option {key} has a {type(value).__name__} value {value!r}, expected str",
+                          api, {"option": key})
+        known = KNOWN_OPTIONS.get(key)
+        if known is None:
+            raise GeError(f"unknown option {key}; known options: {sorted(KNOWN_OPTIONS)}", api,
+                          {"option": key})
+        validator, acted_on = known
+        problem = validator(value)
+        if problem:
+            raise GeError(f"option {key} has malformed value {value!r}: {problem}", api,
+                          {"option": key})
+        if not acted_on:
+            _log.warning("option %s is accepted but has no effect in this version of dfir", key)
+    return dict(options)
