@@ -15,9 +15,10 @@ from typing import Any, Callable, Collection, Iterable, Iterator, NamedTuple, Se
 from dfir.frontend.flow_func.queue import FlowMsgQueue
 from dfir.frontend.flow_func.status import FLOW_FUNC_FAILED
 from dfir.core.errors import GeError
-from dfir.runtime import udf
+from dfir.core import udf_payload as udf
 from dfir.core.messages import Kind, Message, MessageError, TransactionMeta
 from dfir.runtime.scheduler import FuncSpec, InputStream, NodeSpec, OutputSet, Source
+from dfir.runtime.ge_runner import GeGraphRunner
 from dfir.runtime.udf_project import ExceptionBoard, ProjectEnv, project_funcs
 
 RunnerFactory = Callable[[dict, Any], Any]  # (ge_graphs entry, weights) -> object with .run(arrays)
@@ -25,7 +26,6 @@ RunnerFactory = Callable[[dict, Any], Any]  # (ge_graphs entry, weights) -> obje
 
 def load_ge_runner(entry: dict, weights: memoryview | None) -> Any:
     """The reference kernels' runner for one `ge_graphs` entry."""
-    from dfir.runtime.ge_runner import GeGraphRunner  # lazily: only plans with GE graphs need numpy kernels
     return GeGraphRunner(entry, weights)
 
 

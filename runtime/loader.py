@@ -5,6 +5,9 @@ import json
 import os
 
 from dfir.core.errors import GeError
+from dfir.om.schema import PartitionType
+from dfir.runtime.model import RuntimeModel
+from dfir.runtime.om import read_om
 
 
 class Bundle:
@@ -37,8 +40,6 @@ class _Models(dict):
 
 
 def _runtime_model(om_model, name: str):
-    from dfir.om.schema import PartitionType
-    from dfir.runtime.model import RuntimeModel
     plan_partition = om_model.partition(PartitionType.FLOW_MODEL)
     try:
         plan = json.loads(bytes(plan_partition.data))
@@ -52,7 +53,6 @@ def _runtime_model(om_model, name: str):
 
 def load(source: str | os.PathLike | bytes | bytearray | memoryview):
     """Load an `.om` from a path or bytes: a runtime model, or a `Bundle` for a bundle `.om`."""
-    from dfir.runtime.om import read_om
     om = read_om(source)
     if om.bundle:
         return Bundle({name: _runtime_model(model.models[0], name) for name, model in om.bundle})

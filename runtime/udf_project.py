@@ -39,6 +39,8 @@ from dfir.core.errors import GeError
 from dfir.core.messages import Kind, Message, TransactionMeta
 from dfir.runtime.scheduler import FuncSpec, OutputSet
 from dfir.frontend.udf.config import host_resource_type
+from dfir.frontend.udf.sources import content_folder, load_project_class
+from dfir.runtime import _native
 from dfir.core.udf_params import from_plan
 
 RunnerFactory = Callable[[dict, Any], Any]  # (ge_graphs entry, weights) -> object with .run(arrays)
@@ -236,7 +238,6 @@ class PythonProjectCall(ProjectCall):
 
 def _bind_python(env: ProjectEnv, path: str, where: str, pp: dict, facts: NodeFacts,
                  closures: Closures) -> tuple[FuncSpec, ...]:
-    from dfir.frontend.udf.sources import load_project_class
     payload = _checked_index(f"{path}.udf", pp["udf"], env.udf_payloads, "UDF payloads")
     cls, folder = load_project_class(payload, pp["py_module"], pp["py_class"], where)
     facts = replace(facts, work_path=str(folder))
@@ -350,7 +351,6 @@ def _bind_cpp(env: ProjectEnv, path: str, where: str, pp: dict, facts: NodeFacts
     node_facts = {"name": facts.name, "input_num": facts.input_num, "output_num": facts.output_num,
                   "work_path": facts.work_path, "device_id": facts.device_id,
                   "instance_id": facts.instance_id, "instance_num": facts.instance_num}
-    from dfir.runtime import _native
     instance = _native.UdfInstance(library, node_facts, params, [func["name"] for func in pp["funcs"]])
     scope = CallScope(facts.name, "Init", facts.instance_id)
     with call_scope(scope):
@@ -376,8 +376,6 @@ def _check_resource_type(where: str, so: dict) -> None:
 def _library(so: dict, data: bytes | memoryview) -> tuple[Any, str]:
     """The loaded library of a `so_bins` entry (loaded once per process and content) and its work
     folder (one per content, `dfir.frontend.udf.sources.content_folder`)."""
-    from dfir.runtime import _native
-    from dfir.frontend.udf.sources import content_folder
     with _LOAD_LOCK:
         if so["sha256"] not in _LOADED:
             _LOADED[so["sha256"]] = _native.load_udf_library(data, so["name"])

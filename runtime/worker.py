@@ -45,7 +45,7 @@ from typing import Any, Callable, Collection, Iterable, Sequence
 
 from dfir.frontend.flow_func.status import FLOW_FUNC_FAILED
 from dfir.core.errors import GeError
-from dfir.runtime import channels
+from dfir.runtime import _native, channels
 from dfir.runtime.alignment import Align, ChannelAligner, Unaligned
 from dfir.runtime.host import InstanceRef, UdfCall
 from dfir.core.messages import Message, TransactionMeta
@@ -128,7 +128,6 @@ def run_worker(region, wiring: DeviceWiring, worker: int, units: Sequence[int], 
                ready_fd: int, driver_pid: int) -> None:
     """The body of a forked worker process; exits the process, never returns."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    from dfir.runtime import _native
     _native.exit_when_process_ends(driver_pid, EXIT_DRIVER_GONE)
     channels.detach_other_regions(region)
     region.set_pid(worker, os.getpid())

@@ -12,7 +12,7 @@ from typing import Callable
 
 from dfir.core.errors import GeError
 
-_log = logging.getLogger("dfir.frontend.options")
+_log = logging.getLogger("dfir.options")
 
 
 def _choice(*values: str) -> Callable[[str], str | None]:

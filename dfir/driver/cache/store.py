@@ -35,7 +35,7 @@ from dfir.om.schema import PartitionType
 __all__ = ["MANIFEST_FORMAT", "CachedModel", "CacheStore", "model_manifest"]
 
 MANIFEST_FORMAT = 2
-_log = logging.getLogger("dfir.driver.cache")
+_log = logging.getLogger("dfir.cache")
 
 
 def model_manifest(key: str, fingerprint: str, subgraphs: dict[str, str], variables: list[dict],

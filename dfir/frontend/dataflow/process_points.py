@@ -67,11 +67,11 @@ class GraphProcessPoint:
         if isinstance(graph_file, (str, os.PathLike)):
             if framework is not Framework.ONNX:
                 raise GeError(f"GraphProcessPoint: {framework.name} graph file '{os.fspath(graph_file)}' "
-                              "cannot be loaded; dfir reads ONNX files (Framework.ONNX) or a dfir.frontend.ge.graph.Graph")
+                              "cannot be loaded; dfir reads ONNX files (Framework.ONNX) or a dfir.ge.graph.Graph")
             graph_file = Graph.from_onnx(graph_file)
         elif not isinstance(graph_file, Graph):
             raise GeError(f"GraphProcessPoint graph_file must be a path to an ONNX file or a "
-                          f"dfir.frontend.ge.graph.Graph, got {type(graph_file).__name__}")
+                          f"dfir.ge.graph.Graph, got {type(graph_file).__name__}")
         self.framework = framework
         self.graph = graph_file
         self.load_params = dict(load_params or {})

@@ -8,7 +8,7 @@ import weakref
 
 from dfir.frontend.dataflow import names
 
-_log = logging.getLogger("dfir.frontend.dataflow")
+_log = logging.getLogger("dfir.dataflow")
 _lock = threading.Lock()
 _options: dict[str, str] | None = None
 _open_models: "weakref.WeakSet" = weakref.WeakSet()

@@ -1,4 +1,4 @@
-"""`logger`: the UDF log, routed to Python logging (logger `dfir.frontend.flow_func`).
+"""`logger`: the UDF log, routed to Python logging (logger `dfir.flow_func`).
 
 Messages use printf-style arguments as in the seeds (`ff.logger.info("input num %d", n)`). Each
 record carries `udf_node`, `udf_func` and `udf_instance` attributes (from the current
@@ -13,7 +13,7 @@ import logging
 
 from dfir.frontend.flow_func.scope import current_scope
 
-LOGGER_NAME = "dfir.frontend.flow_func"
+LOGGER_NAME = "dfir.flow_func"
 
 
 class FlowFuncLogger:
