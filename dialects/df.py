@@ -32,6 +32,7 @@ from xdsl.traits import HasParent, IsTerminator, NoTerminator, SymbolOpInterface
 from xdsl.utils.exceptions import VerifyException
 
 from dfir.dialects.df_attrs import DF_ATTRIBUTES, AlignAttr, FuncAttr, InstanceAttr
+from dfir.dialects.df_params import params_of
 
 
 @irdl_attr_definition
@@ -460,7 +461,6 @@ class FuncPpOp(IRDLOperation):
         if kind not in self.KINDS:
             raise VerifyException(f"{where}: kind \"{kind}\" is not one of {list(self.KINDS)}")
         if self.init_params is not None:
-            from dfir.dialects.df_params import params_of
             try:
                 params_of(self.init_params)
             except ValueError as error:

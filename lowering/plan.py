@@ -29,6 +29,9 @@ from xdsl.ir import SSAValue
 from dfir.dialects.df import DataOp, FuncPpOp, GatherOp, GraphOp, GraphPpOp, NodeOp
 from dfir.dialects.df_attrs import AlignAttr, BalanceAttr, DeviceAttr, InstanceAttr
 from dfir.core.errors import GeError
+from dfir.core.data_type import from_numpy
+from dfir.dialects.df_params import params_of
+from dfir.lowering.ge_graph import lower_ge_graph
 
 WEIGHT_ALIGNMENT = 64
 _FUNC_KINDS = ("py_func", "py_project", "cpp_project")
@@ -255,7 +258,6 @@ def _init_params(pp: FuncPpOp) -> dict:
     """A UDF project's init params as `{name: {"type": tag, "value": ...}}` (dfir.core.udf_params)."""
     if pp.init_params is None:
         return {}
-    from dfir.dialects.df_params import params_of
     return {name: param.to_plan() for name, param in sorted(params_of(pp.init_params).items())}
 
 
@@ -339,7 +341,6 @@ class _ProcessPointEntries:
         return closures
 
     def _graph(self, pp: GraphPpOp) -> dict:
-        from dfir.lowering.ge_graph import lower_ge_graph
         graph_op = self.symbols[pp.graph.root_reference.data]
         entry, arrays = lower_ge_graph(graph_op)
         entry["weights"] = [self._pack(a) for a in arrays]
@@ -347,7 +348,6 @@ class _ProcessPointEntries:
         return {"kind": "ge_graph", "graph": len(self.ge_graphs) - 1}
 
     def _pack(self, array: np.ndarray) -> dict:
-        from dfir.core.data_type import from_numpy
         blob = self.lowered.weights
         blob.extend(b"\0" * (-len(blob) % WEIGHT_ALIGNMENT))
         offset = len(blob)

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import numpy as np
+from dfir.core.errors import GeError
 
 __all__ = [
     "DType", "DT_FLOAT", "DT_FLOAT16", "DT_BF16", "DT_INT8", "DT_INT16", "DT_UINT16", "DT_UINT8",
@@ -69,7 +70,6 @@ def from_name(name: str) -> DType:
     try:
         return _BY_NAME[name]
     except KeyError:
-        from dfir.core.errors import GeError
         raise GeError(f"unknown data type '{name}', expected one of {sorted(_BY_NAME)}") from None
 
 
@@ -78,7 +78,6 @@ def to_numpy(dtype: DType) -> np.dtype:
     try:
         return _TO_NUMPY[dtype]
     except KeyError:
-        from dfir.core.errors import GeError
         raise GeError(f"data type {dtype} has no numpy equivalent") from None
 
 
@@ -90,6 +89,5 @@ def from_numpy(dtype) -> DType:
     try:
         return _FROM_NUMPY[npd]
     except KeyError:
-        from dfir.core.errors import GeError
         raise GeError(f"numpy dtype {npd} has no GE data type; supported: "
                       f"{sorted(str(d) for d in _FROM_NUMPY)}") from None

@@ -20,6 +20,7 @@ from dfir.passes.plan_memory import PlanMemory
 from dfir.passes.plan_output_size import PlanOutputSize
 from dfir.passes.replicate_instances import ReplicateInstances
 from dfir.passes.sort_nodes import SortNodes
+from dfir.core.errors import GeError
 
 
 @dataclass(frozen=True)
@@ -58,7 +59,6 @@ def phases_until(stop_after: str | None) -> tuple[Phase, ...]:
     if stop_after is None:
         return PHASES
     if stop_after not in PHASE_NAMES:
-        from dfir.core.errors import GeError
         raise GeError(f"unknown phase '{stop_after}', expected one of {PHASE_NAMES}")
     return PHASES[:PHASE_NAMES.index(stop_after) + 1]
 

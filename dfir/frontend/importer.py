@@ -28,6 +28,7 @@ from dfir.dialects.df_attrs import AlignAttr, BalanceAttr, FuncAttr
 from dfir.core.errors import GeError
 from dfir.frontend.ge.graph_config import SHAPE_OPTIONS, apply_graph_settings, load_graph_config
 from dfir.dialects.df_params import params_attr
+from dfir.frontend.udf.project import load_project
 
 
 def reachable(graph: FlowGraph) -> tuple[list[FlowData], list[FlowNode]]:
@@ -138,7 +139,6 @@ class _ModuleBuilder:
 
     def _project(self, pp: FuncProcessPoint, node: FlowNode) -> tuple:
         """(kind, funcs, base64 payload, `project` property) of a UDF project, loaded once per file."""
-        from dfir.frontend.udf.project import load_project
         path = pp.compile_config_path
         if path not in self.projects:
             spec = load_project(path)

@@ -13,13 +13,13 @@ import json
 
 from dfir.frontend.deploy.devices import parse_device_list
 from dfir.core.errors import GeError
+from dfir.frontend.importer import reachable
 
 DEFAULT_DEVICE = "0:0:0:0"
 
 
 def flow_node_names(graph) -> list[str]:
     """The names of the nodes of FlowGraph `graph` (those its outputs reach), sorted."""
-    from dfir.frontend.importer import reachable
     return sorted(node.name for node in reachable(graph)[1])
 
 

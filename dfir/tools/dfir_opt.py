@@ -8,12 +8,13 @@ import sys
 
 from xdsl.printer import Printer
 from xdsl.xdsl_opt_main import xDSLOptMain
+from dfir.driver.pipeline import PHASE_NAMES
+from dfir.driver.pipeline import pipeline_spec
 
 
 class DfirOptMain(xDSLOptMain):
     def register_all_arguments(self, arg_parser: argparse.ArgumentParser):
         super().register_all_arguments(arg_parser)
-        from dfir.driver.pipeline import PHASE_NAMES
         arg_parser.add_argument(
             "--compile-to", choices=PHASE_NAMES, default=None,
             help="run the compiler's phases up to and including PHASE (instead of -p)")
@@ -23,7 +24,6 @@ class DfirOptMain(xDSLOptMain):
 
     def setup_pipeline(self):
         if self.args.compile_to is not None:
-            from dfir.driver.pipeline import pipeline_spec
             self.args.passes = pipeline_spec(self.args.compile_to)
         super().setup_pipeline()
         if self.args.print_ir_after_all:

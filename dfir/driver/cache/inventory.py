@@ -26,6 +26,7 @@ from dfir.driver.cache.units import read_unit
 from dfir.driver.cache.variables import read_rdcpkt
 from dfir.core.errors import GeError
 from dfir.om.schema import PartitionType
+from dfir.runtime.om import read_om
 
 __all__ = ["Inventory", "KeyRecord", "ModelRecord", "UnitRecord", "prune", "take_inventory"]
 
@@ -159,7 +160,6 @@ def _model_record(directory: str, entry: IndexEntry, where: str, verify: bool) -
 
 
 def _model_problem(directory: str, entry: IndexEntry, record: ModelRecord) -> str | None:
-    from dfir.runtime.om import read_om
     try:
         with open(os.path.join(directory, entry.cache_file_name), "rb") as file:
             model = read_om(file.read()).models[0]

@@ -20,6 +20,7 @@ from typing import Iterator
 
 from dfir.core.errors import GeError
 from dfir.frontend.udf.config import CompileConfig
+from dfir.frontend.flow_func import include_dir
 
 RELEASE_FOLDER = "release"
 BUILD_FOLDER = "build"
@@ -49,7 +50,6 @@ def ensure_built(config: CompileConfig) -> Path:
 
 def cmake_arguments(config: CompileConfig, build: Path, release: Path) -> list[str]:
     """The configure command line (the seed's options plus where dfir's headers are)."""
-    from dfir.frontend.flow_func import include_dir
     return ["-S", str(config.cmakelist.parent), "-B", str(build),
             f"-DTOOLCHAIN={config.toolchain}", f"-DRELEASE_DIR={release}",
             f"-DRESOURCE_TYPE={config.resource_type}", f"-DUDF_TARGET_LIB={config.target_lib}",

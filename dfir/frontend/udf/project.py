@@ -14,6 +14,8 @@ from pathlib import Path
 from dfir.core.errors import GeError
 from dfir.frontend.udf.config import CompileConfig, load_compile_config
 from dfir.frontend.udf.sources import SOURCE_FOLDER, load_project_class, pack_sources
+from dfir.frontend.flow_func.wrappers import find_proc
+from dfir.frontend.udf.build import ensure_built
 
 
 @dataclass(frozen=True)
@@ -44,7 +46,6 @@ def load_project(compile_config_path: str | Path) -> ProjectSpec:
 
 
 def _python_project(config: CompileConfig) -> ProjectSpec:
-    from dfir.frontend.flow_func.wrappers import find_proc
     sources = config.workspace / SOURCE_FOLDER
     if not sources.is_dir():
         raise GeError(f"compile config {config.path}: a Python project keeps its sources in "
@@ -61,7 +62,6 @@ def _python_project(config: CompileConfig) -> ProjectSpec:
 
 
 def _cpp_project(config: CompileConfig) -> ProjectSpec:
-    from dfir.frontend.udf.build import ensure_built
     if any(func.stream_input for func in config.funcs):
         raise GeError(f"compile config {config.path}: stream_input is not supported for C++ UDFs "
                       f"yet")
