@@ -28,7 +28,7 @@ import numpy as np
 import dfir
 import dfir.data_type as dt
 import dfir.dataflow as df
-from dfir.driver.cache.frontend import frontend_keys
+from dfir.frontend.cache_keys import frontend_keys
 from dfir.driver.compiler import make_context, print_module
 from dfir.frontend.dataflow import names
 from dfir.ge.graph import Graph

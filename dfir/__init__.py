@@ -6,7 +6,12 @@
         model.feed_data([a, b])
         outputs, info, ret = model.fetch_data(timeout=5000)
 """
-from dfir.driver.compiler import CompiledModel, compile  # noqa: F401
-from dfir.runtime.loader import load  # noqa: F401
+from dfir.driver.compiler import CompiledModel, compile
+from dfir.frontend.dataflow import session
+from dfir.core.version import VERSION
+from dfir.runtime.loader import load
 
-__version__ = "0.1.0"
+__version__ = VERSION
+__all__ = ["CompiledModel", "compile", "load"]
+
+session.set_engine(session.Engine(compile, load))

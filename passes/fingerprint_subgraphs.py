@@ -16,15 +16,15 @@ fingerprints of the process points it reuses without importing their graphs.
    numbered in definition order, so SSA names never matter); result types; properties and
    attributes sorted by name (`fingerprint` itself left out) in their printed form; the shape
    of regions and blocks. A dense constant hashes its raw bytes, not its printed hex; a UDF
-   payload hashes its bytes as shipped (made canonical by `dfir.driver.cache.payload`: cloudpickle's
+   payload hashes its bytes as shipped (made canonical by `dfir.core.canonical_payload`: cloudpickle's
    per-process class ids).
 2. Its key hashes that digest and, for each symbol it refers to (a node to its process point, a
    graph process point to its `ge.graph`, an invoked closure to its process point), the symbol
    and that symbol's key: a change below a process point changes its key, and any change
    changes the graph's. The digest and the symbols are the op's `Structure`, from which
    `fingerprint_from` computes the key again given the keys of the symbols.
-3. Every key is salted with dfir's version, the `.om` IR version and the `salt` option, which
-   the compiler sets to a digest of the compile options and configuration files that affect
+3. Every key is salted with the `salt` option, which the compiler sets to a digest of dfir's
+   version, the `.om` IR version, the compile options and the configuration files that affect
    the output (`dfir.driver.cache.settings.compile_salt`).
 
 Attributes are printed once per distinct attribute, and nothing is printed whole, so hashing
@@ -45,6 +45,7 @@ from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.printer import Printer
 
+from dfir.core.canonical_payload import canonical_payload
 from dfir.dialects import df, ge
 
 __all__ = ["FINGERPRINT_ATTR", "FingerprintSubgraphs", "Structure", "fingerprint_from", "fingerprint_module",
@@ -87,9 +88,7 @@ class Structure:
 def fingerprint_from(structure: Structure, keys: Mapping[str, str], salt: str = "") -> str:
     """The key of an op of `structure` whose references have the `keys` given (by symbol):
     what the pass computes, for an op the compile cache did not build."""
-    import dfir
-    from dfir.om.schema import OM_IR_VERSION
-    digest = hashlib.sha256(f"dfir {dfir.__version__}\0om ir {OM_IR_VERSION}\0salt {salt}\0".encode())
+    digest = hashlib.sha256(f"salt {salt}\0".encode())
     digest.update(structure.digest.encode())
     for symbol in structure.references:
         digest.update(f"\0@{symbol}={keys[symbol]}".encode())
@@ -180,7 +179,6 @@ class _Canonicalizer:
 
     def _attribute(self, op: Operation, name: str, attr: Attribute) -> str:
         if isinstance(op, df.FuncPpOp) and name == "payload" and isinstance(attr, StringAttr):
-            from dfir.driver.cache.payload import canonical_payload
             payload = canonical_payload(base64.b64decode(attr.data))
             return "payload " + hashlib.sha256(payload).hexdigest()
         if type(attr) is StringAttr:

@@ -1,8 +1,9 @@
 """`place-nodes`: give every node of every graph its logical devices, one per instance.
 
 Reads: each node's name, `alias`, process point (its invoked closures) and any `device` already
-set; the deploy info file `deploy-info` and the resource config `resource-config` (paths; empty:
-none). Writes on every node either `device = #df.device<...>` (one instance) or
+set; the option `deploy_info`, a parsed deploy info file whose devices were checked against the
+resource config (`dfir.frontend.deploy`; the compiler and `dfir-opt --deploy-info=FILE
+[--resource-config=FILE]` parse the files: a pass reads none). Writes on every node either `device = #df.device<...>` (one instance) or
 `devices = [#df.device<...>, ...]` (one per instance, in instance order), and `invokes = {"key" =
 [#df.device<...>]}` when the deploy info places the node's invoked GE graphs.
 
@@ -32,7 +33,6 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 from xdsl.context import Context
 from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, ModuleOp, StringAttr
@@ -42,9 +42,7 @@ from xdsl.utils.exceptions import DiagnosticException
 from dfir.dialects.df import FuncPpOp, InvokedClosureOp, NodeOp
 from dfir.dialects.df_attrs import DeviceAttr
 from dfir.core.errors import GeError
-
-if TYPE_CHECKING:
-    from dfir.frontend.deploy import DeployInfo, DeviceId, Placement
+from dfir.frontend.deploy import DeployInfo, DeviceId, Placement
 
 
 def parse_device(spelling: str) -> DeviceAttr:
@@ -76,29 +74,17 @@ class PlaceNodes(ModulePass):
     name = "place-nodes"
 
     default_device: str = "host"
-    deploy_info: str = ""
-    resource_config: str = ""
+    deploy_info: DeployInfo | None = None
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         nodes = [node for node in op.walk() if isinstance(node, NodeOp)]
-        if self.deploy_info:
-            _Deployment(self._load(), nodes).place()
+        if self.deploy_info is not None:
+            _Deployment(self.deploy_info, nodes).place()
             return
         device = parse_device(self.default_device)
         for node in nodes:
             if not node_devices(node):
                 node.attributes["device"] = device
-
-    def _load(self) -> DeployInfo:
-        """The deploy info, its devices checked against the resource config when there is one."""
-        from dfir.frontend.deploy import check_deploy_devices, load_deploy_info, load_resource_config
-        try:
-            info = load_deploy_info(self.deploy_info)
-            if self.resource_config:
-                check_deploy_devices(info, load_resource_config(self.resource_config))
-        except GeError as error:
-            raise DiagnosticException(str(error)) from None
-        return info
 
     def summary(self, op: ModuleOp) -> str:
         nodes = [n for n in op.walk() if isinstance(n, NodeOp) and node_devices(n)]
@@ -106,7 +92,7 @@ class PlaceNodes(ModulePass):
         where = ", ".join(f"{count} on {'host' if spelling == '-1' else spelling}"
                           for spelling, count in sorted(Counter(devices).items()))
         instances = f" as {len(devices)} instances" if len(devices) != len(nodes) else ""
-        by_file = f"; {len(nodes)} by the deploy info" if self.deploy_info else ""
+        by_file = f"; {len(nodes)} by the deploy info" if self.deploy_info is not None else ""
         return f"placed {len(nodes)} nodes{instances} ({where or 'none'}){by_file}"
 
 

@@ -20,8 +20,8 @@ from xdsl.parser import Parser
 
 import dfir.data_type as dt
 import dfir.dataflow as df
-from dfir.driver.cache.frontend import frontend_keys
-from dfir.driver.cache.payload import canonical_payload
+from dfir.frontend.cache_keys import frontend_keys
+from dfir.core.canonical_payload import canonical_payload
 from dfir.driver.cache.settings import compile_salt
 from dfir.driver.compiler import make_context, print_module
 from dfir.frontend.dataflow import names
@@ -207,7 +207,7 @@ CLASS_UDF_SCRIPT = textwrap.dedent("""
     from dfir.frontend.importer import import_flow_graph
     from dfir.driver.compiler import make_context
     from dfir.passes.fingerprint_subgraphs import FingerprintSubgraphs, fingerprint_of
-    from dfir.driver.cache.frontend import frontend_keys
+    from dfir.frontend.cache_keys import frontend_keys
 
     @df.pyflow
     class Scale:

@@ -1,10 +1,17 @@
-"""The dataflow frontend: the seeds' `import dataflow as df`, same names and semantics."""
-from dfir.core.data_type import (DT_BF16, DT_BOOL, DT_DOUBLE, DT_FLOAT, DT_FLOAT16, DT_INT8,  # noqa: F401
-                            DT_INT16, DT_INT32, DT_INT64, DT_STRING, DT_UINT8, DT_UINT16, DT_UINT32,
-                            DT_UINT64, DType)
-from dfir.frontend.dataflow.graph import FlowData, FlowGraph, FlowNode, FlowOutput  # noqa: F401
-from dfir.frontend.dataflow.process_points import Framework, FuncProcessPoint, GraphProcessPoint  # noqa: F401
-from dfir.frontend.dataflow.pyflow import method, pyflow  # noqa: F401
-from dfir.frontend.dataflow.session import finalize, init  # noqa: F401
-from dfir.core.flow_info import FlowFlag, FlowInfo  # noqa: F401
-from dfir.core.tensor import Tensor, TensorDesc, alloc_tensor  # noqa: F401
+"""The seeds' `import dataflow as df`: the same names with the same semantics."""
+from dfir.core.data_type import (DT_BF16, DT_BOOL, DT_DOUBLE, DT_FLOAT, DT_FLOAT16, DT_INT8, DT_INT16,
+                                 DT_INT32, DT_INT64, DT_STRING, DT_UINT8, DT_UINT16, DT_UINT32,
+                                 DT_UINT64, DType)
+from dfir.core.flow_info import FlowFlag, FlowInfo
+from dfir.core.tensor import Tensor, TensorDesc, alloc_tensor
+from dfir.frontend.dataflow.flow_graph import FlowGraph
+from dfir.frontend.dataflow.graph import FlowData, FlowNode, FlowOutput
+from dfir.frontend.dataflow.process_points import Framework, FuncProcessPoint, GraphProcessPoint
+from dfir.frontend.dataflow.pyflow import method, pyflow
+from dfir.frontend.dataflow.session import finalize, init
+
+__all__ = ["DT_BF16", "DT_BOOL", "DT_DOUBLE", "DT_FLOAT", "DT_FLOAT16", "DT_INT8", "DT_INT16", "DT_INT32",
+           "DT_INT64", "DT_STRING", "DT_UINT8", "DT_UINT16", "DT_UINT32", "DT_UINT64", "DType",
+           "FlowData", "FlowFlag", "FlowGraph", "FlowInfo", "FlowNode", "FlowOutput", "Framework",
+           "FuncProcessPoint", "GraphProcessPoint", "Tensor", "TensorDesc", "alloc_tensor", "finalize",
+           "init", "method", "pyflow"]

@@ -1,204 +1,44 @@
-"""`dfir.compile`: build the IR, run the phases, serialize. It only composes; the work is elsewhere.
-
-With the compile cache on (`ge.graph_compiler_cache_dir` and `ge.graph_key`), a full compile is
-handed, before anything is imported, to `dfir.driver.cache.compile_cached`, which drives the same steps
-(`CompileJob`) but reuses what earlier compiles stored.
+"""`dfir.compile`: build the IR, run the phases, serialize. It only composes; the steps are
+`CompileJob`'s, and how they are composed is the strategy's: straight through, or through the
+compile cache (on when `ge.graph_compiler_cache_dir` and `ge.graph_key` are both set), which
+reuses what earlier compiles stored.
 """
 from __future__ import annotations
 
-import io
-import os
-import time
-from contextlib import contextmanager
-from typing import TYPE_CHECKING, Iterator, Mapping, NamedTuple
+from typing import Protocol
 
-from xdsl.context import Context
-from xdsl.dialects.builtin import Builtin, ModuleOp, StringAttr
-from xdsl.printer import Printer
-from xdsl.utils.exceptions import DiagnosticException, VerifyException
-
-from dfir.core.errors import GeError
+from dfir.driver.cache.incremental import CachedCompile
+from dfir.driver.cache.settings import cache_settings
+from dfir.driver.job import CompiledModel, CompileJob
+from dfir.driver.pipeline import phases_until
 from dfir.frontend.options import validate_options
-from dfir.driver.pipeline import phases_until, pipeline_spec, run_phases
 
-if TYPE_CHECKING:
-    from dfir.lowering.plan import LoweredGraph
+__all__ = ["CompiledModel", "compile"]
 
 
-class CompileReport(list):
-    """One line per pass that ran, saying what it did (`str()` joins them)."""
-
-    def __str__(self) -> str:
-        return "\n".join(self)
+class CompileStrategy(Protocol):
+    def compile(self, job: CompileJob, graph, stop_after: str | None) -> CompiledModel: ...
 
 
-class CompiledModel:
-    """The result of `dfir.compile`: the final IR, the `.om` bytes (None if stopped early), a report.
+class DirectCompile:
+    """Import, run the phases up to `stop_after`, and lower when the last phase ran."""
 
-    A model taken whole from the compile cache comes with its final IR printed (`ir`); `module`
-    parses it on first use.
-    """
-
-    def __init__(self, module: ModuleOp | None, om: bytes | None, report: CompileReport,
-                 timings: dict[str, float] | None = None, ir: str | None = None):
-        assert module is not None or ir is not None, "a compiled model needs its IR"
-        self._module = module
-        self.om = om
-        self.report = report
-        self.timings = {} if timings is None else timings
-        self._ir = ir
-
-    @property
-    def module(self) -> ModuleOp:
-        if self._module is None:
-            from xdsl.parser import Parser
-            self._module = Parser(make_context(), self._ir, "<cached IR>").parse_module()
-        return self._module
-
-    @property
-    def ir(self) -> str:
-        if self._ir is None:
-            self._ir = print_module(self.module)
-        return self._ir
-
-    def save(self, path: str | os.PathLike) -> str:
-        """Write the `.om` (adding the `.om` suffix if `path` has none); returns the path written."""
-        if self.om is None:
-            raise GeError("the model was compiled with stop_after before 'lower' and has no .om",
-                          "CompiledModel.save")
-        path = os.fspath(path)
-        if not path.endswith(".om"):
-            path += ".om"
-        with open(path, "wb") as out:
-            out.write(self.om)
-        return path
-
-
-def make_context() -> Context:
-    from dfir.dialects.df import DF
-    from dfir.dialects.ge import GE
-    ctx = Context()
-    for dialect in (Builtin, DF, GE):
-        ctx.load_dialect(dialect)
-    return ctx
-
-
-def print_module(module: ModuleOp) -> str:
-    stream = io.StringIO()
-    Printer(stream=stream).print_op(module)
-    return stream.getvalue() + "\n"
-
-
-def print_module_parts(module: ModuleOp, printed: Mapping[str, str] | None = None) -> tuple[str, dict[str, str]]:
-    """`print_module(module)`, assembled from its top-level ops printed one by one, and the text
-    of each top-level symbol op by symbol. Ops whose symbol is in `printed` are not printed but
-    taken from there (the compile cache keeps the texts of what it reuses)."""
-    if module.attributes or module.properties:
-        return print_module(module), {}
-    texts: dict[str, str] = {}
-    chunks = []
-    for op in module.ops:
-        sym = op.sym_name.data if isinstance(getattr(op, "sym_name", None), StringAttr) else None
-        text = (printed or {}).get(sym) if sym is not None else None
-        if text is None:
-            stream = io.StringIO()
-            Printer(stream=stream).print_op(op)
-            text = stream.getvalue().replace("\n", "\n  ")  # one level deeper, as in the module
-        if sym is not None:
-            texts[sym] = text
-        chunks.append(text)
-    return "builtin.module {" + "".join(f"\n  {chunk}" for chunk in chunks) + "\n}\n", texts
-
-
-def import_graph(graph, options: dict[str, str], **importer_args) -> ModuleOp:
-    """The module of a FlowGraph or GE Graph; `importer_args` go to `import_flow_graph`."""
-    from dfir.frontend.dataflow.graph import FlowGraph
-    from dfir.frontend.importer import import_flow_graph, import_ge_graph
-    if isinstance(graph, FlowGraph):
-        return import_flow_graph(graph, **importer_args)
-    from dfir.frontend.ge.graph import Graph
-    if isinstance(graph, Graph):
-        return import_ge_graph(graph, options)
-    raise GeError(f"dfir.compile expects a FlowGraph or a GE Graph, got {type(graph).__name__}",
-                  "dfir.compile")
-
-
-class Lowering(NamedTuple):
-    """What lowering made: the compiled model, its plan with the units lowered, and the printed
-    text of each top-level symbol op."""
-
-    compiled: CompiledModel
-    lowered: LoweredGraph
-    texts: dict[str, str]
-
-
-class CompileJob:
-    """One compile: its options, report and timings, and the steps `compile` composes."""
-
-    def __init__(self, options: dict[str, str]):
-        from dfir.driver.cache.resource_config import canonical_config, load_resource_config, resource_config_path
-        from dfir.driver.cache.settings import compile_salt
-        self.options = options
-        self.report = CompileReport()
-        self.timings: dict[str, float] = {}
-        self.ctx = make_context()
-        self.pass_options = {"fingerprint-subgraphs": {"salt": compile_salt(options, pipeline_spec("lower"))}}
-        self.resource_path = resource_config_path(options)
-        self.pass_options["place-nodes"] = {
-            "deploy_info": options.get("ge.experiment.data_flow_deploy_info_path", ""),
-            "resource_config": self.resource_path or ""}
-        self.resource_config = load_resource_config(self.resource_path) if self.resource_path else None
-        self._resource_bytes = None if self.resource_config is None else canonical_config(self.resource_config)
-
-    @contextmanager
-    def timed(self, step: str) -> Iterator[None]:
-        """Add the time the block takes to `timings[step]`."""
-        start = time.perf_counter()
-        try:
-            yield
-        finally:
-            self.timings[step] = self.timings.get(step, 0.0) + time.perf_counter() - start
-
-    def run_phases(self, module: ModuleOp, stop_after: str | None = None, *,
-                   start_after: str | None = None, verify=ModuleOp.verify, skip_absent: bool = False) -> None:
-        """Run the phases (see `dfir.driver.pipeline.run_phases`); IR errors become GeErrors."""
-        with self.timed("passes"):
-            try:
-                run_phases(self.ctx, module, stop_after, self.report, start_after=start_after,
-                           pass_options=self.pass_options, verify=verify, skip_absent=skip_absent)
-            except (VerifyException, DiagnosticException) as error:
-                raise GeError(str(error), "dfir.compile") from error
-
-    def lower(self, module: ModuleOp, reuse: Mapping[str, LoweredGraph] | None = None,
-              printed: Mapping[str, str] | None = None, cache_manifest: bytes | None = None,
-              skeleton: dict | None = None) -> Lowering:
-        """Lower the module to `.om` bytes, merging the units in `reuse`, the graph's plan
-        `skeleton` and the op texts in `printed` instead of lowering and printing those again."""
-        from dfir.lowering.om import om_bytes
-        from dfir.lowering.plan import lower_graph
-        with self.timed("lower"):
-            lowered = lower_graph(module, reuse, skeleton)
-            ir_text, texts = print_module_parts(module, printed)
-            om = om_bytes(lowered, ir_text, resource_config=self._resource_bytes,
-                          cache_manifest=cache_manifest)
-        return Lowering(CompiledModel(module, om, self.report, self.timings, ir_text), lowered, texts)
-
-    def cached(self, om: bytes, ir_text: str) -> CompiledModel:
-        """A model the compile cache had whole: its `.om` and final IR."""
-        return CompiledModel(None, om, self.report, self.timings, ir_text)
+    def compile(self, job: CompileJob, graph, stop_after: str | None) -> CompiledModel:
+        with job.timed("import"):
+            module = job.import_graph(graph)
+        job.run_phases(module, stop_after)
+        if phases_until(stop_after)[-1].name != "lower":
+            return CompiledModel(module, None, job.report, job.timings)
+        return job.lower(module).compiled
 
 
 def compile(graph, options: dict[str, str] | None = None, stop_after: str | None = None) -> CompiledModel:
     """Compile a FlowGraph or GE Graph: import, run the phases (up to `stop_after`), lower to `.om`."""
     options = validate_options(options, api="dfir.compile")
-    to_om = phases_until(stop_after)[-1].name == "lower"
-    from dfir.driver.cache.settings import cache_settings
-    settings = cache_settings(options) if to_om else None
-    job = CompileJob(options)
-    if settings is not None:
-        from dfir.driver.cache.incremental import compile_cached
-        return compile_cached(job, graph, settings)
-    with job.timed("import"):
-        module = import_graph(graph, options)
-    job.run_phases(module, stop_after)
-    return job.lower(module).compiled if to_om else CompiledModel(module, None, job.report, job.timings)
+    return strategy_for(options, stop_after).compile(CompileJob(options), graph, stop_after)
+
+
+def strategy_for(options: dict[str, str], stop_after: str | None) -> CompileStrategy:
+    """The compile cache for a full compile with the cache on; otherwise straight through."""
+    settings = cache_settings(options) if phases_until(stop_after)[-1].name == "lower" else None
+    return DirectCompile() if settings is None else CachedCompile(settings)

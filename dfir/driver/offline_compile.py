@@ -21,6 +21,13 @@ from dataclasses import dataclass, field
 from typing import Dict, List, Optional
 
 from dfir.core.errors import GeError
+from dfir.driver import compiler
+from dfir.frontend.dataflow.flow_graph import FlowGraph
+from dfir.frontend.ge.graph import Graph
+from dfir.frontend.options import validate_options
+from dfir.lowering.om_writer import write_bundle
+from dfir.om.schema import PartitionType
+from dfir.runtime.om import read_om
 
 __all__ = ["GraphWithOptions", "ModelBuffer", "build_finalize", "build_initialize", "build_model",
            "bundle_build_model", "bundle_save_model", "save_model"]
@@ -111,7 +118,6 @@ def bundle_build_model(graph_with_options: List[GraphWithOptions]) -> ModelBuffe
     Each member is named after its graph; the bundle's variable memory size is the bytes of the
     distinct variables (by name) of all members.
     """
-    from dfir.lowering.om_writer import write_bundle
     api = "BundleBuildModel"
     _initialized_options(api)
     if not isinstance(graph_with_options, (list, tuple)) or len(graph_with_options) < 2:
@@ -150,18 +156,14 @@ def _build_options(build_options: object, api: str) -> dict[str, str]:
 
 
 def _checked_options(options: object, api: str) -> dict[str, str]:
-    from dfir.frontend.options import validate_options
     return validate_options(options, api)
 
 
 def _compile(graph, options: dict[str, str], api: str):
-    import dfir
-    from dfir.frontend.dataflow.graph import FlowGraph
-    from dfir.frontend.ge.graph import Graph
     if not isinstance(graph, Graph | FlowGraph):
         raise GeError(f"expected a Graph or a FlowGraph, got {type(graph).__name__}", api)
     try:
-        return dfir.compile(graph, options)
+        return compiler.compile(graph, options)
     except GeError as error:
         raise GeError(error.error_message, api, {"graph": _graph_name(graph), **error.context}) from None
 
@@ -173,8 +175,6 @@ def _graph_name(graph) -> str:
 def _variable_bytes(om: bytes) -> dict[str, int]:
     """Bytes of each variable of a compiled model, by name (from its plan: a variable is a
     `const` op whose attrs name it, its bytes a weight of its GE graph)."""
-    from dfir.om.schema import PartitionType
-    from dfir.runtime.om import read_om
     plan = json.loads(bytes(read_om(om).models[0].partition(PartitionType.FLOW_MODEL).data))
     return {op["attrs"]["variable"]: graph["weights"][op["attrs"]["weight"]]["size"]
             for graph in plan["ge_graphs"] for op in graph["ops"] if "variable" in op["attrs"]}

@@ -1,9 +1,9 @@
 """The import phase: a FlowGraph (or a GE Graph) becomes a df/ge module, in memory.
 
-1. Walk back from the outputs to find the nodes and FlowData the graph reaches; every input of
-   every reached node must be connected.
-2. Take the nodes in a depth-first post-order from the outputs; each distinct process point
-   becomes one `df.func_pp` / `df.graph_pp` (+ its `ge.graph`), named by a unique symbol.
+1. Walk the graph (`dfir.frontend.dataflow.traversal`): the FlowData and nodes it reaches, and
+   its process points in first-use order.
+2. Each distinct process point becomes one `df.func_pp` / `df.graph_pp` (+ its `ge.graph`),
+   named by a unique symbol, in that order.
 3. Emit the `df.graph`: one `df.data` per FlowData, sorted by name (the feed order); the nodes
    in that order, so each value exists before its use; `df.output` with the outputs in the
    order the user listed them.
@@ -12,61 +12,25 @@ from __future__ import annotations
 
 import base64
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 
 import cloudpickle
 from xdsl.dialects.builtin import (BoolAttr, DenseArrayBase, DictionaryAttr, IntegerAttr, ModuleOp,
                                    StringAttr, i64)
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 
-from dfir.frontend.dataflow.graph import FlowData, FlowGraph, FlowNode, FlowOutput
-from dfir.frontend.dataflow.process_points import FuncProcessPoint, GraphProcessPoint
-from dfir.frontend.dataflow.pyflow import UdfSpec
+from dfir.core.errors import GeError
 from dfir.dialects.df import (DataOp, FuncPpOp, GraphOp, GraphPpOp, InvokedClosureOp, NodeOp,
                               OutputOp)
 from dfir.dialects.df_attrs import AlignAttr, BalanceAttr, FuncAttr
-from dfir.core.errors import GeError
-from dfir.frontend.ge.graph_config import SHAPE_OPTIONS, apply_graph_settings, load_graph_config
 from dfir.dialects.df_params import params_attr
+from dfir.frontend.dataflow.flow_graph import FlowGraph
+from dfir.frontend.dataflow.graph import FlowData, FlowNode, FlowOutput
+from dfir.frontend.dataflow.process_points import FuncProcessPoint, GraphProcessPoint
+from dfir.frontend.dataflow.traversal import walk_flow_graph
+from dfir.frontend.dataflow.udf_spec import UdfSpec
+from dfir.frontend.ge.graph_config import SHAPE_OPTIONS, apply_graph_settings, load_graph_config
 from dfir.frontend.udf.project import load_project
-
-
-def reachable(graph: FlowGraph) -> tuple[list[FlowData], list[FlowNode]]:
-    """(FlowData sorted by name, nodes in post-order) reachable from the graph's outputs."""
-    datas: dict[int, FlowData] = {}
-    order: list[FlowNode] = []
-    state: dict[int, str] = {}
-    for output in graph.outputs:
-        _visit(output.node, datas, order, state)
-    return sorted(datas.values(), key=lambda d: d.name), order
-
-
-def _visit(root: FlowNode, datas: dict, order: list, state: dict) -> None:
-    stack: list[tuple[FlowNode, Iterator]] = [(root, iter(_anchors(root)))]
-    if id(root) in state:
-        return
-    state[id(root)] = "open"
-    while stack:
-        node, anchors = stack[-1]
-        anchor = next(anchors, None)
-        if anchor is None:
-            stack.pop()
-            state[id(node)] = "done"
-            order.append(node)
-        elif isinstance(anchor, FlowData):
-            datas[id(anchor)] = anchor
-        elif state.get(id(anchor.node)) == "open":
-            raise GeError(f"the graph has a cycle through node {anchor.node.name} ({anchor.node.loc})")
-        elif id(anchor.node) not in state:
-            state[id(anchor.node)] = "open"
-            stack.append((anchor.node, iter(_anchors(anchor.node))))
-
-
-def _anchors(node: FlowNode) -> list[FlowData | FlowOutput]:
-    for index, anchor in enumerate(node.input_anchors):
-        if anchor is None:
-            raise GeError(f"node {node.name} ({node.loc}): input {index} is not connected")
-    return node.input_anchors
 
 
 ReusedGraph = Callable[[GraphProcessPoint, str, str], bool]
@@ -242,14 +206,6 @@ def _attr_value(value: bool | int | str) -> Attribute:
     return IntegerAttr(value, i64) if isinstance(value, int) else StringAttr(value)
 
 
-def _check_mappings(node: FlowNode) -> None:
-    for ports, kind in ((node.input_map, "input"), (node.output_map, "output")):
-        for index, (_, pp_index) in ports.items():
-            if pp_index != index:
-                raise GeError(f"node {node.name} ({node.loc}): map_{kind} {index} -> process point "
-                              f"{kind} {pp_index}: only identity mappings are supported yet")
-
-
 ReusedFlow = Callable[[list[str], str], Operation | None]
 """`reused_flow(node_symbols, graph_symbol)`: a stand-in for the `df.graph` whose nodes run the
 process points `node_symbols` (in the importer's order), for a caller that has it compiled (the
@@ -265,26 +221,15 @@ def import_flow_graph(graph: FlowGraph, *, payloads: dict[int, tuple] | None = N
     encode_payload text)}` (the importer adds those it serializes); `reused_graph` and
     `reused_flow` may stand in for parts the compile cache has compiled (see their types).
     """
-    datas, nodes = reachable(graph)
-    names = [d.name for d in datas]
-    if len(set(names)) != len(names):
-        raise GeError(f"graph {graph.name}: two FlowData share a name: {names}")
+    walk = walk_flow_graph(graph)
     builder = _ModuleBuilder(payloads, reused_graph)
-    seen_names: dict[str, FlowNode] = {}
-    symbols = []
-    for node in nodes:
-        if node.name in seen_names:
-            raise GeError(f"graph {graph.name}: two nodes are named {node.name} "
-                          f"({seen_names[node.name].loc} and {node.loc})")
-        seen_names[node.name] = node
-        if not node.process_points:
-            raise GeError(f"node {node.name} ({node.loc}) has no process point")
-        _check_mappings(node)
-        symbols.append(builder.process_point(node.process_points[0], node))
+    for pp, node in walk.points:
+        builder.process_point(pp, node)
+    symbols = [builder.pp_symbols[id(node.process_points[0])] for node in walk.nodes]
     graph_sym = builder.symbol(graph.name)
     graph_op = reused_flow(symbols, graph_sym) if reused_flow is not None else None
     if graph_op is None:
-        graph_op = _flow_graph_op(graph, graph_sym, datas, nodes, symbols)
+        graph_op = _flow_graph_op(graph, graph_sym, walk.datas, walk.nodes, symbols)
     return ModuleOp([*builder.top, graph_op])
 
 

@@ -11,6 +11,8 @@ import re
 from typing import Callable
 
 from dfir.core.errors import GeError
+from dfir.frontend.ge.output_max_size import parse_output_max_size
+from dfir.frontend.ge.input_shape import input_shape_problem
 
 _log = logging.getLogger("dfir.options")
 
@@ -29,13 +31,11 @@ def _any(_: str) -> str | None:
 
 
 def _input_shape(value: str) -> str | None:
-    from dfir.frontend.ge.input_shape import input_shape_problem
     problem = input_shape_problem(value)
     return None if problem is None else f"it {problem}"
 
 
 def _output_max_size(value: str) -> str | None:
-    from dfir.frontend.ge.graph_config import parse_output_max_size
     try:
         parse_output_max_size(value)
     except ValueError as error:

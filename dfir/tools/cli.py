@@ -21,6 +21,15 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 
 from dfir.core.errors import GeError
+from dfir.driver import compiler
+from dfir.driver.cache.inventory import prune, take_inventory
+from dfir.frontend.dataflow.flow_graph import FlowGraph
+from dfir.frontend.ge.graph import Graph
+from dfir.frontend.udf.scaffold import new_project
+from dfir.runtime import loader
+from dfir.runtime.loader import Bundle
+from dfir.tools.deploy_template import write_deploy_template
+from dfir.tools.inspect_om import inspect_om
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -78,8 +87,6 @@ def _add_deploy_commands(commands) -> None:
 
 
 def _deploy_template(args: argparse.Namespace) -> int:
-    from dfir.frontend.dataflow import FlowGraph
-    from dfir.tools.deploy_template import write_deploy_template
     graph = find_graph(_script_globals(args.script), args.graph, (FlowGraph,))
     count = write_deploy_template(graph, args.output, args.device)
     print(f"wrote {args.output}: {count} node{'' if count == 1 else 's'} on {args.device}")
@@ -99,7 +106,6 @@ def _add_udf_commands(commands) -> None:
 
 
 def _udf_new(args: argparse.Namespace) -> int:
-    from dfir.frontend.udf.scaffold import new_project
     written = new_project(args.name, args.lang, args.dir)
     print(f"created {args.lang} UDF project {os.path.join(args.dir, args.name)}:")
     for path in written:
@@ -122,7 +128,6 @@ def _add_cache_commands(commands) -> None:
 
 
 def _cache_ls(args: argparse.Namespace) -> int:
-    from dfir.driver.cache.inventory import take_inventory
     inventory = take_inventory(args.directory)
     for record in inventory.keys:
         unit_bytes = sum(u.size for u in record.units)
@@ -152,7 +157,6 @@ def _model_line(model) -> str:
 
 
 def _cache_verify(args: argparse.Namespace) -> int:
-    from dfir.driver.cache.inventory import take_inventory
     inventory = take_inventory(args.directory, verify=True)
     checked = bad = 0
     for record in inventory.keys:
@@ -171,7 +175,6 @@ def _cache_verify(args: argparse.Namespace) -> int:
 
 
 def _cache_prune(args: argparse.Namespace) -> int:
-    from dfir.driver.cache.inventory import prune
     removed = prune(args.directory, args.keep)
     for path in removed:
         print(f"removed {path}")
@@ -180,28 +183,22 @@ def _cache_prune(args: argparse.Namespace) -> int:
 
 
 def _compile(args: argparse.Namespace) -> int:
-    import dfir
-    from dfir.frontend.dataflow import FlowGraph
-    from dfir.frontend.ge.graph import Graph
     options = parse_options(args.option)
     graph = find_graph(_script_globals(args.script), args.graph, (FlowGraph, Graph))
-    written = dfir.compile(graph, options).save(args.output)
+    written = compiler.compile(graph, options).save(args.output)
     print(f"wrote {written}")
     return 0
 
 
 def _inspect(args: argparse.Namespace) -> int:
-    from dfir.tools.inspect_om import inspect_om
     sys.stdout.write(inspect_om(args.model))
     return 0
 
 
 def _run(args: argparse.Namespace) -> int:
-    import dfir
-    from dfir.runtime.loader import Bundle
     pairs = parse_pairs(args.input, "--input", "NAME=FILE.npy")
     feeds = {name: _load_npy(name, path) for name, path in pairs}
-    model = dfir.load(args.model)
+    model = loader.load(args.model)
     try:
         if isinstance(model, Bundle):
             raise GeError(f"{args.model} is a bundle of {len(model.models)} models; "

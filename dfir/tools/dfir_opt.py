@@ -1,5 +1,7 @@
 """`dfir-opt`: xDSL's opt driver with dfir's dialects and passes (through the `xdsl.universe`
-entry point), plus `--compile-to=PHASE` and `--print-ir-after-all`."""
+entry point), plus `--compile-to=PHASE`, `--print-ir-after-all`, and `--deploy-info=FILE`
+(`--resource-config=FILE`): the files `place-nodes` places by, parsed here since passes read
+no files."""
 from __future__ import annotations
 
 import argparse
@@ -8,8 +10,11 @@ import sys
 
 from xdsl.printer import Printer
 from xdsl.xdsl_opt_main import xDSLOptMain
-from dfir.driver.pipeline import PHASE_NAMES
-from dfir.driver.pipeline import pipeline_spec
+
+from dfir.core.errors import GeError
+from dfir.driver.pipeline import PHASE_NAMES, pipeline_spec
+from dfir.frontend.deploy import load_checked_deploy_info
+from dfir.passes.place_nodes import PlaceNodes
 
 
 class DfirOptMain(xDSLOptMain):
@@ -21,13 +26,35 @@ class DfirOptMain(xDSLOptMain):
         arg_parser.add_argument(
             "--print-ir-after-all", action="store_true",
             help="print the IR after every pass, each dump headed by '// -----// IR Dump After <pass>'")
+        arg_parser.add_argument(
+            "--deploy-info", default=None, metavar="FILE",
+            help="the deploy info file place-nodes places the nodes by")
+        arg_parser.add_argument(
+            "--resource-config", default=None, metavar="FILE",
+            help="the resource config declaring the devices of --deploy-info")
 
     def setup_pipeline(self):
         if self.args.compile_to is not None:
             self.args.passes = pipeline_spec(self.args.compile_to)
         super().setup_pipeline()
+        if self.args.deploy_info is not None or self.args.resource_config is not None:
+            self._give_deploy_info()
         if self.args.print_ir_after_all:
             self._print_after_each_pass()
+
+    def _give_deploy_info(self) -> None:
+        """Parse --deploy-info (checked against --resource-config) into every place-nodes."""
+        if self.args.deploy_info is None:
+            sys.exit("dfir-opt: --resource-config needs --deploy-info")
+        if not any(isinstance(p, PlaceNodes) for p in self.pipeline.passes):
+            sys.exit("dfir-opt: --deploy-info needs place-nodes in the pass pipeline")
+        try:
+            info = load_checked_deploy_info(self.args.deploy_info, self.args.resource_config)
+        except GeError as error:
+            sys.exit(f"dfir-opt: {error}")
+        passes = tuple(dataclasses.replace(p, deploy_info=info) if isinstance(p, PlaceNodes) else p
+                       for p in self.pipeline.passes)
+        self.pipeline = dataclasses.replace(self.pipeline, passes=passes)
 
     def _print_after_each_pass(self) -> None:
         inner = self.pipeline.callback

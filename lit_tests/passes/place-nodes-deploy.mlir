@@ -3,11 +3,11 @@
 // keeps its order), `-1` is the host and `0:0:-1:0` a server's host CPU; an invoke's devices are
 // recorded in `invokes`. A device set before the pass is replaced. `resource-config` declares
 // the devices (Inputs/place-nodes/).
-// RUN: dfir-opt %s -p 'place-nodes{deploy-info="%S/Inputs/place-nodes/deploy.json" resource-config="%S/Inputs/place-nodes/resources.json"}' | filecheck %s --check-prefixes=CHECK,SORTED
-// RUN: dfir-opt %s -p 'place-nodes{deploy-info="%S/Inputs/place-nodes/deploy.json"}' | filecheck %s --check-prefixes=CHECK,SORTED
-// RUN: dfir-opt %s -p 'place-nodes{deploy-info="%S/Inputs/place-nodes/deploy-ordered.json"}' | filecheck %s --check-prefixes=CHECK,ORDERED
+// RUN: dfir-opt %s -p place-nodes --deploy-info=%S/Inputs/place-nodes/deploy.json --resource-config=%S/Inputs/place-nodes/resources.json | filecheck %s --check-prefixes=CHECK,SORTED
+// RUN: dfir-opt %s -p place-nodes --deploy-info=%S/Inputs/place-nodes/deploy.json | filecheck %s --check-prefixes=CHECK,SORTED
+// RUN: dfir-opt %s -p place-nodes --deploy-info=%S/Inputs/place-nodes/deploy-ordered.json | filecheck %s --check-prefixes=CHECK,ORDERED
 // The output parses back, and replicate-instances makes one node per instance of it.
-// RUN: dfir-opt %s -p 'place-nodes{deploy-info="%S/Inputs/place-nodes/deploy.json"}' | dfir-opt -p replicate-instances | filecheck %s --check-prefix=REPLICATED
+// RUN: dfir-opt %s -p place-nodes --deploy-info=%S/Inputs/place-nodes/deploy.json | dfir-opt -p replicate-instances | filecheck %s --check-prefix=REPLICATED
 
 df.graph_pp @mlp_pp graph @mlp {framework = "ge"}
 ge.graph @mlp {

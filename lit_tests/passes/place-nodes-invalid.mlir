@@ -8,18 +8,25 @@
 // A deploy info that does not fit the graph is reported with the file and the JSON path: a name
 // no node has, a node it does not place, a node placed by both its name and its alias, an
 // invoke of no invoked closure, an invoke placing a sub-FlowGraph; and a device the resource
-// config lacks. The loader's own errors (dfir.frontend.deploy) come through as they are.
-// RUN: dfir-opt %s -p 'place-nodes{deploy-info="%S/Inputs/place-nodes/deploy-unknown-node.json"}' --verify-diagnostics | filecheck %s --check-prefix=GHOST
-// RUN: dfir-opt %s -p 'place-nodes{deploy-info="%S/Inputs/place-nodes/deploy-unplaced.json"}' --verify-diagnostics | filecheck %s --check-prefix=UNPLACED
-// RUN: dfir-opt %s -p 'place-nodes{deploy-info="%S/Inputs/place-nodes/deploy-name-and-alias.json"}' --verify-diagnostics | filecheck %s --check-prefix=BOTH
-// RUN: dfir-opt %s -p 'place-nodes{deploy-info="%S/Inputs/place-nodes/deploy-unknown-invoke.json"}' --verify-diagnostics | filecheck %s --check-prefix=INVOKE
-// RUN: dfir-opt %s -p 'place-nodes{deploy-info="%S/Inputs/place-nodes/deploy-invoke-file.json"}' --verify-diagnostics | filecheck %s --check-prefix=SUBGRAPH
-// RUN: dfir-opt %s -p 'place-nodes{deploy-info="%S/Inputs/place-nodes/deploy-undeclared.json" resource-config="%S/Inputs/place-nodes/resources-one-device.json"}' --verify-diagnostics | filecheck %s --check-prefix=UNDECLARED
-// RUN: dfir-opt %s -p 'place-nodes{deploy-info="%S/Inputs/place-nodes/deploy-unknown-node.json" resource-config="%S/Inputs/place-nodes/resources.json"}' --verify-diagnostics | filecheck %s --check-prefix=GHOST
-// RUN: dfir-opt %s -p 'place-nodes{deploy-info="%S/Inputs/place-nodes/deploy-twice.json"}' --verify-diagnostics | filecheck %s --check-prefix=TWICE
-// RUN: dfir-opt %s -p 'place-nodes{deploy-info="%S/Inputs/place-nodes/deploy-empty.json"}' --verify-diagnostics | filecheck %s --check-prefix=EMPTY
-// RUN: dfir-opt %s -p 'place-nodes{deploy-info="%S/Inputs/place-nodes/deploy-truncated.json"}' --verify-diagnostics | filecheck %s --check-prefix=TRUNCATED
-// RUN: dfir-opt %s -p 'place-nodes{deploy-info="%S/Inputs/place-nodes/no-such-file.json"}' --verify-diagnostics | filecheck %s --check-prefix=MISSING
+// config lacks. The files are parsed by dfir-opt (passes read no files): their own errors
+// (dfir.frontend.deploy) come through as they are, and dfir-opt exits with 1.
+// RUN: dfir-opt %s -p place-nodes --deploy-info=%S/Inputs/place-nodes/deploy-unknown-node.json --verify-diagnostics | filecheck %s --check-prefix=GHOST
+// RUN: dfir-opt %s -p place-nodes --deploy-info=%S/Inputs/place-nodes/deploy-unplaced.json --verify-diagnostics | filecheck %s --check-prefix=UNPLACED
+// RUN: dfir-opt %s -p place-nodes --deploy-info=%S/Inputs/place-nodes/deploy-name-and-alias.json --verify-diagnostics | filecheck %s --check-prefix=BOTH
+// RUN: dfir-opt %s -p place-nodes --deploy-info=%S/Inputs/place-nodes/deploy-unknown-invoke.json --verify-diagnostics | filecheck %s --check-prefix=INVOKE
+// RUN: dfir-opt %s -p place-nodes --deploy-info=%S/Inputs/place-nodes/deploy-invoke-file.json --verify-diagnostics | filecheck %s --check-prefix=SUBGRAPH
+// RUN: not dfir-opt %s -p place-nodes --deploy-info=%S/Inputs/place-nodes/deploy-undeclared.json --resource-config=%S/Inputs/place-nodes/resources-one-device.json 2>&1 | filecheck %s --check-prefix=UNDECLARED
+// RUN: dfir-opt %s -p place-nodes --deploy-info=%S/Inputs/place-nodes/deploy-unknown-node.json --resource-config=%S/Inputs/place-nodes/resources.json --verify-diagnostics | filecheck %s --check-prefix=GHOST
+// RUN: not dfir-opt %s -p place-nodes --deploy-info=%S/Inputs/place-nodes/deploy-twice.json 2>&1 | filecheck %s --check-prefix=TWICE
+// RUN: not dfir-opt %s -p place-nodes --deploy-info=%S/Inputs/place-nodes/deploy-empty.json 2>&1 | filecheck %s --check-prefix=EMPTY
+// RUN: not dfir-opt %s -p place-nodes --deploy-info=%S/Inputs/place-nodes/deploy-truncated.json 2>&1 | filecheck %s --check-prefix=TRUNCATED
+// RUN: not dfir-opt %s -p place-nodes --deploy-info=%S/Inputs/place-nodes/no-such-file.json 2>&1 | filecheck %s --check-prefix=MISSING
+
+// dfir-opt's deploy flags need place-nodes, and --resource-config needs --deploy-info.
+// RUN: not dfir-opt %s -p sort-nodes --deploy-info=%S/Inputs/place-nodes/deploy.json 2>&1 | filecheck %s --check-prefix=NO-PASS
+// RUN: not dfir-opt %s -p place-nodes --resource-config=%S/Inputs/place-nodes/resources.json 2>&1 | filecheck %s --check-prefix=NO-INFO
+// NO-PASS: dfir-opt: --deploy-info needs place-nodes in the pass pipeline
+// NO-INFO: dfir-opt: --resource-config needs --deploy-info
 
 // GHOST: file={{.*}}deploy-unknown-node.json; $.deploy_info[1].flow_node_name: no node is named or aliased 'ghost'; the nodes are ['a', 'b']
 // UNPLACED: file={{.*}}deploy-unplaced.json; $: node "b" (b.py:2) is not placed: name it or its alias in a flow_node_list or deploy_info entry

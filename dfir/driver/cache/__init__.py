@@ -8,7 +8,7 @@ points whose fingerprint changed (pass `fingerprint-subgraphs`).
 - `incremental`: `compile_cached`, the compile that reuses;
 - `store`: one key's cached models and subgraph units; `index`: the `<key>.idx` file;
   `units`: subgraph cache files; `variables`: the `.rdcpkt` file; `lock`: the key's lock;
-- `resource_config`: reading and comparing resource configs; `payload`: canonical UDF payloads;
+- `resource_config`: reading and comparing resource configs;
 - `files`: atomic writes, timestamped names, paths kept inside the cache directory;
 - `inventory`: what `dfir cache ls|verify|prune` sees in a directory.
 """

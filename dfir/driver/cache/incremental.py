@@ -1,7 +1,7 @@
 """A compile through the cache: load the whole model when the graph is unchanged, else reuse every
 compiled part whose key is unchanged, and import and compile only the rest.
 
-1. Key the frontend objects (`dfir.driver.cache.frontend`) before anything is imported. Under the
+1. Key the frontend objects (`dfir.frontend.cache_keys`) before anything is imported. Under the
    key's lock, the newest valid cached model with this frontend key (and this resource config)
    is the result: nothing is imported, no pass runs, nothing is lowered or verified (the same
    frontend imported to the same IR, which verified when it was compiled).
@@ -32,28 +32,39 @@ from __future__ import annotations
 
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Callable, Iterator
+from typing import Callable, Iterator
 
 from xdsl.dialects.builtin import ModuleOp, StringAttr, SymbolRefAttr
 from xdsl.ir import Block, Operation, Region
 from xdsl.utils.exceptions import VerifyException
 
-from dfir.driver.cache.frontend import FrontendKeys, frontend_keys
+from dfir.core.errors import GeError
+from dfir.dialects import df
 from dfir.driver.cache.resource_config import canonical_config
 from dfir.driver.cache.settings import CacheSettings
 from dfir.driver.cache.store import CacheStore, model_manifest
 from dfir.driver.cache.units import CachedGraph, CachedUnit
 from dfir.driver.cache.variables import variable_descs
-from dfir.dialects import df
-from dfir.core.errors import GeError
+from dfir.driver.job import CompiledModel, CompileJob
+from dfir.driver.pipeline import phases_until
+from dfir.frontend.cache_keys import FrontendKeys, frontend_keys
+from dfir.frontend.dataflow.flow_graph import FlowGraph
 from dfir.lowering.plan import the_graph
 from dfir.passes.fingerprint_subgraphs import (FINGERPRINT_ATTR, FingerprintSubgraphs, Structure,
                                                fingerprint_from, fingerprint_module, fingerprint_of)
 
-if TYPE_CHECKING:
-    from dfir.driver.compiler import CompiledModel, CompileJob
+__all__ = ["CachedCompile", "compile_cached"]
 
-__all__ = ["compile_cached"]
+
+class CachedCompile:
+    """The compile strategy of a compile with the cache on: `compile_cached` (a full compile)."""
+
+    def __init__(self, settings: CacheSettings):
+        self.settings = settings
+
+    def compile(self, job: CompileJob, graph, stop_after: str | None) -> CompiledModel:
+        assert stop_after in (None, "lower"), "the compile cache holds only full compiles"
+        return compile_cached(job, graph, self.settings)
 
 
 @dataclass
@@ -101,13 +112,11 @@ class _IncrementalCompile:
         self.graph_unit: CachedGraph | None = None     # the df.graph's unit, when not imported
 
     def run(self, graph) -> CompiledModel:
-        from dfir.driver.compiler import import_graph
-        from dfir.frontend.dataflow.graph import FlowGraph
         job = self.job
         stand_ins = {"payloads": self.frontend.payloads, "reused_graph": self._reused_graph,
                      "reused_flow": self._reused_flow}
         with job.timed("import"):
-            module = import_graph(graph, job.options, **(stand_ins if isinstance(graph, FlowGraph) else {}))
+            module = job.import_graph(graph, **(stand_ins if isinstance(graph, FlowGraph) else {}))
         structures = self._fingerprint(module)
         fingerprint = fingerprint_of(the_graph(module))
         points = _process_points(module)
@@ -150,7 +159,6 @@ class _IncrementalCompile:
     def _fingerprint(self, module: ModuleOp) -> dict[str, Structure]:
         """The `fingerprint` phase, run here for the structures it records (see
         `fingerprint_module`), with the fingerprints of what was not imported given (step 2)."""
-        from dfir.driver.pipeline import phases_until
         assert [type(p) for p in phases_until("fingerprint")[-1].passes] == [FingerprintSubgraphs], \
             "the compile cache runs the fingerprint phase itself: it must hold only fingerprint-subgraphs"
         for op in module.ops:

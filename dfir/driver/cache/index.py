@@ -10,7 +10,7 @@
 `var_desc_file_name` when the graph has no variables); the others are dfir's: `fingerprint`,
 the `df.graph` fingerprint the model was compiled from; `offline`, compiled with `ge.runFlag=0`
 for another machine; `frontend_key`, the frontend key of the graph last compiled to it
-(`dfir.driver.cache.frontend`); `points`, the fingerprint of each graph process point of that graph by
+(`dfir.frontend.cache_keys`); `points`, the fingerprint of each graph process point of that graph by
 its point key. Entries are appended, oldest first: a key keeps one entry per graph version.
 File names are relative to the cache directory and must stay inside it.
 """

@@ -14,6 +14,8 @@ from typing import Mapping
 
 from dfir.driver.cache.resource_config import RESOURCE_CONFIG_OPTION
 from dfir.core.errors import GeError
+from dfir.core.version import VERSION
+from dfir.om.schema import OM_IR_VERSION
 
 __all__ = ["CACHE_DIR_OPTION", "DEPLOY_INFO_OPTION", "GRAPH_KEY_OPTION", "CacheSettings",
            "cache_settings", "compile_salt"]
@@ -51,9 +53,12 @@ def cache_settings(options: Mapping[str, str]) -> CacheSettings | None:
 
 
 def compile_salt(options: Mapping[str, str], pipeline: str) -> str:
-    """A digest of what, besides the IR, decides the compiled output: the pass pipeline (passes
-    and their options), the compile options, and the deploy info file's contents."""
+    """A digest of what, besides the IR, decides the compiled output: dfir's version, the `.om`
+    IR version, the pass pipeline (passes and their options), the compile options, and the
+    deploy info file's contents."""
     document = {
+        "dfir": VERSION,
+        "om_ir_version": OM_IR_VERSION,
         "pipeline": pipeline,
         "options": {k: v for k, v in sorted(options.items()) if k not in _NOT_IN_SALT},
         "deploy_info": _file_digest(options.get(DEPLOY_INFO_OPTION)),

@@ -11,7 +11,7 @@ it again. Its `CACHE_MANIFEST` is JSON `{"format": 2, "kind": ..., "fingerprint"
   `.rdcpkt` files list them. Then one `UDF_PAYLOAD` per payload and one `SO_BINS` per library
   of the plan, in order, `WEIGHTS_DATA` when it has weights, and one `IR_TEXT` per op of `ops`,
   as the final IR prints it.
-- `"graph"` (filed under its flow key, `dfir.driver.cache.frontend`): `"skeleton"`, the graph's part
+- `"graph"` (filed under its flow key, `dfir.frontend.cache_keys`): `"skeleton"`, the graph's part
   of the plan (`lowering.plan.graph_skeleton`); `"symbol"`; `"structure"` and `"references"`,
   what its fingerprint hashes besides the process points' keys
   (`dfir.passes.fingerprint_subgraphs.Structure`); `"printed_fingerprint"`, the fingerprint its

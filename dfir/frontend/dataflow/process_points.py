@@ -5,9 +5,12 @@ import os
 from enum import Enum, auto
 from typing import Any
 
-from dfir.frontend.dataflow import names
 from dfir.core.errors import GeError
-
+from dfir.core.udf_params import typed_param
+from dfir.frontend.dataflow import names
+from dfir.frontend.dataflow.graph import FlowNode, ProcessPoint
+from dfir.frontend.dataflow.udf_spec import udf_spec_of
+from dfir.frontend.ge.graph import Graph
 
 
 class Framework(Enum):
@@ -15,9 +18,7 @@ class Framework(Enum):
     ONNX = auto()
     MINDSPORE = auto()
 
-
-
-class FuncProcessPoint:
+class FuncProcessPoint(ProcessPoint):
     """A UDF. Built by `@pyflow` (with a `UdfPayload`) or from a UDF project's compile config."""
 
     def __init__(self, compile_config_path: str | None = None, name: str | None = None,
@@ -27,9 +28,8 @@ class FuncProcessPoint:
         self.name = names.unique_name(name, "FuncProcessPoint")
         self.init_params: dict[str, Any] = {}  # name -> dfir.core.udf_params.InitParam
         self.invoked_closures: dict[str, Any] = {}
-        self.udf = None  # a pyflow.UdfSpec when built by @pyflow
+        self.udf = None  # a UdfSpec when built by @pyflow
         if py_func is not None:
-            from dfir.frontend.dataflow.pyflow import udf_spec_of
             self.udf = udf_spec_of(py_func)
         elif compile_config_path is None:
             raise GeError(f"FuncProcessPoint {self.name}: give compile_config_path or py_func")
@@ -40,7 +40,6 @@ class FuncProcessPoint:
         Values: str, int, float, bool or DType, a list of one of those, or a list of lists of int
         (`dfir.core.udf_params`); anything else is a GeError naming the param.
         """
-        from dfir.core.udf_params import typed_param
         where = f"FuncProcessPoint {self.name}"
         if not isinstance(attr_name, str) or not attr_name:
             raise GeError(f"{where}: init param name must be a non-empty str, got {attr_name!r}")
@@ -55,13 +54,12 @@ class FuncProcessPoint:
         self.invoked_closures[graph_key] = pp
 
 
-class GraphProcessPoint:
+class GraphProcessPoint(ProcessPoint):
     """A GE graph: an ONNX model file (`Framework.ONNX`, imported by `dfir.frontend.ge.onnx_import`) or a
     `dfir.frontend.ge.graph.Graph` built in Python (any framework)."""
 
     def __init__(self, framework: Framework, graph_file, load_params: dict[str, str] | None = None,
                  compile_config_path: str = "", name: str | None = None):
-        from dfir.frontend.ge.graph import Graph
         if not isinstance(framework, Framework):
             raise GeError(f"GraphProcessPoint framework must be a Framework, got {framework!r}")
         if isinstance(graph_file, (str, os.PathLike)):
@@ -79,7 +77,6 @@ class GraphProcessPoint:
         self.name = names.unique_name(name, "GraphProcessPoint")
 
     def fnode(self, input_num: int, output_num: int, name: str | None = None):
-        from dfir.frontend.dataflow.graph import FlowNode
         node = FlowNode(input_num, output_num, name)
         node.add_process_point(self)
         return node

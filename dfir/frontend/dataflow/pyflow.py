@@ -10,36 +10,17 @@ from __future__ import annotations
 import functools
 import inspect
 import typing
-from dataclasses import dataclass, field
 
 from dfir.frontend.dataflow.graph import FlowNode
 from dfir.frontend.dataflow.process_points import FuncProcessPoint
 from dfir.core.errors import GeError
 from dfir.core.udf_payload import UdfPayload
+from dfir.frontend.dataflow.udf_spec import FuncSpec, UdfSpec
 
 PYFLOW_OPTIONS = ("num_returns", "resources", "env_hook_func", "visible_device_enable",
                   "stream_input", "choice_output")
 METHOD_OPTIONS = ("num_returns", "choice_output", "stream_input")
 _UNSUPPORTED = ("env_hook_func", "visible_device_enable")
-
-
-@dataclass
-class FuncSpec:
-    """One entry point: its name and the node ports it owns."""
-
-    name: str
-    inputs: list[int]
-    outputs: list[int]
-    stream_input: bool = False
-
-
-@dataclass
-class UdfSpec:
-    """What a `@pyflow` UDF contributes to a FuncProcessPoint: its payload and entry points."""
-
-    payload: UdfPayload
-    funcs: list[FuncSpec] = field(default_factory=list)
-    resources: dict | None = None
 
 
 def _param_count(fn, skip_self: bool) -> int:
@@ -221,12 +202,3 @@ def method(*args, **kwargs):
         fn.__df_options__ = dict(kwargs)
         return fn
     return mark
-
-
-def udf_spec_of(py_func) -> UdfSpec:
-    """The UdfSpec of what `FuncProcessPoint(py_func=...)` was given."""
-    if isinstance(py_func, UdfSpec):
-        return py_func
-    if isinstance(py_func, PyFunctionProcessPoint):
-        return py_func.udf_spec()
-    raise GeError(f"FuncProcessPoint py_func must come from @pyflow, got {type(py_func).__name__}")

@@ -1,12 +1,20 @@
-"""Process-wide state: the options given to `init`, and the models loaded by graphs (closed by `finalize`)."""
+"""Process-wide state: the options given to `init`, the engine graphs compile and load with, and
+the models loaded by graphs (closed by `finalize`).
+
+The engine is `dfir.compile` and `dfir.load`, which lie above the frontend: the `dfir` package
+installs them (`set_engine`) when it is imported, which any `import dfir.<...>` does first.
+"""
 from __future__ import annotations
 
 import atexit
 import logging
 import threading
 import weakref
+from typing import Any, Callable, NamedTuple
 
+from dfir.core.errors import GeError
 from dfir.frontend.dataflow import names
+from dfir.frontend.options import validate_options
 
 _log = logging.getLogger("dfir.dataflow")
 _lock = threading.Lock()
@@ -14,10 +22,30 @@ _options: dict[str, str] | None = None
 _open_models: "weakref.WeakSet" = weakref.WeakSet()
 
 
+class Engine(NamedTuple):
+    """How a FlowGraph compiles itself and loads what it compiled."""
+
+    compile: Callable[[Any, dict[str, str]], Any]   # (graph, options) -> CompiledModel
+    load: Callable[[bytes], Any]                    # .om bytes -> runtime model
+
+
+_engine: Engine | None = None
+
+
+def set_engine(engine: Engine) -> None:
+    global _engine
+    _engine = engine
+
+
+def engine() -> Engine:
+    if _engine is None:
+        raise GeError("no compiler is installed: import dfir")
+    return _engine
+
+
 def init(flow_options: dict[str, str]) -> None:
     """Set the global options (a second call only warns, as in GE)."""
     global _options
-    from dfir.frontend.options import validate_options
     with _lock:
         if _options is not None:
             _log.warning("dataflow is already initialized with %s; init ignored", _options)

@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 
 from dfir.frontend.deploy.devices import DeviceId, parse_device_list
 from dfir.frontend.deploy.json_document import JsonDocument
-from dfir.frontend.deploy.resource_config import ResourceConfig
+from dfir.frontend.deploy.resource_config import ResourceConfig, load_resource_config
 from dfir.frontend.deploy.shape import BOOLEAN, STRING, ListOf, Obj, check
 from dfir.core.errors import GeError
 
@@ -106,6 +106,15 @@ def load_deploy_info(path: str) -> DeployInfo:
     """The deploy info at `path` with its nested files, checked against every rule above; a
     GeError naming the file, the JSON path and the value on the first defect."""
     return _load(path, (path,))
+
+
+def load_checked_deploy_info(path: str, resource_config_path: str | None = None) -> DeployInfo:
+    """`load_deploy_info(path)`, its devices checked against the resource config at
+    `resource_config_path` when one is given: what `place-nodes` places by."""
+    info = load_deploy_info(path)
+    if resource_config_path:
+        check_deploy_devices(info, load_resource_config(resource_config_path))
+    return info
 
 
 def check_deploy_devices(info: DeployInfo, resources: ResourceConfig) -> None:

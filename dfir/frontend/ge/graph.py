@@ -387,8 +387,8 @@ class Graph:
     @classmethod
     def from_onnx(cls, model, name: str | None = None) -> Graph:
         """The graph of an ONNX model (a file path or an `onnx.ModelProto`); see `dfir.frontend.ge.onnx_import`."""
-        from dfir.frontend.ge.onnx_import import import_onnx
-        return import_onnx(model, name)
+        from dfir.frontend.ge import onnx_import  # lazy: onnx takes half a second to import
+        return onnx_import.import_onnx(model, cls, name)
 
     def content_key(self) -> str:
         """`sha256:<hex>` of everything `to_ir` builds from: the name, every op (its kind, node

@@ -36,6 +36,9 @@ from dfir.dialects import ge
 from dfir.dialects.ge_types import FORMATS, DimRange, GeTensorType, element_type_of, format_dims
 from dfir.core.errors import GeError
 from dfir.frontend.ge.input_shape import InputShape, parse_input_shape, resolve_input_shape
+from dfir.frontend.ge.output_max_size import parse_output_max_size
+from dfir.frontend.options import validate_options
+from dfir.dialects.ge_shape_inference import ShapeMismatch, infer_graph_ranges
 
 __all__ = ["GraphConfig", "InputDesc", "OUTPUT_MAX_SIZE_ATTR", "SHAPE_OPTIONS", "apply_graph_settings",
            "load_graph_config", "parse_graph_config", "parse_output_max_size"]
@@ -45,8 +48,6 @@ SHAPE_OPTIONS = ("ge.inputShape", "ge.outputMaxSize")
 
 OUTPUT_MAX_SIZE_ATTR = "output_max_size"
 """The ge.graph attribute holding the user's `ge.outputMaxSize`, one entry per output, -1 = none."""
-
-_INT64_MAX = 2**63 - 1
 
 
 @dataclass(frozen=True)
@@ -98,7 +99,6 @@ def parse_graph_config(data: Any, source: str) -> GraphConfig:
 
 
 def _build_options(options: Any, source: str) -> dict[str, str]:
-    from dfir.frontend.options import validate_options
     _expect(isinstance(options, dict), source, "$.build_options", "an object", options)
     for key, value in options.items():
         try:
@@ -142,22 +142,6 @@ def _expect(ok: bool, source: str, path: str, expected: str, got: Any) -> None:
 def _fail(source: str, path: str, problem: str) -> None:
     raise GeError(f"compile config {source}: {path} {problem}" if problem.startswith("is ")
                   else f"compile config {source}: {path}: {problem}", context={"file": source})
-
-
-def parse_output_max_size(text: str) -> list[int | None]:
-    """`ge.outputMaxSize` as GE reads it: `;`-separated byte counts, spaces ignored, an empty
-    entry for an output without one. ValueError saying what is wrong."""
-    entries = text.replace(" ", "").split(";")
-    if not any(entries):
-        raise ValueError("expected byte counts such as '1024' or '1024;;2048'")
-    sizes: list[int | None] = []
-    for i, entry in enumerate(entries):
-        if entry and not entry.isdigit():
-            raise ValueError(f"entry {i} '{entry}' is not a byte count")
-        if entry and int(entry) > _INT64_MAX:
-            raise ValueError(f"entry {i} {entry} is above the int64 maximum {_INT64_MAX}")
-        sizes.append(int(entry) if entry else None)
-    return sizes
 
 
 def apply_graph_settings(graph: ge.GraphOp, options: Mapping[str, str],
@@ -248,7 +232,6 @@ def _output_max_sizes(graph: ge.GraphOp, text: str, where: str) -> DenseArrayBas
 
 
 def _retype(graph: ge.GraphOp, where: str) -> None:
-    from dfir.passes.infer_shape_ranges import ShapeMismatch, infer_graph_ranges
     try:
         infer_graph_ranges(graph, keep_declared=False)
     except ShapeMismatch as error:

@@ -1,6 +1,6 @@
 """ONNX import: an ONNX model (default-domain opset 13 or later) becomes a `Graph`.
 
-    g = import_onnx("model.onnx")        # the same as Graph.from_onnx("model.onnx")
+    g = import_onnx("model.onnx", Graph)    # what Graph.from_onnx("model.onnx") does
 
 1. Load the model (a path or an `onnx.ModelProto`) and check it with the ONNX checker; a missing,
    unreadable or invalid file is a GeError naming the file. The default domain's opset must be
@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
-from typing import Callable, Sequence
+from typing import TYPE_CHECKING, Callable, Sequence
 
 import numpy as np
 import onnx
@@ -35,7 +35,9 @@ from onnx import helper, numpy_helper
 from dfir.core import data_type as dt
 from dfir.dialects.ge import slice_bounds
 from dfir.core.errors import GeError
-from dfir.frontend.ge.graph import Graph, Value
+
+if TYPE_CHECKING:
+    from dfir.frontend.ge.graph import Graph, Value
 
 __all__ = ["import_onnx", "CONVERTERS", "MIN_OPSET"]
 
@@ -45,12 +47,14 @@ MIN_OPSET = 13
 
 # --- loading ------------------------------------------------------------------------------------
 
-def import_onnx(model: str | os.PathLike | onnx.ModelProto, name: str | None = None) -> Graph:
-    """The `Graph` of an ONNX model; `name` defaults to the file's stem or the graph's name."""
+def import_onnx(model: str | os.PathLike | onnx.ModelProto, new_graph: Callable[[str], Graph],
+                name: str | None = None) -> Graph:
+    """The graph of an ONNX model, built into `new_graph(name)` (a `Graph`, through its builder
+    methods); `name` defaults to the file's stem or the graph's name."""
     proto, label, default_name = _load(model)
     _check_opset(proto, label)
     _check_supported(proto, label)
-    return _Importer(proto, label, name or default_name).run()
+    return _Importer(proto, label, new_graph(name or default_name)).run()
 
 
 def _load(model: object) -> tuple[onnx.ModelProto, str, str]:
@@ -148,10 +152,10 @@ class _Known:
 class _Importer:
     """One import: ONNX tensor names -> Graph values or known values; see the module docstring."""
 
-    def __init__(self, proto: onnx.ModelProto, label: str, name: str):
+    def __init__(self, proto: onnx.ModelProto, label: str, graph: Graph):
         self.proto = proto
         self.label = label
-        self.g = Graph(name)
+        self.g = graph
         self.values: dict[str, Value] = {}
         self.known: dict[str, _Known] = {}
         self.names: set[str] = set()
@@ -456,7 +460,7 @@ _FOLDERS: dict[str, Folder] = {
 
 # --- converting -----------------------------------------------------------------------------------
 
-Converter = Callable[[_Importer, onnx.NodeProto], Sequence[Value]]
+Converter = Callable[[_Importer, onnx.NodeProto], Sequence["Value"]]
 
 
 def _binary(method: str) -> Converter:

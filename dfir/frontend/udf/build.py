@@ -20,7 +20,7 @@ from typing import Iterator
 
 from dfir.core.errors import GeError
 from dfir.frontend.udf.config import CompileConfig
-from dfir.frontend.flow_func import include_dir
+from dfir.frontend.flow_func.include import include_dir
 
 RELEASE_FOLDER = "release"
 BUILD_FOLDER = "build"

@@ -1,13 +1,15 @@
-"""Frontend keys: what a compile would import, hashed from the frontend objects before any IR
-exists, so that a compile of an unchanged graph loads its cached model without importing it.
+"""The compile cache's frontend keys: what a compile would import, hashed from the frontend
+objects before any IR exists, so that a compile of an unchanged graph loads its cached model
+without importing it.
 
-Two frontends with the same graph key import to the same module (`dfir.frontend.importer` reads nothing
-the key leaves out), so the key can stand for the `df.graph` fingerprint that the import would
-give. It hashes, in the importer's order:
+Two frontends with the same graph key import to the same module (`dfir.frontend.importer` reads
+nothing the key leaves out), so the key can stand for the `df.graph` fingerprint that the import
+would give. It hashes what the importer's walk (`walk_flow_graph`, whose errors it raises) yields,
+in that walk's order:
 
-1. The graph: a FlowGraph's name, graph options, alignment and exception flag, the FlowData and
-   nodes its outputs reach (`dfir.frontend.importer.reachable`, whose errors it raises), and the outputs;
-   a GE Graph compiled alone, its content.
+1. The graph: a FlowGraph's name, graph options, alignment and exception flag, its process
+   points, the FlowData and nodes its outputs reach, and the outputs; a GE Graph compiled
+   alone, its content.
 2. Each FlowData: name, location, schema. Each node: name, location, alias, ports, attributes,
    balance role, input and output maps, its process points (by the position where each was
    first used, so that sharing a process point differs from using equal ones), and where each
@@ -15,11 +17,11 @@ give. It hashes, in the importer's order:
 3. Each process point once, where first used. A UDF: name, paths, init params, the functions
    and resources of its `@pyflow` spec, its payload's bytes exactly as shipped (serialized once
    per compile, with `dfir.frontend.importer.encode_payload`, and handed to the importer; cloudpickle's
-   per-process class ids made canonical by `dfir.driver.cache.payload`), or what its UDF project
+   per-process class ids made canonical by `dfir.core.canonical_payload`), or what its UDF project
    loads; its invoked closures. A GE graph: name, framework, load params, the compile config
    file's bytes, and `Graph.content_key()`, which the graph hashed as its ops were added.
-4. The salt of every fingerprint: dfir's version, the `.om` IR version, and the compile salt
-   (`dfir.driver.cache.settings.compile_salt`: options, pass pipeline, deploy info contents). The
+4. The salt of every fingerprint, the compile salt (`dfir.driver.cache.settings.compile_salt`:
+   dfir's version, the `.om` IR version, options, pass pipeline, deploy info contents). The
    resource config is not in the key: the cache compares it with the model's.
 
 Values enter as the `repr` of tuples of plain values (strings quoted, `True` apart from `1`).
@@ -42,9 +44,13 @@ import base64
 import hashlib
 from dataclasses import dataclass, field
 
-from dfir.driver.cache.payload import canonical_payload
-from dfir.frontend.dataflow.graph import FlowData, FlowGraph, FlowNode, FlowOutput
+from dfir.core.canonical_payload import canonical_payload
+from dfir.frontend.dataflow.flow_graph import FlowGraph
+from dfir.frontend.dataflow.graph import FlowData, FlowNode, FlowOutput
 from dfir.frontend.dataflow.process_points import FuncProcessPoint, GraphProcessPoint
+from dfir.frontend.dataflow.traversal import walk_flow_graph
+from dfir.frontend.importer import encode_payload
+from dfir.frontend.udf.project import load_project
 
 __all__ = ["FrontendKeys", "frontend_keys"]
 
@@ -85,9 +91,7 @@ class FrontendKeys:
 
 def frontend_keys(graph, salt: str) -> FrontendKeys:
     """The keys of a FlowGraph or GE Graph compiled with the compile salt `salt`."""
-    import dfir
-    from dfir.om.schema import OM_IR_VERSION
-    prefix = f"dfir frontend\0dfir {dfir.__version__}\0om ir {OM_IR_VERSION}\0salt {salt}\0".encode()
+    prefix = f"dfir frontend\0salt {salt}\0".encode()
     walk = _Walk()
     if isinstance(graph, FlowGraph):
         walk.flow_graph(graph)
@@ -126,52 +130,49 @@ class _Walk:
             self.flow_lines.append(line)
 
     def flow_graph(self, graph: FlowGraph) -> None:
-        from dfir.frontend.importer import reachable
-        datas, nodes = reachable(graph)
+        walk = walk_flow_graph(graph)
         self.add("flow graph", graph.name, sorted(graph.graph_options.items()), graph.align,
                  graph.exception_catch)
-        data_index = {id(data): i for i, data in enumerate(datas)}
-        node_index = {id(node): i for i, node in enumerate(nodes)}
+        for pp, node in walk.points:
+            self._process_point(pp, node)
+        data_index = {id(data): i for i, data in enumerate(walk.datas)}
+        node_index = {id(node): i for i, node in enumerate(walk.nodes)}
 
         def source(anchor: FlowData | FlowOutput) -> tuple:
             if isinstance(anchor, FlowData):
                 return ("data", data_index[id(anchor)])
             return ("node", node_index[id(anchor.node)], anchor.index)
 
-        for data in datas:
+        for data in walk.datas:
             schema = None if data.schema is None else (data.schema.dtype.name, list(data.schema.shape))
             self.add("data", data.name, data.loc, schema)
-        for node in nodes:
-            pps = [self._process_point(pp, node) for pp in node.process_points]
+        for node in walk.nodes:
+            pp = node.process_points[0]
             line = repr(("node", node.name, node.loc, node.alias, node.input_num, node.output_num,
                          sorted(node.attrs.items()), node.balance, _port_map(node.input_map),
                          _port_map(node.output_map), [source(anchor) for anchor in node.input_anchors]))
-            self.lines.append(f"{line} runs {pps!r}")
-            metadata = " ".join(self._pp_metadata[id(pp)] for pp in node.process_points)
-            self.flow_lines.append(f"{line} runs {metadata}")
+            self.lines.append(f"{line} runs {self._pp_index[id(pp)]}")
+            self.flow_lines.append(f"{line} runs {self._pp_metadata[id(pp)]}")
         self.add("outputs", [source(output) for output in graph.outputs])
 
-    def _process_point(self, pp, node: FlowNode | None) -> int:
-        """The position of `pp` among the process points in first-use order; on first use, its
-        metadata and contents go into the graph key."""
-        index = self._pp_index.get(id(pp))
-        if index is None:
-            index = self._pp_index[id(pp)] = len(self._pp_index)
-            if isinstance(pp, FuncProcessPoint):
-                metadata, contents = self._udf(pp, node)
-            else:
-                metadata, contents = _graph_point(pp)
-                self.points[id(pp)] = hashlib.sha256(repr((metadata, contents)).encode()).hexdigest()
-            described = self._pp_metadata[id(pp)] = repr(metadata)
-            self.lines.append(f"process point {index} {described} {contents!r}")
-        return index
+    def _process_point(self, pp, node: FlowNode | None) -> None:
+        """Number `pp` (the walk lists each process point once) and put its metadata and
+        contents into the graph key."""
+        index = self._pp_index[id(pp)] = len(self._pp_index)
+        if isinstance(pp, FuncProcessPoint):
+            metadata, contents = self._udf(pp, node)
+        else:
+            metadata, contents = _graph_point(pp)
+            self.points[id(pp)] = hashlib.sha256(repr((metadata, contents)).encode()).hexdigest()
+        described = self._pp_metadata[id(pp)] = repr(metadata)
+        self.lines.append(f"process point {index} {described} {contents!r}")
 
     def _udf(self, pp: FuncProcessPoint, node: FlowNode) -> tuple[tuple, tuple]:
         """A UDF's (metadata, contents); its invoked closures are described first."""
         closures = []
         for key, closure in sorted(pp.invoked_closures.items()):
             self.closures.add(id(closure))
-            closures.append((key, self._process_point(closure, None)))
+            closures.append((key, self._pp_index[id(closure)]))
         params = sorted((name, repr(param)) for name, param in pp.init_params.items())
         metadata = ("udf", pp.name, pp.compile_config_path, pp.workspace_dir, params,
                     [key for key, _ in closures])
@@ -185,7 +186,6 @@ class _Walk:
         once per compile (and handed to the importer)."""
         described = self._specs.get(id(udf))
         if described is None:
-            from dfir.frontend.importer import encode_payload
             funcs = [(f.name, list(f.inputs), list(f.outputs), f.stream_input) for f in udf.funcs]
             resources = sorted((str(k), str(v)) for k, v in (udf.resources or {}).items())
             if id(udf.payload) not in self.payloads:
@@ -208,7 +208,6 @@ def _graph_point(pp: GraphProcessPoint) -> tuple[tuple, tuple]:
 
 def _project(path: str) -> tuple:
     """What a UDF project's compile config loads (`dfir.frontend.udf.project.load_project`), as shipped."""
-    from dfir.frontend.udf.project import load_project
     spec = load_project(path)
     config = spec.config
     funcs = [(f.name, list(f.inputs), list(f.outputs), f.stream_input) for f in config.funcs]
