@@ -29,7 +29,7 @@ import dfir
 import dfir.data_type as dt
 import dfir.dataflow as df
 from dfir.frontend.cache_keys import frontend_keys
-from dfir.driver.compiler import make_context, print_module
+from dfir.driver.job import make_context, print_module
 from dfir.frontend.dataflow import names
 from dfir.ge.graph import Graph
 from dfir.frontend.importer import import_flow_graph

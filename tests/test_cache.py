@@ -18,7 +18,7 @@ import pytest
 import dfir
 import dfir.data_type as dt
 import dfir.dataflow as df
-from dfir.driver import compiler
+from dfir.driver import job
 from dfir.frontend import importer
 from dfir.driver.cache.checked_om import read_checked_om
 from dfir.driver.cache.index import IndexEntry, read_index
@@ -27,7 +27,7 @@ from dfir.driver.cache.store import CacheStore
 from dfir.driver.cache.units import CachedGraph, read_unit
 from dfir.driver.cache.variables import read_rdcpkt
 from dfir.passes.fingerprint_subgraphs import Structure
-from dfir.driver.compiler import print_module
+from dfir.driver.job import print_module
 from dfir.frontend.dataflow import names, session
 from dfir.ge.error import GeError
 from dfir.ge.graph import Graph
@@ -155,7 +155,8 @@ def test_a_warm_compile_loads_the_cached_model_without_importing(cache_dir, monk
 
     def forbidden(*args, **kwargs):
         raise AssertionError("a warm compile must not import, run a pass or lower")
-    for module, name in ((importer, "import_flow_graph"), (compiler, "run_phases"), (plan, "lower_graph")):
+    for name in ("import_flow_graph", "run_phases", "lower_graph"):  # as the compile steps see them
+        module = job
         monkeypatch.setattr(module, name, forbidden)
     warm = dfir.compile(build(), options(cache_dir))
     (entry,) = read_index(str(cache_dir), KEY)
@@ -267,7 +268,7 @@ def test_a_frontend_change_the_ir_does_not_see_finds_the_model_and_gives_it_its_
     assert after == IndexEntry(KEY, before.cache_file_name, "", before.fingerprint, False, after.frontend_key,
                                after.points)
     assert after.frontend_key != before.frontend_key and after.points != before.points
-    forbid(monkeypatch, importer, "import_flow_graph")
+    forbid(monkeypatch, job, "import_flow_graph")
     assert dfir.compile(build(load_params={"mode": "fast"}), options(cache_dir)).om == cold.om
 
 
@@ -606,7 +607,7 @@ def test_a_flow_graph_with_run_flag_0_only_compiles_into_the_cache(cache_dir):
 PIPELINE_SCRIPT = textwrap.dedent("""
     import hashlib, json, sys
     import numpy as np
-    import dfir, dfir.driver.compiler, dfir.lowering.plan
+    import dfir, dfir.driver.job
     import dfir.data_type as dt
     import dfir.dataflow as df
     from dfir.ge.graph import Graph
@@ -627,7 +628,7 @@ PIPELINE_SCRIPT = textwrap.dedent("""
             return x * self.factor
 
     if mode == "no-compile":
-        phases = dfir.driver.compiler.run_phases
+        phases = dfir.driver.job.run_phases
 
         def only_fingerprint(ctx, module, stop_after, report, **kwargs):
             assert stop_after == "fingerprint", f"phases after fingerprint ran: {stop_after}"
@@ -635,8 +636,8 @@ PIPELINE_SCRIPT = textwrap.dedent("""
 
         def no_lowering(*args, **kwargs):
             raise AssertionError("lowering ran")
-        dfir.driver.compiler.run_phases = only_fingerprint
-        dfir.lowering.plan.lower_graph = no_lowering
+        dfir.driver.job.run_phases = only_fingerprint
+        dfir.driver.job.lower_graph = no_lowering
 
     df.init({"ge.graph_compiler_cache_dir": cache_dir, "ge.runFlag": run_flag})
     graph = Graph("double")

@@ -23,7 +23,7 @@ import dfir.dataflow as df
 from dfir.frontend.cache_keys import frontend_keys
 from dfir.core.canonical_payload import canonical_payload
 from dfir.driver.cache.settings import compile_salt
-from dfir.driver.compiler import make_context, print_module
+from dfir.driver.job import make_context, print_module
 from dfir.frontend.dataflow import names
 from dfir.frontend.dataflow.pyflow import UdfSpec
 from dfir.ge.graph import Graph
@@ -205,7 +205,7 @@ def test_the_deploy_info_file_contents_are_in_the_salt(tmp_path):
 CLASS_UDF_SCRIPT = textwrap.dedent("""
     import dfir.dataflow as df
     from dfir.frontend.importer import import_flow_graph
-    from dfir.driver.compiler import make_context
+    from dfir.driver.job import make_context
     from dfir.passes.fingerprint_subgraphs import FingerprintSubgraphs, fingerprint_of
     from dfir.frontend.cache_keys import frontend_keys
 

@@ -13,7 +13,7 @@ from xdsl.dialects.builtin import ArrayAttr
 
 import dfir
 import dfir.data_type as dt
-from dfir.driver.compiler import make_context
+from dfir.driver.job import make_context
 from dfir.dialects import ge
 from dfir.ge.error import GeError
 from dfir.ge.graph import Graph

@@ -11,7 +11,7 @@ import pytest
 import dfir
 import dfir.data_type as dt
 import dfir.dataflow as df
-from dfir.driver.compiler import make_context
+from dfir.driver.job import make_context
 from dfir.frontend.dataflow import names
 from dfir.dialects.df import GatherOp
 from dfir.dialects.df_attrs import DeviceAttr, InstanceAttr

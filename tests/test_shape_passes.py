@@ -13,7 +13,7 @@ from xdsl.rewriter import Rewriter
 import dfir
 import dfir.data_type as dt
 import dfir.dataflow as df
-from dfir.driver.compiler import make_context
+from dfir.driver.job import make_context
 from dfir.dialects import ge
 from dfir.dialects.ge_types import DimRange, GeTensorType
 from dfir.ge.error import GeError

@@ -13,14 +13,14 @@ import json
 
 from dfir.frontend.deploy.devices import parse_device_list
 from dfir.core.errors import GeError
-from dfir.frontend.importer import reachable
+from dfir.frontend.dataflow.traversal import reachable
 
 DEFAULT_DEVICE = "0:0:0:0"
 
 
 def flow_node_names(graph) -> list[str]:
     """The names of the nodes of FlowGraph `graph` (those its outputs reach), sorted."""
-    return sorted(node.name for node in reachable(graph)[1])
+    return sorted(node.name for node in reachable(graph.outputs)[1])
 
 
 def deploy_template(graph, devices: str = DEFAULT_DEVICE) -> dict:
