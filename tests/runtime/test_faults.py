@@ -218,7 +218,7 @@ def _driver_script(exit_how: str) -> str:
         import sys, time
         import numpy as np
         sys.path.insert(0, {str(TESTS)!r})
-        from test_runtime_faults import chain_model, relay, sleep_forever
+        from test_faults import chain_model, relay, sleep_forever
         model = chain_model([("a", relay, "-1"), ("b", sleep_forever, "0:0:1")])
         model.feed_data([np.array([1])])
         print(" ".join(map(str, model._scheduler.worker_pids)), flush=True)

@@ -1,5 +1,5 @@
 """The `dfir.flow_func` API on its own: params and getters, messages, the run context, balance,
-wrappers, logging and status codes (UDF projects end to end: tests/test_udf_project.py)."""
+wrappers, logging and status codes (UDF projects end to end: tests/frontend/test_udf_project.py)."""
 import logging
 import os
 

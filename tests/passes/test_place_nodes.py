@@ -1,6 +1,6 @@
 """Placement: the deploy info and resource config options put every node on logical devices, each
 device runs in its own worker process, and a deploy info that does not fit the graph is a GeError
-naming the file and the JSON path. (The loaders' own rules: tests/test_deploy_config.py.)"""
+naming the file and the JSON path. (The loaders' own rules: tests/frontend/test_deploy.py.)"""
 from __future__ import annotations
 
 import json

@@ -16,7 +16,7 @@ from dfir.frontend.deploy import (HOST, DeviceId, check_deploy_devices, load_dep
                          parse_device_list, spell_device_list)
 from dfir.ge.error import GeError
 
-DATA = Path(__file__).parent / "data" / "deploy"
+DATA = Path(__file__).resolve().parents[1] / "data" / "deploy"
 EXPECTED_LIST = ("expected comma-separated ids cluster:server:device[:numa], each part a number or a range "
                  "a~b, the device -1 for a server's host CPU, or -1 alone for the host")
 
