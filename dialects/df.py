@@ -24,14 +24,15 @@ from typing import ClassVar
 import networkx as nx
 from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, IntAttr, StringAttr, SymbolRefAttr
 from xdsl.ir import Attribute, Block, Dialect, Operation, ParametrizedAttribute, Region, SSAValue, TypeAttribute
-from xdsl.irdl import (IRDLOperation, irdl_attr_definition, irdl_op_definition, lazy_traits_def, opt_prop_def,
+from xdsl.irdl import (IRDLOperation, irdl_attr_definition, irdl_op_definition, lazy_traits_def, opt_attr_def,
+                       opt_prop_def,
                        prop_def, region_def, result_def, traits_def, var_operand_def, var_result_def)
 from xdsl.parser import Parser
 from xdsl.printer import Printer
 from xdsl.traits import HasParent, IsTerminator, NoTerminator, SymbolOpInterface
 from xdsl.utils.exceptions import VerifyException
 
-from dfir.dialects.df_attrs import DF_ATTRIBUTES, AlignAttr, FuncAttr, InstanceAttr
+from dfir.dialects.df_attrs import DF_ATTRIBUTES, AlignAttr, BalanceAttr, DeviceAttr, FuncAttr, InstanceAttr
 from dfir.dialects.df_params import params_of
 
 
@@ -97,6 +98,11 @@ class NodeOp(IRDLOperation):
     """A flow node: runs process point `pp` on its inputs; `input_num -> output_num` ports.
 
         %2:2 = df.node "split"(%0) pp @split_pp {loc = "x.py:4"} : 1 -> 2
+
+    The importer writes `loc`, `alias`, `user_attrs` (`set_attr`), `balance` and `resources`
+    (`@pyflow(resources=...)`); the `place` phase writes `device` or `devices` and `invokes`
+    (`place-nodes`: the devices of its invoked closures by key), `instance` and `dispatch`
+    (`replicate-instances`) and `align` (`align-inputs`). Each is declared, so the verifier checks its type.
     """
 
     name = "df.node"
@@ -107,6 +113,17 @@ class NodeOp(IRDLOperation):
     output_num = prop_def(IntAttr)
     inputs = var_operand_def(FlowType)
     outputs = var_result_def(FlowType)
+    loc = opt_attr_def(StringAttr)
+    alias = opt_attr_def(StringAttr)
+    user_attrs = opt_attr_def(DictionaryAttr)
+    balance = opt_attr_def(BalanceAttr)
+    resources = opt_attr_def(DictionaryAttr)
+    device = opt_attr_def(DeviceAttr)
+    devices = opt_attr_def(ArrayAttr[DeviceAttr])
+    invokes = opt_attr_def(DictionaryAttr)
+    instance = opt_attr_def(InstanceAttr)
+    dispatch = opt_attr_def(StringAttr)
+    align = opt_attr_def(AlignAttr)
     traits = lazy_traits_def(lambda: (HasParent(GraphOp),))
 
     def __init__(self, node_name: str, pp: str, inputs: Sequence[SSAValue], input_num: int,
@@ -121,8 +138,15 @@ class NodeOp(IRDLOperation):
     @property
     def label(self) -> str:
         """How diagnostics name this node: its name and, when known, where it was created."""
-        loc = self.attributes.get("loc")
-        return f'node "{self.node_name.data}"' + (f" ({loc.data})" if isinstance(loc, StringAttr) else "")
+        return f'node "{self.node_name.data}"' + (f" ({self.loc.data})" if self.loc is not None else "")
+
+    @property
+    def instance_devices(self) -> list[DeviceAttr]:
+        """The devices of the node's instances, in instance order (one for an unreplicated node;
+        none before `place-nodes`)."""
+        if self.devices is not None:
+            return list(self.devices.data)
+        return [self.device] if self.device is not None else []
 
     def verify_(self) -> None:
         expected, got = self.input_num.data, len(self.inputs)
@@ -216,7 +240,7 @@ class GatherOp(IRDLOperation):
             raise VerifyException(f"df.gather operand 0 comes from {first.owner.name}, not a df.node")
         for k, value in enumerate(self.inputs):
             owner = value.owner
-            instance = owner.attributes.get("instance") if isinstance(owner, NodeOp) else None
+            instance = owner.instance if isinstance(owner, NodeOp) else None
             if not isinstance(owner, NodeOp) or owner.node_name != first.owner.node_name \
                     or value.index != first.index:
                 raise VerifyException(f"df.gather operand {k} is not output {first.index} of an "
@@ -338,12 +362,12 @@ def _verify_unique_node_names(graph: str, nodes: list[NodeOp]) -> None:
     indexes: dict[str, set[int]] = {}
     for node in nodes:
         name = node.node_name.data
-        ours = node.attributes.get("instance")
+        ours = node.instance
         if name not in first:
             first[name] = node
             indexes[name] = {ours.index.data} if isinstance(ours, InstanceAttr) else set()
             continue
-        theirs = first[name].attributes.get("instance")
+        theirs = first[name].instance
         if not (isinstance(ours, InstanceAttr) and isinstance(theirs, InstanceAttr)
                 and ours.count == theirs.count and ours.index.data not in indexes[name]):
             raise VerifyException(f"{graph}: duplicate node name: {first[name].label} and {node.label}")

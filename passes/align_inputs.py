@@ -28,7 +28,6 @@ from xdsl.ir import Operation
 from xdsl.passes import ModulePass
 
 from dfir.dialects.df import FuncPpOp, GraphOp, GraphPpOp, NodeOp
-from dfir.dialects.df_attrs import InstanceAttr
 
 
 class Pairing(Enum):
@@ -73,7 +72,7 @@ class AlignInputs(ModulePass):
         for graph in _aligned_graphs(op):
             for node in graph.node_ops:
                 if pairing(node, pps) is Pairing.PLAIN:
-                    node.attributes["align"] = graph.align
+                    node.align = graph.align
 
     def summary(self, op: ModuleOp) -> str:
         graphs = [g for g in op.walk() if isinstance(g, GraphOp) and g.align is not None]
@@ -93,5 +92,4 @@ class AlignInputs(ModulePass):
 
 def _first_instance(node: NodeOp) -> bool:
     """Whether `node` is unreplicated or instance 0 of its node (so that a node counts once)."""
-    instance = node.attributes.get("instance")
-    return not isinstance(instance, InstanceAttr) or instance.index.data == 0
+    return node.instance is None or node.instance.index.data == 0

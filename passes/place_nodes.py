@@ -60,15 +60,6 @@ def device_attr(device: DeviceId) -> DeviceAttr:
     return DeviceAttr() if device.spelling() == "-1" else DeviceAttr(device.ids)
 
 
-def node_devices(node: NodeOp) -> list[DeviceAttr]:
-    """The devices of `node`'s instances, in instance order (one for an unreplicated node)."""
-    devices = node.attributes.get("devices")
-    if isinstance(devices, ArrayAttr):
-        return list(devices.data)
-    device = node.attributes.get("device")
-    return [device] if isinstance(device, DeviceAttr) else []
-
-
 @dataclass(frozen=True)
 class PlaceNodes(ModulePass):
     name = "place-nodes"
@@ -83,12 +74,12 @@ class PlaceNodes(ModulePass):
             return
         device = parse_device(self.default_device)
         for node in nodes:
-            if not node_devices(node):
-                node.attributes["device"] = device
+            if not node.instance_devices:
+                node.device = device
 
     def summary(self, op: ModuleOp) -> str:
-        nodes = [n for n in op.walk() if isinstance(n, NodeOp) and node_devices(n)]
-        devices = [device.spelling() for node in nodes for device in node_devices(node)]
+        nodes = [n for n in op.walk() if isinstance(n, NodeOp) and n.instance_devices]
+        devices = [device.spelling() for node in nodes for device in node.instance_devices]
         where = ", ".join(f"{count} on {'host' if spelling == '-1' else spelling}"
                           for spelling, count in sorted(Counter(devices).items()))
         instances = f" as {len(devices)} instances" if len(devices) != len(nodes) else ""
@@ -108,15 +99,10 @@ class _Deployment:
         self._check_names_exist()
         for node in self.nodes:
             placement = self._placement(node)
-            node.attributes.pop("device", None)
-            node.attributes.pop("devices", None)
             devices = [device_attr(d) for d in placement.devices]
-            if len(devices) == 1:
-                node.attributes["device"] = devices[0]
-            else:
-                node.attributes["devices"] = ArrayAttr(devices)
+            node.device, node.devices = (devices[0], None) if len(devices) == 1 else (None, ArrayAttr(devices))
             if placement.invokes:
-                node.attributes["invokes"] = self._invokes(node, placement)
+                node.invokes = self._invokes(node, placement)
 
     def _error(self, where: str, message: str) -> DiagnosticException:
         return DiagnosticException(f"file={self.info.path}; {where}: {message}")
@@ -161,9 +147,8 @@ class _Deployment:
 def _keys(node: NodeOp) -> Iterable[str]:
     """The names the deploy info may use for `node`: its name, then its alias."""
     yield node.node_name.data
-    alias = node.attributes.get("alias")
-    if isinstance(alias, StringAttr) and alias.data != node.node_name.data:
-        yield alias.data
+    if node.alias is not None and node.alias.data != node.node_name.data:
+        yield node.alias.data
 
 
 def _closure_keys(node: NodeOp) -> list[str]:

@@ -32,19 +32,19 @@ from xdsl.rewriter import InsertPoint, Rewriter
 from xdsl.utils.exceptions import DiagnosticException
 
 from dfir.dialects.df import GatherOp, GraphOp, NodeOp, producer_nodes
-from dfir.dialects.df_attrs import BalanceAttr, InstanceAttr
+from dfir.dialects.df_attrs import InstanceAttr
 
 
 def dispatch_rule(node: NodeOp) -> str:
     """`route_label` when a producer of `node`'s inputs has a balance role, else `round_robin`."""
-    balanced = any(isinstance(producer.attributes.get("balance"), BalanceAttr)
+    balanced = any(producer.balance is not None
                    for value in node.inputs for producer in producer_nodes(value))
     return "route_label" if balanced else "round_robin"
 
 
 def replicate(node: NodeOp) -> list[NodeOp]:
     """Replace `node` (with N >= 2 `devices`) by its N instances and one df.gather per output."""
-    devices = node.attributes["devices"].data
+    devices = node.devices.data
     dispatch = StringAttr(dispatch_rule(node))
     shared = {key: value for key, value in node.attributes.items() if key != "devices"}
     clones = []
@@ -70,19 +70,17 @@ class ReplicateInstances(ModulePass):
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         for graph in [g for g in op.walk() if isinstance(g, GraphOp)]:
             for node in graph.node_ops:
-                devices = node.attributes.get("devices")
-                if not isinstance(devices, ArrayAttr):
+                if node.devices is None:
                     continue
-                if not devices.data:
+                if not node.devices.data:
                     raise DiagnosticException(f"{node.label}: `devices` lists no device")
-                if len(devices) >= 2:
+                if len(node.devices) >= 2:
                     replicate(node)
                 else:
-                    node.attributes["device"] = node.attributes.pop("devices").data[0]
+                    node.device, node.devices = node.devices.data[0], None
 
     def summary(self, op: ModuleOp) -> str:
-        instances = [n.attributes["instance"] for n in op.walk()
-                     if isinstance(n, NodeOp) and isinstance(n.attributes.get("instance"), InstanceAttr)]
+        instances = [n.instance for n in op.walk() if isinstance(n, NodeOp) and n.instance is not None]
         if not instances:
             return "no node has several devices"
         replicated = sum(1 for instance in instances if instance.index.data == 0)

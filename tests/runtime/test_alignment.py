@@ -17,7 +17,7 @@ from dfir.ge.error import GeError
 from dfir.runtime import channels
 from dfir.runtime.model import RuntimeModel
 from dfir.runtime.status import FETCH_TIMEOUT
-from test_replication_runtime import TWO_DEVICES, WAIT_MS, data, deploy_files, fetch_all, fn_payload, fn_pp, \
+from test_replication import TWO_DEVICES, WAIT_MS, data, deploy_files, fetch_all, fn_payload, fn_pp, \
     make_plan, node_entry, out
 
 # -- the native aligner ---------------------------------------------------------------------------
