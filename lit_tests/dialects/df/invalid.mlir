@@ -372,3 +372,36 @@ df.graph @balance_role attributes {options = {}} {
 // A UDF payload is base64 text (the printer writes it unescaped).
 // CHECK: df.func_pp @bad_payload_pp: payload is not base64 text
 df.func_pp @bad_payload_pp [#df.func<"f"(0) -> (0)>] {kind = "py_func"} payload "a\"b"
+
+// -----
+
+// The attributes the place phase writes on a node are declared: a device must be a #df.device.
+// CHECK: "0:0:1" should be of base attribute df.device
+df.func_pp @f_pp [#df.func<"f"(0) -> (0)>] {kind = "py_func"}
+df.graph @device_not_an_attribute attributes {options = {}} {
+  %x = df.data "x" index 0
+  %y = df.node "f"(%x) pp @f_pp {device = "0:0:1"} : 1 -> 1
+  df.output %y
+}
+
+// -----
+
+// ... and every entry of `devices` too.
+// CHECK: "host" should be of base attribute df.device
+df.func_pp @f_pp [#df.func<"f"(0) -> (0)>] {kind = "py_func"}
+df.graph @devices_entry_not_an_attribute attributes {options = {}} {
+  %x = df.data "x" index 0
+  %y = df.node "f"(%x) pp @f_pp {devices = [#df.device<0:0:1>, "host"]} : 1 -> 1
+  df.output %y
+}
+
+// -----
+
+// An instance is a #df.instance.
+// CHECK: 0 : i64 should be of base attribute df.instance
+df.func_pp @f_pp [#df.func<"f"(0) -> (0)>] {kind = "py_func"}
+df.graph @instance_not_an_attribute attributes {options = {}} {
+  %x = df.data "x" index 0
+  %y = df.node "f"(%x) pp @f_pp {instance = 0} : 1 -> 1
+  df.output %y
+}
