@@ -28,11 +28,11 @@ import numpy as np
 import dfir
 import dfir.data_type as dt
 import dfir.dataflow as df
-from dfir.frontend.cache_keys import frontend_keys
 from dfir.driver.job import make_context, print_module
+from dfir.frontend.cache_keys import frontend_keys
 from dfir.frontend.dataflow import names
-from dfir.ge.graph import Graph
 from dfir.frontend.importer import import_flow_graph
+from dfir.ge.graph import Graph
 from dfir.passes.fingerprint_subgraphs import FingerprintSubgraphs
 
 UDF_KINDS = 10

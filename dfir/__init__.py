@@ -6,9 +6,9 @@
         model.feed_data([a, b])
         outputs, info, ret = model.fetch_data(timeout=5000)
 """
+from dfir.core.version import VERSION
 from dfir.driver.compiler import CompiledModel, compile
 from dfir.frontend.dataflow import session
-from dfir.core.version import VERSION
 from dfir.runtime.loader import load
 
 __version__ = VERSION

@@ -1,9 +1,9 @@
 """Serialize a lowered graph into `.om` bytes: plan, UDF payloads, weights and the final IR text."""
 from __future__ import annotations
 
-from dfir.om.schema import ModelType, PartitionType
 from dfir.lowering.om_writer import write_om
 from dfir.lowering.plan import LoweredGraph
+from dfir.om.schema import ModelType, PartitionType
 
 
 def om_bytes(lowered: LoweredGraph, ir_text: str, *, resource_config: bytes | None = None,

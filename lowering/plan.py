@@ -26,10 +26,10 @@ import numpy as np
 from xdsl.dialects.builtin import DictionaryAttr, ModuleOp, StringAttr
 from xdsl.ir import SSAValue
 
+from dfir.core.data_type import from_numpy
+from dfir.core.errors import GeError
 from dfir.dialects.df import DataOp, FuncPpOp, GatherOp, GraphOp, GraphPpOp, NodeOp
 from dfir.dialects.df_attrs import AlignAttr, BalanceAttr, DeviceAttr, InstanceAttr
-from dfir.core.errors import GeError
-from dfir.core.data_type import from_numpy
 from dfir.dialects.df_params import params_of
 from dfir.lowering.ge_graph import lower_ge_graph
 

@@ -35,13 +35,13 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from xdsl.context import Context
-from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, ModuleOp, StringAttr
+from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, ModuleOp
 from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import DiagnosticException
 
+from dfir.core.errors import GeError
 from dfir.dialects.df import FuncPpOp, InvokedClosureOp, NodeOp
 from dfir.dialects.df_attrs import DeviceAttr
-from dfir.core.errors import GeError
 from dfir.frontend.deploy import DeployInfo, DeviceId, Placement
 
 

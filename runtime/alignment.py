@@ -14,10 +14,10 @@ import time
 from dataclasses import dataclass
 from typing import Sequence
 
-from dfir.frontend.flow_func.status import FLOW_FUNC_ERR_DATA_ALIGN_FAILED
 from dfir.core.errors import GeError
-from dfir.runtime import channels
 from dfir.core.messages import Kind, Message, TransactionMeta
+from dfir.frontend.flow_func.status import FLOW_FUNC_ERR_DATA_ALIGN_FAILED
+from dfir.runtime import channels
 
 TAKE_BATCH = 64  # messages taken from one channel per call
 MAX_CACHE = 1024

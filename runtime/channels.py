@@ -27,8 +27,8 @@ from typing import Sequence
 
 import cloudpickle
 
-from dfir.runtime import _native
 from dfir.core.messages import Kind, Message, TransactionMeta
+from dfir.runtime import _native
 
 READY, TIMEOUT, CLOSED = 0, 1, 2
 

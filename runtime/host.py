@@ -12,13 +12,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Callable, Collection, Iterable, Iterator, NamedTuple, Sequence
 
+from dfir.core import udf_payload as udf
+from dfir.core.errors import GeError
+from dfir.core.messages import Kind, Message, MessageError, TransactionMeta
 from dfir.frontend.flow_func.queue import FlowMsgQueue
 from dfir.frontend.flow_func.status import FLOW_FUNC_FAILED
-from dfir.core.errors import GeError
-from dfir.core import udf_payload as udf
-from dfir.core.messages import Kind, Message, MessageError, TransactionMeta
-from dfir.runtime.scheduler import FuncSpec, InputStream, NodeSpec, OutputSet, Source
 from dfir.runtime.ge_runner import GeGraphRunner
+from dfir.runtime.scheduler import FuncSpec, InputStream, NodeSpec, OutputSet, Source
 from dfir.runtime.udf_project import ExceptionBoard, ProjectEnv, project_funcs
 
 RunnerFactory = Callable[[dict, Any], Any]  # (ge_graphs entry, weights) -> object with .run(arrays)

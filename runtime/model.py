@@ -14,14 +14,14 @@ from typing import Any, Callable, Collection, Sequence
 import numpy as np
 
 from dfir.core import data_type as dt
-from dfir.core.flow_info import FlowFlag, FlowInfo
 from dfir.core.errors import GeError
-from dfir.runtime import host
+from dfir.core.flow_info import FlowFlag, FlowInfo
 from dfir.core.messages import Kind, Message, TransactionMeta, transaction_fields
+from dfir.core.tensor import Tensor
+from dfir.runtime import host
 from dfir.runtime.process_scheduler import ProcessScheduler, SchedulerFailed
 from dfir.runtime.scheduler import DEFAULT_CHANNEL_DEPTH, SchedulerClosed
 from dfir.runtime.status import FEED_TIMEOUT, FETCH_TIMEOUT, PARAM_INVALID, SUCCESS, RetCode
-from dfir.core.tensor import Tensor
 
 _MISSING = object()
 _SUCCEEDED = RetCode(SUCCESS)

@@ -17,9 +17,9 @@ import time
 from collections import deque
 from typing import Sequence
 
+from dfir.core.messages import Message
 from dfir.runtime import channels
 from dfir.runtime.alignment import Align, ChannelAligner, Unaligned
-from dfir.core.messages import Message
 
 
 class OutputPairing:

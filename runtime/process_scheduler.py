@@ -44,12 +44,12 @@ from dataclasses import dataclass
 from typing import Any, Sequence
 
 from dfir.core.errors import GeError
-from dfir.runtime import channels, host
 from dfir.core.messages import Message, TransactionMeta
+from dfir.runtime import channels, host
+from dfir.runtime.alignment import Align
 from dfir.runtime.output_pairing import OutputPairing
 from dfir.runtime.scheduler import (DEFAULT_CHANNEL_DEPTH, NodeSpec, SchedulerClosed, Source,
                                     check_outputs, check_sources)
-from dfir.runtime.alignment import Align
 from dfir.runtime.worker import EXIT_FATAL, DeviceWiring, NodeBuilder, Targets, run_worker
 
 # ACL_ERROR_GE_INTERNAL_ERROR: a transaction lost because the worker running it died.

@@ -30,9 +30,9 @@ from collections import defaultdict, deque
 from dataclasses import dataclass
 from typing import Callable, Iterable, Sequence
 
-from dfir.frontend.flow_func.status import FLOW_FUNC_FAILED
 from dfir.core.errors import GeError
 from dfir.core.messages import Message, TransactionMeta
+from dfir.frontend.flow_func.status import FLOW_FUNC_FAILED
 
 DEFAULT_CHANNEL_DEPTH = 128
 CLOSE_JOIN_SECONDS = 1.0  # how long close() waits for workers that are busy in user code

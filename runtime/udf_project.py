@@ -26,6 +26,9 @@ from typing import Any, Callable, Iterable, Sequence
 import numpy as np
 
 from dfir.core import data_type as dt
+from dfir.core.errors import GeError
+from dfir.core.messages import Kind, Message, TransactionMeta
+from dfir.core.udf_params import from_plan
 from dfir.frontend.flow_func.logger import logger
 from dfir.frontend.flow_func.meta_params import MetaParams, NodeFacts
 from dfir.frontend.flow_func.msg import FlowMsg
@@ -35,13 +38,10 @@ from dfir.frontend.flow_func.scope import CallScope, call_scope, current_scope, 
 from dfir.frontend.flow_func.status import (FLOW_FUNC_ERR_PARAM_INVALID, FLOW_FUNC_ERR_TIME_OUT_ERROR,
                                    FLOW_FUNC_FAILED, FLOW_FUNC_SUCCESS, status_name)
 from dfir.frontend.flow_func.wrappers import exception_text, find_proc
-from dfir.core.errors import GeError
-from dfir.core.messages import Kind, Message, TransactionMeta
-from dfir.runtime.scheduler import FuncSpec, OutputSet
 from dfir.frontend.udf.config import host_resource_type
 from dfir.frontend.udf.sources import content_folder, load_project_class
 from dfir.runtime import _native
-from dfir.core.udf_params import from_plan
+from dfir.runtime.scheduler import FuncSpec, OutputSet
 
 RunnerFactory = Callable[[dict, Any], Any]  # (ge_graphs entry, weights) -> object with .run(arrays)
 

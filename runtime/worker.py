@@ -43,12 +43,12 @@ import time
 from dataclasses import dataclass, replace
 from typing import Any, Callable, Collection, Iterable, Sequence
 
-from dfir.frontend.flow_func.status import FLOW_FUNC_FAILED
 from dfir.core.errors import GeError
+from dfir.core.messages import Message, TransactionMeta
+from dfir.frontend.flow_func.status import FLOW_FUNC_FAILED
 from dfir.runtime import _native, channels
 from dfir.runtime.alignment import Align, ChannelAligner, Unaligned
 from dfir.runtime.host import InstanceRef, UdfCall
-from dfir.core.messages import Message, TransactionMeta
 from dfir.runtime.scheduler import Cancelled, FuncSpec, NodeSpec, OutputSet, Source, check_funcs
 
 MAX_BATCH = 64                 # input sets a plain func takes per wake-up

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import numpy as np
+
 from dfir.core.errors import GeError
 
 __all__ = [

@@ -12,6 +12,7 @@ from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
 
+from dfir.core.errors import GeError
 from dfir.passes.align_inputs import AlignInputs
 from dfir.passes.fingerprint_subgraphs import FingerprintSubgraphs
 from dfir.passes.infer_shape_ranges import InferShapeRanges
@@ -20,7 +21,6 @@ from dfir.passes.plan_memory import PlanMemory
 from dfir.passes.plan_output_size import PlanOutputSize
 from dfir.passes.replicate_instances import ReplicateInstances
 from dfir.passes.sort_nodes import SortNodes
-from dfir.core.errors import GeError
 
 
 @dataclass(frozen=True)

@@ -11,8 +11,8 @@ import re
 from typing import Callable
 
 from dfir.core.errors import GeError
-from dfir.frontend.ge.output_max_size import parse_output_max_size
 from dfir.frontend.ge.input_shape import input_shape_problem
+from dfir.frontend.ge.output_max_size import parse_output_max_size
 
 _log = logging.getLogger("dfir.options")
 

@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import json
 
-from dfir.frontend.deploy.devices import parse_device_list
 from dfir.core.errors import GeError
 from dfir.frontend.dataflow.traversal import reachable
+from dfir.frontend.deploy.devices import parse_device_list
 
 DEFAULT_DEVICE = "0:0:0:0"
 

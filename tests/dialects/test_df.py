@@ -19,10 +19,10 @@ from xdsl.printer import Printer
 from xdsl.utils.exceptions import VerifyException
 
 import dfir.data_type as dt
-from dfir.driver.job import make_context, print_module
 from dfir.dialects.df import (DataOp, FuncPpOp, GatherOp, GraphOp, GraphPpOp, InvokedClosureOp, NodeOp,
                               OutputOp)
 from dfir.dialects.df_attrs import AlignAttr, BalanceAttr, DeviceAttr, FuncAttr, InstanceAttr
+from dfir.driver.job import make_context, print_module
 from dfir.ge.error import GeError
 from dfir.ge.graph import Graph
 from dfir.passes.place_nodes import PlaceNodes

@@ -19,21 +19,21 @@ import dfir
 import dfir.data_type as dt
 import dfir.dataflow as df
 from dfir.driver import job
-from dfir.frontend import importer
 from dfir.driver.cache.checked_om import read_checked_om
 from dfir.driver.cache.index import IndexEntry, read_index
 from dfir.driver.cache.settings import cache_settings
 from dfir.driver.cache.store import CacheStore
 from dfir.driver.cache.units import CachedGraph, read_unit
 from dfir.driver.cache.variables import read_rdcpkt
-from dfir.passes.fingerprint_subgraphs import Structure
 from dfir.driver.job import print_module
+from dfir.frontend import importer
 from dfir.frontend.dataflow import names, session
 from dfir.ge.error import GeError
 from dfir.ge.graph import Graph
 from dfir.lowering import plan
-from dfir.om.schema import HEADER_OFFSETS, HEADER_SIZE, PartitionType
 from dfir.lowering.om_writer import write_bundle, write_om
+from dfir.om.schema import HEADER_OFFSETS, HEADER_SIZE, PartitionType
+from dfir.passes.fingerprint_subgraphs import Structure
 from dfir.runtime.om import read_om
 from dfir.tools.cli import main as cli
 

@@ -6,6 +6,8 @@ import os
 import numpy as np
 import pytest
 
+from dfir.core.messages import Kind, Message, TransactionMeta
+from dfir.core.udf_params import InitParam, from_plan, typed_param
 import dfir.data_type as dt
 import dfir.flow_func as ff
 from dfir.frontend.flow_func.meta_params import NodeFacts
@@ -13,8 +15,6 @@ from dfir.frontend.flow_func.run_context import ExceptionBoard, RunState
 from dfir.frontend.flow_func.scope import CallScope, call_scope
 from dfir.frontend.flow_func.status import status_name
 from dfir.ge.error import GeError
-from dfir.core.messages import Kind, Message, TransactionMeta
-from dfir.core.udf_params import InitParam, from_plan, typed_param
 
 WHERE = "FuncProcessPoint pp"
 

@@ -10,11 +10,11 @@ from hypothesis import strategies as st
 
 import dfir.data_type as dt
 from dfir.dialects.ge_types import DimRange
-from dfir.ge.error import GeError
 from dfir.frontend.ge.graph_config import (GraphConfig, InputDesc, load_graph_config, parse_graph_config,
                                   parse_output_max_size)
 from dfir.frontend.ge.input_shape import ShapeEntry, input_shape_problem, parse_input_shape, resolve_input_shape
 from dfir.frontend.options import validate_options
+from dfir.ge.error import GeError
 
 R = DimRange
 

@@ -10,8 +10,8 @@ import pytest
 from onnx import TensorProto, helper, numpy_helper
 
 import dfir
-import dfir.dataflow as df
 import dfir.data_type as dt
+import dfir.dataflow as df
 from dfir.ge.error import GeError
 from dfir.ge.graph import Graph
 

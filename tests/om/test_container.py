@@ -11,12 +11,12 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from dfir.ge.error import GeError
+from dfir.lowering.om_writer import write_bundle, write_om
 from dfir.om import schema as om_schema
 from dfir.om.schema import (
     HEADER_OFFSETS, HEADER_SIZE, MAX_PARTITIONS, TABLE_ENTRY_SIZE, TABLE_HEADER_SIZE, ModelType,
     PartitionType, align_up,
 )
-from dfir.lowering.om_writer import write_bundle, write_om
 from dfir.runtime import _native
 from dfir.runtime.om import read_om
 

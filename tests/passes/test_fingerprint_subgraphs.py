@@ -18,16 +18,16 @@ from hypothesis import strategies as st
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.parser import Parser
 
+from dfir.core.canonical_payload import canonical_payload
 import dfir.data_type as dt
 import dfir.dataflow as df
-from dfir.frontend.cache_keys import frontend_keys
-from dfir.core.canonical_payload import canonical_payload
 from dfir.driver.cache.settings import compile_salt
 from dfir.driver.job import make_context, print_module
+from dfir.frontend.cache_keys import frontend_keys
 from dfir.frontend.dataflow import names
 from dfir.frontend.dataflow.pyflow import UdfSpec
-from dfir.ge.graph import Graph
 from dfir.frontend.importer import import_flow_graph
+from dfir.ge.graph import Graph
 from dfir.passes.fingerprint_subgraphs import FingerprintSubgraphs, fingerprint_of
 
 OFFSET = 10

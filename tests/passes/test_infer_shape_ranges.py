@@ -13,9 +13,9 @@ from xdsl.rewriter import Rewriter
 import dfir
 import dfir.data_type as dt
 import dfir.dataflow as df
-from dfir.driver.job import make_context
 from dfir.dialects import ge
 from dfir.dialects.ge_types import DimRange, GeTensorType
+from dfir.driver.job import make_context
 from dfir.ge.error import GeError
 from dfir.ge.graph import Graph
 from dfir.passes.infer_shape_ranges import InferShapeRanges, ShapeMismatch, infer_graph_ranges

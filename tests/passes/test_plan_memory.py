@@ -13,8 +13,8 @@ from xdsl.dialects.builtin import ArrayAttr
 
 import dfir
 import dfir.data_type as dt
-from dfir.driver.job import make_context
 from dfir.dialects import ge
+from dfir.driver.job import make_context
 from dfir.ge.error import GeError
 from dfir.ge.graph import Graph
 from dfir.lowering.ge_graph import lower_ge_graph

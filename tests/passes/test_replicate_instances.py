@@ -11,14 +11,14 @@ import pytest
 import dfir
 import dfir.data_type as dt
 import dfir.dataflow as df
-from dfir.driver.job import make_context
-from dfir.frontend.dataflow import names
 from dfir.dialects.df import GatherOp
 from dfir.dialects.df_attrs import DeviceAttr, InstanceAttr
+from dfir.driver.job import make_context
+from dfir.frontend.dataflow import names
 from dfir.ge.error import GeError
 from dfir.ge.graph import Graph
-from dfir.om.schema import PartitionType
 from dfir.lowering.plan import the_graph
+from dfir.om.schema import PartitionType
 from dfir.passes.align_inputs import AlignInputs
 from dfir.passes.replicate_instances import ReplicateInstances
 from dfir.runtime.om import read_om

@@ -14,10 +14,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from dfir.core.messages import Kind, Message, TransactionMeta
 from dfir.ge.error import GeError
 from dfir.runtime import channels
 from dfir.runtime.channels import CLOSED, READY, TIMEOUT, ChannelSpec
-from dfir.core.messages import Kind, Message, TransactionMeta
 
 WAIT_S = 10.0
 BIG = 4096  # float64 elements: 32 KiB, above INLINE_BYTES, so the tensor travels as an arena block

@@ -12,9 +12,9 @@ import numpy as np
 import pytest
 
 import dfir
+from dfir.core.flow_info import FlowInfo
 import dfir.data_type as dt
 import dfir.flow_func as ff
-from dfir.core.flow_info import FlowInfo
 from dfir.ge.error import GeError
 from dfir.om.schema import PartitionType
 from dfir.runtime.om import read_om

@@ -7,13 +7,13 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from dfir.frontend.flow_func.status import FLOW_FUNC_FAILED
 from dfir.core.flow_info import FlowInfo
+from dfir.core.tensor import Tensor
+from dfir.core.udf_payload import UdfPayload
+from dfir.frontend.flow_func.status import FLOW_FUNC_FAILED
 from dfir.ge.error import GeError
 from dfir.runtime.model import RuntimeModel
 from dfir.runtime.status import PARAM_INVALID
-from dfir.core.udf_payload import UdfPayload
-from dfir.core.tensor import Tensor
 
 WAIT_MS = 5000
 

@@ -17,13 +17,13 @@ import numpy as np
 import pytest
 
 import dfir
+from dfir.core.udf_payload import UdfPayload
 import dfir.dataflow as df
+from dfir.frontend.udf.sources import pack_sources
 from dfir.ge.error import GeError
 from dfir.runtime import host
 from dfir.runtime.model import RuntimeModel
 from dfir.runtime.process_scheduler import plan_wiring
-from dfir.core.udf_payload import UdfPayload
-from dfir.frontend.udf.sources import pack_sources
 
 WAIT_MS = 10000  # generous bound for results that must arrive; a broken runtime fails, never hangs
 TWO_DEVICES = ["0:0:0", "0:0:1"]

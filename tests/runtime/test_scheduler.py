@@ -16,17 +16,17 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from dfir import data_type as dt
+from dfir.core.flow_info import FlowFlag, FlowInfo
+from dfir.core.messages import Message, TransactionMeta
+from dfir.core.tensor import Tensor
+from dfir.core.udf_payload import UdfPayload
 from dfir.flow_func import FlowMsgQueue
 from dfir.frontend.flow_func.status import FLOW_FUNC_FAILED
-from dfir.core.flow_info import FlowFlag, FlowInfo
 from dfir.ge.error import GeError
 from dfir.runtime import host
-from dfir.core.messages import Message, TransactionMeta
 from dfir.runtime.model import RuntimeModel
 from dfir.runtime.scheduler import FuncSpec, NodeSpec, Scheduler, Source
 from dfir.runtime.status import FETCH_TIMEOUT, FEED_TIMEOUT, PARAM_INVALID, RetCode
-from dfir.core.udf_payload import UdfPayload
-from dfir.core.tensor import Tensor
 
 WAIT_MS = 5000  # generous bound for results that must arrive; a broken runtime fails, never hangs
 

@@ -12,8 +12,8 @@ import numpy as np
 import pytest
 
 from dfir.ge.error import GeError
-from dfir.om.schema import HEADER_SIZE, PartitionType, align_up
 from dfir.lowering.om_writer import write_bundle, write_om
+from dfir.om.schema import HEADER_SIZE, PartitionType, align_up
 from dfir.tools.cli import find_graph, main, parse_options
 from dfir.tools.inspect_om import inspect_om
 

@@ -11,9 +11,9 @@ import pytest
 
 import dfir.dataflow as df
 from dfir.frontend.deploy import load_deploy_info
-from dfir.tools.deploy_template import deploy_template, flow_node_names
 from dfir.ge.error import GeError
 from dfir.tools.cli import main
+from dfir.tools.deploy_template import deploy_template, flow_node_names
 
 SCRIPT = textwrap.dedent("""
     import dfir.dataflow as df

@@ -20,8 +20,8 @@ import json
 import os
 from dataclasses import dataclass, field, fields
 
-from dfir.driver.cache.files import confined_path, write_atomic
 from dfir.core.errors import GeError
+from dfir.driver.cache.files import confined_path, write_atomic
 
 __all__ = ["IndexEntry", "IndexUnreadable", "entry_from_json", "index_path", "read_index", "read_index_json",
            "write_index"]

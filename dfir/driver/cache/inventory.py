@@ -19,12 +19,12 @@ import os
 import re
 from dataclasses import dataclass, field
 
+from dfir.core.errors import GeError
 from dfir.driver.cache.files import confined_path, temp_target
 from dfir.driver.cache.index import IndexEntry, IndexUnreadable, entry_from_json, index_path, read_index_json, write_index
 from dfir.driver.cache.lock import locked
 from dfir.driver.cache.units import read_unit
 from dfir.driver.cache.variables import read_rdcpkt
-from dfir.core.errors import GeError
 from dfir.om.schema import PartitionType
 from dfir.runtime.om import read_om
 

@@ -12,9 +12,9 @@ import os
 from dataclasses import dataclass
 from typing import Mapping
 
-from dfir.driver.cache.resource_config import RESOURCE_CONFIG_OPTION
 from dfir.core.errors import GeError
 from dfir.core.version import VERSION
+from dfir.driver.cache.resource_config import RESOURCE_CONFIG_OPTION
 from dfir.om.schema import OM_IR_VERSION
 
 __all__ = ["CACHE_DIR_OPTION", "DEPLOY_INFO_OPTION", "GRAPH_KEY_OPTION", "CacheSettings",

@@ -21,6 +21,7 @@ from contextlib import AbstractContextManager
 from dataclasses import dataclass, replace
 from typing import Callable
 
+from dfir.core.errors import GeError
 from dfir.driver.cache.checked_om import read_checked_om
 from dfir.driver.cache.files import confined_path, timestamped_name, write_atomic
 from dfir.driver.cache.index import IndexEntry, IndexUnreadable, index_path, read_index, write_index
@@ -29,7 +30,6 @@ from dfir.driver.cache.resource_config import config_differences
 from dfir.driver.cache.settings import CacheSettings
 from dfir.driver.cache.units import CachedGraph, CachedUnit, read_unit, unit_bytes
 from dfir.driver.cache.variables import rdcpkt_bytes, read_rdcpkt
-from dfir.core.errors import GeError
 from dfir.om.schema import PartitionType
 
 __all__ = ["MANIFEST_FORMAT", "CachedModel", "CacheStore", "model_manifest"]

@@ -23,11 +23,11 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 
-from dfir.driver.cache.checked_om import CheckedOm, read_checked_om
 from dfir.core.errors import GeError
-from dfir.om.schema import PartitionType
+from dfir.driver.cache.checked_om import CheckedOm, read_checked_om
 from dfir.lowering.om_writer import write_om
 from dfir.lowering.plan import LoweredGraph
+from dfir.om.schema import PartitionType
 from dfir.passes.fingerprint_subgraphs import Structure
 
 __all__ = ["UNIT_FORMAT", "CachedGraph", "CachedUnit", "read_unit", "unit_bytes"]

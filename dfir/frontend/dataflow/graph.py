@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
-from dfir.frontend.dataflow import names
-from dfir.frontend.dataflow.source import user_location
 from dfir.core.errors import GeError
 from dfir.core.tensor import Tensor, TensorDesc
+from dfir.frontend.dataflow import names
+from dfir.frontend.dataflow.source import user_location
 
 
 class ProcessPoint:

@@ -11,10 +11,10 @@ import functools
 import inspect
 import typing
 
-from dfir.frontend.dataflow.graph import FlowNode
-from dfir.frontend.dataflow.process_points import FuncProcessPoint
 from dfir.core.errors import GeError
 from dfir.core.udf_payload import UdfPayload
+from dfir.frontend.dataflow.graph import FlowNode
+from dfir.frontend.dataflow.process_points import FuncProcessPoint
 from dfir.frontend.dataflow.udf_spec import FuncSpec, UdfSpec
 
 PYFLOW_OPTIONS = ("num_returns", "resources", "env_hook_func", "visible_device_enable",

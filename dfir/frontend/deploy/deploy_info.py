@@ -28,11 +28,11 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 
+from dfir.core.errors import GeError
 from dfir.frontend.deploy.devices import DeviceId, parse_device_list
 from dfir.frontend.deploy.json_document import JsonDocument
 from dfir.frontend.deploy.resource_config import ResourceConfig, load_resource_config
 from dfir.frontend.deploy.shape import BOOLEAN, STRING, ListOf, Obj, check
-from dfir.core.errors import GeError
 
 _INVOKE = Obj({"invoke_name": STRING}, {"deploy_info_file": STRING, "logic_device_list": STRING,
                                         "redundant_logic_device_list": STRING})

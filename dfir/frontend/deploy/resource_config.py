@@ -17,10 +17,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from dfir.core.errors import GeError
 from dfir.frontend.deploy.devices import DeviceId
 from dfir.frontend.deploy.json_document import JsonDocument
 from dfir.frontend.deploy.shape import BOOLEAN, IPV4, NON_NEGATIVE, PORT, STRING, ListOf, Obj, Value, check
-from dfir.core.errors import GeError
 
 _ITEM = Obj({"item_id": NON_NEGATIVE}, {"device_id": NON_NEGATIVE, "ipaddr": IPV4})
 _NODE = Obj({"node_id": NON_NEGATIVE, "node_type": STRING, "ipaddr": IPV4, "item_list": ListOf(_ITEM)},

@@ -11,9 +11,9 @@ import copy
 from dataclasses import dataclass, field
 from typing import Any
 
+from dfir.core.udf_params import InitParam
 from dfir.frontend.flow_func.status import (FLOW_FUNC_ERR_ATTR_NOT_EXITS, FLOW_FUNC_ERR_ATTR_TYPE_MISMATCH,
                                    FLOW_FUNC_SUCCESS)
-from dfir.core.udf_params import InitParam
 
 
 @dataclass(frozen=True)

@@ -15,8 +15,8 @@ from typing import Any
 import numpy as np
 
 from dfir.core import tensor as user_tensor
-from dfir.frontend.flow_func.tensor import Tensor
 from dfir.core.messages import Kind, Message, TransactionMeta
+from dfir.frontend.flow_func.tensor import Tensor
 
 
 class MsgType(IntEnum):

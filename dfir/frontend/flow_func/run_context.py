@@ -18,15 +18,15 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from dfir.core import data_type as dt
+from dfir.core.errors import GeError
+from dfir.core.flow_info import FlowInfo
+from dfir.core.messages import Kind, TransactionMeta
+from dfir.core.tensor import Tensor as UserTensor
 from dfir.frontend.flow_func.balance import BalanceConfig, BalanceError
 from dfir.frontend.flow_func.msg import FlowMsg, MsgType
 from dfir.frontend.flow_func.scope import note_problem
 from dfir.frontend.flow_func.status import FLOW_FUNC_ERR_PARAM_INVALID, FLOW_FUNC_SUCCESS
-from dfir.core.flow_info import FlowInfo
-from dfir.core.errors import GeError
 from dfir.frontend.flow_func.tensor import Tensor, aligned_zeros
-from dfir.core.messages import Kind, TransactionMeta
-from dfir.core.tensor import Tensor as UserTensor
 
 MAX_ALIGN = 4096
 _TENSORS = (Tensor, UserTensor, np.ndarray)

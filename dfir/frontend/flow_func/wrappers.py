@@ -17,10 +17,10 @@ import functools
 import traceback
 from typing import Callable
 
+from dfir.core.errors import GeError
 from dfir.frontend.flow_func.logger import logger
 from dfir.frontend.flow_func.scope import note_problem
 from dfir.frontend.flow_func.status import FLOW_FUNC_FAILED
-from dfir.core.errors import GeError
 
 _ROLE = "__flow_func_role__"
 _NAMES = "__flow_func_names__"

@@ -26,9 +26,9 @@ from xdsl.irdl import IRDLOperation, VarResultDef
 from xdsl.utils.exceptions import VerifyException
 
 from dfir.core import data_type as dt
+from dfir.core.errors import GeError
 from dfir.dialects import ge
 from dfir.dialects.ge_types import FORMATS, GeTensorType, element_type_of
-from dfir.core.errors import GeError
 
 __all__ = ["Graph", "GraphInput", "Value"]
 

@@ -32,13 +32,13 @@ from xdsl.dialects.builtin import DenseArrayBase, i64
 from xdsl.rewriter import Rewriter
 
 from dfir.core import data_type as dt
-from dfir.dialects import ge
-from dfir.dialects.ge_types import FORMATS, DimRange, GeTensorType, element_type_of, format_dims
 from dfir.core.errors import GeError
+from dfir.dialects import ge
+from dfir.dialects.ge_shape_inference import ShapeMismatch, infer_graph_ranges
+from dfir.dialects.ge_types import FORMATS, DimRange, GeTensorType, element_type_of, format_dims
 from dfir.frontend.ge.input_shape import InputShape, parse_input_shape, resolve_input_shape
 from dfir.frontend.ge.output_max_size import parse_output_max_size
 from dfir.frontend.options import validate_options
-from dfir.dialects.ge_shape_inference import ShapeMismatch, infer_graph_ranges
 
 __all__ = ["GraphConfig", "InputDesc", "OUTPUT_MAX_SIZE_ATTR", "SHAPE_OPTIONS", "apply_graph_settings",
            "load_graph_config", "parse_graph_config", "parse_output_max_size"]

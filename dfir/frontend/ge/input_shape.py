@@ -22,8 +22,8 @@ from typing import Sequence
 
 from lark import Lark, Token, Transformer, UnexpectedCharacters, UnexpectedInput, UnexpectedToken
 
-from dfir.dialects.ge_types import DimRange
 from dfir.core.errors import GeError
+from dfir.dialects.ge_types import DimRange
 
 __all__ = ["InputShape", "ShapeEntry", "input_shape_problem", "parse_input_shape", "resolve_input_shape"]
 

@@ -33,8 +33,8 @@ import onnx
 from onnx import helper, numpy_helper
 
 from dfir.core import data_type as dt
-from dfir.dialects.ge import slice_bounds
 from dfir.core.errors import GeError
+from dfir.dialects.ge import slice_bounds
 
 if TYPE_CHECKING:
     from dfir.frontend.ge.graph import Graph, Value

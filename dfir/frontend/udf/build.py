@@ -19,8 +19,8 @@ from pathlib import Path
 from typing import Iterator
 
 from dfir.core.errors import GeError
-from dfir.frontend.udf.config import CompileConfig
 from dfir.frontend.flow_func.include import include_dir
+from dfir.frontend.udf.config import CompileConfig
 
 RELEASE_FOLDER = "release"
 BUILD_FOLDER = "build"

@@ -12,10 +12,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from dfir.core.errors import GeError
-from dfir.frontend.udf.config import CompileConfig, load_compile_config
-from dfir.frontend.udf.sources import SOURCE_FOLDER, load_project_class, pack_sources
 from dfir.frontend.flow_func.wrappers import find_proc
 from dfir.frontend.udf.build import ensure_built
+from dfir.frontend.udf.config import CompileConfig, load_compile_config
+from dfir.frontend.udf.sources import SOURCE_FOLDER, load_project_class, pack_sources
 
 
 @dataclass(frozen=True)
