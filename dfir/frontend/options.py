@@ -52,7 +52,7 @@ def _cache_directory(value: str) -> str | None:
 
 _NON_NEGATIVE_INT = _regex(r"\d+", "a non-negative integer")
 
-# key -> (validator, acted on by dfir yet)
+# key -> (validator, acted on by dfir); an option not acted on is accepted with one warning
 KNOWN_OPTIONS: dict[str, tuple[Callable[[str], str | None], bool]] = {
     "ge.runFlag": (_choice("0", "1"), True),
     "ge.graph_key": (_regex(r"[A-Za-z0-9_\-]{1,128}", "1 to 128 of A-Z a-z 0-9 _ -"), True),
@@ -61,15 +61,23 @@ KNOWN_OPTIONS: dict[str, tuple[Callable[[str], str | None], bool]] = {
     "ge.outputMaxSize": (_output_max_size, True),
     "ge.experiment.data_flow_deploy_info_path": (_any, True),
     "ge.resourceConfigPath": (_any, True),
-    "ge.exec.deviceId": (_NON_NEGATIVE_INT, True),
-    "ge.exec.logicalDeviceClusterDeployMode": (_choice("SINGLE", "MULTI"), True),
-    "ge.exec.logicalDeviceId": (_regex(r"\[[0-9:,\s]*\]", "a list such as [0:0]"), True),
-    "ge.graphRunMode": (_choice("0", "1"), True),
-    "ge.socVersion": (_any, True),
-    "ge.exec.precision_mode": (_any, True),
-    "log_level": (_regex(r"[0-4]", "a log level 0..4"), True),
-    "input_format": (_choice("ND", "NCHW", "NHWC"), True),
+    "ge.exec.deviceId": (_NON_NEGATIVE_INT, False),
+    "ge.exec.logicalDeviceClusterDeployMode": (_choice("SINGLE", "MULTI"), False),
+    "ge.exec.logicalDeviceId": (_regex(r"\[[0-9:,\s]*\]", "a list such as [0:0]"), False),
+    "ge.graphRunMode": (_choice("0", "1"), False),
+    "ge.socVersion": (_any, False),
+    "ge.exec.precision_mode": (_any, False),
+    "log_level": (_regex(r"[0-4]", "a log level 0..4"), False),
+    "input_format": (_choice("ND", "NCHW", "NHWC"), False),
 }
+_warned: set[str] = set()
+
+
+def warn_no_effect(what: str) -> None:
+    """Warn, once per process, that `what` is accepted but has no effect in dfir."""
+    if what not in _warned:
+        _warned.add(what)
+        _log.warning("%s is accepted but has no effect in this version of dfir", what)
 
 
 def validate_options(options, api: str) -> dict[str, str]:
@@ -94,5 +102,5 @@ def validate_options(options, api: str) -> dict[str, str]:
             raise GeError(f"option {key} has malformed value {value!r}: {problem}", api,
                           {"option": key})
         if not acted_on:
-            _log.warning("option %s is accepted but has no effect in this version of dfir", key)
+            warn_no_effect(f"option {key}")
     return dict(options)

@@ -1,4 +1,6 @@
 """The dataflow frontend: names, wiring, @pyflow, options, and the IR the import phase builds."""
+import inspect
+import logging
 import re
 from typing import Tuple
 
@@ -6,6 +8,7 @@ import pytest
 
 import dfir
 import dfir.dataflow as df
+from dfir.frontend import options
 from dfir.ge.error import GeError
 
 
@@ -216,3 +219,57 @@ def test_report_names_each_pass():
         "infer-shape-ranges: no ge graphs", "plan-output-size: no ge graphs", "plan-memory: no ge graphs",
         "place-nodes: placed 1 nodes (1 on host)", "replicate-instances: no node has several devices",
         "align-inputs: no graph sets input alignment"]
+
+
+def test_an_alias_taken_in_the_session_is_refused_where_it_is_set_again():
+    first = add.fnode().set_alias("flowNode1")
+    line = inspect.currentframe().f_lineno - 1
+    with pytest.raises(GeError) as error:
+        add.fnode().set_alias("flowNode1")
+    here = inspect.currentframe().f_lineno - 1
+    assert str(error.value) == (f"tests/frontend/test_dataflow.py:{here}: name:flowNode1 is already used, "
+                                f"please modify. It was taken at tests/frontend/test_dataflow.py:{line}")
+    assert first.alias == "flowNode1"
+
+
+def test_an_alias_may_not_take_a_node_name_but_may_repeat_its_own():
+    taken = add.fnode(name="stage")
+    assert taken.set_alias("stage").alias == "stage"
+    with pytest.raises(GeError, match=r"name:stage is already used, please modify\. It was taken at "
+                                      r"tests/frontend/test_dataflow.py:\d+"):
+        add.fnode().set_alias("stage")
+
+
+def test_finalize_frees_the_aliases():
+    add.fnode().set_alias("again")
+    df.finalize()
+    assert add.fnode().set_alias("again").alias == "again"
+
+
+def test_a_function_fnode_takes_a_name_and_nothing_else():
+    assert add.fnode(name="n1").name == "n1"
+    with pytest.raises(GeError, match=r"^add.fnode\(\) takes only name=, got bogus$"):
+        add.fnode(name="n2", bogus=3)
+    with pytest.raises(GeError, match=r"^add.fnode\(\) takes only name=, got 1$"):
+        add.fnode(1)
+
+
+@pytest.mark.parametrize("key, value", [
+    ("ge.exec.deviceId", "0"), ("ge.exec.logicalDeviceId", "[0:0]"),
+    ("ge.exec.logicalDeviceClusterDeployMode", "SINGLE"), ("ge.graphRunMode", "1"),
+    ("ge.socVersion", "Ascend910B"), ("ge.exec.precision_mode", "force_fp16"), ("input_format", "ND"),
+    ("log_level", "3")])
+def test_an_option_without_effect_is_reported_once(key, value, caplog, monkeypatch):
+    monkeypatch.setattr(options, "_warned", set())
+    with caplog.at_level(logging.WARNING, logger="dfir.options"):
+        df.FlowGraph([add.fnode()(df.FlowData(), df.FlowData())], {key: value})
+        dfir.compile(df.FlowGraph([add.fnode()(df.FlowData(), df.FlowData())]), {key: value})
+    assert caplog.messages == [f"option {key} is accepted but has no effect in this version of dfir"]
+
+
+def test_pyflow_resources_are_reported_once(caplog, monkeypatch):
+    monkeypatch.setattr(options, "_warned", set())
+    with caplog.at_level(logging.WARNING, logger="dfir.options"):
+        for _ in range(2):
+            df.pyflow(resources={"cpu": 1})(lambda a: a)
+    assert caplog.messages == ["@pyflow(resources=...) is accepted but has no effect in this version of dfir"]

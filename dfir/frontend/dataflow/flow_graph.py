@@ -10,6 +10,7 @@ from dfir.core.errors import GeError
 from dfir.core.flow_info import FlowInfo
 from dfir.frontend.dataflow import names, session
 from dfir.frontend.dataflow.graph import FlowData, FlowOutput
+from dfir.frontend.dataflow.source import user_location
 from dfir.frontend.dataflow.traversal import reachable
 from dfir.frontend.options import validate_options
 
@@ -23,7 +24,7 @@ class FlowGraph:
             raise GeError("FlowGraph outputs must be a list of FlowOutput")
         self.outputs = list(outputs)
         self.graph_options = validate_options(graph_options or {}, api="FlowGraph")
-        self.name = names.unique_name(name, "FlowGraph")
+        self.name = names.unique_name(name, "FlowGraph", user_location())
         self.align: tuple[int, int, bool] | None = None
         self.exception_catch = False
         self._model = None

@@ -23,8 +23,8 @@ class FlowData:
         if schema is not None and not isinstance(schema, TensorDesc):
             raise GeError(f"FlowData schema must be a TensorDesc, got {type(schema).__name__}")
         self.schema = schema
-        self.name = names.unique_name(name, "FlowData")
         self.loc = user_location()
+        self.name = names.unique_name(name, "FlowData", self.loc)
 
     def __repr__(self) -> str:
         return f"FlowData({self.name!r})"
@@ -50,9 +50,9 @@ class FlowNode:
                 raise GeError(f"FlowNode {what} must be a non-negative int, got {value!r}")
         self.input_num = input_num
         self.output_num = output_num
-        self.name = names.unique_name(name, "FlowNode")
-        self.alias: str | None = None
         self.loc = user_location()
+        self.name = names.unique_name(name, "FlowNode", self.loc)
+        self.alias: str | None = None
         self.process_points: list = []
         self.input_map: dict[int, tuple[Any, int]] = {}
         self.output_map: dict[int, tuple[Any, int]] = {}
@@ -123,5 +123,12 @@ class FlowNode:
         self.attrs[attr_name] = attr_value
 
     def set_alias(self, name: str) -> "FlowNode":
-        self.alias = name if name == self.name else names.unique_name(name, "FlowNode")
+        """Name the node `name` in deploy files. An alias is taken as given, never renamed: one
+        the session has (a name or an alias, until `finalize`) is a GeError naming where it was
+        taken."""
+        if not isinstance(name, str) or not name:
+            raise GeError(f"node {self.name}: set_alias needs a non-empty str, got {name!r}")
+        if name != self.name:
+            names.claim(name, user_location())
+        self.alias = name
         return self

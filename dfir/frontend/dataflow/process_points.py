@@ -9,6 +9,7 @@ from dfir.core.errors import GeError
 from dfir.core.udf_params import typed_param
 from dfir.frontend.dataflow import names
 from dfir.frontend.dataflow.graph import FlowNode, ProcessPoint
+from dfir.frontend.dataflow.source import user_location
 from dfir.frontend.dataflow.udf_spec import udf_spec_of
 from dfir.frontend.ge.graph import Graph
 
@@ -25,7 +26,7 @@ class FuncProcessPoint(ProcessPoint):
                  py_func: Any = None, workspace_dir: str | None = None):
         self.compile_config_path = compile_config_path
         self.workspace_dir = workspace_dir
-        self.name = names.unique_name(name, "FuncProcessPoint")
+        self.name = names.unique_name(name, "FuncProcessPoint", user_location())
         self.init_params: dict[str, Any] = {}  # name -> dfir.core.udf_params.InitParam
         self.invoked_closures: dict[str, Any] = {}
         self.udf = None  # a UdfSpec when built by @pyflow
@@ -74,7 +75,7 @@ class GraphProcessPoint(ProcessPoint):
         self.graph = graph_file
         self.load_params = dict(load_params or {})
         self.compile_config_path = compile_config_path
-        self.name = names.unique_name(name, "GraphProcessPoint")
+        self.name = names.unique_name(name, "GraphProcessPoint", user_location())
 
     def fnode(self, input_num: int, output_num: int, name: str | None = None):
         node = FlowNode(input_num, output_num, name)

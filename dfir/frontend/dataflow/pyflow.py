@@ -16,6 +16,7 @@ from dfir.core.udf_payload import UdfPayload
 from dfir.frontend.dataflow.graph import FlowNode
 from dfir.frontend.dataflow.process_points import FuncProcessPoint
 from dfir.frontend.dataflow.udf_spec import FuncSpec, UdfSpec
+from dfir.frontend.options import warn_no_effect
 
 PYFLOW_OPTIONS = ("num_returns", "resources", "env_hook_func", "visible_device_enable",
                   "stream_input", "choice_output")
@@ -64,6 +65,8 @@ def _check_options(options: dict, allowed: tuple[str, ...], where: str) -> None:
     choice = options.get("choice_output")
     if choice is not None and not callable(choice):
         raise GeError(f"{where}: choice_output must be callable, got {choice!r}")
+    if "resources" in options:
+        warn_no_effect("@pyflow(resources=...)")  # kept in the IR (df.node `resources`), not scheduled on
 
 
 class PyFunctionProcessPoint:
@@ -95,8 +98,12 @@ class PyFunctionProcessPoint:
         """The same spec for every node of this function, so its payload is serialized once."""
         return self._spec
 
-    def fnode(self, *args, **kwargs) -> FlowNode:
-        node = FlowNode(self.input_num, self.output_num, name=f"{self.func_name}_fnode")
+    def fnode(self, *args, name: str | None = None, **kwargs) -> FlowNode:
+        """A node running this function, named `name` (default `<function>_fnode`)."""
+        if args or kwargs:
+            given = [repr(a) for a in args] + sorted(kwargs)
+            raise GeError(f"{self.func_name}.fnode() takes only name=, got {', '.join(given)}")
+        node = FlowNode(self.input_num, self.output_num, name=name or f"{self.func_name}_fnode")
         node.add_process_point(FuncProcessPoint(name=self.func_name, py_func=self))
         return node
 
