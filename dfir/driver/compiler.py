@@ -11,6 +11,7 @@ from dfir.driver.cache.incremental import CachedCompile
 from dfir.driver.cache.settings import cache_settings
 from dfir.driver.job import CompiledModel, CompileJob
 from dfir.driver.pipeline import phases_until
+from dfir.frontend.dataflow.flow_graph import FlowGraph
 from dfir.frontend.options import validate_options
 
 __all__ = ["CompiledModel", "compile"]
@@ -33,8 +34,13 @@ class DirectCompile:
 
 
 def compile(graph, options: dict[str, str] | None = None, stop_after: str | None = None) -> CompiledModel:
-    """Compile a FlowGraph or GE Graph: import, run the phases (up to `stop_after`), lower to `.om`."""
+    """Compile a FlowGraph or GE Graph: import, run the phases (up to `stop_after`), lower to `.om`.
+
+    A FlowGraph compiles with the options it would feed with (`df.init`'s, then its own), which
+    `options` override: the most specific setting wins."""
     options = validate_options(options, api="dfir.compile")
+    if isinstance(graph, FlowGraph):
+        options = {**graph.compile_options(), **options}
     return strategy_for(options, stop_after).compile(CompileJob(options), graph, stop_after)
 
 

@@ -57,19 +57,19 @@ class FlowGraph:
         if contains_n_mapping_node:
             raise GeError("N-mapping nodes are not supported yet")
 
-    def _options(self) -> dict[str, str]:
+    def compile_options(self) -> dict[str, str]:
         """The options this graph compiles with: `init`'s, overridden by the graph's own."""
         return {**session.global_options(), **self.graph_options}
 
     def compile(self):
         """Compile once with the global and graph options; later calls return the same model."""
         if self._compiled is None:
-            self._compiled = session.engine().compile(self, self._options())
+            self._compiled = session.engine().compile(self, {})
         return self._compiled
 
     def _ensure_loaded(self):
         compiled = self.compile()
-        if self._options().get("ge.runFlag") == "0":
+        if self.compile_options().get("ge.runFlag") == "0":
             return None
         if self._model is None:
             self._model = session.engine().load(compiled.om)
