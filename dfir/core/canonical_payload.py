@@ -17,9 +17,10 @@ cache directory compiled in one process would never hit in another.
 """
 from __future__ import annotations
 
+import hashlib
 import pickletools
 
-__all__ = ["canonical_payload"]
+__all__ = ["canonical_payload", "stable_tracker_ids"]
 
 # callable -> position of `class_tracker_id` among its arguments (cloudpickle 3.x)
 _SKELETONS = {
@@ -45,6 +46,27 @@ def canonical_payload(data: bytes) -> bytes:
         out += data[cursor:start] + _TOKEN
         cursor = end
     return bytes(out + data[cursor:])
+
+
+def stable_tracker_ids(data: bytes) -> bytes:
+    """`data` with each cloudpickle class tracker id replaced by one derived from the payload's
+    canonical bytes and the id's rank, so that the same payload pickles to the same bytes in
+    every process while distinct payloads keep distinct ids. The ids are 32 hex digits like the
+    random ones, so the pickle's lengths and frames stay valid."""
+    if b"_make_skeleton_" not in data:
+        return data
+    try:
+        spans = _tracker_id_spans(data)
+    except (ValueError, IndexError, KeyError, TypeError):
+        return data
+    digest = hashlib.sha256(canonical_payload(data)).hexdigest()
+    ids: dict[bytes, bytes] = {}
+    out = bytearray(data)
+    for start, end in sorted(spans):
+        old = data[end - 32:end]
+        new = ids.setdefault(old, hashlib.sha256(f"{digest} {len(ids)}".encode()).hexdigest()[:32].encode())
+        out[end - 32:end] = new
+    return bytes(out)
 
 
 class _Str(str):

@@ -2,10 +2,15 @@
 from __future__ import annotations
 
 import inspect
+import io
+import types
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
 import cloudpickle
+
+from dfir.core.canonical_payload import stable_tracker_ids
+from dfir.core.source_paths import display_path
 
 
 @dataclass
@@ -26,11 +31,37 @@ class UdfPayload:
     choice_output: dict[str, Callable[[Any], bool]] = field(default_factory=dict)
 
     def dumps(self) -> bytes:
-        return cloudpickle.dumps(self, protocol=5)
+        """The pickled payload, the same bytes in every process: code shipped by value names its
+        file as `display_path` does, and cloudpickle's class ids are derived from the content."""
+        buffer = io.BytesIO()
+        _StablePickler(buffer, protocol=5).dump(self)
+        return stable_tracker_ids(buffer.getvalue())
 
     def is_generator(self, func_name: str) -> bool:
         fn = self.target if self.kind == "function" else getattr(self.target, func_name)
         return inspect.isgeneratorfunction(fn)
+
+
+class _StablePickler(cloudpickle.Pickler):
+    """cloudpickle, with every file name it ships (a code object's, a module's `__file__` among
+    a function's globals) named as `display_path` names it."""
+
+    def reducer_override(self, obj):
+        if isinstance(obj, types.CodeType) and _stable(obj.co_filename) != obj.co_filename:
+            return self.dispatch_table[types.CodeType](obj.replace(co_filename=_stable(obj.co_filename)))
+        return super().reducer_override(obj)
+
+    def _function_getnewargs(self, func):
+        newargs = super()._function_getnewargs(func)
+        base_globals = self.globals_ref[id(func.__globals__)]
+        if isinstance(base_globals.get("__file__"), str):
+            base_globals["__file__"] = _stable(base_globals["__file__"])
+        return newargs
+
+
+def _stable(filename: str) -> str:
+    """A file's name as shipped; pseudo names such as `<stdin>` stay as they are."""
+    return filename if filename.startswith("<") else display_path(filename)
 
 
 def loads(data: bytes | memoryview) -> UdfPayload:

@@ -1,6 +1,8 @@
 """`dfir.compile` honours what the graph says: a FlowGraph's own options and `df.init`'s, which
 the call's options override (the most specific setting wins)."""
 import json
+import subprocess
+import sys
 
 import pytest
 
@@ -67,3 +69,41 @@ def test_the_graph_options_turn_the_cache_on(tmp_path):
     assert any(line.startswith("cache: graph key k: miss; stored") for line in cold.report), cold.report
     assert warm.report[0].startswith("cache: graph key k: hit"), warm.report
     assert warm.om == cold.om
+
+
+REPRODUCIBLE_SCRIPT = '''
+import sys
+import dfir, dfir.dataflow as df
+
+@df.pyflow
+class Scale:
+    def __init__(self, k):
+        self.k = k
+
+    @df.method()
+    def run(self, x):
+        return x * self.k
+
+@df.pyflow
+def inc(x):
+    return x + 1
+
+graph = df.FlowGraph([inc.fnode()(Scale.fnode(3)(df.FlowData(name="x")))])
+dfir.compile(graph).save(sys.argv[1])
+'''
+
+
+def test_one_script_gives_one_om_from_any_process_and_directory(tmp_path):
+    folder = tmp_path / "project"
+    folder.mkdir()
+    script = folder / "pipeline.py"
+    script.write_text(REPRODUCIBLE_SCRIPT)
+    runs = [("pipeline.py", folder), (str(script), tmp_path), (str(script), folder)]
+    written = []
+    for k, (path, cwd) in enumerate(runs):
+        out = tmp_path / f"out{k}"
+        subprocess.run([sys.executable, path, str(out)], cwd=cwd, check=True)
+        written.append((tmp_path / f"out{k}.om").read_bytes())
+    assert written[0] == written[1] == written[2]
+    assert str(tmp_path).encode() not in written[0]
+    assert b"pipeline.py:" in written[0]  # node locations name the script by its name

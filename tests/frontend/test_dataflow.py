@@ -51,7 +51,7 @@ def test_inputs_are_sorted_by_name_and_located():
     graph = df.FlowGraph([add.fnode()(b, a)])
     assert [d.name for d in graph.inputs] == ["a", "b"]
     text = ir_of(graph)
-    assert re.search(r'df.data "a" index 0 \{loc = "tests/frontend/test_dataflow.py:\d+"\}', text)
+    assert re.search(r'df.data "a" index 0 \{loc = "test_dataflow.py:\d+"\}', text)
     assert re.search(r'df.data "b" index 1', text)
 
 
@@ -61,7 +61,7 @@ def test_function_node_ir():
     text = ir_of(graph)
     assert re.search(r'df.func_pp @add_pp \[#df.func<"add"\(0, 1\) -> \(0\)>\] '
                      r'\{kind = "py_func", fingerprint = "sha256:[0-9a-f]{64}"\} payload "', text)
-    assert re.search(r'%2 = df.node "add_fnode"\(%0, %1\) pp @add_pp \{loc = "tests/frontend/test_dataflow.py:\d+", '
+    assert re.search(r'%2 = df.node "add_fnode"\(%0, %1\) pp @add_pp \{loc = "test_dataflow.py:\d+", '
                      r'device = #df.device<host>\} : 2 -> 1', text)
     assert "df.output %2" in text
 
@@ -96,7 +96,7 @@ def test_graph_output_order_is_kept():
 
 @pytest.mark.parametrize("build, message", [
     (lambda: add.fnode()(df.FlowData()),
-     r"node add_fnode \(tests/frontend/test_dataflow.py:\d+\) has input_num=2 but was called with 1 inputs"),
+     r"node add_fnode \(test_dataflow.py:\d+\) has input_num=2 but was called with 1 inputs"),
     (lambda: add.fnode()(df.FlowData(), 3),
      r"node add_fnode \(.*\): input 1 must be a FlowData or FlowOutput, got int"),
     (lambda: df.FlowData(data_cls=int), r"FlowData data_cls must be Tensor"),
@@ -162,7 +162,7 @@ def test_alignment_ranges():
 def test_unconnected_input_is_reported_at_compile():
     node = Pair.fnode()
     out = node.first(df.FlowData())
-    with pytest.raises(GeError, match=r"node Pair_fnode \(tests/frontend/test_dataflow.py:\d+\): input 1 is not connected"):
+    with pytest.raises(GeError, match=r"node Pair_fnode \(test_dataflow.py:\d+\): input 1 is not connected"):
         dfir.compile(df.FlowGraph([out]))
 
 
@@ -227,8 +227,8 @@ def test_an_alias_taken_in_the_session_is_refused_where_it_is_set_again():
     with pytest.raises(GeError) as error:
         add.fnode().set_alias("flowNode1")
     here = inspect.currentframe().f_lineno - 1
-    assert str(error.value) == (f"tests/frontend/test_dataflow.py:{here}: name:flowNode1 is already used, "
-                                f"please modify. It was taken at tests/frontend/test_dataflow.py:{line}")
+    assert str(error.value) == (f"test_dataflow.py:{here}: name:flowNode1 is already used, "
+                                f"please modify. It was taken at test_dataflow.py:{line}")
     assert first.alias == "flowNode1"
 
 
@@ -236,7 +236,7 @@ def test_an_alias_may_not_take_a_node_name_but_may_repeat_its_own():
     taken = add.fnode(name="stage")
     assert taken.set_alias("stage").alias == "stage"
     with pytest.raises(GeError, match=r"name:stage is already used, please modify\. It was taken at "
-                                      r"tests/frontend/test_dataflow.py:\d+"):
+                                      r"test_dataflow.py:\d+"):
         add.fnode().set_alias("stage")
 
 

@@ -1,8 +1,11 @@
-"""Where user code created a graph object: the first stack frame outside dfir itself."""
+"""Where user code created a graph object: the first stack frame outside dfir itself, its file
+named as `dfir.core.source_paths` names files (stable across working directories)."""
 from __future__ import annotations
 
 import os
 import sys
+
+from dfir.core.source_paths import display_path
 
 _DFIR_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # dfir/
 
@@ -13,14 +16,6 @@ def user_location() -> str:
     while frame is not None:
         path = os.path.abspath(frame.f_code.co_filename)
         if not path.startswith(_DFIR_ROOT + os.sep):
-            return f"{_display_path(path)}:{frame.f_lineno}"
+            return f"{display_path(path)}:{frame.f_lineno}"
         frame = frame.f_back
     return "<unknown>"
-
-
-def _display_path(path: str) -> str:
-    try:
-        relative = os.path.relpath(path)
-    except ValueError:
-        return path
-    return path if relative.startswith("..") else relative
