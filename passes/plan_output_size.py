@@ -15,19 +15,19 @@ dimension is unbounded) and G the user's size:
 1. no G: P is filled in (-1 when there is no P; the report says the output is unbounded);
 2. G and no P: G (the runtime rejects a larger result, failing that transaction);
 3. G >= P: P, the tighter of the two;
-4. G < P: G, with a warning naming the output and both numbers: transactions whose output
-   exceeds G will fail.
+4. G < P: an error at the graph's `ge.output` naming the output and both numbers (a size the
+   shape ranges can exceed would fail transactions at run time).
 `enabled=false` plans nothing (the runtime then only enforces a given G).
 """
 from __future__ import annotations
 
-import logging
 from dataclasses import dataclass
 from typing import NamedTuple
 
 from xdsl.context import Context
 from xdsl.dialects.builtin import DenseArrayBase, ModuleOp, i64
 from xdsl.passes import ModulePass
+from xdsl.utils.exceptions import DiagnosticException
 
 from dfir.dialects import ge
 from dfir.dialects.ge_types import GeTensorType
@@ -38,8 +38,6 @@ MAX_BYTES_ATTR = "max_bytes"
 """The ge.output attribute: planned bytes per output, -1 for none."""
 
 _GIVEN_ATTR = "output_max_size"  # written by dfir.frontend.ge.graph_config (OUTPUT_MAX_SIZE_ATTR)
-
-_log = logging.getLogger("dfir.passes.plan_output_size")
 
 
 def element_bytes(t: GeTensorType) -> int:
@@ -72,8 +70,6 @@ class OutputPlan(NamedTuple):
             return f"{where} {self.proved} B proved" if self.proved is not None else f"{where} unbounded"
         if self.proved is None:
             return f"{where} unbounded, ge.outputMaxSize {self.given} B (checked at run time)"
-        if self.too_small:
-            return f"{where} ge.outputMaxSize {self.given} B < {self.proved} B proved (warning)"
         return f"{where} {self.proved} B proved (ge.outputMaxSize {self.given} B)"
 
 
@@ -109,9 +105,10 @@ class PlanOutputSize(ModulePass):
                 plans = output_plans(graph)
                 for plan in plans:
                     if plan.too_small:
-                        _log.warning("ge.outputMaxSize of output %d of graph %s is %d bytes, below the "
-                                     "%d bytes its shape ranges allow; a transaction whose output is "
-                                     "larger will fail", plan.index, plan.graph, plan.given, plan.proved)
+                        message = (f"ge.outputMaxSize of output {plan.index} of graph {plan.graph} is "
+                                   f"{plan.given} bytes, below the {plan.proved} bytes its shape ranges "
+                                   "allow; give at least that, or narrow the input shapes (ge.inputShape)")
+                        graph.output_op.emit_error(message, DiagnosticException(message))
                 graph.output_op.attributes[MAX_BYTES_ATTR] = DenseArrayBase.from_list(
                     i64, [-1 if p.planned is None else p.planned for p in plans])
 

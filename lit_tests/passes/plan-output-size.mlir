@@ -1,8 +1,7 @@
 // plan-output-size writes `max_bytes` on each ge.output: the bytes its type proves (elements x
 // element bytes), the user's ge.outputMaxSize (`output_max_size` on the graph) where nothing is
-// proved or where it is smaller (with a warning naming both numbers), -1 when neither exists.
-// RUN: dfir-opt %s -p plan-output-size 2>/dev/null | filecheck %s
-// RUN: dfir-opt %s -p plan-output-size 2>&1 >/dev/null | filecheck %s --check-prefix=WARN
+// proved, -1 when neither exists. A size below the proof is an error (plan-output-size-invalid.mlir).
+// RUN: dfir-opt %s -p plan-output-size | filecheck %s
 // RUN: dfir-opt %s -p 'plan-output-size{enabled=false}' | filecheck %s --check-prefix=OFF
 
 // A bounded output of every element size: f32 8 x 4, i64 3, bool 5 (one byte each).
@@ -38,12 +37,11 @@ ge.graph @unbounded {
   ge.output %x : !ge.tensor<[-1, 4], f32>
 }
 
-// A given size above the proof gives way to the proof; one below it is kept, with a warning.
+// A given size above the proof gives way to the proof; one equal to it is the proof.
 // An empty entry (-1) leaves that output to the proof.
-// CHECK-LABEL: ge.graph @given_sizes attributes {output_max_size = array<i64: 1000, 50, -1>}
-// CHECK:         ge.output %x, %x, %x {max_bytes = array<i64: 128, 50, 128>}
-// WARN:        ge.outputMaxSize of output 1 of graph given_sizes is 50 bytes, below the 128 bytes its shape ranges allow; a transaction whose output is larger will fail
-ge.graph @given_sizes attributes {output_max_size = array<i64: 1000, 50, -1>} {
+// CHECK-LABEL: ge.graph @given_sizes attributes {output_max_size = array<i64: 1000, 128, -1>}
+// CHECK:         ge.output %x, %x, %x {max_bytes = array<i64: 128, 128, 128>}
+ge.graph @given_sizes attributes {output_max_size = array<i64: 1000, 128, -1>} {
   %x = ge.data 0 "x" : !ge.tensor<[1:8, 4], f32>
   ge.output %x, %x, %x : !ge.tensor<[1:8, 4], f32>, !ge.tensor<[1:8, 4], f32>, !ge.tensor<[1:8, 4], f32>
 }

@@ -235,7 +235,7 @@ def test_a_class_udf_has_the_same_key_in_every_process(tmp_path):
                            env={"PYTHONHASHSEED": str(seed), "PATH": ""}, cwd=tmp_path).stdout.split()
             for seed in (1, 2)]
     (frontend1, key1, payload1), (frontend2, key2, payload2) = runs
-    assert payload1 != payload2, "cloudpickle tags classes shipped by value with a random id"
+    assert payload1 == payload2, "the class ids cloudpickle draws at random are derived from the payload"
     assert key1 == key2 and frontend1 == frontend2
 
 
@@ -431,3 +431,20 @@ def test_the_frontend_key_knows_every_attribute_of_the_frontend_objects():
     objects = [flow, node.input_anchors[0].node.input_anchors[1], node, point, point.graph, udf_point,
                udf_point.udf]
     assert {type(o): set(vars(o)) for o in objects} == FRONTEND_ATTRIBUTES
+
+
+def test_stable_tracker_ids_keep_distinct_classes_distinct():
+    import cloudpickle
+
+    from dfir.core.canonical_payload import canonical_payload, stable_tracker_ids
+
+    def make(k):
+        class Twin:  # two classes of one name, shipped by value
+            factor = k
+        return Twin
+    first, second = make(2), make(3)
+    data = cloudpickle.dumps([first, second, first], protocol=5)
+    stable = stable_tracker_ids(data)
+    assert len(stable) == len(data) and canonical_payload(stable) == canonical_payload(data)
+    rebuilt = cloudpickle.loads(stable)
+    assert [cls.factor for cls in rebuilt] == [2, 3, 2] and rebuilt[0] is rebuilt[2] is not rebuilt[1]

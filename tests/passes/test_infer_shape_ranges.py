@@ -164,12 +164,17 @@ def test_max_bytes_uses_each_element_size():
     assert max_bytes(GeTensorType.from_shape([-1], dt.DT_FLOAT)) is None
 
 
-def test_a_given_size_below_the_proof_warns_and_is_enforced(caplog):
-    with caplog.at_level(logging.WARNING, logger="dfir.passes.plan_output_size"):
-        compiled = dfir.compile(mlp(), {"ge.inputShape": "x:1~8,4", "ge.outputMaxSize": "100"})
-    assert caplog.messages == ["ge.outputMaxSize of output 0 of graph mlp is 100 bytes, below the 256 "
-                               "bytes its shape ranges allow; a transaction whose output is larger will fail"]
-    assert "plan-output-size: @mlp[0] ge.outputMaxSize 100 B < 256 B proved (warning)" in str(compiled.report)
+def test_a_given_size_below_the_proof_is_a_compile_error():
+    with pytest.raises(GeError) as error:
+        dfir.compile(mlp(), {"ge.inputShape": "x:1~8,4", "ge.outputMaxSize": "100"})
+    assert str(error.value) == ("dfir.compile failed; ge.outputMaxSize of output 0 of graph mlp is 100 bytes, "
+                                "below the 256 bytes its shape ranges allow; give at least that, or narrow "
+                                "the input shapes (ge.inputShape)")
+
+
+def test_a_given_size_bounds_an_unbounded_output_at_run_time():
+    compiled = dfir.compile(mlp(), {"ge.inputShape": "x:-1,4", "ge.outputMaxSize": "100"})
+    assert "plan-output-size: @mlp[0] unbounded, ge.outputMaxSize 100 B (checked at run time)" in str(compiled.report)
     with dfir.load(compiled.om) as model:
         for rows in (3, 4, 2):
             model.feed_data([np.ones((rows, 4), np.float32)])
