@@ -831,7 +831,9 @@ def test_builder_errors_name_the_node_the_op_and_the_numbers(build, message):
     x = g.data(0, [2, 3, 4, 4], F32, name="x")
     with pytest.raises(GeError) as info:
         build(g, x)
-    assert str(info.value) == message
+    line = build.__code__.co_firstlineno
+    assert f"at=test_ge.py:{line}" in str(info.value)  # the user's line that called the builder
+    assert str(info.value).replace(f"at=test_ge.py:{line}; ", "").replace(f"; at=test_ge.py:{line}", "") == message
 
 
 def test_verifier_counts_results_against_the_shape_function():

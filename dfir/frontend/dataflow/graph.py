@@ -7,7 +7,7 @@ from typing import Any, Sequence
 from dfir.core.errors import GeError
 from dfir.core.tensor import Tensor, TensorDesc
 from dfir.frontend.dataflow import names
-from dfir.frontend.dataflow.source import user_location
+from dfir.frontend.source import user_location
 
 
 class ProcessPoint:

@@ -9,7 +9,7 @@ from dfir.core.errors import GeError
 from dfir.core.udf_params import typed_param
 from dfir.frontend.dataflow import names
 from dfir.frontend.dataflow.graph import FlowNode, ProcessPoint
-from dfir.frontend.dataflow.source import user_location
+from dfir.frontend.source import user_location
 from dfir.frontend.dataflow.udf_spec import udf_spec_of
 from dfir.frontend.ge.graph import Graph
 

@@ -29,6 +29,7 @@ from dfir.core import data_type as dt
 from dfir.core.errors import GeError
 from dfir.dialects import ge
 from dfir.dialects.ge_types import FORMATS, GeTensorType, element_type_of
+from dfir.frontend.source import user_location
 
 __all__ = ["Graph", "GraphInput", "Value"]
 
@@ -95,7 +96,7 @@ class Graph:
 
     def __init__(self, name: str):
         if not isinstance(name, str) or not name:
-            raise GeError(f"Graph name must be a non-empty str, got {name!r}")
+            raise GeError(f"Graph name must be a non-empty str, got {name!r}", context={"at": user_location()})
         self._name = name
         self._nodes: list[_Node] = []
         self._value_count = 0
@@ -528,7 +529,8 @@ class Graph:
         return dtype
 
     def _error(self, message: str, node: str | None = None) -> GeError:
-        context = {"graph": self._name} | ({"node": node} if node else {})
+        """A GeError naming the graph, the node and the user's line that called the builder."""
+        context = {"graph": self._name} | ({"node": node} if node else {}) | {"at": user_location()}
         return GeError(message, context=context)
 
 

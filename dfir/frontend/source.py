@@ -7,7 +7,7 @@ import sys
 
 from dfir.core.source_paths import display_path
 
-_DFIR_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # dfir/
+_DFIR_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # dfir/
 
 
 def user_location() -> str:
