@@ -290,7 +290,7 @@ def test_a_damaged_cached_model_is_rebuilt_never_loaded(cache_dir, damage, caplo
     data = bytearray(path.read_bytes())
     path.write_bytes(bytes(data[:len(data) // 2]) if damage == "truncate" else
                      bytes(data[:1000]) + bytes([data[1000] ^ 1]) + bytes(data[1001:]))
-    with caplog.at_level(logging.WARNING, logger="dfir.driver.cache"):
+    with caplog.at_level(logging.WARNING, logger="dfir.cache"):
         again = dfir.compile(build(), options(cache_dir))
     assert f"cached model {path} is not usable" in caplog.text
     assert again.om == cold.om
@@ -305,7 +305,7 @@ def test_a_damaged_graph_unit_is_rebuilt(tmp_path, cache_dir, caplog):
     data = bytearray(unit.read_bytes())
     data[-1] ^= 1
     unit.write_bytes(bytes(data))
-    with caplog.at_level(logging.WARNING, logger="dfir.driver.cache"):
+    with caplog.at_level(logging.WARNING, logger="dfir.cache"):
         changed = dfir.compile(build(offset=6), options(cache_dir))
     assert f"subgraph cache {unit} is not usable (the content does not match its checksum" in caplog.text
     fresh_dir = tmp_path / "fresh"
@@ -321,7 +321,7 @@ def test_a_unit_of_the_wrong_kind_is_not_used(tmp_path, cache_dir, caplog):
     store = CacheStore(cache_settings(options(cache_dir)))
     graph = CachedGraph({}, "pipe", "text sha256:1", "sha256:1", Structure("0", ()))
     store.store_unit(shift_fingerprint, graph)
-    with caplog.at_level(logging.WARNING, logger="dfir.driver.cache"):
+    with caplog.at_level(logging.WARNING, logger="dfir.cache"):
         changed = dfir.compile(build(scale=4.0), options(cache_dir))
     assert (f"subgraph cache {store.unit_path(shift_fingerprint)} is not usable (it holds a CachedGraph, "
             "expected a CachedUnit)") in caplog.text
@@ -370,7 +370,7 @@ def test_a_damaged_subgraph_unit_is_rebuilt(cache_dir, caplog):
     dfir.compile(build(), options(cache_dir))
     unit = next(iter((cache_dir / KEY).iterdir()))
     unit.write_bytes(unit.read_bytes()[:-10])
-    with caplog.at_level(logging.WARNING, logger="dfir.driver.cache"):
+    with caplog.at_level(logging.WARNING, logger="dfir.cache"):
         changed = dfir.compile(build(offset=2, scale=5.0), options(cache_dir))
     assert "0 of 2 process points reused" in cache_lines(changed)[0]
     again = dfir.compile(build(offset=3, scale=5.0), options(cache_dir))
@@ -378,15 +378,26 @@ def test_a_damaged_subgraph_unit_is_rebuilt(cache_dir, caplog):
     assert run(again.om, 1.0) == [20.0, 20.0]
 
 
+def _index_with(cache_dir, entry: dict) -> None:
+    """An index whose first entry is `entry`, followed by the good entries a compile wrote."""
+    path = cache_dir / f"{KEY}.idx"
+    good = json.loads(path.read_text())["cache_file_list"] if path.exists() else []
+    path.write_text(json.dumps({"cache_file_list": [entry, *good]}))
+
+
 @pytest.mark.parametrize("name", ["../outside.om", "/etc/passwd", ".", "link.om"])
-def test_an_index_pointing_outside_the_directory_is_an_error(cache_dir, name):
+def test_an_index_entry_pointing_outside_the_directory_is_dropped_and_the_index_rebuilt(cache_dir, name, caplog):
+    cold = dfir.compile(build(), options(cache_dir))
     (cache_dir / "link.om").symlink_to(cache_dir.parent / "elsewhere.om")
-    (cache_dir / f"{KEY}.idx").write_text(json.dumps({"cache_file_list": [
-        {"graph_key": KEY, "cache_file_name": name, "var_desc_file_name": "", "fingerprint": "sha256:0"}]}))
-    with pytest.raises(GeError) as error:
-        dfir.compile(build(), options(cache_dir))
-    assert str(error.value) == (f"file={cache_dir / f'{KEY}.idx'}; cache_file_list[0].cache_file_name "
-                                f"{name!r} points outside the cache directory {cache_dir}")
+    _index_with(cache_dir, {"graph_key": KEY, "cache_file_name": name, "var_desc_file_name": "",
+                            "fingerprint": "sha256:0"})
+    with caplog.at_level(logging.WARNING, logger="dfir.cache"):
+        warm = dfir.compile(build(), options(cache_dir))
+    assert caplog.messages == [f"cache index entry dropped: file={cache_dir / f'{KEY}.idx'}; "
+                               f"cache_file_list[0].cache_file_name {name!r} points outside the cache "
+                               f"directory {cache_dir}"]
+    assert warm.om == cold.om and cache_lines(warm)[0].startswith(f"cache: graph key {KEY}: hit")
+    assert len(read_index(str(cache_dir), KEY)) == 1
 
 
 @pytest.mark.parametrize("field, value, expected", [
@@ -394,19 +405,21 @@ def test_an_index_pointing_outside_the_directory_is_an_error(cache_dir, name):
     ("points", [], "cache_file_list[0].points must be an object of strings, got []"),
     ("points", {"sha256:1": 2},
      "cache_file_list[0].points must be an object of strings, got {'sha256:1': 2}")])
-def test_an_index_entry_with_a_malformed_dfir_field_is_an_error(cache_dir, field, value, expected):
-    entry = {"graph_key": KEY, "cache_file_name": f"{KEY}_20260101000000000000.om", "var_desc_file_name": "",
-             "fingerprint": "sha256:0", field: value}
-    (cache_dir / f"{KEY}.idx").write_text(json.dumps({"cache_file_list": [entry]}))
-    with pytest.raises(GeError) as error:
-        dfir.compile(build(), options(cache_dir))
-    assert str(error.value) == f"file={cache_dir / f'{KEY}.idx'}; {expected}"
+def test_an_index_entry_with_a_malformed_dfir_field_is_dropped(cache_dir, field, value, expected, caplog):
+    _index_with(cache_dir, {"graph_key": KEY, "cache_file_name": f"{KEY}_20260101000000000000.om",
+                            "var_desc_file_name": "", "fingerprint": "sha256:0", field: value})
+    with caplog.at_level(logging.WARNING, logger="dfir.cache"):
+        compiled = dfir.compile(build(), options(cache_dir))
+    assert caplog.messages == [f"cache index entry dropped: file={cache_dir / f'{KEY}.idx'}; {expected}"]
+    assert run(compiled.om, 1.0) == [4.0, 4.0]
+    assert [entry.cache_file_name for entry in read_index(str(cache_dir), KEY)] == \
+        [cache_lines(compiled)[0].split("stored ")[1].split(";")[0]]
 
 
 def test_an_unreadable_index_is_dropped_and_rewritten(cache_dir, caplog):
     dfir.compile(build(), options(cache_dir))
     (cache_dir / f"{KEY}.idx").write_text('{"cache_file_list": [')
-    with caplog.at_level(logging.WARNING, logger="dfir.driver.cache"):
+    with caplog.at_level(logging.WARNING, logger="dfir.cache"):
         compiled = dfir.compile(build(), options(cache_dir))
     assert "cache index is unreadable" in caplog.text
     assert "2 of 2 process points reused" in cache_lines(compiled)[0]

@@ -24,7 +24,8 @@ from typing import Callable
 from dfir.core.errors import GeError
 from dfir.driver.cache.checked_om import read_checked_om
 from dfir.driver.cache.files import confined_path, timestamped_name, write_atomic
-from dfir.driver.cache.index import IndexEntry, IndexUnreadable, index_path, read_index, write_index
+from dfir.driver.cache.index import (IndexEntry, IndexUnreadable, entry_from_json, index_path, read_index_json,
+                                     write_index)
 from dfir.driver.cache.lock import locked
 from dfir.driver.cache.resource_config import config_differences
 from dfir.driver.cache.settings import CacheSettings
@@ -78,13 +79,26 @@ class CacheStore:
     # --- cached models ---
 
     def entries(self) -> list[IndexEntry]:
-        """The index entries, oldest first (none, with a warning, when the index is unreadable)."""
+        """The index entries, oldest first. An index that is unreadable or not an index is
+        dropped whole, and a malformed entry alone, each with a warning; what is left is
+        written back, so one bad entry costs one rebuild, not every compile of the key."""
         if self._entries is None:
             try:
-                self._entries = read_index(self.directory, self.key)
-            except IndexUnreadable as error:
+                items = read_index_json(self.directory, self.key)
+            except (IndexUnreadable, GeError) as error:
                 _log.warning("cache index is unreadable (%s); its entries are dropped", error)
-                self._entries = []
+                items = []
+            path = index_path(self.directory, self.key)
+            entries, dropped = [], 0
+            for i, item in enumerate(items):
+                try:
+                    entries.append(entry_from_json(item, f"cache_file_list[{i}]", self.directory, self.key, path))
+                except GeError as error:
+                    _log.warning("cache index entry dropped: %s", error)
+                    dropped += 1
+            self._entries = entries
+            if dropped:
+                self._write_entries(entries)
         return list(self._entries)
 
     def _write_entries(self, entries: list[IndexEntry]) -> None:
