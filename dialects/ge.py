@@ -15,18 +15,19 @@ Every tensor op derives from `ShapedOp` and owns a *shape function*, `infer_type
 properties)`, that returns its result types or raises a VerifyException naming the op and the
 shapes. The op's verifier checks that each declared result type is compatible with the inferred
 one; the graph builder (`dfir.frontend.ge.graph`) uses the same function to type the ops it creates, and
-a new op plugs in by declaring itself and its shape function, nothing else.
+a new op plugs in by declaring itself and its shape function, nothing else. The checks and range
+arithmetic that shape functions share are in `ge_shapes`, over the integer rules of
+`dfir.core.shape_arith`.
 """
 from __future__ import annotations
 
 import math
 from collections import Counter
-from functools import reduce
-from typing import ClassVar, Mapping, NamedTuple, Sequence
+from typing import ClassVar, Mapping, Sequence
 
 from xdsl.dialects.builtin import (I64, AnyFloat, DenseArrayBase, DenseIntOrFPElementsAttr, FloatAttr,
                                    Float64Type, IntegerAttr, IntegerType, StringAttr, SymbolNameConstraint,
-                                   TensorType, UnitAttr, i32, i64)
+                                   TensorType, UnitAttr, i64)
 from xdsl.ir import Attribute, Block, Dialect, Region, SSAValue, TypeAttribute
 from xdsl.irdl import (IRDLOperation, VarConstraint, base, irdl_op_definition, opt_attr_def,
                        operand_def, opt_operand_def, opt_prop_def, prop_def, region_def, result_def,
@@ -36,7 +37,16 @@ from xdsl.printer import Printer
 from xdsl.traits import HasParent, IsolatedFromAbove, NoTerminator, Pure, SymbolOpInterface
 from xdsl.utils.exceptions import VerifyException
 
+from dfir.core.shape_arith import (range_add, range_div, range_max, range_min, range_mul, range_sub,
+                                   slice_bounds, slice_length)
 from dfir.dialects.ge_plan_attrs import SlotAttr
+from dfir.dialects.ge_shapes import (MAX_KNOWN_ELEMENTS, ValueRanges, broadcast_dims, check_count, check_min,
+                                     check_window_properties, dim_shift, dim_sum, element_range, format_shape,
+                                     intersect_dims, is_compatible, known_operands, normalize_axes, normalize_axis,
+                                     prop_flag, prop_int, prop_ints, require_float, require_image_format,
+                                     require_index, require_rank, require_same_element_type,
+                                     require_same_element_types, slice_dim, slice_params, value_binary, window_dim,
+                                     windows_of)
 from dfir.dialects.ge_types import DimRange, GeTensorType, dtype_of, format_dims
 
 __all__ = ["GE", "GraphOp", "OutputOp", "DataOp", "ConstOp", "VariableOp", "IdentityOp", "AddOp", "SubOp",
@@ -47,333 +57,6 @@ __all__ = ["GE", "GraphOp", "OutputOp", "DataOp", "ConstOp", "VariableOp", "Iden
            "UnsqueezeOp", "PadOp", "FlattenOp", "ReduceSumOp", "ReduceMeanOp", "ReduceMaxOp", "CastOp",
            "ShapeOp", "ResizeBilinearOp", "ShapedOp", "ValueRanges", "const_type", "op_name_of",
            "slice_bounds", "slice_length"]
-
-
-# --- shape functions' helpers -----------------------------------------------------------------
-
-def _shape(t: GeTensorType) -> str:
-    return format_dims(t.dims)
-
-
-def _broadcast_dim(a: DimRange, b: DimRange) -> DimRange | None:
-    """The sizes a broadcast result dimension may take, or None when `a` and `b` never match.
-
-    At run time the result is `b` when `a` is 1, `a` when `b` is 1, and otherwise both must be
-    equal; the result range is the hull of the cases the ranges allow.
-    """
-    cases = [r for r in (b if a.contains(1) else None, a if b.contains(1) else None, a.intersect(b))
-             if r is not None]
-    return reduce(DimRange.hull, cases) if cases else None
-
-
-def _broadcast_dims(what: str, lhs: Sequence[DimRange], rhs: Sequence[DimRange]) -> list[DimRange]:
-    """numpy broadcasting over ranges; `what` opens the error message."""
-    rank = max(len(lhs), len(rhs))
-    one = DimRange.fixed(1)
-    lhs_padded = [one] * (rank - len(lhs)) + list(lhs)
-    rhs_padded = [one] * (rank - len(rhs)) + list(rhs)
-    dims = []
-    for i, (a, b) in enumerate(zip(lhs_padded, rhs_padded)):
-        dim = _broadcast_dim(a, b)
-        if dim is None:
-            raise VerifyException(f"{what} {format_dims(lhs)} and {format_dims(rhs)} do not broadcast: "
-                                  f"dimension {i} is {a} vs {b}")
-        dims.append(dim)
-    return dims
-
-
-def _same_element_type(op_name: str, lhs: GeTensorType, rhs: GeTensorType) -> None:
-    if lhs.element_type != rhs.element_type:
-        raise VerifyException(f"{op_name}: element types differ: lhs {lhs.element_type}, "
-                              f"rhs {rhs.element_type}")
-
-
-def _element_count(dims: Sequence[DimRange]) -> DimRange:
-    """How many elements a tensor with these dimensions may hold."""
-    his = [d.hi for d in dims]
-    return DimRange(math.prod(d.lo for d in dims), None if None in his else math.prod(his))
-
-
-def _compatible(declared: Attribute, inferred: GeTensorType) -> bool:
-    """Whether a declared result type can hold what the shape function inferred.
-
-    As MLIR's compatible shapes: same element type, format and rank, and every pair of dimension
-    ranges shares a size. A declared type may be narrower than the inferred one (the shape
-    function's ranges are sound but not always tight, e.g. after a reshape with -1).
-    """
-    return (isinstance(declared, GeTensorType) and declared.element_type == inferred.element_type
-            and declared.format == inferred.format and declared.rank == inferred.rank
-            and all(d.intersect(i) is not None for d, i in zip(declared.dims, inferred.dims)))
-
-
-# --- helpers of the ops below ----------------------------------------------------------------
-
-ValueRanges = tuple[DimRange, ...]
-"""What is known of the elements of a small integer tensor (rank 0 or 1, e.g. a shape computed
-with `ge.shape`): one range per element, in order. Ranges of values may have a negative `lo`."""
-
-_MAX_KNOWN_ELEMENTS = 64
-"""Integer constants up to this many elements have known `ValueRanges` (shape arithmetic operands)."""
-
-
-def _ints(properties: Mapping[str, Attribute], key: str) -> list[int]:
-    return list(properties[key].get_values())
-
-
-def _int(properties: Mapping[str, Attribute], key: str) -> int:
-    return properties[key].value.data
-
-
-def _flag(properties: Mapping[str, Attribute], key: str) -> bool:
-    return key in properties
-
-
-def _require_float(op_name: str, t: GeTensorType, what: str = "operand") -> None:
-    if not isinstance(t.element_type, AnyFloat):
-        raise VerifyException(f"{op_name}: {what} must have a floating-point element type, got "
-                              f"{t.element_type}")
-
-
-def _require_index(op_name: str, t: GeTensorType, what: str) -> None:
-    if t.element_type not in (i32, i64):
-        raise VerifyException(f"{op_name}: {what} must have element type i32 or i64, got {t.element_type}")
-
-
-def _require_rank(op_name: str, t: GeTensorType, rank: int, what: str = "input") -> None:
-    if t.rank != rank:
-        raise VerifyException(f"{op_name}: {what} must have rank {rank}, got {_shape(t)}")
-
-
-def _require_image_format(op_name: str, t: GeTensorType) -> None:
-    """Image ops read dimension 1 as channels and 2, 3 as height and width (NCHW or ND)."""
-    if t.tensor_format == "NHWC":
-        raise VerifyException(f"{op_name}: input format NHWC is not supported, expected NCHW or ND")
-
-
-def _axis(op_name: str, axis: int, t: GeTensorType, what: str = "axis", extra: int = 0) -> int:
-    """`axis` in [0, rank + extra): negative axes count from the end."""
-    rank = t.rank + extra
-    if not -rank <= axis < rank:
-        raise VerifyException(f"{op_name}: {what} {axis} is out of range for {_shape(t)} "
-                              f"(valid: {-rank}..{rank - 1})")
-    return axis % rank
-
-
-def _axes(op_name: str, axes: Sequence[int], t: GeTensorType, extra: int = 0) -> list[int]:
-    """Normalized, distinct axes (see `_axis`)."""
-    normalized = [_axis(op_name, a, t, "axis", extra) for a in axes]
-    repeated = [a for a, n in Counter(normalized).items() if n > 1]
-    if repeated:
-        raise VerifyException(f"{op_name}: axes {list(axes)} name axis {repeated[0]} more than once")
-    return normalized
-
-
-def _check_count(op_name: str, what: str, values: Sequence[int], count: int) -> None:
-    if len(values) != count:
-        raise VerifyException(f"{op_name}: {what} must have {count} entries, got {list(values)}")
-
-
-def _check_min(op_name: str, what: str, values: Sequence[int], least: int) -> None:
-    if any(v < least for v in values):
-        raise VerifyException(f"{op_name}: {what} must be >= {least}, got {list(values)}")
-
-
-def _same_element_types(op_name: str, types: Sequence[GeTensorType], what: str = "operands") -> None:
-    kinds = {t.element_type for t in types}
-    if len(kinds) > 1:
-        raise VerifyException(f"{op_name}: {what} must share one element type, got "
-                              f"{', '.join(str(t.element_type) for t in types)}")
-
-
-def _dim_sum(dims: Sequence[DimRange]) -> DimRange:
-    his = [d.hi for d in dims]
-    return DimRange(sum(d.lo for d in dims), None if None in his else sum(his))
-
-
-def _dim_shift(d: DimRange, delta: int) -> DimRange:
-    """The range of `size + delta`, clipped at 0."""
-    return DimRange(max(0, d.lo + delta), None if d.hi is None else max(0, d.hi + delta))
-
-
-def _intersect_dims(op_name: str, what: str, a: DimRange, b: DimRange) -> DimRange:
-    both = a.intersect(b)
-    if both is None:
-        raise VerifyException(f"{op_name}: {what}: {a} vs {b}")
-    return both
-
-
-# Sliding windows (convolution and pooling) -------------------------------------------------
-
-class _Window(NamedTuple):
-    """One spatial axis of a sliding window: kernel size, stride, dilation, padding."""
-
-    kernel: int
-    stride: int
-    dilation: int
-    pad_begin: int
-    pad_end: int
-
-    @property
-    def extent(self) -> int:
-        """How many input positions one window spans."""
-        return self.dilation * (self.kernel - 1) + 1
-
-    def count(self, size: int, ceil_mode: bool) -> int:
-        """How many windows fit an axis of `size` elements (size + padding >= extent)."""
-        span = size + self.pad_begin + self.pad_end - self.extent
-        if not ceil_mode:
-            return span // self.stride + 1
-        count = -(-span // self.stride) + 1
-        # As ONNX and PyTorch: the last window must start inside the input or its begin padding.
-        return count - 1 if (count - 1) * self.stride >= size + self.pad_begin else count
-
-
-def _windows(properties: Mapping[str, Attribute], kernel: Sequence[int]) -> list[_Window]:
-    """The two spatial windows of a conv or pool op (`pads` is [top, bottom, left, right])."""
-    strides, pads = _ints(properties, "strides"), _ints(properties, "pads")
-    dilations = _ints(properties, "dilations")
-    return [_Window(kernel[i], strides[i], dilations[i], pads[2 * i], pads[2 * i + 1]) for i in range(2)]
-
-
-def _check_window_properties(op_name: str, properties: Mapping[str, Attribute]) -> None:
-    _check_count(op_name, "strides", _ints(properties, "strides"), 2)
-    _check_min(op_name, "strides", _ints(properties, "strides"), 1)
-    _check_count(op_name, "pads", _ints(properties, "pads"), 4)
-    _check_min(op_name, "pads", _ints(properties, "pads"), 0)
-    _check_count(op_name, "dilations", _ints(properties, "dilations"), 2)
-    _check_min(op_name, "dilations", _ints(properties, "dilations"), 1)
-
-
-def _window_dim(op_name: str, x: GeTensorType, axis: int, window: _Window, ceil_mode: bool) -> DimRange:
-    """The output range of spatial `axis` (interval arithmetic: the count grows with the size).
-
-    Sizes too small for one window are invalid at run time; they only raise here when the whole
-    range is too small.
-    """
-    d = x.dims[axis]
-    smallest = max(d.lo, window.extent - window.pad_begin - window.pad_end)
-    if d.hi is not None and d.hi < smallest:
-        raise VerifyException(f"{op_name}: input {_shape(x)} is too small: dimension {axis} with padding "
-                              f"is at most {d.hi + window.pad_begin + window.pad_end}, but the "
-                              f"window spans {window.extent}")
-    return DimRange(window.count(smallest, ceil_mode), None if d.hi is None else window.count(d.hi, ceil_mode))
-
-
-# Slices --------------------------------------------------------------------------------------
-
-_SIZE_LIMIT = 2 ** 48
-"""Larger than any dimension a tensor can have (in elements)."""
-
-
-def slice_bounds(size: int, start: int, end: int, step: int) -> slice:
-    """ONNX Slice along an axis of `size` elements as a Python slice.
-
-    Negative `start` / `end` count from the end; then both clamp to [0, size] for a positive
-    step, and to [0, size - 1] (start) and [-1, size - 1] (end, -1 meaning "through index 0",
-    which a Python slice spells None) for a negative one. (Python's own clamping differs: it
-    lets a negative step's start fall to -1.)
-    """
-    start = start + size if start < 0 else start
-    end = end + size if end < 0 else end
-    if step > 0:
-        return slice(min(max(start, 0), size), min(max(end, 0), size), step)
-    end = min(max(end, -1), size - 1)
-    return slice(min(max(start, 0), size - 1), None if end < 0 else end, step)
-
-
-def slice_length(size: int, start: int, end: int, step: int) -> int:
-    """How many elements ONNX Slice keeps from an axis of `size` elements."""
-    if size == 0:
-        return 0
-    bounds = slice_bounds(size, start, end, step)
-    stop = -1 if bounds.stop is None else bounds.stop
-    return max(0, -(-(stop - bounds.start) // step))
-
-
-def _slice_dim(d: DimRange, start: int, end: int, step: int) -> DimRange:
-    """The range of `slice_length` over sizes in `d`.
-
-    The clamped bounds are linear in the size between breakpoints (where a clamp switches or the
-    bounds cross: sizes +-start +-end), so the length is monotone between them and its extremes
-    lie at the ends of `d` or next to a breakpoint. Past the last breakpoint the length is
-    constant or grows without bound, which two probes there tell apart. Breakpoints past
-    `_SIZE_LIMIT` (from ONNX's INT64_MAX "to the end" bounds) are sizes no tensor has.
-    """
-    corners = {a for a in (start, end, start - end, end - start, start + end, -start, -end, -start - end)
-               if 0 <= a < _SIZE_LIMIT}
-    probes = {d.lo} | {c + k for c in corners for k in (-1, 0, 1)}
-    last = max(probes) + 1
-    if d.hi is None:
-        probes.add(last)
-    else:
-        probes = {p for p in probes if p <= d.hi} | {d.hi}
-    lengths = [slice_length(p, start, end, step) for p in probes if p >= d.lo]
-    unbounded = d.hi is None and slice_length(last + abs(step), start, end, step) > slice_length(last, start, end, step)
-    return DimRange(min(lengths), None if unbounded else max(lengths))
-
-
-def _slice_params(op_name: str, x: GeTensorType, properties: Mapping[str, Attribute]) -> list[tuple[int, int, int, int]]:
-    """(axis, start, end, step) per sliced axis, checked."""
-    starts, ends = _ints(properties, "starts"), _ints(properties, "ends")
-    axes, steps = _ints(properties, "axes"), _ints(properties, "steps")
-    for what, values in (("ends", ends), ("axes", axes), ("steps", steps)):
-        if len(values) != len(starts):
-            raise VerifyException(f"{op_name}: starts {starts} and {what} {values} differ in length")
-    if 0 in steps:
-        raise VerifyException(f"{op_name}: steps must not be 0, got {steps}")
-    return list(zip(_axes(op_name, axes, x), starts, ends, steps))
-
-
-# Known values ---------------------------------------------------------------------------------
-
-def _value_binary(lhs: ValueRanges, rhs: ValueRanges, combine) -> ValueRanges | None:
-    """Element-wise `combine` of two known value lists, broadcasting a single element."""
-    if len(lhs) != len(rhs) and 1 not in (len(lhs), len(rhs)):
-        return None
-    count = max(len(lhs), len(rhs))
-    pairs = zip(lhs * count if len(lhs) == 1 else lhs, rhs * count if len(rhs) == 1 else rhs)
-    results = [combine(a, b) for a, b in pairs]
-    return None if None in results else tuple(results)
-
-
-def _range_add(a: DimRange, b: DimRange) -> DimRange:
-    return DimRange(a.lo + b.lo, None if a.hi is None or b.hi is None else a.hi + b.hi)
-
-
-def _range_sub(a: DimRange, b: DimRange) -> DimRange | None:
-    if b.hi is None:
-        return None
-    return DimRange(a.lo - b.hi, None if a.hi is None else a.hi - b.lo)
-
-
-def _range_mul(a: DimRange, b: DimRange) -> DimRange | None:
-    if a.lo >= 0 and b.lo >= 0:
-        return DimRange(a.lo * b.lo, None if a.hi is None or b.hi is None else a.hi * b.hi)
-    if a.hi is None or b.hi is None:
-        return None
-    corners = [x * y for x in (a.lo, a.hi) for y in (b.lo, b.hi)]
-    return DimRange(min(corners), max(corners))
-
-
-def _range_div(a: DimRange, b: DimRange) -> DimRange | None:
-    """Integer division (truncating, as GE) of a non-negative range by a fixed positive divisor."""
-    if not (b.is_fixed and b.lo > 0 and a.lo >= 0):
-        return None
-    return DimRange(a.lo // b.lo, None if a.hi is None else a.hi // b.lo)
-
-
-def _range_max(a: DimRange, b: DimRange) -> DimRange:
-    return DimRange(max(a.lo, b.lo), None if a.hi is None or b.hi is None else max(a.hi, b.hi))
-
-
-def _range_min(a: DimRange, b: DimRange) -> DimRange:
-    his = [h for h in (a.hi, b.hi) if h is not None]
-    return DimRange(min(a.lo, b.lo), min(his) if his else None)
-
-
-def _known_operands(operand_values: Sequence[ValueRanges | None] | None, count: int) -> list[ValueRanges | None]:
-    values = list(operand_values or [])
-    return values + [None] * (count - len(values))
 
 
 # --- the graph container -----------------------------------------------------------------------
@@ -504,7 +187,7 @@ class ShapedOp(IRDLOperation):
         if len(inferred) != len(self.results):
             raise VerifyException(f"{self.name}: {len(self.results)} results declared, {len(inferred)} inferred")
         for result, expected in zip(self.results, inferred, strict=True):
-            if not _compatible(result.type, expected):
+            if not is_compatible(result.type, expected):
                 raise VerifyException(f"{self.name}: result type {result.type} is incompatible with "
                                       f"the inferred type {expected}")
 
@@ -589,7 +272,7 @@ class ConstOp(ShapedOp):
     def infer_values(cls, operand_types, properties, operand_values):
         value = properties["value"]
         element_type = value.get_element_type()
-        small = len(value.get_shape()) <= 1 and math.prod(value.get_shape()) <= _MAX_KNOWN_ELEMENTS
+        small = len(value.get_shape()) <= 1 and math.prod(value.get_shape()) <= MAX_KNOWN_ELEMENTS
         if not (small and isinstance(element_type, IntegerType) and element_type.width.data > 1):
             return ()
         return [tuple(DimRange.fixed(int(v)) for v in value.get_values())]
@@ -652,17 +335,17 @@ class _ElementwiseBinaryOp(ShapedOp):
     @classmethod
     def infer_types(cls, operand_types, properties, operand_values=None):
         lhs, rhs = operand_types
-        _same_element_type(cls.name, lhs, rhs)
-        dims = _broadcast_dims(f"{cls.name}: shapes", lhs.dims, rhs.dims)
+        require_same_element_type(cls.name, lhs, rhs)
+        dims = broadcast_dims(f"{cls.name}: shapes", lhs.dims, rhs.dims)
         wider = lhs if lhs.rank >= rhs.rank else rhs
         return [wider.with_dims(dims)]
 
     @classmethod
     def infer_values(cls, operand_types, properties, operand_values):
-        lhs, rhs = _known_operands(operand_values, 2)
+        lhs, rhs = known_operands(operand_values, 2)
         if cls.VALUE_RULE is None or lhs is None or rhs is None:
             return ()
-        return [_value_binary(lhs, rhs, cls.VALUE_RULE)]
+        return [value_binary(lhs, rhs, cls.VALUE_RULE)]
 
 
 @irdl_op_definition
@@ -673,7 +356,7 @@ class AddOp(_ElementwiseBinaryOp):
     """
 
     name = "ge.add"
-    VALUE_RULE = staticmethod(_range_add)
+    VALUE_RULE = staticmethod(range_add)
 
 
 @irdl_op_definition
@@ -684,7 +367,7 @@ class SubOp(_ElementwiseBinaryOp):
     """
 
     name = "ge.sub"
-    VALUE_RULE = staticmethod(_range_sub)
+    VALUE_RULE = staticmethod(range_sub)
 
 
 @irdl_op_definition
@@ -695,7 +378,7 @@ class MulOp(_ElementwiseBinaryOp):
     """
 
     name = "ge.mul"
-    VALUE_RULE = staticmethod(_range_mul)
+    VALUE_RULE = staticmethod(range_mul)
 
 
 @irdl_op_definition
@@ -748,15 +431,15 @@ class MatMulOp(ShapedOp):
     @classmethod
     def infer_types(cls, operand_types, properties, operand_values=None):
         lhs, rhs = operand_types
-        _same_element_type("ge.matmul", lhs, rhs)
+        require_same_element_type("ge.matmul", lhs, rhs)
         for side, t in (("lhs", lhs), ("rhs", rhs)):
             if t.rank < 2:
-                raise VerifyException(f"ge.matmul: {side} must have rank >= 2, got {_shape(t)}")
+                raise VerifyException(f"ge.matmul: {side} must have rank >= 2, got {format_shape(t)}")
         (*lhs_batch, m, lhs_k), (*rhs_batch, rhs_k, n) = lhs.dims, rhs.dims
         if lhs_k.intersect(rhs_k) is None:
-            raise VerifyException(f"ge.matmul: inner dimensions differ: lhs {_shape(lhs)} has {lhs_k} "
-                                  f"columns, rhs {_shape(rhs)} has {rhs_k} rows")
-        batch = _broadcast_dims("ge.matmul: batch dimensions", lhs_batch, rhs_batch)
+            raise VerifyException(f"ge.matmul: inner dimensions differ: lhs {format_shape(lhs)} has {lhs_k} "
+                                  f"columns, rhs {format_shape(rhs)} has {rhs_k} rows")
+        batch = broadcast_dims("ge.matmul: batch dimensions", lhs_batch, rhs_batch)
         return [lhs.with_dims([*batch, m, n])]
 
 
@@ -791,11 +474,11 @@ class ReshapeOp(ShapedOp):
         _check_reshape_target(source, target)
         dims = [source.dims[i] if s == 0 else DimRange.fixed(s) for i, s in enumerate(target) if s != -1]
         if -1 in target:
-            dims.insert(target.index(-1), _inferred_reshape_dim(source, target, _element_count(dims)))
-        elif _element_count(dims).intersect(_element_count(source.dims)) is None:
-            raise VerifyException(f"ge.reshape: cannot reshape {_shape(source)} "
-                                  f"({_element_count(source.dims)} elements) to {target} "
-                                  f"({_element_count(dims)} elements)")
+            dims.insert(target.index(-1), _inferred_reshape_dim(source, target, element_range(dims)))
+        elif element_range(dims).intersect(element_range(source.dims)) is None:
+            raise VerifyException(f"ge.reshape: cannot reshape {format_shape(source)} "
+                                  f"({element_range(source.dims)} elements) to {target} "
+                                  f"({element_range(dims)} elements)")
         return [source.with_dims(dims)]
 
 
@@ -807,7 +490,7 @@ def _check_reshape_target(source: GeTensorType, target: list[int]) -> None:
     copies = [i for i, s in enumerate(target) if s == 0 and i >= source.rank]
     if copies:
         raise VerifyException(f"ge.reshape: target shape {target} copies dimension {copies[0]} "
-                              f"(a 0 at index {copies[0]}) but the input {_shape(source)} has "
+                              f"(a 0 at index {copies[0]}) but the input {format_shape(source)} has "
                               f"rank {source.rank}")
 
 
@@ -818,17 +501,17 @@ def _inferred_reshape_dim(source: GeTensorType, target: list[int], known: DimRan
     `[-1, 8, 1, 1] to [0, -1]` gives 8, not -1: the -1 is the count of the dimensions that are
     not copied divided by the fixed target entries.
     """
-    total = _element_count(source.dims)
+    total = element_range(source.dims)
     if total.is_fixed and known.is_fixed:
         if known.lo == 0:
-            raise VerifyException(f"ge.reshape: cannot reshape {_shape(source)} to {target}: the size "
+            raise VerifyException(f"ge.reshape: cannot reshape {format_shape(source)} to {target}: the size "
                                   "of -1 is ambiguous when the other dimensions hold 0 elements")
         if total.lo % known.lo:
-            raise VerifyException(f"ge.reshape: cannot reshape {_shape(source)} ({total} elements) "
+            raise VerifyException(f"ge.reshape: cannot reshape {format_shape(source)} ({total} elements) "
                                   f"to {target}: {total} is not a multiple of {known}")
         return DimRange.fixed(total.lo // known.lo)
     copied = {i for i, s in enumerate(target) if s == 0}
-    rest = _element_count([d for i, d in enumerate(source.dims) if i not in copied])
+    rest = element_range([d for i, d in enumerate(source.dims) if i not in copied])
     fixed = math.prod(s for s in target if s > 0)
     return DimRange(-(-rest.lo // fixed), None if rest.hi is None else rest.hi // fixed)
 
@@ -897,7 +580,7 @@ class _UnaryOp(ShapedOp):
     @classmethod
     def infer_types(cls, operand_types, properties, operand_values=None):
         (x,) = operand_types
-        _require_float(cls.name, x)
+        require_float(cls.name, x)
         return [x]
 
 
@@ -916,7 +599,7 @@ class IdentityOp(_UnaryOp):
 
     @classmethod
     def infer_values(cls, operand_types, properties, operand_values):
-        return _known_operands(operand_values, 1)
+        return known_operands(operand_values, 1)
 
 
 @irdl_op_definition
@@ -1013,7 +696,7 @@ class DivOp(_ElementwiseBinaryOp):
     """
 
     name = "ge.div"
-    VALUE_RULE = staticmethod(_range_div)
+    VALUE_RULE = staticmethod(range_div)
 
 
 @irdl_op_definition
@@ -1034,7 +717,7 @@ class MaximumOp(_ElementwiseBinaryOp):
     """
 
     name = "ge.maximum"
-    VALUE_RULE = staticmethod(_range_max)
+    VALUE_RULE = staticmethod(range_max)
 
 
 @irdl_op_definition
@@ -1045,7 +728,7 @@ class MinimumOp(_ElementwiseBinaryOp):
     """
 
     name = "ge.minimum"
-    VALUE_RULE = staticmethod(_range_min)
+    VALUE_RULE = staticmethod(range_min)
 
 
 @irdl_op_definition
@@ -1074,20 +757,20 @@ class BatchMatMulOp(ShapedOp):
     @classmethod
     def infer_types(cls, operand_types, properties, operand_values=None):
         lhs, rhs = operand_types
-        _same_element_type(cls.name, lhs, rhs)
+        require_same_element_type(cls.name, lhs, rhs)
         for side, t in (("lhs", lhs), ("rhs", rhs)):
             if t.rank < 2:
-                raise VerifyException(f"{cls.name}: {side} must have rank >= 2, got {_shape(t)}")
+                raise VerifyException(f"{cls.name}: {side} must have rank >= 2, got {format_shape(t)}")
         *lhs_batch, m, lhs_k = lhs.dims
         *rhs_batch, rhs_k, n = rhs.dims
-        if _flag(properties, "adj_x"):
+        if prop_flag(properties, "adj_x"):
             m, lhs_k = lhs_k, m
-        if _flag(properties, "adj_y"):
+        if prop_flag(properties, "adj_y"):
             rhs_k, n = n, rhs_k
         if lhs_k.intersect(rhs_k) is None:
-            raise VerifyException(f"{cls.name}: inner dimensions differ: lhs {_shape(lhs)} contributes "
-                                  f"{lhs_k}, rhs {_shape(rhs)} contributes {rhs_k}")
-        batch = _broadcast_dims(f"{cls.name}: batch dimensions", lhs_batch, rhs_batch)
+            raise VerifyException(f"{cls.name}: inner dimensions differ: lhs {format_shape(lhs)} contributes "
+                                  f"{lhs_k}, rhs {format_shape(rhs)} contributes {rhs_k}")
+        batch = broadcast_dims(f"{cls.name}: batch dimensions", lhs_batch, rhs_batch)
         return [lhs.with_dims([*batch, m, n])]
 
 
@@ -1118,20 +801,20 @@ class GemmOp(ShapedOp):
     @classmethod
     def infer_types(cls, operand_types, properties, operand_values=None):
         a, b, *c = operand_types
-        _same_element_types(cls.name, operand_types)
-        _require_rank(cls.name, a, 2, "a")
-        _require_rank(cls.name, b, 2, "b")
-        m, k_a = reversed(a.dims) if _flag(properties, "trans_a") else a.dims
-        k_b, n = reversed(b.dims) if _flag(properties, "trans_b") else b.dims
+        require_same_element_types(cls.name, operand_types)
+        require_rank(cls.name, a, 2, "a")
+        require_rank(cls.name, b, 2, "b")
+        m, k_a = reversed(a.dims) if prop_flag(properties, "trans_a") else a.dims
+        k_b, n = reversed(b.dims) if prop_flag(properties, "trans_b") else b.dims
         if k_a.intersect(k_b) is None:
-            raise VerifyException(f"{cls.name}: inner dimensions differ: a {_shape(a)} contributes {k_a}, "
-                                  f"b {_shape(b)} contributes {k_b}")
+            raise VerifyException(f"{cls.name}: inner dimensions differ: a {format_shape(a)} contributes {k_a}, "
+                                  f"b {format_shape(b)} contributes {k_b}")
         result = a.with_dims([m, n])
         if c:
-            dims = _broadcast_dims(f"{cls.name}: c", result.dims, c[0].dims)
+            dims = broadcast_dims(f"{cls.name}: c", result.dims, c[0].dims)
             if c[0].rank > 2 or any(d.intersect(r) is None for d, r in zip(dims, result.dims)):
-                raise VerifyException(f"{cls.name}: c {_shape(c[0])} does not broadcast to the result "
-                                      f"{_shape(result)}")
+                raise VerifyException(f"{cls.name}: c {format_shape(c[0])} does not broadcast to the result "
+                                      f"{format_shape(result)}")
         return [result]
 
 
@@ -1163,35 +846,35 @@ class Conv2DOp(ShapedOp):
     @classmethod
     def infer_types(cls, operand_types, properties, operand_values=None):
         x, w, *bias = operand_types
-        _same_element_types(cls.name, operand_types)
-        _require_float(cls.name, x, "input")
-        _require_rank(cls.name, x, 4)
-        _require_image_format(cls.name, x)
-        _require_rank(cls.name, w, 4, "filter")
-        _check_window_properties(cls.name, properties)
-        groups = _int(properties, "groups")
+        require_same_element_types(cls.name, operand_types)
+        require_float(cls.name, x, "input")
+        require_rank(cls.name, x, 4)
+        require_image_format(cls.name, x)
+        require_rank(cls.name, w, 4, "filter")
+        check_window_properties(cls.name, properties)
+        groups = prop_int(properties, "groups")
         if groups < 1:
             raise VerifyException(f"{cls.name}: groups must be >= 1, got {groups}")
         if not all(d.is_fixed for d in w.dims[2:]):
-            raise VerifyException(f"{cls.name}: filter spatial dimensions must be fixed, got {_shape(w)}")
+            raise VerifyException(f"{cls.name}: filter spatial dimensions must be fixed, got {format_shape(w)}")
         channels = _channels_per_group(cls.name, x, w, groups)
         if x.dims[1].intersect(channels) is None:
-            raise VerifyException(f"{cls.name}: input {_shape(x)} has {x.dims[1]} channels but filter "
-                                  f"{_shape(w)} with groups {groups} expects {channels}")
+            raise VerifyException(f"{cls.name}: input {format_shape(x)} has {x.dims[1]} channels but filter "
+                                  f"{format_shape(w)} with groups {groups} expects {channels}")
         out_channels = w.dims[0]
         if bias:
-            _require_rank(cls.name, bias[0], 1, "bias")
-            _intersect_dims(cls.name, f"bias {_shape(bias[0])} must have one entry per output channel",
+            require_rank(cls.name, bias[0], 1, "bias")
+            intersect_dims(cls.name, f"bias {format_shape(bias[0])} must have one entry per output channel",
                             bias[0].dims[0], out_channels)
-        windows = _windows(properties, [w.dims[2].lo, w.dims[3].lo])
-        spatial = [_window_dim(cls.name, x, 2 + i, windows[i], False) for i in range(2)]
+        windows = windows_of(properties, [w.dims[2].lo, w.dims[3].lo])
+        spatial = [window_dim(cls.name, x, 2 + i, windows[i], False) for i in range(2)]
         return [x.with_dims([x.dims[0], out_channels, *spatial])]
 
 
 def _channels_per_group(op_name: str, x: GeTensorType, w: GeTensorType, groups: int) -> DimRange:
     """The input channels a filter expects: its dimension 1 times `groups`."""
     if w.dims[0].is_fixed and w.dims[0].lo % groups:
-        raise VerifyException(f"{op_name}: filter {_shape(w)} has {w.dims[0].lo} output channels, which "
+        raise VerifyException(f"{op_name}: filter {format_shape(w)} has {w.dims[0].lo} output channels, which "
                               f"is not a multiple of groups {groups}")
     per_group = w.dims[1]
     return DimRange(per_group.lo * groups, None if per_group.hi is None else per_group.hi * groups)
@@ -1213,20 +896,20 @@ class _PoolOp(ShapedOp):
     @classmethod
     def infer_types(cls, operand_types, properties, operand_values=None):
         (x,) = operand_types
-        _require_float(cls.name, x, "input")
-        _require_rank(cls.name, x, 4)
-        _require_image_format(cls.name, x)
-        kernel = _ints(properties, "kernel")
-        _check_count(cls.name, "kernel", kernel, 2)
-        _check_min(cls.name, "kernel", kernel, 1)
-        _check_window_properties(cls.name, properties)
-        windows = _windows(properties, kernel)
+        require_float(cls.name, x, "input")
+        require_rank(cls.name, x, 4)
+        require_image_format(cls.name, x)
+        kernel = prop_ints(properties, "kernel")
+        check_count(cls.name, "kernel", kernel, 2)
+        check_min(cls.name, "kernel", kernel, 1)
+        check_window_properties(cls.name, properties)
+        windows = windows_of(properties, kernel)
         for window in windows:
             if window.pad_begin >= window.extent or window.pad_end >= window.extent:
-                raise VerifyException(f"{cls.name}: pads {_ints(properties, 'pads')} must be smaller "
+                raise VerifyException(f"{cls.name}: pads {prop_ints(properties, 'pads')} must be smaller "
                                       f"than the window extent {window.extent}")
-        ceil_mode = _flag(properties, "ceil_mode")
-        spatial = [_window_dim(cls.name, x, 2 + i, windows[i], ceil_mode) for i in range(2)]
+        ceil_mode = prop_flag(properties, "ceil_mode")
+        spatial = [window_dim(cls.name, x, 2 + i, windows[i], ceil_mode) for i in range(2)]
         return [x.with_dims([*x.dims[:2], *spatial])]
 
 
@@ -1279,10 +962,10 @@ class GlobalAvgPoolOp(ShapedOp):
     @classmethod
     def infer_types(cls, operand_types, properties, operand_values=None):
         (x,) = operand_types
-        _require_float(cls.name, x, "input")
+        require_float(cls.name, x, "input")
         if x.rank < 3:
-            raise VerifyException(f"{cls.name}: input must have rank >= 3, got {_shape(x)}")
-        _require_image_format(cls.name, x)
+            raise VerifyException(f"{cls.name}: input must have rank >= 3, got {format_shape(x)}")
+        require_image_format(cls.name, x)
         return [x.with_dims([*x.dims[:2]] + [DimRange.fixed(1)] * (x.rank - 2))]
 
 
@@ -1312,14 +995,14 @@ class BatchNormOp(ShapedOp):
     @classmethod
     def infer_types(cls, operand_types, properties, operand_values=None):
         x, *parameters = operand_types
-        _same_element_types(cls.name, operand_types)
-        _require_float(cls.name, x, "input")
+        require_same_element_types(cls.name, operand_types)
+        require_float(cls.name, x, "input")
         if x.rank < 2:
-            raise VerifyException(f"{cls.name}: input must have rank >= 2, got {_shape(x)}")
+            raise VerifyException(f"{cls.name}: input must have rank >= 2, got {format_shape(x)}")
         for what, t in zip(("scale", "offset", "mean", "variance"), parameters):
-            _require_rank(cls.name, t, 1, what)
-            _intersect_dims(cls.name, f"{what} {_shape(t)} must have one entry per channel of the input "
-                            f"{_shape(x)}", t.dims[0], x.dims[1])
+            require_rank(cls.name, t, 1, what)
+            intersect_dims(cls.name, f"{what} {format_shape(t)} must have one entry per channel of the input "
+                            f"{format_shape(x)}", t.dims[0], x.dims[1])
         return [x]
 
 
@@ -1348,16 +1031,16 @@ class LayerNormOp(ShapedOp):
     @classmethod
     def infer_types(cls, operand_types, properties, operand_values=None):
         x, *parameters = operand_types
-        _same_element_types(cls.name, operand_types)
-        _require_float(cls.name, x, "input")
-        axis = _axis(cls.name, _int(properties, "axis"), x)
+        require_same_element_types(cls.name, operand_types)
+        require_float(cls.name, x, "input")
+        axis = normalize_axis(cls.name, prop_int(properties, "axis"), x)
         normalized = x.dims[axis:]
         for what, t in zip(("scale", "bias"), parameters):
             fits = t.rank <= len(normalized) and all(
                 p.contains(1) or p.intersect(n) is not None
                 for p, n in zip(reversed(t.dims), reversed(normalized)))
             if not fits:
-                raise VerifyException(f"{cls.name}: {what} {_shape(t)} does not broadcast to the normalized "
+                raise VerifyException(f"{cls.name}: {what} {format_shape(t)} does not broadcast to the normalized "
                                       f"dimensions {format_dims(normalized)}")
         return [x]
 
@@ -1383,8 +1066,8 @@ class SoftmaxOp(ShapedOp):
     @classmethod
     def infer_types(cls, operand_types, properties, operand_values=None):
         (x,) = operand_types
-        _require_float(cls.name, x, "input")
-        _axis(cls.name, _int(properties, "axis"), x)
+        require_float(cls.name, x, "input")
+        normalize_axis(cls.name, prop_int(properties, "axis"), x)
         return [x]
 
 
@@ -1408,10 +1091,10 @@ class TransposeOp(ShapedOp):
     @classmethod
     def infer_types(cls, operand_types, properties, operand_values=None):
         (x,) = operand_types
-        perm = _ints(properties, "perm")
+        perm = prop_ints(properties, "perm")
         if sorted(perm) != list(range(x.rank)):
             raise VerifyException(f"{cls.name}: perm {perm} is not a permutation of the {x.rank} "
-                                  f"dimensions of {_shape(x)}")
+                                  f"dimensions of {format_shape(x)}")
         return [x.with_dims([x.dims[p] for p in perm])]
 
 
@@ -1438,24 +1121,24 @@ class ConcatOp(ShapedOp):
         if not operand_types:
             raise VerifyException(f"{cls.name}: needs at least one operand")
         first = operand_types[0]
-        _same_element_types(cls.name, operand_types)
+        require_same_element_types(cls.name, operand_types)
         for i, t in enumerate(operand_types):
             if t.rank != first.rank:
-                raise VerifyException(f"{cls.name}: operand {i} {_shape(t)} has rank {t.rank} but operand 0 "
-                                      f"{_shape(first)} has rank {first.rank}")
-        axis = _axis(cls.name, _int(properties, "axis"), first)
+                raise VerifyException(f"{cls.name}: operand {i} {format_shape(t)} has rank {t.rank} but operand 0 "
+                                      f"{format_shape(first)} has rank {first.rank}")
+        axis = normalize_axis(cls.name, prop_int(properties, "axis"), first)
         dims = list(first.dims)
         for i, t in enumerate(operand_types[1:], 1):
             for d in range(first.rank):
                 if d != axis:
-                    dims[d] = _intersect_dims(cls.name, f"operand {i} {_shape(t)} differs from "
-                                              f"{_shape(first)} in dimension {d}", dims[d], t.dims[d])
-        dims[axis] = _dim_sum([t.dims[axis] for t in operand_types])
+                    dims[d] = intersect_dims(cls.name, f"operand {i} {format_shape(t)} differs from "
+                                              f"{format_shape(first)} in dimension {d}", dims[d], t.dims[d])
+        dims[axis] = dim_sum([t.dims[axis] for t in operand_types])
         return [first.with_dims(dims)]
 
     @classmethod
     def infer_values(cls, operand_types, properties, operand_values):
-        known = _known_operands(operand_values, len(operand_types))
+        known = known_operands(operand_values, len(operand_types))
         if None in known or any(t.rank != 1 for t in operand_types):
             return ()
         return [tuple(v for values in known for v in values)]
@@ -1482,8 +1165,8 @@ class SplitOp(ShapedOp):
     @classmethod
     def infer_types(cls, operand_types, properties, operand_values=None):
         (x,) = operand_types
-        axis = _axis(cls.name, _int(properties, "axis"), x)
-        sizes = _ints(properties, "sizes")
+        axis = normalize_axis(cls.name, prop_int(properties, "axis"), x)
+        sizes = prop_ints(properties, "sizes")
         if not sizes:
             raise VerifyException(f"{cls.name}: sizes must not be empty")
         if any(s < -1 for s in sizes) or sizes.count(-1) > 1:
@@ -1493,11 +1176,11 @@ class SplitOp(ShapedOp):
         if -1 in sizes:
             if total.hi is not None and total.hi < known:
                 raise VerifyException(f"{cls.name}: sizes {sizes} need at least {known} elements but "
-                                      f"dimension {axis} of {_shape(x)} is {total}")
-            rest = _dim_shift(total, -known)
+                                      f"dimension {axis} of {format_shape(x)} is {total}")
+            rest = dim_shift(total, -known)
         elif not total.contains(known):
             raise VerifyException(f"{cls.name}: sizes {sizes} sum to {known} but dimension {axis} of "
-                                  f"{_shape(x)} is {total}")
+                                  f"{format_shape(x)} is {total}")
         pieces = [rest if s == -1 else DimRange.fixed(s) for s in sizes]
         return [x.with_dims([*x.dims[:axis], piece, *x.dims[axis + 1:]]) for piece in pieces]
 
@@ -1528,17 +1211,17 @@ class SliceOp(ShapedOp):
     def infer_types(cls, operand_types, properties, operand_values=None):
         (x,) = operand_types
         dims = list(x.dims)
-        for axis, start, end, step in _slice_params(cls.name, x, properties):
-            dims[axis] = _slice_dim(dims[axis], start, end, step)
+        for axis, start, end, step in slice_params(cls.name, x, properties):
+            dims[axis] = slice_dim(dims[axis], start, end, step)
         return [x.with_dims(dims)]
 
     @classmethod
     def infer_values(cls, operand_types, properties, operand_values):
         (x,) = operand_types
-        (known,) = _known_operands(operand_values, 1)
+        (known,) = known_operands(operand_values, 1)
         if known is None or x.rank != 1:
             return ()
-        ((_, start, end, step),) = _slice_params(cls.name, x, properties)
+        ((_, start, end, step),) = slice_params(cls.name, x, properties)
         return [tuple(known[slice_bounds(len(known), start, end, step)])]
 
 
@@ -1564,20 +1247,20 @@ class GatherOp(ShapedOp):
     @classmethod
     def infer_types(cls, operand_types, properties, operand_values=None):
         x, indices = operand_types
-        _require_index(cls.name, indices, "indices")
-        axis = _axis(cls.name, _int(properties, "axis"), x)
+        require_index(cls.name, indices, "indices")
+        axis = normalize_axis(cls.name, prop_int(properties, "axis"), x)
         return [x.with_dims([*x.dims[:axis], *indices.dims, *x.dims[axis + 1:]])]
 
     @classmethod
     def infer_values(cls, operand_types, properties, operand_values):
         x, indices = operand_types
-        known, positions = _known_operands(operand_values, 2)
+        known, positions = known_operands(operand_values, 2)
         if known is None or positions is None or x.rank != 1 or not all(p.is_fixed for p in positions):
             return ()
         picked = []
         for p in positions:
             if not -len(known) <= p.lo < len(known):
-                raise VerifyException(f"{cls.name}: index {p.lo} is out of range for {_shape(x)}")
+                raise VerifyException(f"{cls.name}: index {p.lo} is out of range for {format_shape(x)}")
             picked.append(known[p.lo])
         return [tuple(picked)]
 
@@ -1602,15 +1285,15 @@ class SqueezeOp(ShapedOp):
     @classmethod
     def infer_types(cls, operand_types, properties, operand_values=None):
         (x,) = operand_types
-        axes = _axes(cls.name, _ints(properties, "axes"), x)
+        axes = normalize_axes(cls.name, prop_ints(properties, "axes"), x)
         for a in axes:
             if not x.dims[a].contains(1):
-                raise VerifyException(f"{cls.name}: dimension {a} of {_shape(x)} is {x.dims[a]}, not 1")
+                raise VerifyException(f"{cls.name}: dimension {a} of {format_shape(x)} is {x.dims[a]}, not 1")
         return [x.with_dims([d for i, d in enumerate(x.dims) if i not in axes])]
 
     @classmethod
     def infer_values(cls, operand_types, properties, operand_values):
-        return _known_operands(operand_values, 1)
+        return known_operands(operand_values, 1)
 
 
 @irdl_op_definition
@@ -1633,15 +1316,15 @@ class UnsqueezeOp(ShapedOp):
     @classmethod
     def infer_types(cls, operand_types, properties, operand_values=None):
         (x,) = operand_types
-        raw = _ints(properties, "axes")
-        axes = set(_axes(cls.name, raw, x, extra=len(raw)))
+        raw = prop_ints(properties, "axes")
+        axes = set(normalize_axes(cls.name, raw, x, extra=len(raw)))
         rest = iter(x.dims)
         return [x.with_dims([DimRange.fixed(1) if i in axes else next(rest) for i in range(x.rank + len(axes))])]
 
     @classmethod
     def infer_values(cls, operand_types, properties, operand_values):
-        result_rank = operand_types[0].rank + len(_ints(properties, "axes"))
-        return _known_operands(operand_values, 1) if result_rank <= 1 else ()
+        result_rank = operand_types[0].rank + len(prop_ints(properties, "axes"))
+        return known_operands(operand_values, 1) if result_rank <= 1 else ()
 
 
 _PAD_MODES = ("constant", "reflect", "edge")
@@ -1672,18 +1355,18 @@ class PadOp(ShapedOp):
     @classmethod
     def infer_types(cls, operand_types, properties, operand_values=None):
         (x,) = operand_types
-        pads = _ints(properties, "pads")
+        pads = prop_ints(properties, "pads")
         mode = properties["mode"].data
         if mode not in _PAD_MODES:
             raise VerifyException(f"{cls.name}: mode must be one of {', '.join(_PAD_MODES)}, got '{mode}'")
-        _check_count(cls.name, "pads", pads, 2 * x.rank)
+        check_count(cls.name, "pads", pads, 2 * x.rank)
         dims = []
         for axis, d in enumerate(x.dims):
             delta = pads[axis] + pads[x.rank + axis]
             if d.hi is not None and d.hi + delta < 0:
                 raise VerifyException(f"{cls.name}: pads {pads} crop {-delta} elements from dimension {axis} "
-                                      f"of {_shape(x)}, which has at most {d.hi}")
-            dims.append(_dim_shift(d, delta))
+                                      f"of {format_shape(x)}, which has at most {d.hi}")
+            dims.append(dim_shift(d, delta))
         return [x.with_dims(dims)]
 
 
@@ -1708,12 +1391,12 @@ class FlattenOp(ShapedOp):
     @classmethod
     def infer_types(cls, operand_types, properties, operand_values=None):
         (x,) = operand_types
-        axis = _int(properties, "axis")
+        axis = prop_int(properties, "axis")
         if not -x.rank <= axis <= x.rank:
-            raise VerifyException(f"{cls.name}: axis {axis} is out of range for {_shape(x)} "
+            raise VerifyException(f"{cls.name}: axis {axis} is out of range for {format_shape(x)} "
                                   f"(valid: {-x.rank}..{x.rank})")
         axis = axis + x.rank if axis < 0 else axis
-        return [x.with_dims([_element_count(x.dims[:axis]), _element_count(x.dims[axis:])])]
+        return [x.with_dims([element_range(x.dims[:axis]), element_range(x.dims[axis:])])]
 
 
 class _ReduceOp(ShapedOp):
@@ -1732,8 +1415,8 @@ class _ReduceOp(ShapedOp):
     @classmethod
     def infer_types(cls, operand_types, properties, operand_values=None):
         (x,) = operand_types
-        axes = _axes(cls.name, _ints(properties, "axes"), x)
-        if _flag(properties, "keep_dims"):
+        axes = normalize_axes(cls.name, prop_ints(properties, "axes"), x)
+        if prop_flag(properties, "keep_dims"):
             return [x.with_dims([DimRange.fixed(1) if i in axes else d for i, d in enumerate(x.dims)])]
         return [x.with_dims([d for i, d in enumerate(x.dims) if i not in axes])]
 
@@ -1799,7 +1482,7 @@ class CastOp(ShapedOp):
     @classmethod
     def infer_values(cls, operand_types, properties, operand_values):
         integral = isinstance(properties["to"], IntegerType) and properties["to"].width.data > 1
-        return _known_operands(operand_values, 1) if integral else ()
+        return known_operands(operand_values, 1) if integral else ()
 
 
 @irdl_op_definition
@@ -1858,27 +1541,27 @@ class ResizeBilinearOp(ShapedOp):
     @classmethod
     def infer_types(cls, operand_types, properties, operand_values=None):
         x, *size_input = operand_types
-        _require_float(cls.name, x, "input")
-        _require_rank(cls.name, x, 4)
-        _require_image_format(cls.name, x)
-        if _flag(properties, "align_corners") and _flag(properties, "half_pixel_centers"):
+        require_float(cls.name, x, "input")
+        require_rank(cls.name, x, 4)
+        require_image_format(cls.name, x)
+        if prop_flag(properties, "align_corners") and prop_flag(properties, "half_pixel_centers"):
             raise VerifyException(f"{cls.name}: align_corners and half_pixel_centers exclude each other")
         if bool(size_input) == ("size" in properties):
             raise VerifyException(f"{cls.name}: give the output size either as the size property or as "
                                   "a size operand (exactly one)")
         if size_input:
             return [x.with_dims([*x.dims[:2], *cls._sizes_from_operand(size_input[0], operand_values)])]
-        size = _ints(properties, "size")
-        _check_count(cls.name, "size", size, 2)
-        _check_min(cls.name, "size", size, 1)
+        size = prop_ints(properties, "size")
+        check_count(cls.name, "size", size, 2)
+        check_min(cls.name, "size", size, 1)
         return [x.with_dims([*x.dims[:2], *(DimRange.fixed(s) for s in size)])]
 
     @classmethod
     def _sizes_from_operand(cls, t: GeTensorType, operand_values) -> list[DimRange]:
-        _require_index(cls.name, t, "size operand")
+        require_index(cls.name, t, "size operand")
         if t.rank != 1 or not t.dims[0].contains(2):
-            raise VerifyException(f"{cls.name}: size operand must have shape [2], got {_shape(t)}")
-        known = _known_operands(operand_values, 2)[1]
+            raise VerifyException(f"{cls.name}: size operand must have shape [2], got {format_shape(t)}")
+        known = known_operands(operand_values, 2)[1]
         if known is None or len(known) != 2:
             return [DimRange.unknown(), DimRange.unknown()]
         return [DimRange(max(v.lo, 0), v.hi) for v in known]

@@ -16,6 +16,7 @@ import numpy as np
 
 from dfir.core import data_type as dt
 from dfir.core.errors import GeError
+from dfir.core.shape_arith import Window, element_count, slice_bounds
 
 __all__ = ["KERNELS", "Kernel"]
 
@@ -154,22 +155,13 @@ def _scaled(x: np.ndarray, factor: float) -> np.ndarray:
 
 # --- sliding windows: convolution and pooling over NCHW ------------------------------------------
 
-def _window_layout(size: int, kernel: int, stride: int, dilation: int, pad_begin: int, pad_end: int,
-                   ceil_mode: bool) -> tuple[int, int, int]:
-    """(window count, extent of one window, extra end padding the count needs) along one axis.
-
-    As ONNX: with `ceil_mode` the count rounds up, but the last window must start inside the
-    input or its begin padding.
-    """
-    extent = dilation * (kernel - 1) + 1
-    padded = size + pad_begin + pad_end
-    if padded < extent:
-        raise GeError(f"an input dimension of {size} (padded {padded}) is smaller than the window "
-                      f"extent {extent}")
-    count = (padded - extent + (stride - 1 if ceil_mode else 0)) // stride + 1
-    if ceil_mode and (count - 1) * stride >= size + pad_begin:
-        count -= 1
-    return count, extent, max(0, (count - 1) * stride + extent - padded)
+def _window_layout(size: int, window: Window, ceil_mode: bool) -> tuple[int, int]:
+    """(window count, extra end padding the count needs) along one axis (`Window.count`,
+    `Window.overhang`)."""
+    if window.padded(size) < window.extent:
+        raise GeError(f"an input dimension of {size} (padded {window.padded(size)}) is smaller than the window "
+                      f"extent {window.extent}")
+    return window.count(size, ceil_mode), window.overhang(size, ceil_mode)
 
 
 def _windows(x: np.ndarray, attrs: Mapping[str, Any], kernel: Sequence[int], fill: float,
@@ -180,8 +172,8 @@ def _windows(x: np.ndarray, attrs: Mapping[str, Any], kernel: Sequence[int], fil
     top, bottom, left, right = attrs["pads"]
     (sh, sw), (dh, dw) = attrs["strides"], attrs["dilations"]
     ceil_mode = attrs.get("ceil_mode", False)
-    oh, _, extra_h = _window_layout(x.shape[2], kernel[0], sh, dh, top, bottom, ceil_mode)
-    ow, _, extra_w = _window_layout(x.shape[3], kernel[1], sw, dw, left, right, ceil_mode)
+    oh, extra_h = _window_layout(x.shape[2], Window(kernel[0], sh, dh, top, bottom), ceil_mode)
+    ow, extra_w = _window_layout(x.shape[3], Window(kernel[1], sw, dw, left, right), ceil_mode)
     padded = np.pad(x, ((0, 0), (0, 0), (top, bottom), (left, right)), constant_values=fill)
     if extra_h or extra_w:
         padded = np.pad(padded, ((0, 0), (0, 0), (0, extra_h), (0, extra_w)),
@@ -280,20 +272,8 @@ def _slice(args, attrs):
     (x,) = args
     index = [slice(None)] * x.ndim
     for axis, start, end, step in zip(attrs["axes"], attrs["starts"], attrs["ends"], attrs["steps"]):
-        index[axis % x.ndim] = _onnx_slice(x.shape[axis % x.ndim], start, end, step)
+        index[axis % x.ndim] = slice_bounds(x.shape[axis % x.ndim], start, end, step)
     return (x[tuple(index)],)
-
-
-def _onnx_slice(size: int, start: int, end: int, step: int) -> slice:
-    """ONNX Slice bounds as a Python slice: negative indices count from the end, then clamp to
-    [0, size] (positive step) or start to [0, size - 1] and end to [-1, size - 1] (negative step,
-    -1 meaning "through index 0", which a Python slice spells as None)."""
-    start = start + size if start < 0 else start
-    end = end + size if end < 0 else end
-    if step > 0:
-        return slice(min(max(start, 0), size), min(max(end, 0), size), step)
-    end = min(max(end, -1), size - 1)
-    return slice(min(max(start, 0), size - 1), None if end < 0 else end, step)
 
 
 def _gather(args, attrs):
@@ -337,7 +317,7 @@ def _pad(args, attrs):
 def _flatten(args, attrs):
     (x,) = args
     axis = attrs["axis"] + x.ndim if attrs["axis"] < 0 else attrs["axis"]
-    return (x.reshape(int(np.prod(x.shape[:axis])), int(np.prod(x.shape[axis:]))),)
+    return (x.reshape(element_count(x.shape[:axis]), element_count(x.shape[axis:])),)
 
 
 def _reduce_sum(args, attrs):

@@ -1,7 +1,14 @@
-// Bindings of the runtime core: regions (doorbells, channels, worker slots, the tensor arena)
-// and the codec that turns dfir.core.messages.Message objects into channel records and back,
-// the numpy allocator that gives UDF results arena homes, the dispatcher and the ledger.
-// Use them through dfir.runtime.channels, not directly.
+// Bindings of the runtime core: regions and their channels (runtime/native/region.h,
+// channel_io.h), the transaction ledger (ledger.h) and numpy's arena allocator
+// (arena_allocator.h). Use them through dfir.runtime.channels, not directly.
+//
+// What this file does beyond converting arguments touches Python objects by nature, and the
+// native core does the rest: the Python side of the message codec reads a
+// dfir.core.messages.Message (its slots directly, no attribute lookups) into the header and
+// body that runtime/native/message_codec.h writes into a record — pickling an object payload,
+// viewing a tensor payload's numpy array in place — and makes a record back into a Message or
+// into a numpy array over its arena block; the numpy allocator hooks (NEP 49) call the native
+// ArenaAllocator.
 #define PY_ARRAY_UNIQUE_SYMBOL dfir_runtime_ARRAY_API
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
@@ -10,15 +17,22 @@
 
 #include <sys/types.h>
 
-#include <algorithm>
+#include <atomic>
+#include <cstddef>
+#include <cstdio>
 #include <cstring>
 #include <memory>
+#include <optional>
 #include <string>
-#include <unordered_map>
+#include <tuple>
 #include <utility>
 #include <vector>
 
-#include "dispatch.h"
+#include "arena_allocator.h"
+#include "blocking.h"
+#include "channel_io.h"
+#include "ledger.h"
+#include "message_codec.h"
 #include "region.h"
 #include "watch.h"
 
@@ -29,7 +43,7 @@ namespace {
 
 constexpr const char* kBlockCapsule = "dfir.runtime.arena_block";
 
-// -- the codec's Python side ------------------------------------------------------------------
+// -- the Python types of the codec ------------------------------------------------------------
 
 // The Python types a record becomes, set once by dfir.runtime.channels (configure_codec).
 struct PythonTypes {
@@ -145,31 +159,49 @@ py::object NewRecordObject(const py::object& type,
   return instance;
 }
 
-// -- arena blocks owned by Python objects ----------------------------------------------------
+// -- what the native core needs of Python -----------------------------------------------------
 
-// The reference to a block that a received array (through its capsule base) holds. It is given
-// back only in the process that took it: a forked child inherits the capsule, not the share.
-struct BlockOwner {
-  std::shared_ptr<rt::Region> region;
-  uint64_t block;
-  uint64_t epoch;
+// Releases the GIL while the native core blocks (one call's scope).
+class GilRelease final : public rt::BlockingScope {
+ public:
+  void Enter() override { released_.emplace(); }
+  void Leave() override { released_.reset(); }
+
+ private:
+  std::optional<py::gil_scoped_release> released_;
 };
 
-void ReleaseBlockOwner(PyObject* capsule) {
-  auto* owner = static_cast<BlockOwner*>(PyCapsule_GetPointer(capsule, kBlockCapsule));
-  if (owner == nullptr) {
+// Local channels carry Python objects; a channel holds one reference to each.
+class PythonReferences final : public rt::LocalObjects {
+ public:
+  void Retain(void* object) override { Py_INCREF(static_cast<PyObject*>(object)); }
+  void Release(void* object) override { Py_XDECREF(static_cast<PyObject*>(object)); }
+};
+
+PythonReferences& References() {
+  static PythonReferences references;
+  return references;
+}
+
+int StatusCode(rt::WaitStatus status) { return static_cast<int>(status); }
+
+// -- arena blocks owned by Python objects ----------------------------------------------------
+
+void ReleaseBlockReference(PyObject* capsule) {
+  auto* reference = static_cast<rt::BlockReference*>(PyCapsule_GetPointer(capsule, kBlockCapsule));
+  if (reference == nullptr) {
     PyErr_Clear();
     return;
   }
-  if (owner->epoch == rt::ForkEpoch()) owner->region->arena().Release(owner->block);
-  delete owner;
+  delete reference;
 }
 
+// A capsule holding one reference to `block` (a received array's base).
 py::object OwnBlock(const std::shared_ptr<rt::Region>& region, uint64_t block) {
-  auto* owner = new BlockOwner{region, block, rt::ForkEpoch()};
-  PyObject* capsule = PyCapsule_New(owner, kBlockCapsule, &ReleaseBlockOwner);
+  auto* reference = new rt::BlockReference(region, block);
+  PyObject* capsule = PyCapsule_New(reference, kBlockCapsule, &ReleaseBlockReference);
   if (capsule == nullptr) {
-    delete owner;
+    delete reference;
     throw py::error_already_set();
   }
   return py::reinterpret_steal<py::object>(capsule);
@@ -194,9 +226,9 @@ uint64_t ArenaBlockOf(rt::Region& region, PyArrayObject* array) {
         return 0;
       }
     } else if (PyCapsule_IsValid(current, kBlockCapsule)) {
-      auto* owner = static_cast<BlockOwner*>(PyCapsule_GetPointer(current, kBlockCapsule));
-      if (owner->region.get() != &region) return 0;
-      block = owner->block;
+      auto* reference = static_cast<rt::BlockReference*>(PyCapsule_GetPointer(current, kBlockCapsule));
+      if (&reference->region() != &region) return 0;
+      block = reference->block();
     } else {
       return 0;
     }
@@ -204,47 +236,40 @@ uint64_t ArenaBlockOf(rt::Region& region, PyArrayObject* array) {
   return region.arena().Covers(block, data, static_cast<uint64_t>(PyArray_NBYTES(array))) ? block : 0;
 }
 
-// -- encoding ---------------------------------------------------------------------------------
+// -- encoding: a Message into a record --------------------------------------------------------
 
-// Copies a TransactionMeta's fields into `record`.
-void EncodeMeta(const py::handle& meta, rt::MessageRecord& record) {
-  const Names& name = Name();
-  record.transaction_id = Get(meta, name.transaction_id).cast<uint64_t>();
-  record.start_time = Get(meta, name.start_time).cast<int64_t>();
-  record.end_time = Get(meta, name.end_time).cast<int64_t>();
-  record.flow_flags = Get(meta, name.flow_flags).cast<uint32_t>();
-  py::object user_data = Get(meta, name.user_data);
+void SetUserData(const py::handle& user_data, rt::TransactionInfo& info) {
   char* bytes = nullptr;
   Py_ssize_t size = 0;
   if (PyBytes_AsStringAndSize(user_data.ptr(), &bytes, &size) != 0) throw py::error_already_set();
-  if (size > rt::kUserDataBytes) {
-    throw rt::RuntimeError("transaction user data has " + std::to_string(size) + " bytes; at most " +
-                           std::to_string(rt::kUserDataBytes) + " travel with a message");
-  }
-  record.user_data_size = static_cast<uint32_t>(size);
-  std::memcpy(record.user_data, bytes, static_cast<size_t>(size));
+  info.SetUserData(bytes, static_cast<size_t>(size));
 }
 
-// Copies the fields of a (transaction_id, start_time, end_time, flow_flags, user_data) tuple into
-// `record`, as EncodeMeta copies a TransactionMeta's.
-void EncodeMetaFields(const py::tuple& fields, rt::MessageRecord& record) {
+// The fields of a TransactionMeta.
+rt::TransactionInfo TransactionOf(const py::handle& meta) {
+  const Names& name = Name();
+  rt::TransactionInfo info;
+  info.transaction_id = Get(meta, name.transaction_id).cast<uint64_t>();
+  info.start_time = Get(meta, name.start_time).cast<int64_t>();
+  info.end_time = Get(meta, name.end_time).cast<int64_t>();
+  info.flow_flags = Get(meta, name.flow_flags).cast<uint32_t>();
+  SetUserData(Get(meta, name.user_data), info);
+  return info;
+}
+
+// The fields of a (transaction_id, start_time, end_time, flow_flags, user_data) tuple.
+rt::TransactionInfo TransactionOfFields(const py::tuple& fields) {
   if (fields.size() != 5) {
     throw rt::RuntimeError("transaction fields must be (transaction_id, start_time, end_time, flow_flags, "
                            "user_data), got " + std::to_string(fields.size()) + " items");
   }
-  record.transaction_id = fields[0].cast<uint64_t>();
-  record.start_time = fields[1].cast<int64_t>();
-  record.end_time = fields[2].cast<int64_t>();
-  record.flow_flags = fields[3].cast<uint32_t>();
-  char* bytes = nullptr;
-  Py_ssize_t size = 0;
-  if (PyBytes_AsStringAndSize(fields[4].ptr(), &bytes, &size) != 0) throw py::error_already_set();
-  if (size > rt::kUserDataBytes) {
-    throw rt::RuntimeError("transaction user data has " + std::to_string(size) + " bytes; at most " +
-                           std::to_string(rt::kUserDataBytes) + " travel with a message");
-  }
-  record.user_data_size = static_cast<uint32_t>(size);
-  std::memcpy(record.user_data, bytes, static_cast<size_t>(size));
+  rt::TransactionInfo info;
+  info.transaction_id = fields[0].cast<uint64_t>();
+  info.start_time = fields[1].cast<int64_t>();
+  info.end_time = fields[2].cast<int64_t>();
+  info.flow_flags = fields[3].cast<uint32_t>();
+  SetUserData(fields[4], info);
+  return info;
 }
 
 rt::MessageKind KindIndex(const py::object& kind) {
@@ -264,40 +289,37 @@ bool HasFlatLayout(PyArrayObject* array) {
 
 class Encoder {
  public:
-  Encoder(std::shared_ptr<rt::Region> region, const rt::Deadline& deadline)
-      : region_(std::move(region)), deadline_(deadline) {}
+  Encoder(std::shared_ptr<rt::Region> region, const rt::Deadline& deadline, rt::BlockingScope& blocking)
+      : region_(std::move(region)), writer_(*region_, deadline, blocking) {}
 
   // Fills `record` from `message`; false when no arena room came before the deadline or the
   // region closed. A body that is not inline holds one block reference.
   bool Encode(const py::handle& message, rt::MessageRecord& record) {
-    std::memset(&record, 0, offsetof(rt::MessageRecord, inline_bytes));
-    EncodeMeta(Get(message, Name().meta), record);
-    record.ret_code = Get(message, Name().ret_code).cast<int32_t>();
-    record.route_label = Get(message, Name().route_label).cast<uint32_t>();
-    record.data_label = Get(message, Name().data_label).cast<uint32_t>();
-    record.kind = KindIndex(Get(message, Name().kind));
-    py::object payload = Get(message, Name().payload);
+    const Names& name = Name();
+    rt::TransactionInfo info = TransactionOf(Get(message, name.meta));
+    int32_t ret_code = Get(message, name.ret_code).cast<int32_t>();
+    uint32_t route_label = Get(message, name.route_label).cast<uint32_t>();
+    uint32_t data_label = Get(message, name.data_label).cast<uint32_t>();
+    py::object kind = Get(message, name.kind);
+    rt::WriteHeader(info, KindIndex(kind), ret_code, route_label, data_label, record);
+    py::object payload = Get(message, name.payload);
     if (!payload.is_none()) {
-      if (Get(message, Name().kind).is(Types().object_kind)) {
-        return EncodeBytes(Types().dumps(payload), rt::BodyEncoding::kPickle, record);
-      }
+      if (kind.is(Types().object_kind)) return EncodeBytes(Types().dumps(payload), rt::BodyEncoding::kPickle, record);
       return EncodeTensor(payload, record);
     }
-    std::string error = Get(message, Name().error).cast<std::string>();
+    std::string error = Get(message, name.error).cast<std::string>();
     if (error.empty()) return true;
     return EncodeBytes(py::bytes(error), rt::BodyEncoding::kText, record);
   }
 
-  // Fills `record` as Encode fills it for a tensor message whose metadata `header` holds (its
-  // fields up to the body: transaction, kind, labels; the body fields zero) and whose payload is
-  // `array`, a numpy array.
+  // Fills `record` as Encode fills it for a tensor message whose header `header` holds (see
+  // rt::WriteHeader) and whose payload is `array`, a numpy array.
   bool EncodeArray(const rt::MessageRecord& header, const py::object& array, rt::MessageRecord& record) {
     std::memcpy(&record, &header, offsetof(rt::MessageRecord, inline_bytes));
     return EncodeTensor(array, record);
   }
 
  private:
-
   bool EncodeTensor(const py::object& payload, rt::MessageRecord& record) {
     if (!PyArray_Check(payload.ptr())) {
       throw rt::RuntimeError("a tensor message must hold a numpy array, got " +
@@ -309,60 +331,26 @@ class Encoder {
         py::reinterpret_steal<py::object>(reinterpret_cast<PyObject*>(PyArray_GETCONTIGUOUS(given)));
     if (!contiguous) throw py::error_already_set();
     auto* array = reinterpret_cast<PyArrayObject*>(contiguous.ptr());
-    record.encoding = rt::BodyEncoding::kArray;
-    record.dtype_num = PyArray_TYPE(array);
-    record.ndim = static_cast<uint8_t>(PyArray_NDIM(array));
-    for (int d = 0; d < PyArray_NDIM(array); ++d) record.shape[d] = PyArray_DIM(array, d);
-    const uint64_t size = static_cast<uint64_t>(PyArray_NBYTES(array));
-    record.body_size = size;
-    if (size <= rt::kInlineBytes) {
-      record.inline_body = 1;
-      std::memcpy(record.inline_bytes, PyArray_DATA(array), size);
-      return true;
-    }
-    uint64_t shared = ArenaBlockOf(*region_, array);
-    if (shared != 0) {  // zero copy: the consumer reads the producer's buffer
-      region_->arena().Retain(shared);
-      record.block = shared;
-      record.body_offset = static_cast<uint64_t>(static_cast<uint8_t*>(PyArray_DATA(array)) - region_->base());
-      return true;
-    }
-    return CopyToBlock(PyArray_DATA(array), size, record);
+    rt::ArrayLayout layout;
+    layout.dtype_num = PyArray_TYPE(array);
+    layout.ndim = PyArray_NDIM(array);
+    for (int d = 0; d < layout.ndim; ++d) layout.shape[d] = PyArray_DIM(array, d);
+    return writer_.WriteArray(layout, PyArray_DATA(array), static_cast<uint64_t>(PyArray_NBYTES(array)),
+                              ArenaBlockOf(*region_, array), record);
   }
 
   bool EncodeBytes(const py::bytes& body, rt::BodyEncoding encoding, rt::MessageRecord& record) {
     char* data = nullptr;
     Py_ssize_t size = 0;
     if (PyBytes_AsStringAndSize(body.ptr(), &data, &size) != 0) throw py::error_already_set();
-    record.encoding = encoding;
-    record.body_size = static_cast<uint64_t>(size);
-    if (record.body_size <= rt::kInlineBytes) {
-      record.inline_body = 1;
-      std::memcpy(record.inline_bytes, data, record.body_size);
-      return true;
-    }
-    return CopyToBlock(data, record.body_size, record);
-  }
-
-  bool CopyToBlock(const void* data, uint64_t size, rt::MessageRecord& record) {
-    py::gil_scoped_release unlocked;
-    uint64_t block = region_->AllocateBlock(size, deadline_);
-    if (block == 0) return false;
-    std::memcpy(region_->arena().Data(block), data, size);
-    record.block = block;
-    record.body_offset = block + rt::kBlockHeaderBytes;
-    return true;
+    return writer_.Write(encoding, data, static_cast<uint64_t>(size), 0, record);
   }
 
   std::shared_ptr<rt::Region> region_;
-  rt::Deadline deadline_;
+  rt::BodyWriter writer_;
 };
 
-void ReleaseBody(rt::Region& region, const rt::MessageRecord& record) {
-  if (record.inline_body == 0 && record.block != 0) region.arena().Release(record.block);
-}
-
-// -- decoding ---------------------------------------------------------------------------------
+// -- decoding: a record into a Message ---------------------------------------------------------
 
 py::object DecodeMeta(const rt::TransactionInfo& info) {
   const Names& name = Name();
@@ -375,26 +363,22 @@ py::object DecodeMeta(const rt::TransactionInfo& info) {
        {&name.user_data, py::bytes(reinterpret_cast<const char*>(info.user_data.data()), info.user_data_size)}});
 }
 
-rt::TransactionInfo InfoOf(const rt::MessageRecord& record) {
-  rt::TransactionInfo info;
-  info.transaction_id = record.transaction_id;
-  info.start_time = record.start_time;
-  info.end_time = record.end_time;
-  info.flow_flags = record.flow_flags;
-  info.user_data_size = record.user_data_size;
-  std::memcpy(info.user_data.data(), record.user_data, record.user_data_size);
-  return info;
-}
-
-rt::TransactionInfo InfoOf(const py::handle& meta) {
-  rt::MessageRecord record{};
-  EncodeMeta(meta, record);
-  return InfoOf(record);
+// A record's transaction as (transaction_id, start_time, end_time, flow_flags, user_data).
+py::tuple FieldsOf(const rt::MessageRecord& record) {
+  return py::make_tuple(record.transaction_id, record.start_time, record.end_time, record.flow_flags,
+                        py::bytes(reinterpret_cast<const char*>(record.user_data), record.user_data_size));
 }
 
 class Decoder {
  public:
   explicit Decoder(std::shared_ptr<rt::Region> region) : region_(std::move(region)) {}
+
+  // What a message that left its channel stands for: the Message of a record (taking over its
+  // block reference), or the object a local channel carried (taking over its reference).
+  py::object Take(const rt::Taken& message) {
+    if (message.record == nullptr) return py::reinterpret_steal<py::object>(static_cast<PyObject*>(message.object));
+    return Decode(*message.record);
+  }
 
   // The Message a record stands for; takes over the record's block reference.
   py::object Decode(const rt::MessageRecord& record) {
@@ -409,11 +393,11 @@ class Decoder {
       case rt::BodyEncoding::kPickledArray:
       case rt::BodyEncoding::kPickle:
         payload = Types().loads(BodyView(record));
-        ReleaseBody(*region_, record);
+        rt::ReleaseBody(*region_, record);
         break;
       case rt::BodyEncoding::kText:
-        error.assign(reinterpret_cast<const char*>(Body(record)), record.body_size);
-        ReleaseBody(*region_, record);
+        error.assign(reinterpret_cast<const char*>(rt::BodyOf(*region_, record)), record.body_size);
+        rt::ReleaseBody(*region_, record);
         break;
     }
     py::object text = py::reinterpret_steal<py::object>(
@@ -423,7 +407,7 @@ class Decoder {
       throw rt::RuntimeError("a channel record has kind " + std::to_string(record.kind) + "; there are " +
                              std::to_string(Types().kinds.size()));
     }
-    py::object message = NewRecordObject(Types().message_type, {{&name.meta, DecodeMeta(InfoOf(record))},
+    py::object message = NewRecordObject(Types().message_type, {{&name.meta, DecodeMeta(rt::TransactionOf(record))},
                                                                 {&name.kind, Types().kinds[record.kind]},
                                                                 {&name.payload, payload},
                                                                 {&name.ret_code, py::int_(record.ret_code)},
@@ -459,12 +443,8 @@ class Decoder {
   }
 
  private:
-  const uint8_t* Body(const rt::MessageRecord& record) const {
-    return record.inline_body != 0 ? record.inline_bytes : region_->base() + record.body_offset;
-  }
-
   py::object BodyView(const rt::MessageRecord& record) const {
-    return py::memoryview::from_memory(static_cast<const void*>(Body(record)),
+    return py::memoryview::from_memory(static_cast<const void*>(rt::BodyOf(*region_, record)),
                                        static_cast<py::ssize_t>(record.body_size));
   }
 
@@ -473,70 +453,35 @@ class Decoder {
 
 // -- numpy's allocator (NEP 49) ----------------------------------------------------------------
 
-// Arrays of at least `threshold` bytes get arena blocks (when there is room), so a UDF's result
-// is already in shared memory when it is sent; smaller ones and overflow use malloc.
-struct ArenaAllocator {
+// numpy's hooks over a native ArenaAllocator; freed with the capsule numpy holds.
+struct NumpyArenaHandler {
   PyDataMem_Handler handler;
-  std::shared_ptr<rt::Region> region;
-  uint64_t threshold;
+  rt::ArenaAllocator allocator;
 };
 
-void* ArenaMalloc(void* context, size_t size) {
-  auto* allocator = static_cast<ArenaAllocator*>(context);
-  if (size >= allocator->threshold) {
-    uint64_t block = allocator->region->arena().TryAllocate(size);
-    if (block != 0) return allocator->region->arena().Data(block);
-  }
-  return std::malloc(size);
+void* HandlerMalloc(void* context, size_t size) { return static_cast<rt::ArenaAllocator*>(context)->Allocate(size); }
+
+void* HandlerCalloc(void* context, size_t count, size_t element_size) {
+  return static_cast<rt::ArenaAllocator*>(context)->AllocateZeroed(count, element_size);
 }
 
-void* ArenaCalloc(void* context, size_t count, size_t element_size) {
-  auto* allocator = static_cast<ArenaAllocator*>(context);
-  size_t size = count * element_size;
-  if (element_size != 0 && size / element_size != count) return nullptr;
-  if (size < allocator->threshold) return std::calloc(count, element_size);
-  void* data = ArenaMalloc(context, size);
-  if (data != nullptr) std::memset(data, 0, size);
-  return data;
+void* HandlerRealloc(void* context, void* data, size_t size) {
+  return static_cast<rt::ArenaAllocator*>(context)->Reallocate(data, size);
 }
 
-void ArenaFree(void* context, void* data, size_t /*size*/) {
-  auto* allocator = static_cast<ArenaAllocator*>(context);
-  if (data != nullptr && allocator->region->arena().Contains(data)) {
-    allocator->region->arena().Release(allocator->region->arena().BlockAt(data));
-  } else {
-    std::free(data);
-  }
-}
+void HandlerFree(void* context, void* data, size_t /*size*/) { static_cast<rt::ArenaAllocator*>(context)->Free(data); }
 
-void* ArenaRealloc(void* context, void* data, size_t size) {
-  auto* allocator = static_cast<ArenaAllocator*>(context);
-  if (data == nullptr || !allocator->region->arena().Contains(data)) return std::realloc(data, size);
-  uint64_t block = allocator->region->arena().BlockAt(data);
-  uint64_t capacity = allocator->region->arena().Capacity(block);
-  if (size <= capacity) return data;
-  void* moved = ArenaMalloc(context, size);
-  if (moved == nullptr) return nullptr;
-  std::memcpy(moved, data, capacity);
-  allocator->region->arena().Release(block);
-  return moved;
-}
-
-void DestroyAllocator(PyObject* capsule) {
-  delete static_cast<ArenaAllocator*>(PyCapsule_GetContext(capsule));
-}
+void DestroyHandler(PyObject* capsule) { delete static_cast<NumpyArenaHandler*>(PyCapsule_GetContext(capsule)); }
 
 // Makes numpy allocate from `region`'s arena in the calling thread (a context variable).
 void UseArenaAllocator(const std::shared_ptr<rt::Region>& region, uint64_t threshold) {
-  auto* allocator = new ArenaAllocator{};
-  std::snprintf(allocator->handler.name, sizeof allocator->handler.name, "dfir_arena");
-  allocator->handler.version = 1;
-  allocator->handler.allocator = {allocator, ArenaMalloc, ArenaCalloc, ArenaRealloc, ArenaFree};
-  allocator->region = region;
-  allocator->threshold = threshold;
-  PyObject* capsule = PyCapsule_New(&allocator->handler, "mem_handler", &DestroyAllocator);
-  if (capsule == nullptr || PyCapsule_SetContext(capsule, allocator) != 0) {
-    delete allocator;
+  auto* hooks = new NumpyArenaHandler{{}, rt::ArenaAllocator(region, threshold)};
+  std::snprintf(hooks->handler.name, sizeof hooks->handler.name, "dfir_arena");
+  hooks->handler.version = 1;
+  hooks->handler.allocator = {&hooks->allocator, HandlerMalloc, HandlerCalloc, HandlerRealloc, HandlerFree};
+  PyObject* capsule = PyCapsule_New(&hooks->handler, "mem_handler", &DestroyHandler);
+  if (capsule == nullptr || PyCapsule_SetContext(capsule, hooks) != 0) {
+    delete hooks;
     throw py::error_already_set();
   }
   py::object handler = py::reinterpret_steal<py::object>(capsule);
@@ -545,18 +490,13 @@ void UseArenaAllocator(const std::shared_ptr<rt::Region>& region, uint64_t thres
   Py_DECREF(previous);
 }
 
-// -- the ledger's Python side ------------------------------------------------------------------
+// -- the ledger --------------------------------------------------------------------------------
 
 class PyLedger {
  public:
   explicit PyLedger(size_t capacity) : ledger_(capacity) {}
-  void Open(const py::handle& meta) { ledger_.Open(InfoOf(meta)); }
-  void OpenFields(const py::tuple& fields) {
-    rt::MessageRecord record{};
-    EncodeMetaFields(fields, record);
-    ledger_.Open(InfoOf(record));
-  }
-  void OpenInfo(const rt::TransactionInfo& info) { ledger_.Open(info); }
+  void Open(const py::handle& meta) { ledger_.Open(TransactionOf(meta)); }
+  void OpenFields(const py::tuple& fields) { ledger_.Open(TransactionOfFields(fields)); }
   bool Settle(uint64_t transaction_id) { return ledger_.Settle(transaction_id); }
   py::object TakeOldest() {
     CheckConfigured();
@@ -564,14 +504,13 @@ class PyLedger {
     return oldest ? DecodeMeta(*oldest) : py::none();
   }
   size_t open() const { return ledger_.open(); }
+  rt::TransactionLedger& native() { return ledger_; }
 
  private:
   rt::TransactionLedger ledger_;
 };
 
-// -- the Python-facing region ------------------------------------------------------------------
-
-int StatusCode(rt::WaitStatus status) { return static_cast<int>(status); }
+// -- the region --------------------------------------------------------------------------------
 
 class PyRegion {
  public:
@@ -593,37 +532,31 @@ class PyRegion {
   }
 
   ~PyRegion() {
-    if (epoch_ == rt::ForkEpoch()) DrainLocalChannels();
+    if (epoch_ == rt::ForkEpoch()) rt::DrainLocalChannels(*region_, References());
   }
 
   rt::Region& region() const { return *region_; }
   const std::shared_ptr<rt::Region>& shared() const { return region_; }
 
-  // Puts each message on its channel, all or nothing: waits until every channel has room.
+  // Puts each message on its channel, all or nothing (rt::PendingPut), each distinct message
+  // encoded once.
   int Put(const std::vector<std::pair<uint32_t, py::object>>& targets, int64_t timeout_ms) {
     CheckConfigured();
     if (region_->closing()) return StatusCode(rt::WaitStatus::kClosed);
     rt::Deadline deadline = rt::Deadline::AfterMs(timeout_ms);
-    std::vector<uint32_t> channels;
-    for (const auto& target : targets) channels.push_back(target.first);
-    std::vector<rt::MessageRecord> records(targets.size());
-    if (!EncodeShared(targets, deadline, records)) {
-      return StatusCode(region_->closing() ? rt::WaitStatus::kClosed : rt::WaitStatus::kTimeout);
-    }
-    rt::WaitStatus status = rt::WaitStatus::kReady;
-    if (!AllHaveRoom(channels)) {  // only a wait lets other threads run: releasing costs a switch
-      py::gil_scoped_release unlocked;
-      status = region_->WaitForRoom(channels, deadline);
-    }
-    if (status != rt::WaitStatus::kReady) {
-      for (size_t i = 0; i < targets.size(); ++i) {
-        if (IsShared(targets[i].first)) ReleaseBody(*region_, records[i]);
+    GilRelease gil;
+    Encoder encoder(region_, deadline, gil);
+    rt::PendingPut put(*region_);
+    for (const auto& [channel, message] : targets) {
+      if (!rt::IsShared(*region_, channel)) {
+        put.AddLocal(channel, message.ptr());
+      } else if (!put.AddAgain(channel, message.ptr())) {
+        rt::MessageRecord record;
+        if (!encoder.Encode(message, record)) return NoRoomStatus();
+        put.Add(channel, record, message.ptr());
       }
-      return StatusCode(status);
     }
-    for (size_t i = 0; i < targets.size(); ++i) PushOne(targets[i].first, targets[i].second, records[i], deadline);
-    RingConsumers(channels);
-    return StatusCode(rt::WaitStatus::kReady);
+    return StatusCode(put.Push(deadline, gil, References()));
   }
 
   // Puts one transaction of tensors without Message objects: `arrays[k]` (a numpy array, or None:
@@ -640,102 +573,58 @@ class PyRegion {
     }
     if (region_->closing()) return StatusCode(rt::WaitStatus::kClosed);
     rt::Deadline deadline = rt::Deadline::AfterMs(timeout_ms);
+    rt::TransactionInfo info = TransactionOfFields(fields);
     rt::MessageRecord header;
-    std::memset(&header, 0, offsetof(rt::MessageRecord, inline_bytes));
-    EncodeMetaFields(fields, header);
-    header.kind = Types().tensor_kind;
-    std::vector<uint32_t> channels;
-    std::vector<rt::MessageRecord> records;
-    Encoder encoder(region_, deadline);
-    auto release_all = [&] {
-      for (const rt::MessageRecord& record : records) ReleaseBody(*region_, record);
-    };
-    try {
-      for (size_t k = 0; k < arrays.size(); ++k) {
-        py::object array = arrays[k];
-        if (array.is_none()) continue;
-        bool first = true;
-        for (const py::handle& item : routes[k].cast<py::sequence>()) {
-          uint32_t channel = item.cast<uint32_t>();
-          if (!IsShared(channel)) throw rt::RuntimeError("put_arrays needs shared channels; " +
-                                                         std::to_string(channel) + " is local");
-          records.emplace_back();
-          if (first) {
-            if (!encoder.EncodeArray(header, array, records.back())) {
-              records.pop_back();
-              release_all();
-              return StatusCode(region_->closing() ? rt::WaitStatus::kClosed : rt::WaitStatus::kTimeout);
-            }
-            first = false;
-          } else {  // the same body on one more channel: one more reference, no copy
-            records.back() = records[records.size() - 2];
-            if (records.back().inline_body == 0 && records.back().block != 0) region_->arena().Retain(records.back().block);
-          }
-          channels.push_back(channel);
+    rt::WriteHeader(info, Types().tensor_kind, 0, 0, 0, header);
+    GilRelease gil;
+    Encoder encoder(region_, deadline, gil);
+    rt::PendingPut put(*region_);
+    std::vector<py::object> held;  // the arrays, alive while their addresses key the put
+    held.reserve(arrays.size());
+    for (size_t k = 0; k < arrays.size(); ++k) {
+      held.push_back(py::object(arrays[k]));
+      const py::object& array = held.back();
+      if (array.is_none()) continue;
+      for (const py::handle& item : routes[k].cast<py::sequence>()) {
+        uint32_t channel = item.cast<uint32_t>();
+        if (!rt::IsShared(*region_, channel)) {
+          throw rt::RuntimeError("put_arrays needs shared channels; " + std::to_string(channel) + " is local");
         }
+        if (put.AddAgain(channel, array.ptr())) continue;  // one more reference to the body, no copy
+        rt::MessageRecord record;
+        if (!encoder.EncodeArray(header, array, record)) return NoRoomStatus();
+        put.Add(channel, record, array.ptr());
       }
-    } catch (...) {
-      release_all();
-      throw;
     }
-    if (channels.empty()) return StatusCode(rt::WaitStatus::kReady);
-    rt::WaitStatus status = rt::WaitStatus::kReady;
-    if (!AllHaveRoom(channels)) {
-      py::gil_scoped_release unlocked;
-      status = region_->WaitForRoom(channels, deadline);
-    }
-    if (status != rt::WaitStatus::kReady) {
-      release_all();
-      return StatusCode(status);
-    }
-    if (ledger != nullptr) ledger->OpenInfo(InfoOf(header));
-    py::object none = py::none();
-    for (size_t i = 0; i < channels.size(); ++i) PushOne(channels[i], none, records[i], deadline);
-    RingConsumers(channels);
-    return StatusCode(rt::WaitStatus::kReady);
+    if (ledger != nullptr) put.OpenOnPush(ledger->native(), info);
+    return StatusCode(put.Push(deadline, gil, References()));
   }
 
   // One set from `channels` as (fields, arrays) when every message is a plain tensor (no return
-  // code, array body): `fields` the transaction's (transaction_id, start_time, end_time,
+  // code, array body) of one transaction: `fields` its (transaction_id, start_time, end_time,
   // flow_flags, user_data), `arrays` one numpy array per channel; otherwise the set's Messages (a
   // list). [] on timeout; None once the region closes. Waits as Take. With a `ledger`, the
   // transaction of the first channel's message is settled in it (shared channels only).
   py::object TakeTensors(const std::vector<uint32_t>& channels, uint32_t bell, int64_t timeout_ms, PyLedger* ledger) {
     CheckConfigured();
     if (channels.empty()) throw rt::RuntimeError("take_tensors needs at least one channel");
-    bool all_shared = true;
-    for (uint32_t channel : channels) all_shared = all_shared && IsShared(channel);
-    if (ReadySets(channels, 1) == 0) {
-      rt::WaitStatus status;
-      {
-        py::gil_scoped_release unlocked;
-        status = region_->WaitForMessages(channels, bell, rt::Deadline::AfterMs(timeout_ms));
-      }
-      if (status == rt::WaitStatus::kClosed) return py::none();
-      if (status == rt::WaitStatus::kTimeout) return py::list();
-    }
-    if (ledger != nullptr && all_shared) {
-      ledger->Settle(reinterpret_cast<const rt::MessageRecord*>(region_->ring(channels[0]).Peek(0))->transaction_id);
-    }
+    GilRelease gil;
+    rt::SetsReady ready = rt::AwaitSets(*region_, channels, bell, 1, rt::Deadline::AfterMs(timeout_ms), gil);
+    if (ready.status == rt::WaitStatus::kClosed) return py::none();
+    if (ready.sets == 0) return py::list();
+    if (ledger != nullptr) rt::SettleNextSet(*region_, channels, ledger->native());
     Decoder decoder(region_);
-    if (all_shared && AllPlainTensors(channels)) {
+    if (rt::NextSetIsPlainTensors(*region_, channels, Types().tensor_kind)) {
+      py::object fields;
       py::list arrays(channels.size());
-      rt::MessageRecord record;
-      for (size_t i = 0; i < channels.size(); ++i) {
-        if (!region_->ring(channels[i]).TryPop([&](const uint8_t* slot) { std::memcpy(&record, slot, sizeof record); })) {
-          LostMessage(channels[i]);
-        }
-        arrays[i] = decoder.DecodeArray(record);
-      }
-      py::tuple fields = py::make_tuple(
-          record.transaction_id, record.start_time, record.end_time, record.flow_flags,
-          py::bytes(reinterpret_cast<const char*>(record.user_data), record.user_data_size));
-      for (uint32_t channel : channels) region_->ring(channel).NotifySpace();
+      rt::TakeSets(*region_, channels, 1, [&](size_t i, const rt::Taken& message) {
+        if (i == 0) fields = FieldsOf(*message.record);
+        arrays[i] = decoder.DecodeArray(*message.record);
+      });
       return py::make_tuple(std::move(fields), std::move(arrays));
     }
     py::list set(channels.size());
-    for (size_t i = 0; i < channels.size(); ++i) set[i] = PopOne(channels[i], decoder);
-    for (uint32_t channel : channels) region_->ring(channel).NotifySpace();
+    rt::TakeSets(*region_, channels, 1, [&](size_t i, const rt::Taken& message) { set[i] = decoder.Take(message); });
     return set;
   }
 
@@ -744,25 +633,17 @@ class PyRegion {
   py::object Take(const std::vector<uint32_t>& channels, uint32_t bell, uint32_t max_sets, int64_t timeout_ms) {
     CheckConfigured();
     if (channels.empty() || max_sets == 0) throw rt::RuntimeError("take needs at least one channel and one set");
-    uint64_t ready = ReadySets(channels, max_sets);
-    if (ready == 0) {
-      rt::WaitStatus status;
-      {
-        py::gil_scoped_release unlocked;
-        status = region_->WaitForMessages(channels, bell, rt::Deadline::AfterMs(timeout_ms));
-      }
-      if (status == rt::WaitStatus::kClosed) return py::none();
-      if (status == rt::WaitStatus::kTimeout) return py::list();
-      ready = ReadySets(channels, max_sets);
-    }
+    GilRelease gil;
+    rt::SetsReady ready = rt::AwaitSets(*region_, channels, bell, max_sets, rt::Deadline::AfterMs(timeout_ms), gil);
+    if (ready.status == rt::WaitStatus::kClosed) return py::none();
     py::list sets;
     Decoder decoder(region_);
-    for (uint64_t n = 0; n < ready; ++n) {
-      py::tuple set(channels.size());
-      for (size_t i = 0; i < channels.size(); ++i) set[i] = PopOne(channels[i], decoder);
-      sets.append(std::move(set));
-    }
-    for (uint32_t channel : channels) region_->ring(channel).NotifySpace();
+    py::tuple set;
+    rt::TakeSets(*region_, channels, ready.sets, [&](size_t i, const rt::Taken& message) {
+      if (i == 0) set = py::tuple(channels.size());
+      set[i] = decoder.Take(message);
+      if (i + 1 == channels.size()) sets.append(std::move(set));
+    });
     return sets;
   }
 
@@ -776,30 +657,9 @@ class PyRegion {
     return StatusCode(region_->WaitForClose(bell, rt::Deadline::AfterMs(timeout_ms)));
   }
 
-  // The transaction ids of the messages waiting in a shared channel, oldest first.
-  std::vector<uint64_t> WaitingTransactions(uint32_t channel) const {
-    rt::Ring ring = region_->ring(channel);
-    if (!IsShared(channel)) throw rt::RuntimeError("channel " + std::to_string(channel) + " is local");
-    std::vector<uint64_t> ids;
-    for (uint64_t i = 0; i < ring.size(); ++i) {
-      const uint8_t* payload = ring.Peek(i);
-      if (payload == nullptr) break;
-      ids.push_back(reinterpret_cast<const rt::MessageRecord*>(payload)->transaction_id);
-    }
-    return ids;
-  }
-
-  void SetLastWords(uint32_t worker, const std::string& text) {
-    rt::WorkerSlot& slot = region_->worker(worker);
-    size_t size = std::min<size_t>(text.size(), rt::kLastWordsBytes - 1);
-    std::memcpy(slot.last_words, text.data(), size);
-    slot.last_words[size] = '\0';
-  }
-
   py::tuple WorkerStatus(uint32_t worker) const {
     rt::WorkerSlot& slot = region_->worker(worker);
-    std::string words(slot.last_words, strnlen(slot.last_words, rt::kLastWordsBytes));
-    return py::make_tuple(slot.pid.load(), slot.running_node.load(), py::str(words));
+    return py::make_tuple(slot.pid.load(), slot.running_node.load(), py::str(region_->LastWords(worker)));
   }
 
   py::dict ArenaStats() const {
@@ -823,140 +683,9 @@ class PyRegion {
   }
 
  private:
-  bool IsShared(uint32_t channel) const { return region_->kind(channel) == rt::ChannelKind::kShared; }
-
-  // How many sets (one message from each channel), up to `limit`, can be taken now.
-  uint64_t ReadySets(const std::vector<uint32_t>& channels, uint64_t limit) const {
-    for (uint32_t channel : channels) limit = std::min(limit, region_->ring(channel).Ready(limit));
-    return limit;
-  }
-
-  // Whether the next message of each (shared) channel is a tensor with an array body and no
-  // return code, the fields of the first one's transaction being every one's.
-  bool AllPlainTensors(const std::vector<uint32_t>& channels) const {
-    const rt::MessageRecord* first = nullptr;
-    for (uint32_t channel : channels) {
-      const auto* record = reinterpret_cast<const rt::MessageRecord*>(region_->ring(channel).Peek(0));
-      if (record == nullptr || record->ret_code != 0 || record->kind != Types().tensor_kind ||
-          record->encoding != rt::BodyEncoding::kArray) {
-        return false;
-      }
-      if (first == nullptr) {
-        first = record;
-      } else if (record->transaction_id != first->transaction_id || record->start_time != first->start_time ||
-                 record->end_time != first->end_time || record->flow_flags != first->flow_flags ||
-                 record->user_data_size != first->user_data_size ||
-                 std::memcmp(record->user_data, first->user_data, first->user_data_size) != 0) {
-        return false;
-      }
-    }
-    return true;
-  }
-
-  bool AllHaveRoom(const std::vector<uint32_t>& channels) const {
-    for (uint32_t channel : channels) {
-      if (!region_->ring(channel).has_room()) return false;
-    }
-    return true;
-  }
-
-  // Encodes the messages bound for shared channels, each distinct message once; false (with
-  // nothing held) when the arena had no room in time.
-  bool EncodeShared(const std::vector<std::pair<uint32_t, py::object>>& targets, const rt::Deadline& deadline,
-                    std::vector<rt::MessageRecord>& records) {
-    Encoder encoder(region_, deadline);
-    std::unordered_map<PyObject*, size_t> encoded;  // message -> index of its first record
-    for (size_t i = 0; i < targets.size(); ++i) {
-      if (!IsShared(targets[i].first)) continue;
-      auto found = encoded.find(targets[i].second.ptr());
-      if (found != encoded.end()) {
-        records[i] = records[found->second];
-        if (records[i].inline_body == 0 && records[i].block != 0) region_->arena().Retain(records[i].block);
-        continue;
-      }
-      bool ok = false;
-      try {
-        ok = encoder.Encode(targets[i].second, records[i]);
-      } catch (...) {
-        ReleaseEncoded(targets, records, encoded);
-        throw;
-      }
-      if (!ok) {
-        ReleaseEncoded(targets, records, encoded);
-        return false;
-      }
-      encoded.emplace(targets[i].second.ptr(), i);
-    }
-    return true;
-  }
-
-  void ReleaseEncoded(const std::vector<std::pair<uint32_t, py::object>>& targets,
-                      std::vector<rt::MessageRecord>& records, const std::unordered_map<PyObject*, size_t>& encoded) {
-    for (size_t i = 0; i < targets.size(); ++i) {
-      if (IsShared(targets[i].first) && encoded.count(targets[i].second.ptr()) != 0) ReleaseBody(*region_, records[i]);
-    }
-  }
-
-  void PushOne(uint32_t channel, const py::object& message, const rt::MessageRecord& record,
-               const rt::Deadline& deadline) {
-    rt::Ring ring = region_->ring(channel);
-    bool shared = IsShared(channel);
-    PyObject* object = message.ptr();
-    for (;;) {
-      bool pushed = shared ? ring.TryPush([&](uint8_t* slot) { std::memcpy(slot, &record, sizeof record); })
-                           : ring.TryPush([&](uint8_t* slot) {
-                               Py_INCREF(object);
-                               std::memcpy(slot, &object, sizeof object);
-                             });
-      if (pushed) return;
-      // Another producer took the room this put waited for; wait again (no message is dropped).
-      rt::WaitStatus status;
-      {
-        py::gil_scoped_release unlocked;
-        status = region_->WaitForRoom({channel}, deadline);
-      }
-      if (status != rt::WaitStatus::kReady) {
-        if (shared) ReleaseBody(*region_, record);
-        throw rt::RuntimeError("channel " + std::to_string(channel) + " stayed full while a put was half done");
-      }
-    }
-  }
-
-  // Pops a message that Ready() counted (the caller is the channel's one consumer).
-  py::object PopOne(uint32_t channel, Decoder& decoder) {
-    rt::Ring ring = region_->ring(channel);
-    if (IsShared(channel)) {
-      rt::MessageRecord record;
-      if (!ring.TryPop([&](const uint8_t* slot) { std::memcpy(&record, slot, sizeof record); })) LostMessage(channel);
-      return decoder.Decode(record);
-    }
-    PyObject* object = nullptr;
-    if (!ring.TryPop([&](const uint8_t* slot) { std::memcpy(&object, slot, sizeof object); })) LostMessage(channel);
-    return py::reinterpret_steal<py::object>(object);
-  }
-
-  [[noreturn]] static void LostMessage(uint32_t channel) {
-    throw rt::RuntimeError("channel " + std::to_string(channel) +
-                           " lost a ready message: another consumer took it (a channel has one consumer)");
-  }
-
-  void RingConsumers(const std::vector<uint32_t>& channels) {
-    for (size_t i = 0; i < channels.size(); ++i) {
-      uint32_t bell = region_->ring(channels[i]).header().consumer_bell;
-      bool rung = false;
-      for (size_t j = 0; j < i && !rung; ++j) rung = region_->ring(channels[j]).header().consumer_bell == bell;
-      if (!rung) rt::NotifyAll(region_->bell(bell));
-    }
-  }
-
-  // Drops the Python references that local channels still hold.
-  void DrainLocalChannels() {
-    for (uint32_t channel = 0; channel < region_->channel_count(); ++channel) {
-      if (IsShared(channel)) continue;
-      rt::Ring ring = region_->ring(channel);
-      PyObject* object = nullptr;
-      while (ring.TryPop([&](const uint8_t* slot) { std::memcpy(&object, slot, sizeof object); })) Py_XDECREF(object);
-    }
+  // The status of a put whose encoding found no arena room in time.
+  int NoRoomStatus() const {
+    return StatusCode(region_->closing() ? rt::WaitStatus::kClosed : rt::WaitStatus::kTimeout);
   }
 
   std::shared_ptr<rt::Region> region_;
@@ -977,12 +706,14 @@ void BindRegion(py::module_& m) {
       .def("wait_for_change", &PyRegion::WaitForChange, py::arg("channels"), py::arg("bell"), py::arg("stalled"),
            py::arg("timeout_ms"))
       .def("wait_for_close", &PyRegion::WaitForClose, py::arg("bell"), py::arg("timeout_ms"))
-      .def("waiting_transactions", &PyRegion::WaitingTransactions, py::arg("channel"))
+      .def(
+          "waiting_transactions",
+          [](const PyRegion& self, uint32_t channel) { return rt::WaitingTransactions(self.region(), channel); },
+          py::arg("channel"))
       .def("size", [](const PyRegion& self, uint32_t channel) { return self.region().ring(channel).size(); })
       .def("pops", [](const PyRegion& self, uint32_t channel) { return self.region().ring(channel).pops(); })
       .def("capacity", [](const PyRegion& self, uint32_t channel) { return self.region().ring(channel).capacity(); })
-      .def("is_shared",
-           [](const PyRegion& self, uint32_t channel) { return self.region().kind(channel) == rt::ChannelKind::kShared; })
+      .def("is_shared", [](const PyRegion& self, uint32_t channel) { return rt::IsShared(self.region(), channel); })
       .def_property_readonly("closing", [](const PyRegion& self) { return self.region().closing(); })
       .def("close", [](PyRegion& self) { self.region().Close(); })
       .def("detach", [](PyRegion& self) { self.region().Detach(); })
@@ -995,7 +726,10 @@ void BindRegion(py::module_& m) {
             return py::memoryview::from_buffer(reinterpret_cast<int32_t*>(&slot), {1}, {sizeof(int32_t)});
           },
           py::arg("worker"), "A writable one-int view of the node the worker runs now (-1: none).")
-      .def("set_last_words", &PyRegion::SetLastWords, py::arg("worker"), py::arg("text"))
+      .def(
+          "set_last_words",
+          [](PyRegion& self, uint32_t worker, const std::string& text) { self.region().SetLastWords(worker, text); },
+          py::arg("worker"), py::arg("text"))
       .def("worker_status", &PyRegion::WorkerStatus, py::arg("worker"))
       .def("arena_stats", &PyRegion::ArenaStats)
       .def("locate", &PyRegion::Locate, py::arg("array"))
@@ -1005,7 +739,7 @@ void BindRegion(py::module_& m) {
           py::arg("threshold"));
 }
 
-void BindRouting(py::module_& m) {
+void BindLedger(py::module_& m) {
   py::class_<PyLedger>(m, "TransactionLedger", "The fed transactions with no output seen yet.")
       .def(py::init<size_t>(), py::arg("capacity"))
       .def("open", &PyLedger::Open, py::arg("meta"))
@@ -1016,48 +750,48 @@ void BindRouting(py::module_& m) {
       .def_property_readonly("open_count", &PyLedger::open);
 }
 
+// Sets the Python types records decode to (see PythonTypes).
+void ConfigureCodec(py::object message_type, py::object meta_type, const py::tuple& kinds, py::object object_kind,
+                    const py::dict& other_fields, py::object dumps, py::object loads) {
+  PythonTypes& types = Types();
+  types.message_type = std::move(message_type);
+  types.meta_type = std::move(meta_type);
+  types.kinds.clear();
+  for (const py::handle& kind : kinds) {
+    if (py::str(kind.attr("name")).cast<std::string>() == "TENSOR") {
+      types.tensor_kind = static_cast<rt::MessageKind>(types.kinds.size());
+    }
+    types.kinds.push_back(py::reinterpret_borrow<py::object>(kind));
+  }
+  types.object_kind = std::move(object_kind);
+  types.other_fields.clear();
+  for (const auto& [field, value] : other_fields) {
+    types.other_fields.emplace_back(Names::Intern(py::str(field).cast<std::string>().c_str()),
+                                    py::reinterpret_borrow<py::object>(value));
+  }
+  types.dumps = std::move(dumps);
+  types.loads = std::move(loads);
+  const Names& name = Name();
+  Slots() = {SlotTableOf(types.message_type, {&name.meta, &name.kind, &name.payload, &name.ret_code, &name.error,
+                                              &name.route_label, &name.data_label}),
+             SlotTableOf(types.meta_type, {&name.transaction_id, &name.start_time, &name.end_time,
+                                           &name.flow_flags, &name.user_data})};
+}
+
 }  // namespace
 
 void SetupRuntimeBindings(py::module_& m) {
   if (_import_array() < 0) throw py::error_already_set();
-  m.def(
-      "configure_codec",
-      [](py::object message_type, py::object meta_type, const py::tuple& kinds, py::object object_kind,
-         const py::dict& other_fields, py::object dumps, py::object loads) {
-        PythonTypes& types = Types();
-        types.message_type = std::move(message_type);
-        types.meta_type = std::move(meta_type);
-        types.kinds.clear();
-        for (const py::handle& kind : kinds) {
-          if (py::str(kind.attr("name")).cast<std::string>() == "TENSOR") {
-            types.tensor_kind = static_cast<rt::MessageKind>(types.kinds.size());
-          }
-          types.kinds.push_back(py::reinterpret_borrow<py::object>(kind));
-        }
-        types.object_kind = std::move(object_kind);
-        types.other_fields.clear();
-        for (const auto& [field, value] : other_fields) {
-          types.other_fields.emplace_back(Names::Intern(py::str(field).cast<std::string>().c_str()),
-                                          py::reinterpret_borrow<py::object>(value));
-        }
-        types.dumps = std::move(dumps);
-        types.loads = std::move(loads);
-        const Names& name = Name();
-        Slots() = {SlotTableOf(types.message_type, {&name.meta, &name.kind, &name.payload, &name.ret_code, &name.error,
-                                                    &name.route_label, &name.data_label}),
-                   SlotTableOf(types.meta_type, {&name.transaction_id, &name.start_time, &name.end_time,
-                                                 &name.flow_flags, &name.user_data})};
-      },
-      py::arg("message_type"), py::arg("meta_type"), py::arg("kinds"), py::arg("object_kind"),
-      py::arg("other_fields"), py::arg("dumps"), py::arg("loads"),
-      "Sets the Python types records decode to: Message and TransactionMeta (slotted dataclasses), the Kind "
-      "members in order, the kind whose payload is pickled, and the Message fields no record carries (name "
-      "-> default).");
+  m.def("configure_codec", &ConfigureCodec, py::arg("message_type"), py::arg("meta_type"), py::arg("kinds"),
+        py::arg("object_kind"), py::arg("other_fields"), py::arg("dumps"), py::arg("loads"),
+        "Sets the Python types records decode to: Message and TransactionMeta (slotted dataclasses), the Kind "
+        "members in order, the kind whose payload is pickled, and the Message fields no record carries (name "
+        "-> default).");
   m.def(
       "exit_when_process_ends", [](int pid, int exit_code) { rt::ExitWhenProcessEnds(static_cast<pid_t>(pid), exit_code); },
       py::arg("pid"), py::arg("exit_code"));
   m.attr("INLINE_BYTES") = rt::kInlineBytes;
   m.attr("MAX_DIMS") = rt::kMaxDims;
   BindRegion(m);
-  BindRouting(m);
+  BindLedger(m);
 }

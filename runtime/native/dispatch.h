@@ -1,12 +1,9 @@
-// Routing and transaction bookkeeping of the runtime (plain C++: no Python headers).
+// Routing of the runtime: which instance of a replicated node receives a message (plain C++:
+// no Python headers).
 #ifndef DFIR_RUNTIME_NATIVE_DISPATCH_H_
 #define DFIR_RUNTIME_NATIVE_DISPATCH_H_
 
-#include <array>
 #include <cstdint>
-#include <deque>
-#include <optional>
-#include <unordered_map>
 
 namespace dfir::rt {
 
@@ -32,45 +29,6 @@ class InstanceDispatcher {
  private:
   uint32_t instances_;
   DispatchRule rule_;
-};
-
-// The metadata of one transaction, as its messages carry it.
-struct TransactionInfo {
-  uint64_t transaction_id = 0;
-  int64_t start_time = 0;
-  int64_t end_time = 0;
-  uint32_t flow_flags = 0;
-  uint32_t user_data_size = 0;
-  std::array<uint8_t, 64> user_data{};
-};
-
-// The transactions a driver has fed whose results have not shown up at any graph output yet:
-// when a worker dies these are the ones that fail. Opened in feed order; settled by id (the
-// oldest open entry with that id) when an output message of the transaction is seen.
-// At most `capacity` entries stay open; beyond that the oldest are forgotten (a transaction
-// whose outputs a UDF suppressed never settles).
-class TransactionLedger {
- public:
-  explicit TransactionLedger(size_t capacity);
-
-  void Open(const TransactionInfo& info);
-  // Settles the oldest open entry of `transaction_id`; false when none is open.
-  bool Settle(uint64_t transaction_id);
-  // Removes and returns the oldest open entry.
-  std::optional<TransactionInfo> TakeOldest();
-  size_t open() const { return open_count_; }
-
- private:
-  struct Entry {
-    TransactionInfo info;
-    bool settled;
-  };
-  void DropSettledFront();
-
-  size_t capacity_;
-  std::deque<Entry> entries_;
-  std::unordered_map<uint64_t, size_t> open_by_id_;  // open entries per transaction id
-  size_t open_count_ = 0;
 };
 
 }  // namespace dfir::rt

@@ -2,9 +2,12 @@
 
 #include <sched.h>
 
+#include <algorithm>
 #include <climits>
 #include <cstdint>
+#include <cstring>
 #include <new>
+#include <string>
 
 namespace dfir::rt {
 namespace {
@@ -124,6 +127,18 @@ WorkerSlot& Region::worker(uint32_t index) const {
                        std::to_string(header().workers));
   }
   return *reinterpret_cast<WorkerSlot*>(base() + header().workers_offset + index * sizeof(WorkerSlot));
+}
+
+void Region::SetLastWords(uint32_t index, const std::string& text) {
+  WorkerSlot& slot = worker(index);
+  size_t size = std::min<size_t>(text.size(), kLastWordsBytes - 1);
+  std::memcpy(slot.last_words, text.data(), size);
+  slot.last_words[size] = '\0';
+}
+
+std::string Region::LastWords(uint32_t index) const {
+  const WorkerSlot& slot = worker(index);
+  return std::string(slot.last_words, strnlen(slot.last_words, kLastWordsBytes));
 }
 
 bool Region::closing() const { return header().closing.load(std::memory_order_seq_cst) != 0; }

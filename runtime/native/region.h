@@ -65,6 +65,10 @@ class Region {
   Ring ring(uint32_t channel) const;
   ChannelKind kind(uint32_t channel) const;
   WorkerSlot& worker(uint32_t index) const;
+  // Why worker `index` is about to exit, as the driver reads it once the worker is gone: `text`,
+  // cut to kLastWordsBytes - 1 bytes.
+  void SetLastWords(uint32_t index, const std::string& text);
+  std::string LastWords(uint32_t index) const;
   Arena& arena() { return arena_; }
   uint8_t* base() const { return memory_->base(); }
   const SharedMemory& memory() const { return *memory_; }

@@ -1,0 +1,227 @@
+#include "channel_io.h"
+
+#include <algorithm>
+#include <cstring>
+#include <string>
+
+#include "message_codec.h"
+#include "ring.h"
+#include "shm.h"
+
+namespace dfir::rt {
+namespace {
+
+bool AllHaveRoom(const Region& region, const std::vector<uint32_t>& channels) {
+  for (uint32_t channel : channels) {
+    if (!region.ring(channel).has_room()) return false;
+  }
+  return true;
+}
+
+// Rings the doorbell of each channel's consumer, each doorbell once.
+void RingConsumers(const Region& region, const std::vector<uint32_t>& channels) {
+  for (size_t i = 0; i < channels.size(); ++i) {
+    uint32_t bell = region.ring(channels[i]).header().consumer_bell;
+    bool rung = false;
+    for (size_t j = 0; j < i && !rung; ++j) rung = region.ring(channels[j]).header().consumer_bell == bell;
+    if (!rung) NotifyAll(region.bell(bell));
+  }
+}
+
+uint64_t ReadySets(const Region& region, const std::vector<uint32_t>& channels, uint64_t limit) {
+  for (uint32_t channel : channels) limit = std::min(limit, region.ring(channel).Ready(limit));
+  return limit;
+}
+
+[[noreturn]] void LostMessage(uint32_t channel) {
+  throw RuntimeError("channel " + std::to_string(channel) +
+                     " lost a ready message: another consumer took it (a channel has one consumer)");
+}
+
+bool AllShared(const Region& region, const std::vector<uint32_t>& channels) {
+  for (uint32_t channel : channels) {
+    if (!IsShared(region, channel)) return false;
+  }
+  return true;
+}
+
+const MessageRecord* NextRecord(const Region& region, uint32_t channel) {
+  return reinterpret_cast<const MessageRecord*>(region.ring(channel).Peek(0));
+}
+
+}  // namespace
+
+bool IsShared(const Region& region, uint32_t channel) { return region.kind(channel) == ChannelKind::kShared; }
+
+// -- putting ----------------------------------------------------------------------------------
+
+void PendingPut::Add(uint32_t channel, const MessageRecord& record, const void* key) {
+  records_.push_back(record);
+  outgoing_.push_back(Outgoing{channel, records_.size() - 1, nullptr});
+  if (key != nullptr) keyed_.emplace(key, records_.size() - 1);
+}
+
+bool PendingPut::AddAgain(uint32_t channel, const void* key) {
+  auto found = keyed_.find(key);
+  if (found == keyed_.end()) return false;
+  records_.push_back(records_[found->second]);
+  RetainBody(region_, records_.back());
+  outgoing_.push_back(Outgoing{channel, records_.size() - 1, nullptr});
+  return true;
+}
+
+void PendingPut::AddLocal(uint32_t channel, void* object) {
+  outgoing_.push_back(Outgoing{channel, kNoRecord, object});
+}
+
+void PendingPut::OpenOnPush(TransactionLedger& ledger, const TransactionInfo& info) {
+  ledger_ = &ledger;
+  opened_ = info;
+}
+
+WaitStatus PendingPut::Push(const Deadline& deadline, BlockingScope& blocking, LocalObjects& locals) {
+  if (outgoing_.empty()) return WaitStatus::kReady;
+  std::vector<uint32_t> channels;
+  channels.reserve(outgoing_.size());
+  for (const Outgoing& message : outgoing_) channels.push_back(message.channel);
+  if (!AllHaveRoom(region_, channels)) {  // only a wait enters the blocking scope: entering costs a switch
+    WaitStatus status;
+    {
+      Blocking waiting(blocking);
+      status = region_.WaitForRoom(channels, deadline);
+    }
+    if (status != WaitStatus::kReady) {
+      Discard();
+      return status;
+    }
+  }
+  if (ledger_ != nullptr) ledger_->Open(opened_);
+  for (const Outgoing& message : outgoing_) {
+    PushOne(message, deadline, blocking, locals);
+    ++pushed_;
+  }
+  RingConsumers(region_, channels);
+  return WaitStatus::kReady;
+}
+
+void PendingPut::PushOne(const Outgoing& message, const Deadline& deadline, BlockingScope& blocking,
+                         LocalObjects& locals) {
+  Ring ring = region_.ring(message.channel);
+  for (;;) {
+    bool pushed = message.record != kNoRecord
+                      ? ring.TryPush([&](uint8_t* slot) {
+                          std::memcpy(slot, &records_[message.record], sizeof(MessageRecord));
+                        })
+                      : ring.TryPush([&](uint8_t* slot) {
+                          locals.Retain(message.object);
+                          std::memcpy(slot, &message.object, sizeof message.object);
+                        });
+    if (pushed) return;
+    // Another producer took the room this put waited for; wait again (no message is dropped).
+    WaitStatus status;
+    {
+      Blocking waiting(blocking);
+      status = region_.WaitForRoom({message.channel}, deadline);
+    }
+    if (status != WaitStatus::kReady) {
+      throw RuntimeError("channel " + std::to_string(message.channel) + " stayed full while a put was half done");
+    }
+  }
+}
+
+void PendingPut::Discard() {
+  for (; pushed_ < outgoing_.size(); ++pushed_) {
+    const Outgoing& message = outgoing_[pushed_];
+    if (message.record != kNoRecord) ReleaseBody(region_, records_[message.record]);
+  }
+}
+
+// -- taking -----------------------------------------------------------------------------------
+
+SetsReady AwaitSets(Region& region, const std::vector<uint32_t>& channels, uint32_t bell, uint64_t limit,
+                    const Deadline& deadline, BlockingScope& blocking) {
+  uint64_t ready = ReadySets(region, channels, limit);
+  if (ready != 0) return SetsReady{WaitStatus::kReady, ready};
+  WaitStatus status;
+  {
+    Blocking waiting(blocking);
+    status = region.WaitForMessages(channels, bell, deadline);
+  }
+  if (status != WaitStatus::kReady) return SetsReady{status, 0};
+  return SetsReady{WaitStatus::kReady, ReadySets(region, channels, limit)};
+}
+
+void TakeSets(Region& region, const std::vector<uint32_t>& channels, uint64_t sets,
+              const std::function<void(size_t, const Taken&)>& take) {
+  struct WakeProducers {
+    const Region& region;
+    const std::vector<uint32_t>& channels;
+    ~WakeProducers() {
+      for (uint32_t channel : channels) region.ring(channel).NotifySpace();
+    }
+  } wake{region, channels};
+  MessageRecord record;
+  for (uint64_t n = 0; n < sets; ++n) {
+    for (size_t i = 0; i < channels.size(); ++i) {
+      Ring ring = region.ring(channels[i]);
+      if (IsShared(region, channels[i])) {
+        if (!ring.TryPop([&](const uint8_t* slot) { std::memcpy(&record, slot, sizeof record); })) {
+          LostMessage(channels[i]);
+        }
+        take(i, Taken{&record, nullptr});
+      } else {
+        void* object = nullptr;
+        if (!ring.TryPop([&](const uint8_t* slot) { std::memcpy(&object, slot, sizeof object); })) {
+          LostMessage(channels[i]);
+        }
+        take(i, Taken{nullptr, object});
+      }
+    }
+  }
+}
+
+bool NextSetIsPlainTensors(const Region& region, const std::vector<uint32_t>& channels, MessageKind tensor_kind) {
+  if (!AllShared(region, channels)) return false;
+  const MessageRecord* first = nullptr;
+  for (uint32_t channel : channels) {
+    const MessageRecord* record = NextRecord(region, channel);
+    if (record == nullptr || !IsPlainTensor(*record, tensor_kind)) return false;
+    if (first == nullptr) {
+      first = record;
+    } else if (!SameTransaction(*record, *first)) {
+      return false;
+    }
+  }
+  return true;
+}
+
+void SettleNextSet(const Region& region, const std::vector<uint32_t>& channels, TransactionLedger& ledger) {
+  if (channels.empty() || !AllShared(region, channels)) return;
+  const MessageRecord* first = NextRecord(region, channels[0]);
+  if (first != nullptr) ledger.Settle(first->transaction_id);
+}
+
+std::vector<uint64_t> WaitingTransactions(const Region& region, uint32_t channel) {
+  Ring ring = region.ring(channel);
+  if (!IsShared(region, channel)) throw RuntimeError("channel " + std::to_string(channel) + " is local");
+  std::vector<uint64_t> ids;
+  for (uint64_t i = 0; i < ring.size(); ++i) {
+    const uint8_t* payload = ring.Peek(i);
+    if (payload == nullptr) break;
+    ids.push_back(reinterpret_cast<const MessageRecord*>(payload)->transaction_id);
+  }
+  return ids;
+}
+
+void DrainLocalChannels(Region& region, LocalObjects& locals) {
+  for (uint32_t channel = 0; channel < region.channel_count(); ++channel) {
+    if (IsShared(region, channel)) continue;
+    Ring ring = region.ring(channel);
+    void* object = nullptr;
+    while (ring.TryPop([&](const uint8_t* slot) { std::memcpy(&object, slot, sizeof object); })) {
+      locals.Release(object);
+    }
+  }
+}
+
+}  // namespace dfir::rt

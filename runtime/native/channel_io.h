@@ -1,0 +1,137 @@
+// Moving encoded messages through a region's channels (plain C++: no Python headers): puts that
+// are all or nothing, and takes of whole sets — one message from each of several channels.
+//
+// A shared channel carries MessageRecords (message_codec.h). A local one carries one pointer
+// per message to an object of the caller's (the Python bindings: a Message), kept alive by the
+// reference LocalObjects takes when the channel takes the pointer; whoever takes the message
+// out takes that reference over.
+//
+//   PendingPut put(region);
+//   put.Add(0, record);                 // shared channel 0: an encoded record
+//   put.AddLocal(3, object);            // local channel 3: the caller's object
+//   put.Push(deadline, blocking, locals);   // both or neither
+//
+//   SetsReady ready = AwaitSets(region, {0, 1}, bell, 8, deadline, blocking);
+//   TakeSets(region, {0, 1}, ready.sets, [&](size_t i, const Taken& message) { ... });
+#ifndef DFIR_RUNTIME_NATIVE_CHANNEL_IO_H_
+#define DFIR_RUNTIME_NATIVE_CHANNEL_IO_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <unordered_map>
+#include <vector>
+
+#include "blocking.h"
+#include "eventcount.h"
+#include "ledger.h"
+#include "message.h"
+#include "region.h"
+
+namespace dfir::rt {
+
+// Whether `channel` carries records (shared) rather than pointers (local).
+bool IsShared(const Region& region, uint32_t channel);
+
+// The references that local channels hold to the caller's objects.
+class LocalObjects {
+ public:
+  virtual ~LocalObjects() = default;
+  // A local channel took `object`.
+  virtual void Retain(void* object) = 0;
+  // A local channel dropped `object` untaken (DrainLocalChannels).
+  virtual void Release(void* object) = 0;
+};
+
+// One put: messages bound for channels, pushed all or nothing. It owns the body references of
+// its records until they are pushed, and gives back those of the records it never pushes.
+class PendingPut {
+ public:
+  explicit PendingPut(Region& region) : region_(region) {}
+  ~PendingPut() { Discard(); }
+  PendingPut(const PendingPut&) = delete;
+  PendingPut& operator=(const PendingPut&) = delete;
+
+  // `record` (encoded; its body reference becomes the put's) for shared `channel`. A non-null
+  // `key` names the message it encodes, for AddAgain.
+  void Add(uint32_t channel, const MessageRecord& record, const void* key = nullptr);
+  // The record added under `key` once more, for `channel`: one more reference to its body, no
+  // copy. False when no record was added under `key`.
+  bool AddAgain(uint32_t channel, const void* key);
+  // `object` for local `channel` (the channel retains it when it takes it).
+  void AddLocal(uint32_t channel, void* object);
+  // Makes Push open `info` in `ledger` once every channel has room, before a consumer can see
+  // any message of the put (whose outputs settle it).
+  void OpenOnPush(TransactionLedger& ledger, const TransactionInfo& info);
+
+  // Once: waits until every channel has room (inside the blocking scope), pushes the messages in
+  // the order they were added and rings each consumer's doorbell once. kReady: every message is
+  // on its channel (at once when there are none, opening nothing). kTimeout or kClosed: none is,
+  // and the bodies are given back. RuntimeError when a channel fills again while the put is half
+  // done (another producer took the room).
+  WaitStatus Push(const Deadline& deadline, BlockingScope& blocking, LocalObjects& locals);
+
+ private:
+  static constexpr size_t kNoRecord = ~size_t{0};
+  struct Outgoing {
+    uint32_t channel;
+    size_t record;  // index in records_, kNoRecord for a local channel's object
+    void* object;
+  };
+
+  void PushOne(const Outgoing& message, const Deadline& deadline, BlockingScope& blocking, LocalObjects& locals);
+  // Gives back the bodies of the records not pushed yet; nothing is left to push.
+  void Discard();
+
+  Region& region_;
+  std::vector<Outgoing> outgoing_;
+  std::vector<MessageRecord> records_;
+  std::unordered_map<const void*, size_t> keyed_;  // key -> index in records_
+  size_t pushed_ = 0;                              // outgoing_[0, pushed_) are on their channels
+  TransactionLedger* ledger_ = nullptr;
+  TransactionInfo opened_;
+};
+
+// How many sets (one message from each channel) can be taken.
+struct SetsReady {
+  WaitStatus status;
+  uint64_t sets;  // up to the limit; 0 unless kReady
+};
+
+// The sets of `channels` that can be taken now, up to `limit`; when there are none, waits
+// (inside the blocking scope, sleeping on `bell`, their consumer's doorbell) until there is
+// one, the deadline passes or the region closes.
+SetsReady AwaitSets(Region& region, const std::vector<uint32_t>& channels, uint32_t bell, uint64_t limit,
+                    const Deadline& deadline, BlockingScope& blocking);
+
+// One message as it leaves its channel: a shared channel's record, whose body reference the
+// taker takes over, or a local channel's object, whose reference the taker takes over.
+struct Taken {
+  const MessageRecord* record;  // nullptr for a local channel
+  void* object;                 // nullptr for a shared channel
+};
+
+// Takes `sets` sets that AwaitSets counted (the caller is the channels' one consumer): hands
+// each message to `take` with the index of its channel, set by set in channel order, then wakes
+// the channels' producers. RuntimeError when a counted message is gone (another consumer).
+void TakeSets(Region& region, const std::vector<uint32_t>& channels, uint64_t sets,
+              const std::function<void(size_t, const Taken&)>& take);
+
+// Whether every channel is shared and the next set is plain tensors (IsPlainTensor) of one
+// transaction. Only for the channels' consumer, once a set is ready.
+bool NextSetIsPlainTensors(const Region& region, const std::vector<uint32_t>& channels, MessageKind tensor_kind);
+
+// Settles in `ledger` the transaction of the next set's first message, when every channel is
+// shared (a local channel's objects are opaque here). Once a set is ready.
+void SettleNextSet(const Region& region, const std::vector<uint32_t>& channels, TransactionLedger& ledger);
+
+// The transaction ids of the messages waiting in a shared channel, oldest first (for its
+// consumer); RuntimeError for a local channel.
+std::vector<uint64_t> WaitingTransactions(const Region& region, uint32_t channel);
+
+// Empties every local channel of this process's region, releasing what they carry.
+void DrainLocalChannels(Region& region, LocalObjects& locals);
+
+}  // namespace dfir::rt
+
+#endif  // DFIR_RUNTIME_NATIVE_CHANNEL_IO_H_
