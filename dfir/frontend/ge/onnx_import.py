@@ -34,7 +34,7 @@ from onnx import helper, numpy_helper
 
 from dfir.core import data_type as dt
 from dfir.core.errors import GeError
-from dfir.dialects.ge import slice_bounds
+from dfir.core.shape_arith import slice_bounds
 
 if TYPE_CHECKING:
     from dfir.frontend.ge.graph import Graph, Value
