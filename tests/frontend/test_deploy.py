@@ -436,7 +436,13 @@ RESOURCE_RULES = {
     "missing item_id": (_drop("cluster.0.cluster_nodes.0.item_list.1.item_id"),
                         f"{_NODE0}.item_list[1]: missing 'item_id'"),
     "negative node_id": (_set("cluster.0.cluster_nodes.0.node_id", -1),
-                         f"{_NODE0}.node_id: expected a non-negative integer, got -1"),
+                         f"{_NODE0}.node_id: expected an id in [0, 32767] (what a device list can name), got -1"),
+    "node_id too large": (_set("cluster.0.cluster_nodes.0.node_id", 32768),
+                          f"{_NODE0}.node_id: expected an id in [0, 32767] (what a device list can name), "
+                          "got 32768"),
+    "item_id too large": (_set("cluster.0.cluster_nodes.0.item_list.0.item_id", 2 ** 40),
+                          f"{_NODE0}.item_list[0].item_id: expected an id in [0, 32767] (what a device list "
+                          f"can name), got {2 ** 40}"),
     "node_id is text": (_set("cluster.0.cluster_nodes.0.node_id", "0"),
                         f'{_NODE0}.node_id: expected an integer, got a string "0"'),
     "bad ipaddr": (_set("cluster.0.cluster_nodes.0.ipaddr", "10.0.0"),

@@ -18,12 +18,18 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from dfir.core.errors import GeError
-from dfir.frontend.deploy.devices import DeviceId
+from dfir.frontend.deploy.devices import MAX_VALUE, DeviceId
 from dfir.frontend.deploy.json_document import JsonDocument
 from dfir.frontend.deploy.shape import BOOLEAN, IPV4, NON_NEGATIVE, PORT, STRING, ListOf, Obj, Value, check
 
-_ITEM = Obj({"item_id": NON_NEGATIVE}, {"device_id": NON_NEGATIVE, "ipaddr": IPV4})
-_NODE = Obj({"node_id": NON_NEGATIVE, "node_type": STRING, "ipaddr": IPV4, "item_list": ListOf(_ITEM)},
+def _device_list_id(value: int) -> str | None:
+    """An id a device list can name: what the `cluster:server:device` grammar allows."""
+    return None if 0 <= value <= MAX_VALUE else f"expected an id in [0, {MAX_VALUE}] (what a device list can name)"
+
+
+_ID = Value(int, _device_list_id)
+_ITEM = Obj({"item_id": _ID}, {"device_id": _ID, "ipaddr": IPV4})
+_NODE = Obj({"node_id": _ID, "node_type": STRING, "ipaddr": IPV4, "item_list": ListOf(_ITEM)},
             {"port": PORT, "memory": Value((str, int)), "is_local": BOOLEAN, "auth_lib_path": STRING,
              "deploy_res_path": STRING, "data_panel": Obj({}, {"avail_ports": STRING})})
 _TOPOLOGY = Obj({"type": STRING, "topos": ListOf(Obj({"plane_id": Value((int, str)),
