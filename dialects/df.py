@@ -22,7 +22,7 @@ from collections.abc import Iterable, Sequence
 from typing import ClassVar
 
 import networkx as nx
-from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, IntAttr, StringAttr, SymbolRefAttr
+from xdsl.dialects.builtin import I64, ArrayAttr, DictionaryAttr, IntegerAttr, StringAttr, SymbolRefAttr, i64
 from xdsl.ir import Attribute, Block, Dialect, Operation, ParametrizedAttribute, Region, SSAValue, TypeAttribute
 from xdsl.irdl import (IRDLOperation, irdl_attr_definition, irdl_op_definition, lazy_traits_def, opt_attr_def,
                        opt_prop_def,
@@ -70,12 +70,12 @@ class DataOp(IRDLOperation):
     name = "df.data"
 
     data_name = prop_def(StringAttr)
-    index = prop_def(IntAttr)
+    index = prop_def(IntegerAttr[I64])
     result = result_def(FlowType)
     traits = lazy_traits_def(lambda: (HasParent(GraphOp),))
 
     def __init__(self, data_name: str, index: int, attributes: dict[str, Attribute] | None = None):
-        super().__init__(properties={"data_name": StringAttr(data_name), "index": IntAttr(index)},
+        super().__init__(properties={"data_name": StringAttr(data_name), "index": IntegerAttr(index, i64)},
                          attributes=attributes or {}, result_types=[FLOW])
 
     @classmethod
@@ -89,7 +89,7 @@ class DataOp(IRDLOperation):
     def print(self, printer: Printer) -> None:
         printer.print_string(" ")
         printer.print_string_literal(self.data_name.data)
-        printer.print_string(f" index {self.index.data}")
+        printer.print_string(f" index {self.index.value.data}")
         printer.print_op_attributes(self.attributes)
 
 
@@ -109,8 +109,8 @@ class NodeOp(IRDLOperation):
 
     node_name = prop_def(StringAttr)
     pp = prop_def(SymbolRefAttr)
-    input_num = prop_def(IntAttr)
-    output_num = prop_def(IntAttr)
+    input_num = prop_def(IntegerAttr[I64])
+    output_num = prop_def(IntegerAttr[I64])
     inputs = var_operand_def(FlowType)
     outputs = var_result_def(FlowType)
     loc = opt_attr_def(StringAttr)
@@ -132,7 +132,7 @@ class NodeOp(IRDLOperation):
             operands=[list(inputs)],
             result_types=[[FLOW] * output_num],
             properties={"node_name": StringAttr(node_name), "pp": SymbolRefAttr(pp),
-                        "input_num": IntAttr(input_num), "output_num": IntAttr(output_num)},
+                        "input_num": IntegerAttr(input_num, i64), "output_num": IntegerAttr(output_num, i64)},
             attributes=attributes or {})
 
     @property
@@ -149,10 +149,10 @@ class NodeOp(IRDLOperation):
         return [self.device] if self.device is not None else []
 
     def verify_(self) -> None:
-        expected, got = self.input_num.data, len(self.inputs)
+        expected, got = self.input_num.value.data, len(self.inputs)
         if got != expected:
             raise VerifyException(f"{self.label}: expected {expected} inputs (input_num), got {got}")
-        expected, got = self.output_num.data, len(self.outputs)
+        expected, got = self.output_num.value.data, len(self.outputs)
         if got != expected:
             raise VerifyException(f"{self.label}: expected {expected} outputs (output_num), got {got}")
 
@@ -180,7 +180,7 @@ class NodeOp(IRDLOperation):
         printer.print_string(" pp ")
         printer.print_attribute(self.pp)
         printer.print_op_attributes(self.attributes)
-        printer.print_string(f" : {self.input_num.data} -> {self.output_num.data}")
+        printer.print_string(f" : {self.input_num.value.data} -> {self.output_num.value.data}")
 
 
 @irdl_op_definition
@@ -349,7 +349,7 @@ def _verify_inputs(graph: str, datas: list[DataOp]) -> None:
         seen_names.add(name)
         if not data.result.uses:
             raise VerifyException(f'{graph}: flow data "{name}" is not used by any node or output')
-    indexes = sorted(d.index.data for d in datas)
+    indexes = sorted(d.index.value.data for d in datas)
     if indexes != list(range(len(datas))):
         raise VerifyException(f"{graph}: flow data indexes {indexes} must be 0..{len(datas) - 1}, "
                               "each used once")
@@ -442,7 +442,7 @@ class FuncPpOp(IRDLOperation):
 
         df.func_pp @add_pp [#df.func<"add"(0, 1) -> (0)>] {kind = "py_func"} payload "gASV..."
         df.func_pp @Add_pp [#df.func<"Add1"(0, 1) -> (0)>] {kind = "py_project",
-            init_params = {out_type = opaque<"dt", "DT_INT32">}, compile_config = "add_func.json",
+            init_params = {out_type = #df.dtype<DT_INT32>}, compile_config = "add_func.json",
             project = {py_class = "Add", py_module = "func_add"}} payload "H4sI..."
     """
 
@@ -507,8 +507,8 @@ class FuncPpOp(IRDLOperation):
 
     def verify_ports(self, node: NodeOp) -> None:
         """Each node input and output is owned by exactly one func of this process point."""
-        for kind, count, ports in (("input", node.input_num.data, "input_ports"),
-                                   ("output", node.output_num.data, "output_ports")):
+        for kind, count, ports in (("input", node.input_num.value.data, "input_ports"),
+                                   ("output", node.output_num.value.data, "output_ports")):
             owned = sorted(p for f in self.funcs for p in getattr(f, ports))
             if owned != list(range(count)):
                 raise VerifyException(

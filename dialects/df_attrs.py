@@ -215,4 +215,24 @@ class BalanceAttr(ParametrizedAttribute):
         printer.print_string(f"<{self.role.data}>")
 
 
-DF_ATTRIBUTES = [FuncAttr, DeviceAttr, InstanceAttr, AlignAttr, BalanceAttr]
+@irdl_attr_definition
+class DTypeAttr(ParametrizedAttribute):
+    """A GE data type as a value (a UDF init param): `#df.dtype<DT_INT32>`."""
+
+    name = "df.dtype"
+
+    dtype_name: StringAttr
+
+    def __init__(self, dtype_name: str):
+        super().__init__(StringAttr(dtype_name))
+
+    @classmethod
+    def parse_parameters(cls, parser: AttrParser):
+        with parser.in_angle_brackets():
+            return (StringAttr(parser.parse_identifier()),)
+
+    def print_parameters(self, printer: Printer) -> None:
+        printer.print_string(f"<{self.dtype_name.data}>")
+
+
+DF_ATTRIBUTES = [FuncAttr, DeviceAttr, InstanceAttr, AlignAttr, BalanceAttr, DTypeAttr]

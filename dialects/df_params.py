@@ -1,23 +1,22 @@
 """Typed init params in the IR: the `init_params` property of `df.func_pp`, builtin attributes only.
 
     init_params = {count = 3 : i64, scale = 5.000000e-01 : f64, on = true, name = "add",
-                   out_type = opaque<"dt", "DT_INT32">, dims = [[1 : i64, 2 : i64], []]}
+                   out_type = #df.dtype<DT_INT32>, dims = [[1 : i64, 2 : i64], []]}
 
 An int is an i64 `IntegerAttr`, a float an f64 `FloatAttr`, a bool an i1 (`true`/`false`), a str
-a `StringAttr`, a DType `opaque<"dt", "DT_*">`, a list an `ArrayAttr`. Decoding gives back the
+a `StringAttr`, a DType `#df.dtype<DT_*>`, a list an `ArrayAttr`. Decoding gives back the
 `InitParam` (type tag and value) that `dfir.core.udf_params` describes.
 """
 from __future__ import annotations
 
 from xdsl.dialects.builtin import (ArrayAttr, BoolAttr, DictionaryAttr, FloatAttr, IntegerAttr,
-                                   IntegerType, OpaqueAttr, StringAttr, f64, i64)
+                                   IntegerType, StringAttr, f64, i64)
 from xdsl.ir import Attribute
 
 from dfir.core import data_type as dt
 from dfir.core.errors import GeError
 from dfir.core.udf_params import InitParam
-
-DTYPE_DIALECT = "dt"
+from dfir.dialects.df_attrs import DTypeAttr
 
 
 def params_attr(params: dict[str, InitParam]) -> DictionaryAttr:
@@ -40,7 +39,7 @@ def _attr(value) -> Attribute:
     if isinstance(value, str):
         return StringAttr(value)
     if isinstance(value, dt.DType):
-        return OpaqueAttr.from_strings(DTYPE_DIALECT, value.name)
+        return DTypeAttr(value.name)
     if isinstance(value, list):
         return ArrayAttr([_attr(item) for item in value])
     raise GeError(f"init param value {value!r} has no IR form")
@@ -52,7 +51,7 @@ def _decode(name: str, attr: Attribute) -> InitParam:
     tag, value = _scalar(attr)
     if tag is None:
         raise ValueError(f"init param '{name}' is {attr}, which is no init param value (an "
-                         f"integer, float, bool, string, opaque<\"dt\", \"DT_*\"> or a list)")
+                         f"integer, float, bool, string, #df.dtype<DT_*> or a list)")
     return InitParam(tag, value)
 
 
@@ -81,9 +80,9 @@ def _scalar(attr: Attribute) -> tuple[str | None, object]:
         return "float", float(attr.value.data)
     if isinstance(attr, StringAttr):
         return "str", attr.data
-    if isinstance(attr, OpaqueAttr) and attr.ident.data == DTYPE_DIALECT:
+    if isinstance(attr, DTypeAttr):
         try:
-            return "dtype", dt.from_name(attr.value.data)
+            return "dtype", dt.from_name(attr.dtype_name.data)
         except GeError:
             return None, None
     return None, None

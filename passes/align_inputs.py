@@ -41,7 +41,7 @@ class Pairing(Enum):
 def pairing(node: NodeOp, pps: dict[str, Operation]) -> Pairing:
     """How `node` pairs its inputs, given the module's process points by symbol."""
     pp = pps.get(node.pp.root_reference.data)
-    if node.input_num.data < 2:
+    if node.input_num.value.data < 2:
         return Pairing.NONE
     if isinstance(pp, GraphPpOp):
         return Pairing.PLAIN

@@ -52,7 +52,7 @@ def replicate(node: NodeOp) -> list[NodeOp]:
         attributes = {**shared, "device": device, "instance": InstanceAttr(k, len(devices)),
                       "dispatch": dispatch}
         clone = NodeOp(node.node_name.data, node.pp.root_reference.data, node.inputs,
-                       node.input_num.data, node.output_num.data, attributes)
+                       node.input_num.value.data, node.output_num.value.data, attributes)
         Rewriter.insert_op(clone, InsertPoint.before(node))
         clones.append(clone)
     for port, result in enumerate(node.outputs):

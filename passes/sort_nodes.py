@@ -57,7 +57,7 @@ class SortNodes(ModulePass):
     @staticmethod
     def _sort(graph: GraphOp) -> None:
         block = graph.body.block
-        ordered = [*sorted(graph.data_ops, key=lambda d: d.index.data), *topological_nodes(graph),
+        ordered = [*sorted(graph.data_ops, key=lambda d: d.index.value.data), *topological_nodes(graph),
                    graph.output_op]
         if list(block.ops) == ordered:
             return

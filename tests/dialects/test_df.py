@@ -133,7 +133,7 @@ def test_parsed_ops_are_the_constructor_classes_with_their_properties():
     graph = next(op for op in _parse(PIPELINE_TEXT).ops if isinstance(op, GraphOp))
     assert [type(op) for op in graph.body.block.ops] == [DataOp, DataOp, NodeOp, NodeOp, NodeOp, OutputOp]
     assert [d.data_name.data for d in graph.data_ops] == ["FlowData", "FlowData_1"]
-    assert [(n.node_name.data, n.pp.root_reference.data, n.input_num.data, n.output_num.data)
+    assert [(n.node_name.data, n.pp.root_reference.data, n.input_num.value.data, n.output_num.value.data)
             for n in graph.node_ops] == [("scatter", "methods_pp", 2, 2), ("work_0", "relu_pp", 1, 1),
                                          ("gather", "methods_pp", 2, 2)]
     assert graph.align == AlignAttr(256, 60_000, dropout=True)
@@ -370,7 +370,7 @@ def test_sort_nodes_orders_random_dags_topologically(spec: DagSpec):
 
     assert set(ops_after) == set(ops_before) and len(ops_after) == len(ops_before)
     assert all(position[v.owner] < position[op] for op in ops_after for v in op.operands)
-    assert [d.index.data for d in ops_after[:spec.data_count]] == list(range(spec.data_count))
+    assert [d.index.value.data for d in ops_after[:spec.data_count]] == list(range(spec.data_count))
     assert ops_after[spec.data_count:-1] == expected_nodes
     assert isinstance(ops_after[-1], OutputOp)
     module.verify()

@@ -319,7 +319,7 @@ def test_the_plan_carries_the_project(tmp_path):
                                   "scale": {"type": "list_float", "value": [1.5]}},
                   "closures": {"invoke_graph": 0}}
     assert plan["ge_graphs"][0]["name"] == "add_graph"
-    assert 'init_params = {out_type = opaque<"dt", "DT_INT32">, scale = [1.500000e+00 : f64]}' in compiled.ir
+    assert 'init_params = {out_type = #df.dtype<DT_INT32>, scale = [1.500000e+00 : f64]}' in compiled.ir
 
 
 def test_packing_is_deterministic_and_skips_caches(tmp_path):

@@ -19,7 +19,7 @@ df.graph @too_few_inputs attributes {options = {}} {
 df.func_pp @split_pp [#df.func<"split"(0) -> (0, 1)>] {kind = "py_func"}
 df.graph @too_few_outputs attributes {options = {}} {
   %x = df.data "x" index 0
-  %half = "df.node"(%x) <{node_name = "split", pp = @split_pp, input_num = #builtin.int<1>, output_num = #builtin.int<2>}> {loc = "split.py:7"} : (!df.flow) -> !df.flow
+  %half = "df.node"(%x) <{node_name = "split", pp = @split_pp, input_num = 1 : i64, output_num = 2 : i64}> {loc = "split.py:7"} : (!df.flow) -> !df.flow
   df.output %half
 }
 

@@ -61,10 +61,10 @@ df.graph_pp @onnx_graph_pp graph @relu {framework = "onnx"}
 // CHECK-NEXT:    df.output %activated, %pair, %pair_2
 // CHECK-NEXT:  }
 // GENERIC-LABEL: "df.graph"() <{sym_name = "wiring", options = {ge.graph_key = "wiring", ge.runFlag = "1"}}> ({
-// GENERIC-NEXT:    %frames = "df.data"() <{data_name = "FlowData", index = #builtin.int<0>}> {schema = tensor<1x4xf32>} : () -> !df.flow
-// GENERIC-NEXT:    %labels = "df.data"() <{data_name = "FlowData_1", index = #builtin.int<1>}> : () -> !df.flow
-// GENERIC-NEXT:    %sum = "df.node"(%frames, %labels) <{node_name = "add", pp = @one_entry_point_pp, input_num = #builtin.int<2>, output_num = #builtin.int<1>}> {loc = "pipeline.py:12"} : (!df.flow, !df.flow) -> !df.flow
-// GENERIC-NEXT:    %pair, %pair_1, %pair_2 = "df.node"(%sum, %frames, %labels) <{node_name = "pair", pp = @methods_pp, input_num = #builtin.int<3>, output_num = #builtin.int<3>}> : (!df.flow, !df.flow, !df.flow) -> (!df.flow, !df.flow, !df.flow)
+// GENERIC-NEXT:    %frames = "df.data"() <{data_name = "FlowData", index = 0 : i64}> {schema = tensor<1x4xf32>} : () -> !df.flow
+// GENERIC-NEXT:    %labels = "df.data"() <{data_name = "FlowData_1", index = 1 : i64}> : () -> !df.flow
+// GENERIC-NEXT:    %sum = "df.node"(%frames, %labels) <{node_name = "add", pp = @one_entry_point_pp, input_num = 2 : i64, output_num = 1 : i64}> {loc = "pipeline.py:12"} : (!df.flow, !df.flow) -> !df.flow
+// GENERIC-NEXT:    %pair, %pair_1, %pair_2 = "df.node"(%sum, %frames, %labels) <{node_name = "pair", pp = @methods_pp, input_num = 3 : i64, output_num = 3 : i64}> : (!df.flow, !df.flow, !df.flow) -> (!df.flow, !df.flow, !df.flow)
 // GENERIC-NEXT:    %activated = "df.node"(%pair_1)
 // GENERIC-NEXT:    "df.output"(%activated, %pair, %pair_2) : (!df.flow, !df.flow, !df.flow) -> ()
 df.graph @wiring attributes {options = {"ge.graph_key" = "wiring", "ge.runFlag" = "1"}} {
@@ -98,8 +98,8 @@ df.graph @source_to_sink attributes {options = {}} {
 // CHECK-NEXT:    df.output %gathered
 // CHECK-NEXT:  }
 // GENERIC-LABEL: "df.graph"() <{sym_name = "deployment", options = {}}> ({
-// GENERIC:         output_num = #builtin.int<1>}> {device = #df.device<host>, balance = #df.balance<scatter>} : (!df.flow) -> !df.flow
-// GENERIC:         output_num = #builtin.int<1>}> {device = #df.device<0:0:1>, instance = #df.instance<0 of 2>} : (!df.flow) -> !df.flow
+// GENERIC:         output_num = 1 : i64}> {device = #df.device<host>, balance = #df.balance<scatter>} : (!df.flow) -> !df.flow
+// GENERIC:         output_num = 1 : i64}> {device = #df.device<0:0:1>, instance = #df.instance<0 of 2>} : (!df.flow) -> !df.flow
 df.graph @deployment attributes {options = {}} {
   %requests = df.data "requests" index 0
   %scattered = df.node "scatter"(%requests) pp @invoking_pp {device = #df.device<host>, balance = #df.balance<scatter>} : 1 -> 1

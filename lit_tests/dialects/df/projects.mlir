@@ -22,8 +22,8 @@ df.graph @two_funcs_of_one_class {
 // Init params keep their type: int, float, bool, str, DType, lists of each, a list of lists of
 // int and the empty list.
 // CHECK-LABEL: df.func_pp @typed_init_params_pp
-// CHECK-SAME:    init_params = {count = 3 : i64, scale = 5.000000e-01 : f64, on = true, tag = "add", out_type = opaque<"dt", "DT_INT32">, dims = [1 : i64, 2 : i64], weights = [2.500000e-01 : f64], flags = [true, false], names = ["a", "b"], types = [opaque<"dt", "DT_FLOAT">, opaque<"dt", "DT_INT64">], grid = [[1 : i64, 2 : i64], []], none = []}
-df.func_pp @typed_init_params_pp [#df.func<"Add1"(0) -> (0)>] {kind = "py_project", init_params = {count = 3 : i64, scale = 0.5 : f64, on = true, tag = "add", out_type = opaque<"dt", "DT_INT32">, dims = [1 : i64, 2 : i64], weights = [0.25 : f64], flags = [true, false], names = ["a", "b"], types = [opaque<"dt", "DT_FLOAT">, opaque<"dt", "DT_INT64">], grid = [[1 : i64, 2 : i64], []], none = []}, compile_config = "add.json", project = {py_class = "Add", py_module = "func_add"}} payload "AA=="
+// CHECK-SAME:    init_params = {count = 3 : i64, scale = 5.000000e-01 : f64, on = true, tag = "add", out_type = #df.dtype<DT_INT32>, dims = [1 : i64, 2 : i64], weights = [2.500000e-01 : f64], flags = [true, false], names = ["a", "b"], types = [#df.dtype<DT_FLOAT>, #df.dtype<DT_INT64>], grid = [[1 : i64, 2 : i64], []], none = []}
+df.func_pp @typed_init_params_pp [#df.func<"Add1"(0) -> (0)>] {kind = "py_project", init_params = {count = 3 : i64, scale = 0.5 : f64, on = true, tag = "add", out_type = #df.dtype<DT_INT32>, dims = [1 : i64, 2 : i64], weights = [0.25 : f64], flags = [true, false], names = ["a", "b"], types = [#df.dtype<DT_FLOAT>, #df.dtype<DT_INT64>], grid = [[1 : i64, 2 : i64], []], none = []}, compile_config = "add.json", project = {py_class = "Add", py_module = "func_add"}} payload "AA=="
 
 // -----
 
@@ -90,5 +90,5 @@ df.func_pp @mixed_init_param_list_pp [#df.func<"Add1"(0) -> (0)>] {kind = "py_pr
 // -----
 
 // An init param is a value a getter can return.
-// CHECK: df.func_pp @untyped_init_param_pp: init param 'shape' is tensor<2xi32>, which is no init param value (an integer, float, bool, string, opaque<"dt", "DT_*"> or a list)
+// CHECK: df.func_pp @untyped_init_param_pp: init param 'shape' is tensor<2xi32>, which is no init param value (an integer, float, bool, string, #df.dtype<DT_*> or a list)
 df.func_pp @untyped_init_param_pp [#df.func<"Add1"(0) -> (0)>] {kind = "py_project", init_params = {shape = tensor<2xi32>}, compile_config = "add.json", project = {py_class = "Add", py_module = "func_add"}} payload "AA=="
