@@ -125,15 +125,15 @@ def lower_graph(module: ModuleOp, reuse: Mapping[str, LoweredGraph] | None = Non
     if skeleton is None:
         skeleton = graph_skeleton(the_graph(module))
     symbols = {op.sym_name.data: op for op in module.ops if hasattr(op, "sym_name")}
-    lowered = LoweredGraph(plan=skeleton, skeleton=skeleton)
-    tables = _Tables(lowered)
+    tables = _Tables()
+    units: dict[str, LoweredGraph] = {}
     entries: dict[str, ProcessPoint] = {}
 
     def pp_entry(sym: str) -> ProcessPoint:
         if sym not in entries:
             unit = (reuse or {}).get(sym)
             if unit is None:
-                unit = lowered.units[sym] = lower_unit(symbols, sym)
+                unit = units[sym] = lower_unit(symbols, sym)
             entries[sym] = tables.merge(unit)
         return entries[sym]
 
@@ -141,8 +141,8 @@ def lower_graph(module: ModuleOp, reuse: Mapping[str, LoweredGraph] | None = Non
     plan = replace(skeleton, nodes=nodes, udfs=tuple(tables.udfs), ge_graphs=tuple(tables.ge_graphs),
                    so_bins=tuple(tables.so_bins))
     plan.check()
-    lowered.plan = plan
-    return lowered
+    return LoweredGraph(plan, tables.blobs.udf_payloads, tables.blobs.so_bins, tables.blobs.weights, units,
+                        skeleton)
 
 
 def graph_skeleton(graph: GraphOp) -> Skeleton:
@@ -183,16 +183,25 @@ def lower_unit(symbols: Mapping[str, object], sym: str) -> LoweredGraph:
     to the unit."""
     entries = _ProcessPointEntries(symbols)
     entry = entries.entry(sym)
-    unit = entries.lowered
-    unit.plan = UnitPlan(entry, tuple(entries.udfs), tuple(entries.ge_graphs), tuple(entries.so_bins))
-    return unit
+    blobs = entries.blobs
+    return LoweredGraph(UnitPlan(entry, tuple(entries.udfs), tuple(entries.ge_graphs), tuple(entries.so_bins)),
+                        blobs.udf_payloads, blobs.so_bins, blobs.weights)
+
+
+@dataclass
+class _Blobs:
+    """The bytes a plan's tables describe: UDF payloads, C++ UDF libraries, the weights blob."""
+
+    udf_payloads: list[bytes] = field(default_factory=list)
+    so_bins: list[bytes] = field(default_factory=list)
+    weights: bytearray = field(default_factory=bytearray)
 
 
 class _Tables:
     """The plan's `udfs`, `so_bins` and `ge_graphs` tables and their blobs, filled by merging units."""
 
-    def __init__(self, lowered: LoweredGraph):
-        self.lowered = lowered
+    def __init__(self):
+        self.blobs = _Blobs()
         self.udfs: list[UdfBlob] = []
         self.so_bins: list[SoBin] = []
         self.ge_graphs: list[GeGraph] = []
@@ -202,9 +211,9 @@ class _Tables:
     def merge(self, unit: LoweredGraph) -> ProcessPoint:
         """Add `unit`'s tables; its pp entry with indexes into this plan's tables."""
         plan = unit.plan
-        udfs = [self._deduplicated(meta, payload, self.udfs, self._udf_by_digest, self.lowered.udf_payloads)
+        udfs = [self._deduplicated(meta, payload, self.udfs, self._udf_by_digest, self.blobs.udf_payloads)
                 for meta, payload in zip(plan.udfs, unit.udf_payloads)]
-        so_bins = [self._deduplicated(meta, library, self.so_bins, self._so_by_digest, self.lowered.so_bins)
+        so_bins = [self._deduplicated(meta, library, self.so_bins, self._so_by_digest, self.blobs.so_bins)
                    for meta, library in zip(plan.so_bins, unit.so_bins)]
         base = self._weights(unit.weights)
         graphs = []
@@ -226,7 +235,7 @@ class _Tables:
 
     def _weights(self, blob: bytes | bytearray) -> int:
         """Append a unit's weight blob on a 64-byte boundary; its offset in the plan's blob."""
-        weights = self.lowered.weights
+        weights = self.blobs.weights
         if blob:
             weights.extend(b"\0" * (-len(weights) % WEIGHT_ALIGNMENT))
         base = len(weights)
@@ -324,7 +333,7 @@ class _ProcessPointEntries:
 
     def __init__(self, symbols: Mapping[str, object]):
         self.symbols = symbols
-        self.lowered = LoweredGraph(plan=None)
+        self.blobs = _Blobs()
         self.udfs: list[UdfBlob] = []
         self.ge_graphs: list[GeGraph] = []
         self.so_bins: list[SoBin] = []
@@ -361,7 +370,7 @@ class _ProcessPointEntries:
         if digest not in self._udf_by_digest:
             self._udf_by_digest[digest] = len(self.udfs)
             self.udfs.append(UdfBlob(len(self.udfs), digest, len(data)))
-            self.lowered.udf_payloads.append(data)
+            self.blobs.udf_payloads.append(data)
         return self._udf_by_digest[digest]
 
     def _so_bin(self, data: bytes, name: str, resource_type: str) -> int:
@@ -370,7 +379,7 @@ class _ProcessPointEntries:
         if digest not in self._so_by_digest:
             self._so_by_digest[digest] = len(self.so_bins)
             self.so_bins.append(SoBin(len(self.so_bins), name, digest, len(data), resource_type))
-            self.lowered.so_bins.append(data)
+            self.blobs.so_bins.append(data)
         return self._so_by_digest[digest]
 
     def _closures(self, pp: FuncPpOp) -> dict[str, int]:
@@ -390,7 +399,7 @@ class _ProcessPointEntries:
         return GraphPoint(len(self.ge_graphs) - 1)
 
     def _pack(self, array: np.ndarray) -> Weight:
-        blob = self.lowered.weights
+        blob = self.blobs.weights
         blob.extend(b"\0" * (-len(blob) % WEIGHT_ALIGNMENT))
         offset = len(blob)
         blob.extend(np.ascontiguousarray(array).tobytes())

@@ -42,15 +42,16 @@ DISPATCH_RULES = ("round_robin", "route_label")
 BALANCE_ROLES = ("scatter", "gather")
 VIEW = "view"               # a `slots` entry: a view of its operand's memory
 
-OPTIONAL_NODE_FIELDS: Mapping[str, Any] = {
+OPTIONAL_NODE_FIELDS: Mapping[str, Any] = MappingProxyType({
     "alias": None, "loc": None, "attrs": {}, "device": None, "instances": [],
-    "dispatch": "round_robin", "balance": None, "align": None, "invokes": {}}
+    "dispatch": "round_robin", "balance": None, "align": None, "invokes": {}})
 """Node fields a plan may leave out, and what an absent one reads as (`device`: `instances[0]`,
 else the host; `instances`: `[device]`)."""
-OPTIONAL_PLAN_FIELDS: Mapping[str, Any] = {"order": None, "align": None, "udfs": [], "ge_graphs": [],
-                                           "so_bins": []}
+OPTIONAL_PLAN_FIELDS: Mapping[str, Any] = MappingProxyType({
+    "order": None, "align": None, "udfs": [], "ge_graphs": [], "so_bins": []})
 """Plan fields a plan may leave out, and what an absent one reads as (`order`: node order)."""
-OPTIONAL_GE_FIELDS: Mapping[str, Any] = {"weights": [], "arena_bytes": None, "output_max_bytes": None}
+OPTIONAL_GE_FIELDS: Mapping[str, Any] = MappingProxyType({
+    "weights": [], "arena_bytes": None, "output_max_bytes": None})
 """GE graph fields an entry may leave out: `weights` when it has no consts, the memory plan and
 output bounds when unplanned (None in the dataclass: absent)."""
 
