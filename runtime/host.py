@@ -53,7 +53,7 @@ def build_nodes(plan: Plan | dict, udf_payloads: Sequence[bytes | memoryview], w
     projects = ProjectEnv(plan, udf_payloads, so_bins, weights, runner_factory, ExceptionBoard())
     selection = (InstanceRef(i, 0) for i in range(len(plan.nodes))) if only is None else (
         ref if isinstance(ref, InstanceRef) else InstanceRef(ref, 0) for ref in only)
-    return [_build_node(plan, f"nodes[{ref.node}]", plan.nodes[ref.node], payloads, weights,
+    return [_build_node(plan, f"plan.nodes[{ref.node}]", plan.nodes[ref.node], payloads, weights,
                         runner_factory, projects, ref.instance) for ref in selection]
 
 
@@ -104,7 +104,7 @@ def _build_node(plan: Plan, path: str, node: Node, payloads: Sequence[udf.UdfPay
 
 def _checked_index(path: str, index: int, items: Sequence, what: str) -> Any:
     if not 0 <= index < len(items):
-        raise GeError(f"plan {path} is {index}, but the model has {len(items)} {what}")
+        raise GeError(f"{path}: {index} is out of range [0, {len(items)}), the model's {what}")
     return items[index]
 
 

@@ -73,7 +73,7 @@ def project_funcs(env: ProjectEnv, path: str, node: Node, pp: PyProject | CppPro
 
 def _checked_index(path: str, index: int, items: Sequence, what: str) -> Any:
     if not 0 <= index < len(items):
-        raise GeError(f"plan {path} is {index}, but the model has {len(items)} {what}")
+        raise GeError(f"{path}: {index} is out of range [0, {len(items)}), the model's {what}")
     return items[index]
 
 
