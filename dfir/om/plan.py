@@ -495,14 +495,19 @@ class GeGraph:
     @classmethod
     def from_json(cls, value: Any, path: str = "ge_graph") -> GeGraph:
         """The validated entry at `path` (its own references included, see `check`)."""
-        o = _Object(value, path, ("name", "inputs", "ops", "outputs", *OPTIONAL_GE_FIELDS),
-                    OPTIONAL_GE_FIELDS)
-        graph = cls(o.read("name", _str), o.read("inputs", _tuple(GeInput.from_json)),
-                    o.read("ops", _tuple(GeOp.from_json)), o.read("outputs", _tuple(_count)),
-                    o.read("weights", _tuple(Weight.from_json)), o.read("arena_bytes", _optional(_count)),
-                    o.read("output_max_bytes", _optional(_tuple(_int_in(-1, _INT64_MAX)))))
+        graph = cls._read(value, path)
         graph.check(path)
         return graph
+
+    @classmethod
+    def _read(cls, value: Any, path: str) -> GeGraph:
+        """The entry at `path`, its fields checked but not its references."""
+        o = _Object(value, path, ("name", "inputs", "ops", "outputs", *OPTIONAL_GE_FIELDS),
+                    OPTIONAL_GE_FIELDS)
+        return cls(o.read("name", _str), o.read("inputs", _tuple(GeInput.from_json)),
+                   o.read("ops", _tuple(GeOp.from_json)), o.read("outputs", _tuple(_count)),
+                   o.read("weights", _tuple(Weight.from_json)), o.read("arena_bytes", _optional(_count)),
+                   o.read("output_max_bytes", _optional(_tuple(_int_in(-1, _INT64_MAX)))))
 
     def check(self, path: str) -> None:
         """GeError unless inputs are in index order, every value is defined once (ids 0..N-1) and
@@ -596,7 +601,7 @@ class Plan(Generic[PP]):
                    o.read("outputs", _tuple(ref_from_json)), nodes,
                    o.read("order", _optional(_tuple(_count))) or tuple(range(len(nodes))),
                    o.read("align", _optional(Align.from_json)), o.read("udfs", _tuple(UdfBlob.from_json)),
-                   o.read("ge_graphs", _tuple(GeGraph.from_json)), o.read("so_bins", _tuple(SoBin.from_json)),
+                   o.read("ge_graphs", _tuple(GeGraph._read)), o.read("so_bins", _tuple(SoBin.from_json)),
                    version)
         plan.check(where)
         return plan
@@ -608,6 +613,7 @@ class Plan(Generic[PP]):
 
     def check(self, where: str = "plan") -> None:
         """GeError naming the path of the first reference that does not hold (module docstring, 2)."""
+        self._check_tables(where)
         for k, graph_input in enumerate(self.inputs):
             if graph_input.index != k:
                 _fail(f"{where}.inputs[{k}].index", f"{graph_input.index} is not its position {k}")
@@ -616,7 +622,6 @@ class Plan(Generic[PP]):
         for i, node in enumerate(self.nodes):
             self._check_node(node, f"{where}.nodes[{i}]")
         self._check_order(where)
-        self._check_tables(where)
 
     def check_partitions(self, udf_payloads: Sequence[bytes | memoryview], so_bins: Sequence[bytes | memoryview],
                          weights: bytes | memoryview | None, where: str = "plan") -> None:
@@ -682,6 +687,8 @@ class Plan(Generic[PP]):
                     _fail(f"{where}.order[{k}]", f"node {n} comes before node {ref.node}, which feeds it")
 
     def _check_tables(self, where: str) -> None:
+        for g, graph in enumerate(self.ge_graphs):
+            graph.check(f"{where}.ge_graphs[{g}]")
         for k, blob in enumerate(self.udfs):
             if blob.partition != k:
                 _fail(f"{where}.udfs[{k}].partition", f"{blob.partition} is not its position {k}")
