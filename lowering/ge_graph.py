@@ -29,7 +29,8 @@ entry's `weights` list. A `ge.variable` is a `const` at run time: its entry is a
 attrs also carry `"variable": <name>`. Same graph, same entry.
 
 A planned graph also carries `arena_bytes`, `output_max_bytes` and, per op, `slots` (see
-docs/execution-plan.md).
+docs/execution-plan.md). `ge_graph_entry` gives the entry as a `dfir.om.plan.GeGraph` (its
+`weights` left empty for the caller to pack), `lower_ge_graph` as the JSON above.
 """
 from __future__ import annotations
 
@@ -42,19 +43,30 @@ from xdsl.ir import Attribute, Operation, SSAValue
 from dfir.core import data_type as dt
 from dfir.dialects import ge
 from dfir.dialects.ge_types import GeTensorType, dtype_of
+from dfir.om.plan import VIEW, ArenaSlot, GeGraph, GeInput, GeOp, Slot
 
-__all__ = ["lower_ge_graph"]
+__all__ = ["ge_graph_entry", "lower_ge_graph"]
 
 
 def lower_ge_graph(graph_op: ge.GraphOp) -> tuple[dict, list[np.ndarray]]:
-    """The plan entry of a verified graph and its weight arrays, in `attrs.weight` order.
+    """The plan entry of a verified graph as JSON, without `weights` (the caller packs the
+    arrays and adds it), and its weight arrays; see `ge_graph_entry`."""
+    entry, weights = ge_graph_entry(graph_op)
+    document = entry.to_json()
+    del document["weights"]
+    return document, weights
+
+
+def ge_graph_entry(graph_op: ge.GraphOp) -> tuple[GeGraph, list[np.ndarray]]:
+    """The plan entry of a verified graph (no `weights` yet) and its weight arrays, in
+    `attrs.weight` order.
 
     Weight arrays are read-only views of the constants' bytes in the IR (little-endian), except
     booleans, which are normalized to numpy's 0/1 bytes.
     """
     value_ids: dict[SSAValue, int] = {}
-    inputs: list[dict] = []
-    ops: list[dict] = []
+    inputs: list[GeInput] = []
+    ops: list[GeOp] = []
     weights: list[np.ndarray] = []
     for op in graph_op.block.ops:
         if isinstance(op, ge.OutputOp):
@@ -65,53 +77,43 @@ def lower_ge_graph(graph_op: ge.GraphOp) -> tuple[dict, list[np.ndarray]]:
             inputs.append(_input_entry(op, value_ids[op.result]))
         else:
             ops.append(_op_entry(op, value_ids, weights))
-    entry = {
-        "name": graph_op.sym_name.data,
-        "inputs": sorted(inputs, key=lambda i: i["index"]),
-        "ops": ops,
-        "outputs": [value_ids[v] for v in graph_op.output_op.outputs],
-    }
-    entry.update(_memory_fields(graph_op))
+    arena_bytes, output_max_bytes = _memory_fields(graph_op)
+    entry = GeGraph(graph_op.sym_name.data, tuple(sorted(inputs, key=lambda i: i.index)), tuple(ops),
+                    tuple(value_ids[v] for v in graph_op.output_op.outputs), (), arena_bytes, output_max_bytes)
     return entry, weights
 
 
-def _memory_fields(graph_op: ge.GraphOp) -> dict[str, Any]:
+def _memory_fields(graph_op: ge.GraphOp) -> tuple[int | None, tuple[int, ...] | None]:
     """`arena_bytes` (from plan-memory) and `output_max_bytes` (from plan-output-size, else the
-    user's ge.outputMaxSize), each only when the graph has it."""
-    fields: dict[str, Any] = {}
+    user's ge.outputMaxSize), each None when the graph lacks it."""
     arena = graph_op.attributes.get("arena_bytes")
-    if isinstance(arena, IntegerAttr):
-        fields["arena_bytes"] = arena.value.data
     max_bytes = graph_op.output_op.attributes.get("max_bytes", graph_op.attributes.get("output_max_size"))
-    if isinstance(max_bytes, DenseArrayBase):
-        fields["output_max_bytes"] = list(max_bytes.get_values())
-    return fields
+    return (arena.value.data if isinstance(arena, IntegerAttr) else None,
+            tuple(max_bytes.get_values()) if isinstance(max_bytes, DenseArrayBase) else None)
 
 
-def _slots(op: Operation) -> dict[str, Any]:
-    """`slots` (from plan-memory): per result, [offset, size] in the arena, "view", or null."""
+def _slots(op: Operation) -> tuple[Slot, ...] | None:
+    """`slots` (from plan-memory): per result, its arena slot, `VIEW`, or None; None when unplanned."""
     slots = op.attributes.get("slots")
     if not isinstance(slots, ArrayAttr):
-        return {}
-    return {"slots": [[s.offset.data, s.size.data] if s.in_arena else ("view" if s.kind.data == "view" else None)
-                      for s in slots.data]}
+        return None
+    return tuple(ArenaSlot(s.offset.data, s.size.data) if s.in_arena else (VIEW if s.kind.data == "view" else None)
+                 for s in slots.data)
 
 
-def _input_entry(op: ge.DataOp, value_id: int) -> dict:
+def _input_entry(op: ge.DataOp, value_id: int) -> GeInput:
     t = op.result.type
     assert isinstance(t, GeTensorType)
-    return {"name": op.data_name.data, "index": op.index.value.data, "dtype": t.dtype.name,
-            "shape": t.shape, "ranges": [[d.lo, -1 if d.hi is None else d.hi] for d in t.dims],
-            "value": value_id}
+    return GeInput(op.data_name.data, op.index.value.data, t.dtype.name, tuple(t.shape),
+                   tuple((d.lo, -1 if d.hi is None else d.hi) for d in t.dims), value_id)
 
 
-def _op_entry(op: Operation, value_ids: dict[SSAValue, int], weights: list[np.ndarray]) -> dict:
+def _op_entry(op: Operation, value_ids: dict[SSAValue, int], weights: list[np.ndarray]) -> GeOp:
     kind = "const" if isinstance(op, ge.VariableOp) else op.name.removeprefix("ge.")
-    outputs = [value_ids[r] for r in op.results]
+    outputs = tuple(value_ids[r] for r in op.results)
     name = ge.op_name_of(op) or f"{kind}_{outputs[0]}"
     attrs = _ATTRS.get(type(op), _property_attrs)(op, weights)
-    return {"op": kind, "name": name, "inputs": [value_ids[v] for v in op.operands],
-            "outputs": outputs, "attrs": attrs, **_slots(op)}
+    return GeOp(kind, name, tuple(value_ids[v] for v in op.operands), outputs, attrs, _slots(op))
 
 
 def _property_attrs(op: Operation, weights: list[np.ndarray]) -> dict[str, Any]:

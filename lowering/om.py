@@ -21,4 +21,4 @@ def om_bytes(lowered: LoweredGraph, ir_text: str, *, resource_config: bytes | No
     if cache_manifest is not None:
         partitions.append((PartitionType.CACHE_MANIFEST, cache_manifest))
     partitions.append((PartitionType.IR_TEXT, ir_text.encode()))
-    return write_om([partitions], name=lowered.plan["name"], model_type=ModelType.FLOW)
+    return write_om([partitions], name=lowered.plan.name, model_type=ModelType.FLOW)

@@ -3,24 +3,24 @@
 1. Take the module's one `df.graph` (in topological order: the `schedule` phase ran).
 2. Number its inputs by `index` and its nodes by position (the instances of a replicated node
    fold back into one node, which edges through its `df.gather`s name); turn operands into plan
-   edges: the graph's own part of the plan, its *skeleton* (`graph_skeleton`), which names each
-   node's process point by symbol.
-3. Lower each distinct process point on its own into a *unit* (`lower_unit`): its pp entry and
-   the tables it refers to (UDF payloads, C++ UDF libraries, GE graphs lowered by
-   `lower_ge_graph` with their weights packed 64-byte aligned), indexed from 0.
+   edges: the graph's own part of the plan, its *skeleton* (`graph_skeleton`), a `Plan` with no
+   tables whose nodes name their process point by `Symbol`.
+3. Lower each distinct process point on its own into a *unit* (`lower_unit`, a `UnitPlan`): its
+   pp entry and the tables it refers to (UDF payloads, C++ UDF libraries, GE graphs lowered by
+   `ge_graph_entry` with their weights packed 64-byte aligned), indexed from 0.
 4. Merge the units into the plan's tables in node order (`_Tables`): payloads and libraries
    deduplicated by content, weight blobs appended on 64-byte boundaries, and the indexes in each
-   pp entry renumbered. A unit or skeleton lowered by an earlier compile (the compile cache
-   keeps them) merges exactly as a fresh one, so a plan assembled from cached parts is the plan
-   a full compile gives.
+   pp entry renumbered; check the plan's references (`Plan.check`). A unit or skeleton lowered
+   by an earlier compile (the compile cache keeps them as JSON: `to_json`, `UnitPlan.from_json`,
+   `read_skeleton`) merges exactly as a fresh one, so a plan assembled from cached parts is the
+   plan a full compile gives.
 """
 from __future__ import annotations
 
 import base64
 import hashlib
-import json
-from dataclasses import dataclass, field
-from typing import Mapping
+from dataclasses import dataclass, field, replace
+from typing import Any, Mapping
 
 import numpy as np
 from xdsl.dialects.builtin import DictionaryAttr, ModuleOp, StringAttr
@@ -28,30 +28,86 @@ from xdsl.ir import SSAValue
 
 from dfir.core.data_type import from_numpy
 from dfir.core.errors import GeError
+from dfir.core.udf_params import InitParam
 from dfir.dialects.df import DataOp, FuncPpOp, GatherOp, GraphOp, GraphPpOp, NodeOp
 from dfir.dialects.df_attrs import AlignAttr, BalanceAttr, DeviceAttr, InstanceAttr
 from dfir.dialects.df_params import params_of
-from dfir.lowering.ge_graph import lower_ge_graph
+from dfir.lowering.ge_graph import ge_graph_entry
+from dfir.om.plan import (WEIGHT_ALIGNMENT, Align, CppProject, DataRef, Func, GeGraph, GraphPoint, Input,
+                          Node, NodeRef, Plan, ProcessPoint, PyProject, PyUdf, Ref, SoBin, UdfBlob, Weight,
+                          list_from_json, process_point_from_json)
 
-WEIGHT_ALIGNMENT = 64
 _FUNC_KINDS = ("py_func", "py_project", "cpp_project")
+
+
+@dataclass(frozen=True)
+class Symbol:
+    """A skeleton node's process point before lowering: its symbol (JSON: the symbol's name)."""
+
+    name: str
+
+    def to_json(self) -> str:
+        return self.name
+
+    @classmethod
+    def from_json(cls, value: Any, path: str) -> Symbol:
+        if not isinstance(value, str):
+            raise GeError(f"{path}: expected a process point symbol, got {value!r:.60}")
+        return cls(value)
+
+
+Skeleton = Plan[Symbol]
+"""The graph's own part of its plan: no tables, each node's `pp` its process point's `Symbol`."""
+
+
+def read_skeleton(document: Any, where: str = "skeleton") -> Skeleton:
+    """A skeleton from its JSON (`to_json`); GeError naming the path of a defect."""
+    return Plan.from_json(document, where, Symbol.from_json)
+
+
+@dataclass(frozen=True)
+class UnitPlan:
+    """A process point lowered on its own: its pp entry and the tables it refers to, whose
+    indexes and weight offsets are local to the unit."""
+
+    pp: ProcessPoint
+    udfs: tuple[UdfBlob, ...] = ()
+    ge_graphs: tuple[GeGraph, ...] = ()
+    so_bins: tuple[SoBin, ...] = ()
+
+    def to_json(self) -> dict:
+        return {"pp": self.pp.to_json(), "udfs": [u.to_json() for u in self.udfs],
+                "ge_graphs": [g.to_json() for g in self.ge_graphs], "so_bins": [s.to_json() for s in self.so_bins]}
+
+    @classmethod
+    def from_json(cls, document: Any, where: str = "unit") -> UnitPlan:
+        """A unit from its JSON; GeError naming the path of a defect or of an index out of its tables."""
+        if not isinstance(document, dict) or set(document) != {"pp", "udfs", "ge_graphs", "so_bins"}:
+            raise GeError(f'{where}: expected an object of "pp", "udfs", "ge_graphs" and "so_bins"')
+        unit = cls(process_point_from_json(document["pp"], f"{where}.pp"),
+                   list_from_json(document["udfs"], f"{where}.udfs", UdfBlob.from_json),
+                   list_from_json(document["ge_graphs"], f"{where}.ge_graphs", GeGraph.from_json),
+                   list_from_json(document["so_bins"], f"{where}.so_bins", SoBin.from_json))
+        _relocated(unit.pp, *(range(len(table)) for table in (unit.udfs, unit.so_bins, unit.ge_graphs)),
+                   where=f"{where}.pp")
+        return unit
 
 
 @dataclass
 class LoweredGraph:
-    """A plan and the blobs it refers to."""
+    """A plan (a `Plan`, or a unit's `UnitPlan`) and the blobs it refers to."""
 
-    plan: dict
+    plan: Plan | UnitPlan
     udf_payloads: list[bytes] = field(default_factory=list)
     so_bins: list[bytes] = field(default_factory=list)
     weights: bytearray = field(default_factory=bytearray)
     units: dict[str, "LoweredGraph"] = field(default_factory=dict)
     """The process points lowered (not reused) for this plan, by symbol (see `lower_unit`)."""
-    skeleton: dict | None = None
+    skeleton: Skeleton | None = None
     """The graph's own part of this plan (see `graph_skeleton`)."""
 
     def plan_bytes(self) -> bytes:
-        return json.dumps(self.plan, sort_keys=True, separators=(",", ":")).encode()
+        return self.plan.to_bytes()
 
 
 def the_graph(module: ModuleOp) -> GraphOp:
@@ -62,46 +118,43 @@ def the_graph(module: ModuleOp) -> GraphOp:
 
 
 def lower_graph(module: ModuleOp, reuse: Mapping[str, LoweredGraph] | None = None,
-                skeleton: dict | None = None) -> LoweredGraph:
+                skeleton: Skeleton | None = None) -> LoweredGraph:
     """The plan of the module's graph. `reuse` maps process point symbols to units lowered
     before, merged instead of lowering those points; the units lowered here are in `units`.
     `skeleton`, the graph's skeleton lowered before, is used instead of lowering the graph."""
     if skeleton is None:
         skeleton = graph_skeleton(the_graph(module))
     symbols = {op.sym_name.data: op for op in module.ops if hasattr(op, "sym_name")}
-    lowered = LoweredGraph(plan={}, skeleton=skeleton)
-    tables = _Tables(lowered)
-    entries: dict[str, dict] = {}
+    tables = _Tables()
+    units: dict[str, LoweredGraph] = {}
+    entries: dict[str, ProcessPoint] = {}
 
-    def pp_entry(sym: str) -> dict:
+    def pp_entry(sym: str) -> ProcessPoint:
         if sym not in entries:
             unit = (reuse or {}).get(sym)
             if unit is None:
-                unit = lowered.units[sym] = lower_unit(symbols, sym)
+                unit = units[sym] = lower_unit(symbols, sym)
             entries[sym] = tables.merge(unit)
         return entries[sym]
 
-    nodes = [{**node, "pp": pp_entry(node["pp"])} for node in skeleton["nodes"]]
-    lowered.plan = {**skeleton, "nodes": nodes, "udfs": tables.udfs, "ge_graphs": tables.ge_graphs}
-    if tables.so_bins:
-        lowered.plan["so_bins"] = tables.so_bins
-    return lowered
+    nodes = tuple(replace(node, pp=pp_entry(node.pp.name)) for node in skeleton.nodes)
+    plan = replace(skeleton, nodes=nodes, udfs=tuple(tables.udfs), ge_graphs=tuple(tables.ge_graphs),
+                   so_bins=tuple(tables.so_bins))
+    plan.check()
+    return LoweredGraph(plan, tables.blobs.udf_payloads, tables.blobs.so_bins, tables.blobs.weights, units,
+                        skeleton)
 
 
-def graph_skeleton(graph: GraphOp) -> dict:
+def graph_skeleton(graph: GraphOp) -> Skeleton:
     """The graph's own part of its plan: all but the tables, each node's `pp` its symbol. The
     instances of a replicated node fold back into one plan node (at the first one's position)."""
     nodes = logical_nodes(graph)
     edge = _edge_maker({instance: i for i, instances in enumerate(nodes) for instance in instances})
-    return {
-        "format": 1,
-        "name": graph.sym_name.data,
-        "inputs": [_input_entry(d) for d in sorted(graph.data_ops, key=lambda d: d.index.data)],
-        "outputs": [edge(v, "graph output") for v in graph.output_op.outputs],
-        "nodes": [_node_entry(instances, edge) for instances in nodes],
-        "order": list(range(len(nodes))),
-        "align": _align_entry(graph.align),
-    }
+    return Plan(name=graph.sym_name.data,
+                inputs=tuple(_input_entry(d) for d in sorted(graph.data_ops, key=lambda d: d.index.data)),
+                outputs=tuple(edge(v, "graph output") for v in graph.output_op.outputs),
+                nodes=tuple(_node_entry(instances, edge) for instances in nodes),
+                order=tuple(range(len(nodes))), align=_align_entry(graph.align))
 
 
 def logical_nodes(graph: GraphOp) -> list[list[NodeOp]]:
@@ -118,63 +171,71 @@ def _instance_index(node: NodeOp) -> int:
     return instance.index.data if isinstance(instance, InstanceAttr) else 0
 
 
-def _align_entry(align: AlignAttr | None) -> dict | None:
-    """An input alignment (`set_inputs_align_attrs`) as `{"cache", "timeout", "dropout"}`, or None."""
+def _align_entry(align: AlignAttr | None) -> Align | None:
+    """An input alignment (`set_inputs_align_attrs`) as an `Align`, or None."""
     if align is None:
         return None
-    return {"cache": align.cache.data, "timeout": align.timeout.data, "dropout": bool(align.dropout.data)}
+    return Align(align.cache.data, align.timeout.data, bool(align.dropout.data))
 
 
 def lower_unit(symbols: Mapping[str, object], sym: str) -> LoweredGraph:
-    """Process point `sym` lowered on its own: plan `{"pp": entry, "udfs": [...], "ge_graphs":
-    [...], "so_bins": [...]}`, its indexes and weight offsets local to the unit."""
-    unit = LoweredGraph(plan={})
-    entries = _ProcessPointEntries(symbols, unit)
+    """Process point `sym` lowered on its own: a `UnitPlan`, its indexes and weight offsets local
+    to the unit."""
+    entries = _ProcessPointEntries(symbols)
     entry = entries.entry(sym)
-    unit.plan = {"pp": entry, "udfs": entries.udfs, "ge_graphs": entries.ge_graphs,
-                 "so_bins": entries.so_bins}
-    return unit
+    blobs = entries.blobs
+    return LoweredGraph(UnitPlan(entry, tuple(entries.udfs), tuple(entries.ge_graphs), tuple(entries.so_bins)),
+                        blobs.udf_payloads, blobs.so_bins, blobs.weights)
+
+
+@dataclass
+class _Blobs:
+    """The bytes a plan's tables describe: UDF payloads, C++ UDF libraries, the weights blob."""
+
+    udf_payloads: list[bytes] = field(default_factory=list)
+    so_bins: list[bytes] = field(default_factory=list)
+    weights: bytearray = field(default_factory=bytearray)
 
 
 class _Tables:
     """The plan's `udfs`, `so_bins` and `ge_graphs` tables and their blobs, filled by merging units."""
 
-    def __init__(self, lowered: LoweredGraph):
-        self.lowered = lowered
-        self.udfs: list[dict] = []
-        self.so_bins: list[dict] = []
-        self.ge_graphs: list[dict] = []
+    def __init__(self):
+        self.blobs = _Blobs()
+        self.udfs: list[UdfBlob] = []
+        self.so_bins: list[SoBin] = []
+        self.ge_graphs: list[GeGraph] = []
         self._udf_by_digest: dict[str, int] = {}
         self._so_by_digest: dict[str, int] = {}
 
-    def merge(self, unit: LoweredGraph) -> dict:
+    def merge(self, unit: LoweredGraph) -> ProcessPoint:
         """Add `unit`'s tables; its pp entry with indexes into this plan's tables."""
-        udfs = [self._deduplicated(meta, payload, self.udfs, self._udf_by_digest, self.lowered.udf_payloads)
-                for meta, payload in zip(unit.plan["udfs"], unit.udf_payloads)]
-        so_bins = [self._deduplicated(meta, library, self.so_bins, self._so_by_digest, self.lowered.so_bins)
-                   for meta, library in zip(unit.plan.get("so_bins", []), unit.so_bins)]
+        plan = unit.plan
+        udfs = [self._deduplicated(meta, payload, self.udfs, self._udf_by_digest, self.blobs.udf_payloads)
+                for meta, payload in zip(plan.udfs, unit.udf_payloads)]
+        so_bins = [self._deduplicated(meta, library, self.so_bins, self._so_by_digest, self.blobs.so_bins)
+                   for meta, library in zip(plan.so_bins, unit.so_bins)]
         base = self._weights(unit.weights)
         graphs = []
-        for graph in unit.plan["ge_graphs"]:
+        for graph in plan.ge_graphs:
             graphs.append(len(self.ge_graphs))
-            weights = [{**w, "offset": w["offset"] + base} for w in graph["weights"]]
-            self.ge_graphs.append({**graph, "weights": weights})
-        return _relocated(unit.plan["pp"], udfs, so_bins, graphs)
+            weights = tuple(replace(w, offset=w.offset + base) for w in graph.weights)
+            self.ge_graphs.append(replace(graph, weights=weights))
+        return _relocated(plan.pp, udfs, so_bins, graphs)
 
     @staticmethod
-    def _deduplicated(meta: dict, blob: bytes, table: list[dict], by_digest: dict[str, int],
+    def _deduplicated(meta: UdfBlob | SoBin, blob: bytes, table: list, by_digest: dict[str, int],
                       blobs: list[bytes]) -> int:
         """The index of `blob` in `table` (each distinct blob once, with its `partition`)."""
-        digest = meta["sha256"]
-        if digest not in by_digest:
-            by_digest[digest] = len(table)
-            table.append({**meta, "partition": len(table)})
+        if meta.sha256 not in by_digest:
+            by_digest[meta.sha256] = len(table)
+            table.append(replace(meta, partition=len(table)))
             blobs.append(blob)
-        return by_digest[digest]
+        return by_digest[meta.sha256]
 
     def _weights(self, blob: bytes | bytearray) -> int:
         """Append a unit's weight blob on a 64-byte boundary; its offset in the plan's blob."""
-        weights = self.lowered.weights
+        weights = self.blobs.weights
         if blob:
             weights.extend(b"\0" * (-len(weights) % WEIGHT_ALIGNMENT))
         base = len(weights)
@@ -182,40 +243,44 @@ class _Tables:
         return base
 
 
-def _relocated(entry: dict, udfs: list[int], so_bins: list[int], graphs: list[int]) -> dict:
-    """A unit's pp entry with its `udf`, `so`, `graph` and `closures` indexes renumbered."""
-    out = dict(entry)
-    for field_name, index in (("udf", udfs), ("so", so_bins), ("graph", graphs)):
-        if field_name in out:
-            out[field_name] = index[out[field_name]]
-    if "closures" in out:
-        out["closures"] = {key: graphs[value] for key, value in out["closures"].items()}
-    return out
+def _relocated(pp: ProcessPoint, udfs, so_bins, graphs, where: str = "unit.pp") -> ProcessPoint:
+    """A unit's pp entry with its `udf`, `so`, `graph` and `closures` indexes renumbered through
+    the given sequences; GeError naming `where` for an index outside them."""
+    def renumbered(field_name: str, index: int, table) -> int:
+        if not 0 <= index < len(table):
+            raise GeError(f"{where}.{field_name}: {index} is out of range [0, {len(table)})")
+        return table[index]
+
+    changes = {name: renumbered(name, getattr(pp, name), table)
+               for name, table in (("udf", udfs), ("so", so_bins), ("graph", graphs)) if hasattr(pp, name)}
+    if isinstance(pp, (PyProject, CppProject)):
+        changes["closures"] = {key: renumbered(f"closures.{key}", value, graphs)
+                               for key, value in pp.closures.items()}
+    return replace(pp, **changes)
 
 
 def _edge_maker(index_of: dict[NodeOp, int]):
     """`edge(value, where)`: the plan ref of `value`; through a df.gather, the gathered node's."""
-    def edge(value: SSAValue, where: str) -> dict:
+    def edge(value: SSAValue, where: str) -> Ref:
         if isinstance(value.owner, GatherOp):
             value = value.owner.inputs[0]
         owner = value.owner
         if isinstance(owner, DataOp):
-            return {"data": owner.index.data}
+            return DataRef(owner.index.data)
         if owner not in index_of:
             raise GeError(f"{where} comes from {owner.name}, not a node or graph input")
-        return {"node": index_of[owner], "port": value.index}
+        return NodeRef(index_of[owner], value.index)
     return edge
 
 
-def _input_entry(data: DataOp) -> dict:
+def _input_entry(data: DataOp) -> Input:
     dtype = data.attributes.get("dtype")
     shape = data.attributes.get("shape")
-    return {"name": data.data_name.data, "index": data.index.data,
-            "dtype": dtype.data if isinstance(dtype, StringAttr) else None,
-            "shape": list(shape.get_values()) if shape is not None else None}
+    return Input(data.data_name.data, data.index.data, dtype.data if isinstance(dtype, StringAttr) else None,
+                 tuple(shape.get_values()) if shape is not None else None)
 
 
-def _node_entry(instances: list[NodeOp], edge) -> dict:
+def _node_entry(instances: list[NodeOp], edge) -> Node[Symbol]:
     """The plan node of a node given as its instances (which differ only in device)."""
     node = instances[0]
 
@@ -227,26 +292,18 @@ def _node_entry(instances: list[NodeOp], edge) -> dict:
         value = attr(name, StringAttr)
         return None if value is None else value.data
 
-    devices = [_spelling(instance.attributes.get("device")) for instance in instances]
+    devices = tuple(_spelling(instance.attributes.get("device")) for instance in instances)
     balance = attr("balance", BalanceAttr)
     invokes = attr("invokes", DictionaryAttr)
-    return {
-        "name": node.node_name.data,
-        "alias": text("alias"),
-        "loc": text("loc"),
-        "input_num": node.input_num.data,
-        "output_num": node.output_num.data,
-        "inputs": [edge(v, f"input {i} of {node.label}") for i, v in enumerate(node.inputs)],
-        "device": devices[0],
-        "instances": devices,
-        "dispatch": text("dispatch") or "round_robin",
-        "balance": None if balance is None else balance.role.data,
-        "align": _align_entry(attr("align", AlignAttr)),
-        "invokes": {} if invokes is None else {key: [_spelling(d) for d in placed.data]
-                                               for key, placed in sorted(invokes.data.items())},
-        "attrs": _user_attrs(node),
-        "pp": node.pp.root_reference.data,
-    }
+    return Node(
+        name=node.node_name.data, alias=text("alias"), loc=text("loc"),
+        input_num=node.input_num.data, output_num=node.output_num.data,
+        inputs=tuple(edge(v, f"input {i} of {node.label}") for i, v in enumerate(node.inputs)),
+        device=devices[0], instances=devices, dispatch=text("dispatch") or "round_robin",
+        balance=None if balance is None else balance.role.data, align=_align_entry(attr("align", AlignAttr)),
+        invokes={} if invokes is None else {key: tuple(_spelling(d) for d in placed.data)
+                                            for key, placed in sorted(invokes.data.items())},
+        attrs=_user_attrs(node), pp=Symbol(node.pp.root_reference.data))
 
 
 def _spelling(device) -> str:
@@ -254,11 +311,11 @@ def _spelling(device) -> str:
     return device.spelling() if isinstance(device, DeviceAttr) else "-1"
 
 
-def _init_params(pp: FuncPpOp) -> dict:
-    """A UDF project's init params as `{name: {"type": tag, "value": ...}}` (dfir.core.udf_params)."""
+def _init_params(pp: FuncPpOp) -> dict[str, InitParam]:
+    """A UDF project's init params by name (dfir.core.udf_params)."""
     if pp.init_params is None:
         return {}
-    return {name: param.to_plan() for name, param in sorted(params_of(pp.init_params).items())}
+    return dict(sorted(params_of(pp.init_params).items()))
 
 
 def _user_attrs(node: NodeOp) -> dict:
@@ -272,51 +329,48 @@ def _user_attrs(node: NodeOp) -> dict:
 
 
 class _ProcessPointEntries:
-    """Plan entries of process points, each lowered once."""
+    """Plan entries of process points, each lowered once, and the tables and blobs they refer to."""
 
-    def __init__(self, symbols: dict, lowered: LoweredGraph):
+    def __init__(self, symbols: Mapping[str, object]):
         self.symbols = symbols
-        self.lowered = lowered
-        self.udfs: list[dict] = []
-        self.ge_graphs: list[dict] = []
-        self._cache: dict[str, dict] = {}
+        self.blobs = _Blobs()
+        self.udfs: list[UdfBlob] = []
+        self.ge_graphs: list[GeGraph] = []
+        self.so_bins: list[SoBin] = []
+        self._cache: dict[str, ProcessPoint] = {}
         self._udf_by_digest: dict[str, int] = {}
-        self.so_bins: list[dict] = []
         self._so_by_digest: dict[str, int] = {}
 
-    def entry(self, sym: str) -> dict:
+    def entry(self, sym: str) -> ProcessPoint:
         if sym not in self._cache:
             pp = self.symbols[sym]
             self._cache[sym] = self._func(pp) if isinstance(pp, FuncPpOp) else self._graph(pp)
         return self._cache[sym]
 
-    def _func(self, pp: FuncPpOp) -> dict:
+    def _func(self, pp: FuncPpOp) -> ProcessPoint:
         """A UDF's entry: `py_udf` (a `py_func`), `py_project` or `cpp_project` (docs/execution-plan.md)."""
         kind = pp.kind.data
         if pp.payload is None or kind not in _FUNC_KINDS:
             raise GeError(f"df.func_pp @{pp.sym_name.data}: kind '{kind}' cannot be lowered yet")
         data = base64.b64decode(pp.payload.data)
-        funcs = [{"name": f.func_name.data, "inputs": f.input_ports, "outputs": f.output_ports,
-                  "stream_input": f.is_stream_input} for f in pp.funcs]
+        funcs = tuple(Func(f.func_name.data, tuple(f.input_ports), tuple(f.output_ports), f.is_stream_input)
+                      for f in pp.funcs)
         if kind == "py_func":
-            return {"kind": "py_udf", "udf": self._udf(data), "funcs": funcs}
-        entry = {"kind": kind, "funcs": funcs, "init_params": _init_params(pp),
-                 "closures": self._closures(pp)}
+            return PyUdf(self._udf(data), funcs)
         facts = {key: value.data for key, value in pp.project.data.items()}
+        params, closures = _init_params(pp), self._closures(pp)
         if kind == "py_project":
-            entry.update(udf=self._udf(data), py_module=facts["py_module"], py_class=facts["py_class"])
-        else:
-            entry.update(so=self._so_bin(data, facts["target_bin"], facts["resource_type"]),
-                         resource_type=facts["resource_type"])
-        return entry
+            return PyProject(self._udf(data), facts["py_module"], facts["py_class"], funcs, params, closures)
+        return CppProject(self._so_bin(data, facts["target_bin"], facts["resource_type"]),
+                          facts["resource_type"], funcs, params, closures)
 
     def _udf(self, data: bytes) -> int:
         """The `udfs` index of a UDF payload (one UDF_PAYLOAD partition per distinct payload)."""
         digest = hashlib.sha256(data).hexdigest()
         if digest not in self._udf_by_digest:
             self._udf_by_digest[digest] = len(self.udfs)
-            self.udfs.append({"partition": len(self.udfs), "sha256": digest, "size": len(data)})
-            self.lowered.udf_payloads.append(data)
+            self.udfs.append(UdfBlob(len(self.udfs), digest, len(data)))
+            self.blobs.udf_payloads.append(data)
         return self._udf_by_digest[digest]
 
     def _so_bin(self, data: bytes, name: str, resource_type: str) -> int:
@@ -324,9 +378,8 @@ class _ProcessPointEntries:
         digest = hashlib.sha256(data).hexdigest()
         if digest not in self._so_by_digest:
             self._so_by_digest[digest] = len(self.so_bins)
-            self.so_bins.append({"partition": len(self.so_bins), "name": name, "sha256": digest,
-                                 "size": len(data), "resource_type": resource_type})
-            self.lowered.so_bins.append(data)
+            self.so_bins.append(SoBin(len(self.so_bins), name, digest, len(data), resource_type))
+            self.blobs.so_bins.append(data)
         return self._so_by_digest[digest]
 
     def _closures(self, pp: FuncPpOp) -> dict[str, int]:
@@ -334,23 +387,20 @@ class _ProcessPointEntries:
         closures = {}
         for closure in pp.closures.block.ops:
             entry = self.entry(closure.pp.root_reference.data)
-            if entry["kind"] != "ge_graph":
+            if not isinstance(entry, GraphPoint):
                 raise GeError(f"df.func_pp @{pp.sym_name.data}: invoked closure "
                               f"'{closure.key.data}' must run a GE graph")
-            closures[closure.key.data] = entry["graph"]
+            closures[closure.key.data] = entry.graph
         return closures
 
-    def _graph(self, pp: GraphPpOp) -> dict:
-        graph_op = self.symbols[pp.graph.root_reference.data]
-        entry, arrays = lower_ge_graph(graph_op)
-        entry["weights"] = [self._pack(a) for a in arrays]
-        self.ge_graphs.append(entry)
-        return {"kind": "ge_graph", "graph": len(self.ge_graphs) - 1}
+    def _graph(self, pp: GraphPpOp) -> GraphPoint:
+        entry, arrays = ge_graph_entry(self.symbols[pp.graph.root_reference.data])
+        self.ge_graphs.append(replace(entry, weights=tuple(self._pack(a) for a in arrays)))
+        return GraphPoint(len(self.ge_graphs) - 1)
 
-    def _pack(self, array: np.ndarray) -> dict:
-        blob = self.lowered.weights
+    def _pack(self, array: np.ndarray) -> Weight:
+        blob = self.blobs.weights
         blob.extend(b"\0" * (-len(blob) % WEIGHT_ALIGNMENT))
         offset = len(blob)
         blob.extend(np.ascontiguousarray(array).tobytes())
-        return {"offset": offset, "size": int(array.nbytes), "dtype": from_numpy(array.dtype).name,
-                "shape": list(array.shape)}
+        return Weight(offset, int(array.nbytes), from_numpy(array.dtype).name, tuple(array.shape))

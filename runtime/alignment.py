@@ -1,6 +1,6 @@
 """Alignment: messages taken from several channels, paired by (transaction id, data label).
 
-`set_inputs_align_attrs` gives a graph's alignment (`Align`); a worker pairs the inputs of a
+`set_inputs_align_attrs` gives a graph's alignment (the plan's `Align`); a worker pairs the inputs of a
 node's multi-input func with it, the driver the outputs of a multi-output fetch
 (runtime/output_pairing.py). `ChannelAligner` takes what waits on the channels into the native
 `Aligner`: each group with a message from every channel comes out complete; beyond `cache`
@@ -14,41 +14,17 @@ import time
 from dataclasses import dataclass
 from typing import Sequence
 
-from dfir.core.errors import GeError
 from dfir.core.messages import Kind, Message, TransactionMeta
 from dfir.frontend.flow_func.status import FLOW_FUNC_ERR_DATA_ALIGN_FAILED
+from dfir.om.plan import Align
 from dfir.runtime import channels
 
 TAKE_BATCH = 64  # messages taken from one channel per call
-MAX_CACHE = 1024
-MAX_TIMEOUT_MS = 600_000
 
 
-@dataclass(frozen=True)
-class Align:
-    """An alignment (the plan's `align`): at most `cache` incomplete groups, a group older than
-    `timeout` ms (-1: never) fails, or is dropped with `dropout`."""
-
-    cache: int
-    timeout: int
-    dropout: bool
-
-    @classmethod
-    def from_plan(cls, path: str, entry: object) -> Align | None:
-        """The plan's `align` entry at `path`; None when absent or its cache is 0 (GE: alignment
-        off); a GeError naming `path` when malformed."""
-        if entry is None:
-            return None
-        expected = (f"expected {{\"cache\": 0..{MAX_CACHE}, \"timeout\": -1 or 1..{MAX_TIMEOUT_MS}, "
-                    f"\"dropout\": true/false}} or null")
-        if not isinstance(entry, dict) or set(entry) != {"cache", "timeout", "dropout"}:
-            raise GeError(f"plan {path} is {entry!r}; {expected}")
-        cache, timeout, dropout = entry["cache"], entry["timeout"], entry["dropout"]
-        valid = (_is_int(cache) and 0 <= cache <= MAX_CACHE and _is_int(timeout)
-                 and (timeout == -1 or 0 < timeout <= MAX_TIMEOUT_MS) and isinstance(dropout, bool))
-        if not valid:
-            raise GeError(f"plan {path} is {entry!r}; {expected}")
-        return cls(cache, timeout, dropout) if cache else None
+def active(align: Align | None) -> Align | None:
+    """`align` when it turns alignment on; None when absent or its cache is 0 (GE: alignment off)."""
+    return align if align is not None and align.active else None
 
 
 @dataclass(frozen=True)
@@ -69,10 +45,6 @@ class Unaligned:
                 f"aligned: {self.why} before {noun}(s) {', '.join(str(names[j]) for j in self.missing)} arrived")
         return Message(self.meta, Kind.EMPTY, None, FLOW_FUNC_ERR_DATA_ALIGN_FAILED, text,
                        data_label=self.data_label)
-
-
-def _is_int(value: object) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
 
 
 def now_ms() -> int:

@@ -20,6 +20,7 @@ import numpy as np
 
 from dfir.core import data_type as dt
 from dfir.core.errors import GeError
+from dfir.om.plan import VIEW, ArenaSlot, GeGraph, GeInput, GeOp, Slot, Weight
 from dfir.runtime.kernels import KERNELS, Kernel
 
 __all__ = ["GeGraphRunner"]
@@ -66,54 +67,53 @@ _INTO: dict[str, _Into] = {
 class _Step:
     """One op of the entry as the runner executes it."""
 
-    op: dict
+    op: GeOp
     kernel: Kernel
     inputs: tuple[int, ...]
     outputs: tuple[int, ...]
-    slots: tuple[list[int] | str | None, ...] | None
-    """Per result: [offset, size] in the arena, "view" or None (fresh); None: the op is unplanned."""
+    slots: tuple[Slot, ...] | None
+    """Per result: its arena slot, `VIEW` or None (fresh); None: the op is unplanned."""
     into: _Into | None
     """The op's `out=` form, when it has one and its one result has an arena slot."""
     donors: tuple[int, ...]
     """Operand positions planned in the result's slot: the op runs in place over them."""
 
     @staticmethod
-    def of(op: dict, slot_of: dict[int, list[int]]) -> _Step:
-        slots = op.get("slots")
-        single = slots is not None and len(slots) == 1 and isinstance(slots[0], list)
-        donors = tuple(i for i, v in enumerate(op["inputs"]) if single and slot_of.get(v) == slots[0])
-        return _Step(op, KERNELS[op["op"]], tuple(op["inputs"]), tuple(op["outputs"]),
-                     None if slots is None else tuple(slots), _INTO.get(op["op"]) if single else None, donors)
+    def of(op: GeOp, slot_of: dict[int, ArenaSlot]) -> _Step:
+        slots = op.slots
+        single = slots is not None and len(slots) == 1 and isinstance(slots[0], ArenaSlot)
+        donors = tuple(i for i, v in enumerate(op.inputs) if single and slot_of.get(v) == slots[0])
+        return _Step(op, KERNELS[op.op], op.inputs, op.outputs, slots, _INTO.get(op.op) if single else None,
+                     donors)
 
 
 class GeGraphRunner:
     """Runs a GE graph plan entry with the reference kernels.
 
-    `weights` is the model's WEIGHTS_DATA partition; each `const` op's array is a read-only view
-    into it (no copy), located by the entry's `weights[attrs.weight]` (`offset`, `size`, `dtype`,
-    `shape`). Building the runner checks that every op has a kernel, every weight lies inside
-    the buffer and every slot inside the arena; `run` checks the inputs against their declared
-    dtype and dimension ranges, every planned value against its slot and every output against
-    its `output_max_bytes`.
+    `entry` is a `GeGraph`, or its JSON (validated with `GeGraph.from_json`, which also checks
+    that values, weights and slots are consistent). `weights` is the model's WEIGHTS_DATA
+    partition; each `const` op's array is a read-only view into it (no copy), located by the
+    entry's `weights[attrs.weight]`. Building the runner checks that every op has a kernel and
+    every weight lies inside the buffer; `run` checks the inputs against their declared dtype
+    and dimension ranges, every planned value against its slot and every output against its
+    `output_max_bytes`.
     """
 
-    def __init__(self, entry: dict, weights: memoryview | bytes | None):
-        self._name = entry["name"]
-        self._inputs = entry["inputs"]
-        self._outputs = entry["outputs"]
-        ops = entry["ops"]
-        for op in ops:
-            if op["op"] != "const" and op["op"] not in KERNELS:
-                raise self._error(f"op '{op['name']}' is a '{op['op']}', which has no kernel")
-        self._ops = ops
-        self._bound = self._bind_weights(entry.get("weights", []), weights)
-        self._num_values = 1 + max([*self._outputs, *(i["value"] for i in self._inputs),
-                                    *(v for op in ops for v in op["outputs"])])
-        self._arena_bytes = entry.get("arena_bytes", 0)
-        self._check_slots()
-        slot_of = {v: s for op in ops for v, s in zip(op["outputs"], op.get("slots") or ()) if isinstance(s, list)}
-        self._steps = [_Step.of(op, slot_of) for op in ops if op["op"] != "const"]
-        self._max_bytes = entry.get("output_max_bytes") or [-1] * len(self._outputs)
+    def __init__(self, entry: GeGraph | dict, weights: memoryview | bytes | None):
+        entry = entry if isinstance(entry, GeGraph) else GeGraph.from_json(entry)
+        self._name = entry.name
+        self._inputs = entry.inputs
+        self._outputs = entry.outputs
+        for op in entry.ops:
+            if op.op != "const" and op.op not in KERNELS:
+                raise self._error(f"op '{op.name}' is a '{op.op}', which has no kernel")
+        self._ops = entry.ops
+        self._bound = self._bind_weights(entry.weights, weights)
+        self._num_values = len(entry.inputs) + sum(len(op.outputs) for op in entry.ops)
+        self._arena_bytes = entry.arena_bytes or 0
+        slot_of = {v: s for op in entry.ops for v, s in zip(op.outputs, op.slots or ()) if isinstance(s, ArenaSlot)}
+        self._steps = [_Step.of(op, slot_of) for op in entry.ops if op.op != "const"]
+        self._max_bytes = entry.output_max_bytes or (-1,) * len(self._outputs)
         self._local = threading.local()
 
     @property
@@ -126,7 +126,7 @@ class GeGraphRunner:
             raise self._error(f"expected {len(self._inputs)} inputs, got {len(inputs)}")
         values: list[np.ndarray | None] = [None] * self._num_values
         for desc, given in zip(self._inputs, inputs):
-            values[desc["value"]] = self._checked_input(desc, np.asarray(given))
+            values[desc.value] = self._checked_input(desc, np.asarray(given))
         for value_id, array in self._bound.items():
             values[value_id] = array
         arena = self._arena()
@@ -134,7 +134,7 @@ class GeGraphRunner:
         for step in self._steps:
             args = [values[i] for i in step.inputs]
             if step.slots is None:
-                results = step.kernel(args, step.op["attrs"])
+                results = step.kernel(args, step.op.attrs)
             else:
                 results = self._run_planned(step, args, owned, arena)
             for value_id, array in zip(step.outputs, results, strict=True):
@@ -162,7 +162,7 @@ class GeGraphRunner:
             step.into[1](args, out)
             owned.add(step.outputs[0])
             return (out,)
-        results = step.kernel(args, step.op["attrs"])
+        results = step.kernel(args, step.op.attrs)
         return [self._kept(step, i, array, args, owned, arena) for i, array in enumerate(results)]
 
     def _donor(self, step: _Step, args: list[np.ndarray], owned: set[int], shape: tuple[int, ...],
@@ -184,7 +184,7 @@ class GeGraphRunner:
         an operand: then it is copied into its slot, so that memory this run overwrites is never
         seen through another value. A fresh result is copied only out of the arena."""
         slot = step.slots[index]
-        if slot == "view":
+        if slot == VIEW:
             return array
         if slot is None:
             return np.array(array) if np.may_share_memory(array, arena) else array
@@ -198,19 +198,12 @@ class GeGraphRunner:
 
     def _slot_view(self, step: _Step, index: int, shape: tuple[int, ...], dtype: np.dtype,
                    arena: np.ndarray) -> np.ndarray:
-        offset, size = step.slots[index]
+        slot = step.slots[index]
         nbytes = math.prod(shape) * np.dtype(dtype).itemsize
-        if nbytes > size:
-            raise self._error(f"op '{step.op['name']}' result {index} ({list(shape)} {np.dtype(dtype)}) "
-                              f"takes {nbytes} bytes, more than its planned slot of {size} bytes")
-        return np.ndarray(shape, dtype, arena, offset)
-
-    def _check_slots(self) -> None:
-        for op in self._ops:
-            for slot in op.get("slots") or ():
-                if isinstance(slot, list) and (slot[0] < 0 or slot[0] + slot[1] > self._arena_bytes):
-                    raise self._error(f"op '{op['name']}' has slot {slot}, outside the arena of "
-                                      f"{self._arena_bytes} bytes")
+        if nbytes > slot.size:
+            raise self._error(f"op '{step.op.name}' result {index} ({list(shape)} {np.dtype(dtype)}) "
+                              f"takes {nbytes} bytes, more than its planned slot of {slot.size} bytes")
+        return np.ndarray(shape, dtype, arena, slot.offset)
 
     def _output(self, index: int, array: np.ndarray, arena: np.ndarray) -> np.ndarray:
         limit = self._max_bytes[index]
@@ -221,41 +214,33 @@ class GeGraphRunner:
 
     # --- weights and inputs ---
 
-    def _bind_weights(self, descs: list[dict], buffer: memoryview | bytes | None) -> dict[int, np.ndarray]:
+    def _bind_weights(self, descs: Sequence[Weight], buffer: memoryview | bytes | None) -> dict[int, np.ndarray]:
         """Value id -> read-only view of its weight, for every const op."""
-        bound = {}
-        for op in self._ops:
-            if op["op"] != "const":
-                continue
-            index = op["attrs"]["weight"]
-            if not 0 <= index < len(descs):
-                raise self._error(f"const '{op['name']}' refers to weight {index}, but the entry "
-                                  f"lists {len(descs)} weights")
-            bound[op["outputs"][0]] = self._weight_view(index, descs[index], buffer)
-        return bound
+        return {op.outputs[0]: self._weight_view(op.weight, descs[op.weight], buffer)
+                for op in self._ops if op.op == "const"}
 
-    def _weight_view(self, index: int, desc: dict, buffer: memoryview | bytes | None) -> np.ndarray:
-        dtype = dt.to_numpy(dt.from_name(desc["dtype"])).newbyteorder("<")
-        count = int(np.prod(desc["shape"], dtype=np.int64))
+    def _weight_view(self, index: int, desc: Weight, buffer: memoryview | bytes | None) -> np.ndarray:
+        dtype = dt.to_numpy(dt.from_name(desc.dtype)).newbyteorder("<")
+        count = math.prod(desc.shape)
         available = 0 if buffer is None else len(memoryview(buffer).cast("B"))
-        if desc["size"] != count * dtype.itemsize or desc["offset"] + desc["size"] > available:
-            raise self._error(f"weight {index} ({desc['dtype']} {desc['shape']}, {desc['size']} bytes "
-                              f"at offset {desc['offset']}) does not fit a weights buffer of "
+        if desc.offset + desc.size > available:
+            raise self._error(f"weight {index} ({desc.dtype} {list(desc.shape)}, {desc.size} bytes "
+                              f"at offset {desc.offset}) does not fit a weights buffer of "
                               f"{available} bytes")
-        view = np.frombuffer(buffer, dtype=dtype, count=count, offset=desc["offset"]).reshape(desc["shape"])
+        view = np.frombuffer(buffer, dtype=dtype, count=count, offset=desc.offset).reshape(desc.shape)
         view.flags.writeable = False
         return view
 
-    def _checked_input(self, desc: dict, array: np.ndarray) -> np.ndarray:
-        expected_dtype = dt.to_numpy(dt.from_name(desc["dtype"]))
+    def _checked_input(self, desc: GeInput, array: np.ndarray) -> np.ndarray:
+        expected_dtype = dt.to_numpy(dt.from_name(desc.dtype))
         shape = list(array.shape)
-        what = f"input '{desc['name']}' (index {desc['index']})"
+        what = f"input '{desc.name}' (index {desc.index})"
         if array.dtype != expected_dtype:
-            raise self._error(f"{what}: expected dtype {desc['dtype']} ({expected_dtype}), got {array.dtype}")
-        in_range = len(shape) == len(desc["ranges"]) and all(
-            lo <= size and (hi == -1 or size <= hi) for size, (lo, hi) in zip(shape, desc["ranges"]))
+            raise self._error(f"{what}: expected dtype {desc.dtype} ({expected_dtype}), got {array.dtype}")
+        in_range = len(shape) == len(desc.ranges) and all(
+            lo <= size and (hi == -1 or size <= hi) for size, (lo, hi) in zip(shape, desc.ranges))
         if not in_range:
-            raise self._error(f"{what}: expected shape {_spell_ranges(desc['ranges'])}, got {shape}")
+            raise self._error(f"{what}: expected shape {_spell_ranges(desc.ranges)}, got {shape}")
         return array
 
     def _error(self, message: str) -> GeError:
@@ -268,7 +253,7 @@ def _same_memory(a: np.ndarray, b: np.ndarray) -> bool:
             and a.strides == b.strides and a.shape == b.shape)
 
 
-def _spell_ranges(ranges: list[list[int]]) -> str:
+def _spell_ranges(ranges: Sequence[tuple[int, int]]) -> str:
     """`[[2, 2], [0, -1], [1, 8]]` -> `[2, -1, 1:8]`, the IR's spelling.
 
     (The runtime does not import xDSL, hence not `ge_types.DimRange`.)

@@ -9,7 +9,7 @@ transaction — see `UdfCall` and `GeGraphCall` for the exact rules.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Callable, Collection, Iterable, Iterator, NamedTuple, Sequence
 
 from dfir.core import udf_payload as udf
@@ -17,14 +17,15 @@ from dfir.core.errors import GeError
 from dfir.core.messages import Kind, Message, MessageError, TransactionMeta
 from dfir.frontend.flow_func.queue import FlowMsgQueue
 from dfir.frontend.flow_func.status import FLOW_FUNC_FAILED
+from dfir.om.plan import CppProject, DataRef, GeGraph, GraphPoint, Node, Plan, PyProject, PyUdf, Ref
 from dfir.runtime.ge_runner import GeGraphRunner
 from dfir.runtime.scheduler import FuncSpec, InputStream, NodeSpec, OutputSet, Source
 from dfir.runtime.udf_project import ExceptionBoard, ProjectEnv, project_funcs
 
-RunnerFactory = Callable[[dict, Any], Any]  # (ge_graphs entry, weights) -> object with .run(arrays)
+RunnerFactory = Callable[[GeGraph, Any], Any]  # (ge_graphs entry, weights) -> object with .run(arrays)
 
 
-def load_ge_runner(entry: dict, weights: memoryview | None) -> Any:
+def load_ge_runner(entry: GeGraph, weights: memoryview | None) -> Any:
     """The reference kernels' runner for one `ge_graphs` entry."""
     return GeGraphRunner(entry, weights)
 
@@ -36,39 +37,30 @@ class InstanceRef(NamedTuple):
     instance: int
 
 
-def build_nodes(plan: dict, udf_payloads: Sequence[bytes | memoryview], weights: memoryview | None,
+def build_nodes(plan: Plan | dict, udf_payloads: Sequence[bytes | memoryview], weights: memoryview | None,
                 runner_factory: RunnerFactory = load_ge_runner,
                 so_bins: Sequence[bytes | memoryview] = (),
                 only: Collection[int | InstanceRef] | None = None) -> list[NodeSpec]:
-    """One `NodeSpec` per `plan["nodes"]` entry, in plan order; GeError naming the plan path on a defect.
+    """One `NodeSpec` per node of `plan` (a `Plan`, or its JSON, validated), in plan order.
 
     `so_bins` are the model's SO_BINS partitions (C++ UDF libraries), in order. With `only`, just
     those are built (a device worker builds its own), in the order given: a node index builds
     the node's instance 0, an `InstanceRef` that instance. A UDF project's `MetaParams` tell
     each instance its device (`instances[k]` of the plan entry), instance id and instance count.
     """
+    plan = Plan.of(plan)
     payloads = _PickledPayloads(udf_payloads)
     projects = ProjectEnv(plan, udf_payloads, so_bins, weights, runner_factory, ExceptionBoard())
-    selection = (InstanceRef(i, 0) for i in range(len(plan["nodes"]))) if only is None else (
+    selection = (InstanceRef(i, 0) for i in range(len(plan.nodes))) if only is None else (
         ref if isinstance(ref, InstanceRef) else InstanceRef(ref, 0) for ref in only)
-    try:
-        return [_build_node(plan, f"nodes[{ref.node}]", plan["nodes"][ref.node], payloads, weights,
-                            runner_factory, projects, ref.instance) for ref in selection]
-    except KeyError as exc:
-        raise GeError(f"execution plan lacks the key {exc}; see docs/execution-plan.md") from exc
+    return [_build_node(plan, f"plan.nodes[{ref.node}]", plan.nodes[ref.node], payloads, weights,
+                        runner_factory, projects, ref.instance) for ref in selection]
 
 
-def plan_sources(path: str, refs: Sequence[dict]) -> tuple[Source, ...]:
-    """`[{"data": k} | {"node": n, "port": p}, ...]` as scheduler `Source`s."""
-    return tuple(_source(f"{path}[{j}]", ref) for j, ref in enumerate(refs))
-
-
-def _source(path: str, ref: dict) -> Source:
-    if "data" in ref:
-        return Source(None, ref["data"])
-    if "node" in ref and "port" in ref:
-        return Source(ref["node"], ref["port"])
-    raise GeError(f"plan {path} is {ref}; expected {{'data': k}} or {{'node': n, 'port': p}}")
+def plan_sources(refs: Sequence[Ref]) -> tuple[Source, ...]:
+    """Plan refs as scheduler `Source`s."""
+    return tuple(Source(None, ref.data) if isinstance(ref, DataRef) else Source(ref.node, ref.port)
+                 for ref in refs)
 
 
 class _PickledPayloads(Sequence):
@@ -95,48 +87,43 @@ def _load_payload(index: int, data: bytes | memoryview) -> udf.UdfPayload:
         raise GeError(f"UDF payload {index} cannot be loaded: {type(exc).__name__}: {exc}") from exc
 
 
-def _build_node(plan: dict, path: str, node: dict, payloads: Sequence[udf.UdfPayload],
+def _build_node(plan: Plan, path: str, node: Node, payloads: Sequence[udf.UdfPayload],
                 weights: memoryview | None, runner_factory: RunnerFactory,
                 projects: ProjectEnv, instance: int = 0) -> NodeSpec:
-    pp = node["pp"]
-    if pp["kind"] == "py_udf":
+    pp = node.pp
+    if isinstance(pp, PyUdf):
         funcs = _udf_funcs(f"{path}.pp", node, pp, payloads)
-    elif pp["kind"] == "ge_graph":
-        funcs = _ge_funcs(plan, f"{path}.pp", node, pp, weights, runner_factory)
-    elif pp["kind"] in ("py_project", "cpp_project"):
-        devices = node.get("instances") or [node.get("device", "-1")]
-        funcs = project_funcs(projects, f"{path}.pp", dict(node, device=devices[instance]), pp,
-                              instance, len(devices))
+    elif isinstance(pp, GraphPoint):
+        funcs = _ge_funcs(plan.ge_graphs[pp.graph], node, weights, runner_factory)
     else:
-        raise GeError(f"plan {path}.pp.kind is '{pp['kind']}'; expected 'py_udf', 'ge_graph', "
-                      f"'py_project' or 'cpp_project'")
-    return NodeSpec(node["name"], plan_sources(f"{path}.inputs", node["inputs"]),
-                    node["output_num"], funcs)
+        assert isinstance(pp, (PyProject, CppProject))
+        funcs = project_funcs(projects, f"{path}.pp", replace(node, device=node.instances[instance]), pp,
+                              instance, len(node.instances))
+    return NodeSpec(node.name, plan_sources(node.inputs), node.output_num, funcs)
 
 
 def _checked_index(path: str, index: int, items: Sequence, what: str) -> Any:
     if not 0 <= index < len(items):
-        raise GeError(f"plan {path} is {index}, but the model has {len(items)} {what}")
+        raise GeError(f"{path}: {index} is out of range [0, {len(items)}), the model's {what}")
     return items[index]
 
 
 # -- Python UDFs ----------------------------------------------------------------------------------
 
-def _udf_funcs(path: str, node: dict, pp: dict, payloads: list[udf.UdfPayload]) -> tuple[FuncSpec, ...]:
-    payload = _checked_index(f"{path}.udf", pp["udf"], payloads, "UDF payloads")
-    target = _instantiate(node["name"], payload)
+def _udf_funcs(path: str, node: Node, pp: PyUdf, payloads: Sequence[udf.UdfPayload]) -> tuple[FuncSpec, ...]:
+    payload = _checked_index(f"{path}.udf", pp.udf, payloads, "UDF payloads")
+    target = _instantiate(node.name, payload)
     specs = []
-    for func in pp["funcs"]:
-        name, outputs = func["name"], tuple(func["outputs"])
+    for func in pp.funcs:
+        name, outputs = func.name, func.outputs
         num_returns = payload.num_returns.get(name, len(outputs))
         if num_returns != len(outputs):
-            raise GeError(f"node '{node['name']}' func '{name}' has num_returns {num_returns} but "
+            raise GeError(f"node '{node.name}' func '{name}' has num_returns {num_returns} but "
                           f"the plan maps {len(outputs)} outputs to it")
-        stream_input = bool(func["stream_input"])
-        call = UdfCall(node["name"], name, _entry_point(node["name"], payload, target, name),
-                       outputs, stream_input, payload.is_generator(name),
+        call = UdfCall(node.name, name, _entry_point(node.name, payload, target, name),
+                       outputs, func.stream_input, payload.is_generator(name),
                        payload.choice_output.get(name))
-        specs.append(FuncSpec(name, tuple(func["inputs"]), outputs, stream_input, call))
+        specs.append(FuncSpec(name, func.inputs, outputs, func.stream_input, call))
     return tuple(specs)
 
 
@@ -302,13 +289,12 @@ def _latest_meta(messages: list[Message]) -> TransactionMeta:
 
 # -- GE graphs ------------------------------------------------------------------------------------
 
-def _ge_funcs(plan: dict, path: str, node: dict, pp: dict, weights: memoryview | None,
+def _ge_funcs(entry: GeGraph, node: Node, weights: memoryview | None,
               runner_factory: RunnerFactory) -> tuple[FuncSpec, ...]:
-    entry = _checked_index(f"{path}.graph", pp["graph"], plan.get("ge_graphs", []), "GE graphs")
     runner = runner_factory(entry, weights)
-    outputs = tuple(range(node["output_num"]))
-    call = GeGraphCall(node["name"], entry["name"], runner, outputs)
-    return (FuncSpec(entry["name"], tuple(range(node["input_num"])), outputs, False, call),)
+    outputs = tuple(range(node.output_num))
+    call = GeGraphCall(node.name, entry.name, runner, outputs)
+    return (FuncSpec(entry.name, tuple(range(node.input_num)), outputs, False, call),)
 
 
 @dataclass

@@ -1,10 +1,10 @@
-"""`dfir.load`: validate an `.om` (natively) and build runtime models from its plans."""
+"""`dfir.load`: validate an `.om` (natively) and its plans (`dfir.om.plan`), then build runtime models."""
 from __future__ import annotations
 
-import json
 import os
 
 from dfir.core.errors import GeError
+from dfir.om.plan import Plan
 from dfir.om.schema import PartitionType
 from dfir.runtime.model import RuntimeModel
 from dfir.runtime.om import read_om
@@ -40,15 +40,21 @@ class _Models(dict):
 
 
 def _runtime_model(om_model, name: str):
-    plan_partition = om_model.partition(PartitionType.FLOW_MODEL)
-    try:
-        plan = json.loads(bytes(plan_partition.data))
-    except (ValueError, UnicodeDecodeError) as error:
-        raise GeError(f"model {name}: the execution plan is not valid JSON: {error}", "dfir.load") from error
+    """The runtime model of one flow model, once its plan is valid (`Plan.from_json`) and matches
+    its partitions (`Plan.check_partitions`); GeError naming the model and the JSON path otherwise."""
     payloads = [p.data for p in om_model.partitions_of(PartitionType.UDF_PAYLOAD)]
     so_bins = [p.data for p in om_model.partitions_of(PartitionType.SO_BINS)]
     weights = om_model.partitions_of(PartitionType.WEIGHTS_DATA)
-    return RuntimeModel(plan, payloads, weights[0].data if weights else None, name, so_bins=so_bins)
+    weights_data = weights[0].data if len(weights) == 1 else None
+    plan_data = om_model.partition(PartitionType.FLOW_MODEL).data
+    try:
+        if len(weights) > 1:
+            raise GeError(f"the model has {len(weights)} WEIGHTS_DATA partitions, expected at most one")
+        plan = Plan.from_json(plan_data)
+        plan.check_partitions(payloads, so_bins, weights_data)
+    except GeError as error:
+        raise GeError(f"model {name}: {error.error_message}", "dfir.load", error.context) from None
+    return RuntimeModel(plan, payloads, weights_data, name, so_bins=so_bins)
 
 
 def load(source: str | os.PathLike | bytes | bytearray | memoryview):

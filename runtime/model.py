@@ -18,6 +18,7 @@ from dfir.core.errors import GeError
 from dfir.core.flow_info import FlowFlag, FlowInfo
 from dfir.core.messages import Kind, Message, TransactionMeta, transaction_fields
 from dfir.core.tensor import Tensor
+from dfir.om.plan import Input, Plan
 from dfir.runtime import host
 from dfir.runtime.process_scheduler import ProcessScheduler, SchedulerFailed
 from dfir.runtime.scheduler import DEFAULT_CHANNEL_DEPTH, SchedulerClosed
@@ -29,21 +30,22 @@ _OBJECT = np.dtype(object)
 
 
 class RuntimeModel:
-    """A running plan (docs/execution-plan.md) with its UDF payloads, GE weights and C++ UDF
-    libraries (`so_bins`).
+    """A running plan (docs/execution-plan.md: a `Plan`, or its JSON, validated) with its UDF
+    payloads, GE weights and C++ UDF libraries (`so_bins`).
 
     Worker processes, one per logical device (runtime/process_scheduler.py), start here;
     `close()` (or leaving a `with` block, garbage collection or interpreter exit) stops them. Every call after `close()` raises GeError. `channel_depth` bounds each channel:
     a feed blocks (up to its timeout) while the pipeline holds that many unfetched results.
     """
 
-    def __init__(self, plan: dict, udf_payloads: Sequence[bytes | memoryview],
+    def __init__(self, plan: Plan | dict, udf_payloads: Sequence[bytes | memoryview],
                  weights: memoryview | None, name: str, *, channel_depth: int = DEFAULT_CHANNEL_DEPTH,
                  so_bins: Sequence[bytes | memoryview] = ()):
+        plan = Plan.of(plan)
         self.name = name
-        self._inputs = sorted(plan["inputs"], key=lambda spec: spec["index"])
-        self._input_names = [spec["name"] for spec in self._inputs]
-        self._num_outputs = len(plan["outputs"])
+        self._inputs = plan.inputs
+        self._input_names = [spec.name for spec in self._inputs]
+        self._num_outputs = len(plan.outputs)
         self._all_outputs = list(range(self._num_outputs))
         self._transaction_ids = itertools.count(1)
         self._ready_checks = _ready_checks(self._inputs)
@@ -270,30 +272,29 @@ class RuntimeModel:
                                    f"but the model's inputs are {self._input_names}")
         return self._input_names.index(name)
 
-    def _as_array(self, spec: dict, value: Any) -> np.ndarray:
+    def _as_array(self, spec: Input, value: Any) -> np.ndarray:
         """`value` as an array of the input's schema dtype; GeError if it is no tensor or misfits."""
         data = value.numpy() if isinstance(value, Tensor) else value
-        dtype = None if spec.get("dtype") is None else dt.to_numpy(dt.from_name(spec["dtype"]))
+        dtype = None if spec.dtype is None else dt.to_numpy(dt.from_name(spec.dtype))
         try:
             array = np.asarray(data, dtype=dtype)
         except (TypeError, ValueError) as exc:
-            raise self._error("feed_data", f"input '{spec['name']}' cannot be a {spec['dtype']} "
+            raise self._error("feed_data", f"input '{spec.name}' cannot be a {spec.dtype} "
                                            f"tensor: {exc}") from exc
         if array.dtype == object:
-            raise self._error("feed_data", f"input '{spec['name']}' got a {type(value).__name__}, "
+            raise self._error("feed_data", f"input '{spec.name}' got a {type(value).__name__}, "
                                            f"not a tensor; feed() carries Python objects")
-        shape = spec.get("shape")
-        if shape is not None and not _shape_fits(shape, array.shape):
-            raise self._error("feed_data", f"input '{spec['name']}' expects shape {shape}, "
+        if spec.shape is not None and not _shape_fits(spec.shape, array.shape):
+            raise self._error("feed_data", f"input '{spec.name}' expects shape {list(spec.shape)}, "
                                            f"got {list(array.shape)}")
         return array
 
 
-def _ready_checks(inputs: list[dict]) -> list[tuple[np.dtype | None, tuple[int, ...] | None]]:
+def _ready_checks(inputs: Sequence[Input]) -> list[tuple[np.dtype | None, tuple[int, ...] | None]]:
     """Per input, the dtype (None: any but object) and shape (None: any) a fed array must have
     for `_as_array` to return it unchanged."""
-    return [(None if spec.get("dtype") is None else np.dtype(dt.to_numpy(dt.from_name(spec["dtype"]))),
-             None if spec.get("shape") is None else tuple(spec["shape"])) for spec in inputs]
+    return [(None if spec.dtype is None else np.dtype(dt.to_numpy(dt.from_name(spec.dtype))), spec.shape)
+            for spec in inputs]
 
 
 def _shape_fits(expected: Sequence[int], actual: Sequence[int]) -> bool:

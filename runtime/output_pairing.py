@@ -18,8 +18,9 @@ from collections import deque
 from typing import Sequence
 
 from dfir.core.messages import Message
+from dfir.om.plan import Align
 from dfir.runtime import channels
-from dfir.runtime.alignment import Align, ChannelAligner, Unaligned
+from dfir.runtime.alignment import ChannelAligner, Unaligned
 
 
 class OutputPairing:

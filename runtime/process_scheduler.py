@@ -45,11 +45,11 @@ from typing import Any, Sequence
 
 from dfir.core.errors import GeError
 from dfir.core.messages import Message, TransactionMeta
+from dfir.om.plan import Align, Node, Plan
 from dfir.runtime import channels, host
-from dfir.runtime.alignment import Align
+from dfir.runtime.alignment import active
 from dfir.runtime.output_pairing import OutputPairing
-from dfir.runtime.scheduler import (DEFAULT_CHANNEL_DEPTH, NodeSpec, SchedulerClosed, Source,
-                                    check_outputs, check_sources)
+from dfir.runtime.scheduler import DEFAULT_CHANNEL_DEPTH, NodeSpec, SchedulerClosed, Source
 from dfir.runtime.worker import EXIT_FATAL, DeviceWiring, NodeBuilder, Targets, run_worker
 
 # ACL_ERROR_GE_INTERNAL_ERROR: a transaction lost because the worker running it died.
@@ -66,9 +66,6 @@ class SchedulerFailed(GeError):
     """A feed into a model whose worker died; the message says which node and device."""
 
 
-DISPATCH_RULES = ("round_robin", "route_label")
-
-
 @dataclass(frozen=True)
 class NodeDeployment:
     """A plan node's deployment fields (docs/execution-plan.md): one device per instance, how
@@ -78,18 +75,9 @@ class NodeDeployment:
     dispatch: str
     align: Align | None
 
-
-def node_deployment(path: str, node: dict) -> NodeDeployment:
-    """The deployment of plan node `node` at `path`; absent fields mean one instance on
-    `device`, round-robin, no alignment. GeError naming the field on a malformed one."""
-    instances = node.get("instances") or [str(node.get("device", "-1"))]
-    if not isinstance(instances, list) or not all(isinstance(d, str) and d for d in instances):
-        raise GeError(f"plan {path}.instances is {instances!r}; expected a non-empty list of device "
-                      f"spellings such as \"0:0:1\"")
-    dispatch = node.get("dispatch") or "round_robin"
-    if dispatch not in DISPATCH_RULES:
-        raise GeError(f"plan {path}.dispatch is {dispatch!r}; expected 'round_robin' or 'route_label'")
-    return NodeDeployment(tuple(instances), dispatch, Align.from_plan(f"{path}.align", node.get("align")))
+    @classmethod
+    def of(cls, node: Node) -> NodeDeployment:
+        return cls(node.instances, node.dispatch, active(node.align))
 
 
 @dataclass(frozen=True)
@@ -112,22 +100,18 @@ class Wiring:
         return list(dict.fromkeys(self.device.units[u].node for u in self.units_of(worker)))
 
 
-def plan_wiring(plan: dict, name: str, depth: int) -> Wiring:
-    """The workers, channels and doorbells of `plan`; GeError naming a source that does not exist
-    or a malformed deployment field.
+def plan_wiring(plan: Plan | dict, name: str, depth: int) -> Wiring:
+    """The workers, channels and doorbells of `plan` (a `Plan`, or its JSON, validated).
 
     Units (node instances) get a worker per distinct device over all instances, in plan order.
     Each unit input gets its own channel, local only when every instance of its producer runs
     in the unit's worker; graph outputs get shared channels (the driver fetches them).
     """
-    nodes = plan["nodes"]
-    stubs = [NodeSpec(node["name"], host.plan_sources(f"nodes[{i}].inputs", node["inputs"]),
-                      node["output_num"], ()) for i, node in enumerate(nodes)]
-    outputs = host.plan_sources("outputs", plan["outputs"])
-    for stub in stubs:
-        check_sources(stubs, len(plan["inputs"]), stub)
-    check_outputs(stubs, len(plan["inputs"]), outputs)
-    deployments = [node_deployment(f"nodes[{i}]", node) for i, node in enumerate(nodes)]
+    plan = Plan.of(plan)
+    nodes = plan.nodes
+    stubs = [NodeSpec(node.name, host.plan_sources(node.inputs), node.output_num, ()) for node in nodes]
+    outputs = host.plan_sources(plan.outputs)
+    deployments = [NodeDeployment.of(node) for node in nodes]
     units = tuple(host.InstanceRef(n, k) for n, d in enumerate(deployments) for k in range(len(d.instances)))
     devices = tuple(dict.fromkeys(device for d in deployments for device in d.instances))
     unit_workers = tuple(devices.index(deployments[ref.node].instances[ref.instance]) for ref in units)
@@ -153,11 +137,11 @@ def plan_wiring(plan: dict, name: str, depth: int) -> Wiring:
         groups.setdefault(source, []).append(("round_robin", [len(specs)]))
         specs.append(channels.ChannelSpec(True, depth, DRIVER_BELL))
     routes = {source: _targets(source_groups) for source, source_groups in groups.items()}
-    order = tuple(plan.get("order", range(len(nodes))))
+    order = plan.order
     device = DeviceWiring(name, tuple(stub.name for stub in stubs), order, tuple(spec.shared for spec in specs),
                           units, tuple(unit_inputs), routes, unit_bells, worker_bells,
                           tuple(len(d.instances) for d in deployments), tuple(d.align for d in deployments))
-    input_routes = tuple(routes.get(Source(None, k), Targets(())) for k in range(len(plan["inputs"])))
+    input_routes = tuple(routes.get(Source(None, k), Targets(())) for k in range(len(plan.inputs)))
     return Wiring(devices, unit_workers, input_routes, tuple(output_channels), tuple(specs),
                   1 + len(units) + len(devices), device)
 
@@ -181,7 +165,7 @@ class _Worker:
 class ProcessScheduler:
     """Runs `plan` in worker processes (see the module docstring); `build(indexes)` builds nodes."""
 
-    def __init__(self, name: str, plan: dict, build: NodeBuilder, depth: int = DEFAULT_CHANNEL_DEPTH,
+    def __init__(self, name: str, plan: Plan, build: NodeBuilder, depth: int = DEFAULT_CHANNEL_DEPTH,
                  arena_bytes: int = DEFAULT_ARENA_BYTES):
         self.name = name
         self._wiring = plan_wiring(plan, name, depth)
@@ -192,7 +176,7 @@ class ProcessScheduler:
         self._fetch_lock = threading.Lock()
         self._state_lock = threading.Lock()
         self._ledger = channels.TransactionLedger(LEDGER_CAPACITY)
-        self._output_align = Align.from_plan("align", plan.get("align"))  # pairs fetched outputs when set
+        self._output_align = active(plan.align)  # pairs fetched outputs when set
         self._pairings: dict[tuple[int, ...], OutputPairing] = {}
         # Each graph input's channels when no input feeds a replicated node (None otherwise).
         routes = self._wiring.input_routes

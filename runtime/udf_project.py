@@ -21,14 +21,13 @@ import platform
 import threading
 import time
 from dataclasses import dataclass, replace
-from typing import Any, Callable, Iterable, Sequence
+from typing import Any, Callable, Iterable, Mapping, Sequence
 
 import numpy as np
 
 from dfir.core import data_type as dt
 from dfir.core.errors import GeError
 from dfir.core.messages import Kind, Message, TransactionMeta
-from dfir.core.udf_params import from_plan
 from dfir.frontend.flow_func.logger import logger
 from dfir.frontend.flow_func.meta_params import MetaParams, NodeFacts
 from dfir.frontend.flow_func.msg import FlowMsg
@@ -40,10 +39,11 @@ from dfir.frontend.flow_func.status import (FLOW_FUNC_ERR_PARAM_INVALID, FLOW_FU
 from dfir.frontend.flow_func.wrappers import exception_text, find_proc
 from dfir.frontend.udf.config import host_resource_type
 from dfir.frontend.udf.sources import content_folder, load_project_class
+from dfir.om.plan import CppProject, Func, GeGraph, Node, Plan, PyProject, SoBin
 from dfir.runtime import _native
 from dfir.runtime.scheduler import FuncSpec, OutputSet
 
-RunnerFactory = Callable[[dict, Any], Any]  # (ge_graphs entry, weights) -> object with .run(arrays)
+RunnerFactory = Callable[[GeGraph, Any], Any]  # (ge_graphs entry, weights) -> object with .run(arrays)
 
 
 @dataclass(frozen=True)
@@ -51,7 +51,7 @@ class ProjectEnv:
     """What a model gives its project nodes: the plan's blobs, GE graph runners, the exception
     board every UDF of the model shares."""
 
-    plan: dict
+    plan: Plan
     udf_payloads: Sequence[bytes | memoryview]
     so_bins: Sequence[bytes | memoryview]
     weights: memoryview | None
@@ -59,23 +59,21 @@ class ProjectEnv:
     exceptions: ExceptionBoard
 
 
-def project_funcs(env: ProjectEnv, path: str, node: dict, pp: dict, instance_id: int = 0,
+def project_funcs(env: ProjectEnv, path: str, node: Node, pp: PyProject | CppProject, instance_id: int = 0,
                   instance_num: int = 1) -> tuple[FuncSpec, ...]:
-    """The funcs of instance `instance_id` (of `instance_num`, running on `node["device"]`) of a
+    """The funcs of instance `instance_id` (of `instance_num`, running on `node.device`) of a
     `py_project` / `cpp_project` node (see the module docstring)."""
-    where = f"node '{node['name']}'"
-    closures = Closures.build(env, f"{path}.closures", where, pp.get("closures", {}))
-    params = {name: from_plan(name, entry) for name, entry in pp.get("init_params", {}).items()}
-    facts = NodeFacts(node["name"], node["input_num"], node["output_num"],
-                      device_id=_device_id(node.get("device", "-1")), instance_id=instance_id,
-                      instance_num=instance_num, params=params)
-    bind = _bind_python if pp["kind"] == "py_project" else _bind_cpp
+    where = f"node '{node.name}'"
+    closures = Closures.build(env, where, pp.closures)
+    facts = NodeFacts(node.name, node.input_num, node.output_num, device_id=_device_id(node.device),
+                      instance_id=instance_id, instance_num=instance_num, params=dict(pp.init_params))
+    bind = _bind_python if isinstance(pp, PyProject) else _bind_cpp
     return bind(env, path, where, pp, facts, closures)
 
 
 def _checked_index(path: str, index: int, items: Sequence, what: str) -> Any:
-    if not isinstance(index, int) or not 0 <= index < len(items):
-        raise GeError(f"plan {path} is {index}, but the model has {len(items)} {what}")
+    if not 0 <= index < len(items):
+        raise GeError(f"{path}: {index} is out of range [0, {len(items)}), the model's {what}")
     return items[index]
 
 
@@ -89,9 +87,9 @@ def _failure_text(node: str, func: str, ret: Any, scope: CallScope) -> str:
     return f"UDF {node}.{func} returned {status_name(ret)}{scope.explanation()}"
 
 
-def _specs(pp: dict, make_call: Callable[[dict], "ProjectCall"]) -> tuple[FuncSpec, ...]:
-    return tuple(FuncSpec(func["name"], tuple(func["inputs"]), tuple(func["outputs"]),
-                          bool(func["stream_input"]), make_call(func)) for func in pp["funcs"])
+def _specs(pp: PyProject | CppProject, make_call: Callable[[Func], "ProjectCall"]) -> tuple[FuncSpec, ...]:
+    return tuple(FuncSpec(func.name, func.inputs, func.outputs, func.stream_input, make_call(func))
+                 for func in pp.funcs)
 
 
 # -- invoked closures -----------------------------------------------------------------------------
@@ -103,13 +101,12 @@ class Closures:
         self._runners = runners  # key -> (graph name, runner)
 
     @classmethod
-    def build(cls, env: ProjectEnv, path: str, where: str, mapping: dict[str, int]) -> Closures:
-        graphs = env.plan.get("ge_graphs", [])
+    def build(cls, env: ProjectEnv, where: str, mapping: Mapping[str, int]) -> Closures:
         runners = {}
         for key, index in sorted(mapping.items()):
-            entry = _checked_index(f"{path}.{key}", index, graphs, "GE graphs")
+            entry = env.plan.ge_graphs[index]
             try:
-                runners[key] = (entry["name"], env.runner_factory(entry, env.weights))
+                runners[key] = (entry.name, env.runner_factory(entry, env.weights))
             except GeError as error:
                 raise GeError(f"{where}: invoked closure '{key}': {error.error_message}") from error
         return cls(runners)
@@ -236,10 +233,10 @@ class PythonProjectCall(ProjectCall):
         return out.to_message(self._bad_ret_code(index, code) if code else "")
 
 
-def _bind_python(env: ProjectEnv, path: str, where: str, pp: dict, facts: NodeFacts,
+def _bind_python(env: ProjectEnv, path: str, where: str, pp: PyProject, facts: NodeFacts,
                  closures: Closures) -> tuple[FuncSpec, ...]:
-    payload = _checked_index(f"{path}.udf", pp["udf"], env.udf_payloads, "UDF payloads")
-    cls, folder = load_project_class(payload, pp["py_module"], pp["py_class"], where)
+    payload = _checked_index(f"{path}.udf", pp.udf, env.udf_payloads, "UDF payloads")
+    cls, folder = load_project_class(payload, pp.py_module, pp.py_class, where)
     facts = replace(facts, work_path=str(folder))
     try:
         target = cls()
@@ -247,13 +244,12 @@ def _bind_python(env: ProjectEnv, path: str, where: str, pp: dict, facts: NodeFa
         raise GeError(f"{where}: constructing {cls.__name__} raised {exception_text(error)}") from error
     _init_python(where, cls, target, facts)
 
-    def call(func: dict) -> ProjectCall:
-        attribute = find_proc(cls, func["name"])
+    def call(func: Func) -> ProjectCall:
+        attribute = find_proc(cls, func.name)
         if attribute is None:
-            raise GeError(f"{where}: class {cls.__name__} has no method for func '{func['name']}'")
-        return PythonProjectCall(facts.name, func["name"], tuple(func["outputs"]),
-                                 bool(func["stream_input"]), env.exceptions, closures,
-                                 getattr(target, attribute))
+            raise GeError(f"{where}: class {cls.__name__} has no method for func '{func.name}'")
+        return PythonProjectCall(facts.name, func.name, func.outputs, func.stream_input, env.exceptions,
+                                 closures, getattr(target, attribute))
     return _specs(pp, call)
 
 
@@ -340,10 +336,10 @@ def _native_message(position: int, message: Message) -> tuple:
             meta.flow_flags, message.route_label, message.data_label)
 
 
-def _bind_cpp(env: ProjectEnv, path: str, where: str, pp: dict, facts: NodeFacts,
+def _bind_cpp(env: ProjectEnv, path: str, where: str, pp: CppProject, facts: NodeFacts,
               closures: Closures) -> tuple[FuncSpec, ...]:
-    so = _checked_index(f"{path}.so", pp["so"], env.plan.get("so_bins", []), "C++ UDF libraries")
-    data = _checked_index(f"{path}.so", pp["so"], env.so_bins, "SO_BINS partitions")
+    so = env.plan.so_bins[pp.so]
+    data = _checked_index(f"{path}.so", pp.so, env.so_bins, "SO_BINS partitions")
     _check_resource_type(where, so)
     library, folder = _library(so, data)
     facts = replace(facts, work_path=folder)
@@ -351,37 +347,36 @@ def _bind_cpp(env: ProjectEnv, path: str, where: str, pp: dict, facts: NodeFacts
     node_facts = {"name": facts.name, "input_num": facts.input_num, "output_num": facts.output_num,
                   "work_path": facts.work_path, "device_id": facts.device_id,
                   "instance_id": facts.instance_id, "instance_num": facts.instance_num}
-    instance = _native.UdfInstance(library, node_facts, params, [func["name"] for func in pp["funcs"]])
+    instance = _native.UdfInstance(library, node_facts, params, [func.name for func in pp.funcs])
     scope = CallScope(facts.name, "Init", facts.instance_id)
     with call_scope(scope):
         ret, problem = instance.init()
     if ret != FLOW_FUNC_SUCCESS:
         if problem:
             scope.note(problem)
-        raise GeError(f"{where}: Init of C++ UDF library {so['name']} returned {status_name(ret)}"
+        raise GeError(f"{where}: Init of C++ UDF library {so.name} returned {status_name(ret)}"
                       f"{scope.explanation()}")
     return _specs(pp, lambda func: CppProjectCall(
-        facts.name, func["name"], tuple(func["outputs"]), bool(func["stream_input"]),
-        env.exceptions, closures, instance))
+        facts.name, func.name, func.outputs, func.stream_input, env.exceptions, closures, instance))
 
 
-def _check_resource_type(where: str, so: dict) -> None:
+def _check_resource_type(where: str, so: SoBin) -> None:
     host = host_resource_type()
-    if so["resource_type"] != host:
-        raise GeError(f"{where}: C++ UDF library {so['name']} is built for resource type "
-                      f"{so['resource_type']}, which cannot run on this host ({platform.machine()}, "
+    if so.resource_type != host:
+        raise GeError(f"{where}: C++ UDF library {so.name} is built for resource type "
+                      f"{so.resource_type}, which cannot run on this host ({platform.machine()}, "
                       f"resource type {host or 'unknown'})")
 
 
-def _library(so: dict, data: bytes | memoryview) -> tuple[Any, str]:
+def _library(so: SoBin, data: bytes | memoryview) -> tuple[Any, str]:
     """The loaded library of a `so_bins` entry (loaded once per process and content) and its work
     folder (one per content, `dfir.frontend.udf.sources.content_folder`)."""
     with _LOAD_LOCK:
-        if so["sha256"] not in _LOADED:
-            _LOADED[so["sha256"]] = _native.load_udf_library(data, so["name"])
+        if so.sha256 not in _LOADED:
+            _LOADED[so.sha256] = _native.load_udf_library(data, so.name)
             _native.set_udf_log_handler(_log_native_record)
-        library = _LOADED[so["sha256"]]
-    return library, str(content_folder(f"{so['sha256']}.work"))
+        library = _LOADED[so.sha256]
+    return library, str(content_folder(f"{so.sha256}.work"))
 
 
 def _native_value(value: Any) -> Any:

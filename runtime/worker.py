@@ -46,8 +46,9 @@ from typing import Any, Callable, Collection, Iterable, Sequence
 from dfir.core.errors import GeError
 from dfir.core.messages import Message, TransactionMeta
 from dfir.frontend.flow_func.status import FLOW_FUNC_FAILED
+from dfir.om.plan import Align
 from dfir.runtime import _native, channels
-from dfir.runtime.alignment import Align, ChannelAligner, Unaligned
+from dfir.runtime.alignment import ChannelAligner, Unaligned
 from dfir.runtime.host import InstanceRef, UdfCall
 from dfir.runtime.scheduler import Cancelled, FuncSpec, NodeSpec, OutputSet, Source, check_funcs
 

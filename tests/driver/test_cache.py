@@ -319,7 +319,8 @@ def test_a_unit_of_the_wrong_kind_is_not_used(tmp_path, cache_dir, caplog):
     cold = dfir.compile(build(), options(cache_dir))
     shift_fingerprint = _manifest(cold)["subgraphs"]["shift_pp"]
     store = CacheStore(cache_settings(options(cache_dir)))
-    graph = CachedGraph({}, "pipe", "text sha256:1", "sha256:1", Structure("0", ()))
+    skeleton = plan.read_skeleton({"format": 1, "name": "pipe", "inputs": [], "outputs": [], "nodes": []})
+    graph = CachedGraph(skeleton, "pipe", "text sha256:1", "sha256:1", Structure("0", ()))
     store.store_unit(shift_fingerprint, graph)
     with caplog.at_level(logging.WARNING, logger="dfir.cache"):
         changed = dfir.compile(build(scale=4.0), options(cache_dir))

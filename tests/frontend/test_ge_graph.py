@@ -400,7 +400,7 @@ def test_runner_checks_inputs(inputs, message):
 def test_runner_rejects_bad_entries():
     entry, arrays = lower_ge_graph(_mlp().to_ir())
     descs, buffer = _pack(arrays)
-    with pytest.raises(GeError, match=r"^graph=mlp; const 'w' refers to weight 0, but the entry lists 0 weights$"):
+    with pytest.raises(GeError, match=r"^ge_graph.ops\[0\].attrs.weight: 0 is out of range \[0, 0\)$"):
         GeGraphRunner(dict(entry, weights=[]), bytes(buffer))
     with pytest.raises(GeError, match=r"^graph=mlp; weight 1 \(DT_FLOAT \[2\], 8 bytes at offset 64\) does not fit "
                                       r"a weights buffer of 70 bytes$"):
@@ -408,6 +408,6 @@ def test_runner_rejects_bad_entries():
     with pytest.raises(GeError, match=r"^graph=mlp; weight 0 \(DT_FLOAT \[4, 2\], 32 bytes at offset 0\) does not fit "
                                       r"a weights buffer of 0 bytes$"):
         GeGraphRunner(dict(entry, weights=descs), None)
-    unknown = dict(entry, ops=[dict(entry["ops"][-1], op="lstm")], weights=descs)
+    unknown = dict(entry, ops=[*entry["ops"][:-1], dict(entry["ops"][-1], op="lstm")], weights=descs)
     with pytest.raises(GeError, match=r"^graph=mlp; op 'act' is a 'lstm', which has no kernel$"):
         GeGraphRunner(unknown, bytes(buffer))

@@ -278,8 +278,8 @@ def test_a_slot_outside_the_arena_is_refused_when_loading():
     entry["ops"][1]["slots"] = [[entry["arena_bytes"] - 64, 128]]
     with pytest.raises(GeError) as error:
         GeGraphRunner(entry, buffer)
-    assert error.value.error_message == (f"op 'matmul_0' has slot [{entry['arena_bytes'] - 64}, 128], outside "
-                                         f"the arena of {entry['arena_bytes']} bytes")
+    assert error.value.error_message == (f"ge_graph.ops[1].slots[0]: [{entry['arena_bytes'] - 64},128] lies "
+                                         f"outside the arena of {entry['arena_bytes']} bytes")
 
 
 def test_threads_get_their_own_arena():

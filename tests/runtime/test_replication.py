@@ -58,7 +58,13 @@ def project_pp(udf, cls, func, inputs, outputs):
 def make_plan(input_num, nodes, outputs):
     inputs = [{"name": f"i{k}", "index": k, "dtype": None, "shape": None} for k in range(input_num)]
     return {"format": 1, "name": "test", "inputs": inputs, "outputs": outputs, "nodes": nodes,
-            "order": list(range(len(nodes))), "udfs": [], "ge_graphs": []}
+            "order": list(range(len(nodes))), "udfs": udf_entries(nodes), "ge_graphs": []}
+
+
+def udf_entries(nodes):
+    """A `udfs` entry per payload the nodes index (RuntimeModel takes the payloads as given)."""
+    count = 1 + max((node["pp"]["udf"] for node in nodes if "udf" in node["pp"]), default=-1)
+    return [{"partition": k, "sha256": "0" * 64, "size": 0} for k in range(count)]
 
 
 def fn_payload(fn):
@@ -236,15 +242,13 @@ def test_wiring_gives_each_instance_its_channels_and_one_worker_per_device():
 
 @pytest.mark.parametrize("field, value, expected", [
     ("instances", [], None),
-    ("instances", ["0:0:0", 3], "plan nodes[0].instances is ['0:0:0', 3]; expected a non-empty list of "
-                                "device spellings such as \"0:0:1\""),
-    ("dispatch", "random", "plan nodes[0].dispatch is 'random'; expected 'round_robin' or 'route_label'"),
-    ("align", {"cache": 2000, "timeout": -1, "dropout": True},
-     "plan nodes[0].align is {'cache': 2000, 'timeout': -1, 'dropout': True}; expected {\"cache\": 0..1024, "
-     "\"timeout\": -1 or 1..600000, \"dropout\": true/false} or null"),
-    ("align", {"cache": 4, "timeout": 0, "dropout": True},
-     "plan nodes[0].align is {'cache': 4, 'timeout': 0, 'dropout': True}; expected {\"cache\": 0..1024, "
-     "\"timeout\": -1 or 1..600000, \"dropout\": true/false} or null"),
+    ("instances", ["0:0:0", 3], 'plan.nodes[0].instances[1]: 3 is not a device: "-1" (the host) or '
+                                '"cluster:server:device[:numa]"'),
+    ("dispatch", "random", 'plan.nodes[0].dispatch: "random" is not one of "round_robin", "route_label"'),
+    ("align", {"cache": 2000, "timeout": -1, "dropout": True}, "plan.nodes[0].align.cache: 2000 is out of range "
+                                                              "[0, 1024]"),
+    ("align", {"cache": 4, "timeout": 0, "dropout": True}, "plan.nodes[0].align.timeout: 0 is neither -1 nor in "
+                                                          "[1, 600000]"),
 ])
 def test_malformed_deployment_fields_are_plan_errors(field, value, expected):
     node = node_entry("a", [data(0)], 1, fn_pp(0, inc, [0], [0]))

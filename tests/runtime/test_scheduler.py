@@ -55,7 +55,13 @@ def make_plan(input_names, nodes, outputs, dtypes=None, shapes=None):
     inputs = [{"name": name, "index": i, "dtype": (dtypes or {}).get(name),
                "shape": (shapes or {}).get(name)} for i, name in enumerate(input_names)]
     return {"format": 1, "name": "test", "inputs": inputs, "outputs": outputs, "nodes": nodes,
-            "order": list(range(len(nodes))), "udfs": [], "ge_graphs": []}
+            "order": list(range(len(nodes))), "udfs": udf_entries(nodes), "ge_graphs": []}
+
+
+def udf_entries(nodes):
+    """A `udfs` entry per payload the nodes index (RuntimeModel takes the payloads as given)."""
+    count = 1 + max((node["pp"]["udf"] for node in nodes if "udf" in node["pp"]), default=-1)
+    return [{"partition": k, "sha256": "0" * 64, "size": 0} for k in range(count)]
 
 
 def fn_payload(fn, num_returns=None, choice_output=None):
@@ -526,7 +532,9 @@ class _FakeRunner:
 def test_ge_graph_node_runs_its_graph_and_fails_per_transaction():
     plan = make_plan(["x"], [{"name": "mm", "input_num": 1, "output_num": 1, "inputs": [data(0)],
                               "pp": {"kind": "ge_graph", "graph": 0}}], [out(0)])
-    plan["ge_graphs"] = [{"name": "mm_graph"}]
+    plan["ge_graphs"] = [{"name": "mm_graph", "inputs": [{"name": "x", "index": 0, "dtype": "DT_INT64", "shape": [-1],
+                                                         "ranges": [[0, -1]], "value": 0}],
+                          "ops": [], "outputs": [0]}]
     nodes = host.build_nodes(plan, [], None, runner_factory=_FakeRunner)
     scheduler = Scheduler("ge", nodes, 1, [Source(0, 0)])
     try:

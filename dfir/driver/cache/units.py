@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from dfir.core.errors import GeError
 from dfir.driver.cache.checked_om import CheckedOm, read_checked_om
 from dfir.lowering.om_writer import write_om
-from dfir.lowering.plan import LoweredGraph
+from dfir.lowering.plan import LoweredGraph, Skeleton, UnitPlan, read_skeleton
 from dfir.om.schema import PartitionType
 from dfir.passes.fingerprint_subgraphs import Structure
 
@@ -50,7 +50,7 @@ class CachedGraph:
     """A compiled `df.graph`: its plan skeleton, symbol and printed text, the fingerprint that
     text holds, and the structure its fingerprint hashes."""
 
-    skeleton: dict
+    skeleton: Skeleton
     symbol: str
     text: str
     printed_fingerprint: str
@@ -64,12 +64,12 @@ class CachedGraph:
 def unit_bytes(key: str, unit: CachedUnit | CachedGraph) -> bytes:
     """The unit file for `unit`, filed under `key`."""
     if isinstance(unit, CachedGraph):
-        manifest = {"kind": "graph", "skeleton": unit.skeleton, "symbol": unit.symbol,
+        manifest = {"kind": "graph", "skeleton": unit.skeleton.to_json(), "symbol": unit.symbol,
                     "printed_fingerprint": unit.printed_fingerprint, "structure": unit.structure.digest,
                     "references": list(unit.structure.references)}
         return _unit_om(key, manifest, [(PartitionType.IR_TEXT, unit.text.encode())])
     lowered = unit.lowered
-    manifest = {"kind": "process point", "plan": lowered.plan, "ops": list(unit.texts),
+    manifest = {"kind": "process point", "plan": lowered.plan.to_json(), "ops": list(unit.texts),
                 "variables": unit.variables}
     partitions = [(PartitionType.UDF_PAYLOAD, payload) for payload in lowered.udf_payloads]
     partitions += [(PartitionType.SO_BINS, library) for library in lowered.so_bins]
@@ -115,7 +115,7 @@ def _point(manifest: dict, texts: list[str], om: CheckedOm) -> CachedUnit:
         raise GeError(f"the file lists {len(ops)} ops but holds {len(texts)} texts")
     weights = om.partitions_of(PartitionType.WEIGHTS_DATA)
     lowered = LoweredGraph(
-        plan=plan,
+        plan=UnitPlan.from_json(plan),
         udf_payloads=[bytes(p) for p in om.partitions_of(PartitionType.UDF_PAYLOAD)],
         so_bins=[bytes(p) for p in om.partitions_of(PartitionType.SO_BINS)],
         weights=bytearray(weights[0]) if weights else bytearray())
@@ -129,8 +129,7 @@ def _graph(manifest: dict, texts: list[str]) -> CachedGraph:
     if not isinstance(manifest["skeleton"], dict) or not all(isinstance(s, str) for s in strings):
         raise TypeError("malformed")
     structure = Structure(manifest["structure"], tuple(manifest["references"]))
-    unit = CachedGraph(manifest["skeleton"], manifest["symbol"], texts[0], manifest["printed_fingerprint"],
-                       structure)
-    if unit.text.count(unit.printed_fingerprint) != 1:
+    if texts[0].count(manifest["printed_fingerprint"]) != 1:
         raise GeError("the graph's text does not hold its printed fingerprint exactly once")
-    return unit
+    return CachedGraph(read_skeleton(manifest["skeleton"]), manifest["symbol"], texts[0],
+                       manifest["printed_fingerprint"], structure)
