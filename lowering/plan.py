@@ -151,7 +151,7 @@ def graph_skeleton(graph: GraphOp) -> Skeleton:
     nodes = logical_nodes(graph)
     edge = _edge_maker({instance: i for i, instances in enumerate(nodes) for instance in instances})
     return Plan(name=graph.sym_name.data,
-                inputs=tuple(_input_entry(d) for d in sorted(graph.data_ops, key=lambda d: d.index.data)),
+                inputs=tuple(_input_entry(d) for d in sorted(graph.data_ops, key=lambda d: d.index.value.data)),
                 outputs=tuple(edge(v, "graph output") for v in graph.output_op.outputs),
                 nodes=tuple(_node_entry(instances, edge) for instances in nodes),
                 order=tuple(range(len(nodes))), align=_align_entry(graph.align))
@@ -266,7 +266,7 @@ def _edge_maker(index_of: dict[NodeOp, int]):
             value = value.owner.inputs[0]
         owner = value.owner
         if isinstance(owner, DataOp):
-            return DataRef(owner.index.data)
+            return DataRef(owner.index.value.data)
         if owner not in index_of:
             raise GeError(f"{where} comes from {owner.name}, not a node or graph input")
         return NodeRef(index_of[owner], value.index)
@@ -276,7 +276,7 @@ def _edge_maker(index_of: dict[NodeOp, int]):
 def _input_entry(data: DataOp) -> Input:
     dtype = data.attributes.get("dtype")
     shape = data.attributes.get("shape")
-    return Input(data.data_name.data, data.index.data, dtype.data if isinstance(dtype, StringAttr) else None,
+    return Input(data.data_name.data, data.index.value.data, dtype.data if isinstance(dtype, StringAttr) else None,
                  tuple(shape.get_values()) if shape is not None else None)
 
 
@@ -297,7 +297,7 @@ def _node_entry(instances: list[NodeOp], edge) -> Node[Symbol]:
     invokes = attr("invokes", DictionaryAttr)
     return Node(
         name=node.node_name.data, alias=text("alias"), loc=text("loc"),
-        input_num=node.input_num.data, output_num=node.output_num.data,
+        input_num=node.input_num.value.data, output_num=node.output_num.value.data,
         inputs=tuple(edge(v, f"input {i} of {node.label}") for i, v in enumerate(node.inputs)),
         device=devices[0], instances=devices, dispatch=text("dispatch") or "round_robin",
         balance=None if balance is None else balance.role.data, align=_align_entry(attr("align", AlignAttr)),
