@@ -161,7 +161,8 @@ def test_global_options_must_be_strings():
 
 def test_a_ge_failure_names_the_api_and_the_graph():
     build_initialize()
-    expect("BuildModel failed; graph=empty; the graph has no outputs; call set_outputs first",
+    called_at = f"test_offline_compile.py:{expect.__code__.co_firstlineno + 2}"  # expect's call(*args)
+    expect(f"BuildModel failed; graph=empty; at={called_at}; the graph has no outputs; call set_outputs first",
            build_model, Graph("empty"))
     expect("BuildModel failed; expected a Graph or a FlowGraph, got str", build_model, "graph.onnx")
 
