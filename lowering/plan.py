@@ -33,7 +33,7 @@ from dfir.dialects.df import DataOp, FuncPpOp, GatherOp, GraphOp, GraphPpOp, Nod
 from dfir.dialects.df_attrs import AlignAttr, BalanceAttr, DeviceAttr, InstanceAttr
 from dfir.dialects.df_params import params_of
 from dfir.lowering.ge_graph import ge_graph_entry
-from dfir.om.plan import (WEIGHT_ALIGNMENT, Align, CppProject, DataRef, Func, GeGraph, GraphPoint, Input,
+from dfir.om.plan import (DEFAULT_CHANNEL_DEPTH, WEIGHT_ALIGNMENT, Align, CppProject, DataRef, Func, GeGraph, GraphPoint, Input,
                           Node, NodeRef, Plan, ProcessPoint, PyProject, PyUdf, Ref, SoBin, UdfBlob, Weight,
                           list_from_json, process_point_from_json)
 
@@ -118,10 +118,11 @@ def the_graph(module: ModuleOp) -> GraphOp:
 
 
 def lower_graph(module: ModuleOp, reuse: Mapping[str, LoweredGraph] | None = None,
-                skeleton: Skeleton | None = None) -> LoweredGraph:
+                skeleton: Skeleton | None = None, channel_depth: int = DEFAULT_CHANNEL_DEPTH) -> LoweredGraph:
     """The plan of the module's graph. `reuse` maps process point symbols to units lowered
     before, merged instead of lowering those points; the units lowered here are in `units`.
-    `skeleton`, the graph's skeleton lowered before, is used instead of lowering the graph."""
+    `skeleton`, the graph's skeleton lowered before, is used instead of lowering the graph.
+    `channel_depth` is the depth the runtime gives the model's channels."""
     if skeleton is None:
         skeleton = graph_skeleton(the_graph(module))
     symbols = {op.sym_name.data: op for op in module.ops if hasattr(op, "sym_name")}
@@ -139,7 +140,7 @@ def lower_graph(module: ModuleOp, reuse: Mapping[str, LoweredGraph] | None = Non
 
     nodes = tuple(replace(node, pp=pp_entry(node.pp.name)) for node in skeleton.nodes)
     plan = replace(skeleton, nodes=nodes, udfs=tuple(tables.udfs), ge_graphs=tuple(tables.ge_graphs),
-                   so_bins=tuple(tables.so_bins))
+                   so_bins=tuple(tables.so_bins), channel_depth=channel_depth)
     plan.check()
     return LoweredGraph(plan, tables.blobs.udf_payloads, tables.blobs.so_bins, tables.blobs.weights, units,
                         skeleton)

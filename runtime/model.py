@@ -21,7 +21,7 @@ from dfir.core.tensor import Tensor
 from dfir.om.plan import Input, Plan
 from dfir.runtime import host
 from dfir.runtime.process_scheduler import ProcessScheduler, SchedulerFailed
-from dfir.runtime.scheduler import DEFAULT_CHANNEL_DEPTH, SchedulerClosed
+from dfir.runtime.scheduler import SchedulerClosed
 from dfir.runtime.status import FEED_TIMEOUT, FETCH_TIMEOUT, PARAM_INVALID, SUCCESS, RetCode
 
 _MISSING = object()
@@ -34,12 +34,13 @@ class RuntimeModel:
     payloads, GE weights and C++ UDF libraries (`so_bins`).
 
     Worker processes, one per logical device (runtime/process_scheduler.py), start here;
-    `close()` (or leaving a `with` block, garbage collection or interpreter exit) stops them. Every call after `close()` raises GeError. `channel_depth` bounds each channel:
-    a feed blocks (up to its timeout) while the pipeline holds that many unfetched results.
+    `close()` (or leaving a `with` block, garbage collection or interpreter exit) stops them.
+    Every call after `close()` raises GeError. `channel_depth` (default: the plan's, which the
+    option `dfir.runtime.channel_depth` sets) bounds each channel; see `feed_data`.
     """
 
     def __init__(self, plan: Plan | dict, udf_payloads: Sequence[bytes | memoryview],
-                 weights: memoryview | None, name: str, *, channel_depth: int = DEFAULT_CHANNEL_DEPTH,
+                 weights: memoryview | None, name: str, *, channel_depth: int | None = None,
                  so_bins: Sequence[bytes | memoryview] = ()):
         plan = Plan.of(plan)
         self.name = name
@@ -52,7 +53,7 @@ class RuntimeModel:
 
         def build(indexes: Collection[int]) -> list:  # runs in the worker process of a device
             return host.build_nodes(plan, udf_payloads, weights, so_bins=so_bins, only=indexes)
-        self._scheduler = ProcessScheduler(name, plan, build, channel_depth)
+        self._scheduler = ProcessScheduler(name, plan, build, channel_depth or plan.channel_depth)
 
     @property
     def input_names(self) -> list[str]:
@@ -74,6 +75,12 @@ class RuntimeModel:
         (an empty message) to every input. Values are converted to the input's schema dtype when
         the plan gives one. Returns SUCCESS, or FEED_TIMEOUT when no room frees up within
         `timeout` ms (-1: wait forever).
+
+        In flight: every channel holds at most `channel_depth` messages (the option
+        `dfir.runtime.channel_depth`, default 128), so a pipeline whose longest path from a
+        feed to the fetch crosses k channels holds about k x depth unfetched results (plus one
+        per node at work). A feed beyond that waits for a fetch: keep at most the depth in
+        flight before fetching, or fetch from another thread, or raise the depth.
         """
         self._check_open("feed_data")
         arrays = self._ready_arrays(feed)

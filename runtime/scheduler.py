@@ -33,8 +33,8 @@ from typing import Callable, Iterable, Sequence
 from dfir.core.errors import GeError
 from dfir.core.messages import Message, TransactionMeta
 from dfir.frontend.flow_func.status import FLOW_FUNC_FAILED
+from dfir.om.plan import DEFAULT_CHANNEL_DEPTH
 
-DEFAULT_CHANNEL_DEPTH = 128
 CLOSE_JOIN_SECONDS = 1.0  # how long close() waits for workers that are busy in user code
 
 OutputSet = list[tuple[int, Message]]  # (node output port, message) pairs emitted together

@@ -24,8 +24,10 @@ from dfir.frontend.dataflow.flow_graph import FlowGraph
 from dfir.frontend.deploy import DeployInfo, load_checked_deploy_info
 from dfir.frontend.ge.graph import Graph
 from dfir.frontend.importer import import_flow_graph, import_ge_graph
+from dfir.frontend.options import CHANNEL_DEPTH_OPTION
 from dfir.lowering.om import om_bytes
 from dfir.lowering.plan import LoweredGraph, lower_graph
+from dfir.om.plan import DEFAULT_CHANNEL_DEPTH
 
 
 class CompileReport(list):
@@ -174,7 +176,7 @@ class CompileJob:
         """Lower the module to `.om` bytes, merging the units in `reuse`, the graph's plan
         `skeleton` and the op texts in `printed` instead of lowering and printing those again."""
         with self.timed("lower"):
-            lowered = lower_graph(module, reuse, skeleton)
+            lowered = lower_graph(module, reuse, skeleton, channel_depth(self.options))
             ir_text, texts = print_module_parts(module, printed)
             om = om_bytes(lowered, ir_text, resource_config=self._resource_bytes,
                           cache_manifest=cache_manifest)
@@ -191,3 +193,8 @@ def _deploy_info(path: str, resource_config_path: str | None) -> DeployInfo:
         return load_checked_deploy_info(path, resource_config_path)
     except GeError as error:
         raise GeError(str(error), "dfir.compile") from None
+
+
+def channel_depth(options: Mapping[str, str]) -> int:
+    """The depth of the runtime's channels the options ask for (`dfir.runtime.channel_depth`)."""
+    return int(options.get(CHANNEL_DEPTH_OPTION, DEFAULT_CHANNEL_DEPTH))

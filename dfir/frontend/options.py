@@ -13,8 +13,12 @@ from typing import Callable
 from dfir.core.errors import GeError
 from dfir.frontend.ge.input_shape import input_shape_problem
 from dfir.frontend.ge.output_max_size import parse_output_max_size
+from dfir.om.plan import MAX_CHANNEL_DEPTH
 
 _log = logging.getLogger("dfir.options")
+
+CHANNEL_DEPTH_OPTION = "dfir.runtime.channel_depth"
+"""How many messages each channel of the runtime holds (the plan's `channel_depth`)."""
 
 
 def _choice(*values: str) -> Callable[[str], str | None]:
@@ -52,6 +56,12 @@ def _cache_directory(value: str) -> str | None:
 
 _NON_NEGATIVE_INT = _regex(r"\d+", "a non-negative integer")
 
+
+def _channel_depth(value: str) -> str | None:
+    if value.isdigit() and 1 <= int(value) <= MAX_CHANNEL_DEPTH:
+        return None
+    return f"expected a channel depth in [1, {MAX_CHANNEL_DEPTH}] (messages)"
+
 # key -> (validator, acted on by dfir); an option not acted on is accepted with one warning
 KNOWN_OPTIONS: dict[str, tuple[Callable[[str], str | None], bool]] = {
     "ge.runFlag": (_choice("0", "1"), True),
@@ -69,6 +79,7 @@ KNOWN_OPTIONS: dict[str, tuple[Callable[[str], str | None], bool]] = {
     "ge.exec.precision_mode": (_any, False),
     "log_level": (_regex(r"[0-4]", "a log level 0..4"), False),
     "input_format": (_choice("ND", "NCHW", "NHWC"), False),
+    CHANNEL_DEPTH_OPTION: (_channel_depth, True),
 }
 _warned: set[str] = set()
 

@@ -47,8 +47,11 @@ OPTIONAL_NODE_FIELDS: Mapping[str, Any] = MappingProxyType({
     "dispatch": "round_robin", "balance": None, "align": None, "invokes": {}})
 """Node fields a plan may leave out, and what an absent one reads as (`device`: `instances[0]`,
 else the host; `instances`: `[device]`)."""
+DEFAULT_CHANNEL_DEPTH = 128
+MAX_CHANNEL_DEPTH = 65536
 OPTIONAL_PLAN_FIELDS: Mapping[str, Any] = MappingProxyType({
-    "order": None, "align": None, "udfs": [], "ge_graphs": [], "so_bins": []})
+    "order": None, "align": None, "udfs": [], "ge_graphs": [], "so_bins": [],
+    "channel_depth": DEFAULT_CHANNEL_DEPTH})
 """Plan fields a plan may leave out, and what an absent one reads as (`order`: node order)."""
 OPTIONAL_GE_FIELDS: Mapping[str, Any] = MappingProxyType({
     "weights": [], "arena_bytes": None, "output_max_bytes": None})
@@ -572,6 +575,7 @@ class Plan(Generic[PP]):
     ge_graphs: tuple[GeGraph, ...] = ()
     so_bins: tuple[SoBin, ...] = ()
     format: int = FORMAT
+    channel_depth: int = DEFAULT_CHANNEL_DEPTH
 
     def to_json(self) -> dict:
         document = {"format": self.format, "name": self.name, "inputs": [i.to_json() for i in self.inputs],
@@ -581,6 +585,8 @@ class Plan(Generic[PP]):
                     "udfs": [u.to_json() for u in self.udfs], "ge_graphs": [g.to_json() for g in self.ge_graphs]}
         if self.so_bins:
             document["so_bins"] = [s.to_json() for s in self.so_bins]
+        if self.channel_depth != DEFAULT_CHANNEL_DEPTH:
+            document["channel_depth"] = self.channel_depth
         return document
 
     def to_bytes(self) -> bytes:
@@ -602,7 +608,7 @@ class Plan(Generic[PP]):
                    o.read("order", _optional(_tuple(_count))) or tuple(range(len(nodes))),
                    o.read("align", _optional(Align.from_json)), o.read("udfs", _tuple(UdfBlob.from_json)),
                    o.read("ge_graphs", _tuple(GeGraph._read)), o.read("so_bins", _tuple(SoBin.from_json)),
-                   version)
+                   version, o.read("channel_depth", _int_in(1, MAX_CHANNEL_DEPTH)))
         plan.check(where)
         return plan
 

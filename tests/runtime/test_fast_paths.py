@@ -4,15 +4,21 @@ chains of plain single-input, single-output funcs (errors forwarded, failures of
 into the transaction's failure, order kept)."""
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pytest
 
+import dfir
+import dfir.dataflow as df
 from dfir.core.flow_info import FlowInfo
 from dfir.core.tensor import Tensor
 from dfir.core.udf_payload import UdfPayload
 from dfir.frontend.flow_func.status import FLOW_FUNC_FAILED
 from dfir.ge.error import GeError
+from dfir.om.schema import PartitionType
 from dfir.runtime.model import RuntimeModel
+from dfir.runtime.om import read_om
 from dfir.runtime.status import PARAM_INVALID
 
 WAIT_MS = 5000
@@ -106,3 +112,42 @@ def test_fetching_a_tensor_without_a_ge_type_is_param_invalid():
         tensors, info, ret = model.fetch_data(timeout=WAIT_MS)
     assert (tensors, info.transaction_id, int(ret)) == ([], 5, PARAM_INVALID)
     assert ret.message.startswith("numpy dtype complex64 has no GE data type")
+
+
+@df.pyflow
+def _relay(x):
+    return x
+
+
+def _in_flight_graph(options=None):
+    return df.FlowGraph([_relay.fnode()(df.FlowData(name="x"))], options)
+
+
+def test_the_default_depth_holds_a_few_hundred_messages_in_flight():
+    graph = _in_flight_graph()
+    x = graph.inputs[0]
+    rets = [graph.feed_data({x: np.array([k], np.int32)}, timeout=100) for k in range(600)]
+    try:
+        assert rets[0] == 0 and 545601 in rets, "600 unfetched messages fit in the default depth"
+    finally:
+        df.finalize()
+
+
+def test_a_deeper_channel_depth_lets_a_driver_keep_that_many_in_flight():
+    graph = _in_flight_graph({"dfir.runtime.channel_depth": "1024"})
+    x = graph.inputs[0]
+    try:
+        assert [graph.feed_data({x: np.array([k], np.int32)}, timeout=5000) for k in range(1000)] == [0] * 1000
+        fetched = [graph.fetch_data(timeout=5000) for _ in range(1000)]
+        assert [int(outputs[0].numpy()[0]) for outputs, _, _ in fetched] == list(range(1000))
+    finally:
+        df.finalize()
+
+
+def test_the_channel_depth_is_in_the_plan_and_checked_as_an_option():
+    compiled = dfir.compile(_in_flight_graph(), {"dfir.runtime.channel_depth": "512"})
+    assert json.loads(bytes(read_om(compiled.om).models[0].partition(PartitionType.FLOW_MODEL).data)
+                      )["channel_depth"] == 512
+    with pytest.raises(GeError, match=r"option dfir.runtime.channel_depth has malformed value '0': "
+                                      r"expected a channel depth in \[1, 65536\] \(messages\)"):
+        dfir.compile(_in_flight_graph(), {"dfir.runtime.channel_depth": "0"})
