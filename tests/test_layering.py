@@ -20,15 +20,15 @@ FOLDERS = {"dfir": "dfir", "dialects": "dfir.dialects", "passes": "dfir.passes",
 
 _CORE = {"dfir.core"}
 _IR = _CORE | {"dfir.dialects"}
-_FRONTEND = _IR | {"dfir.frontend"}
-_BELOW_DRIVER = _FRONTEND | {"dfir.om", "dfir.passes", "dfir.lowering", "dfir.runtime"}
+_FRONTEND = _IR | {"dfir.om", "dfir.frontend"}
+_BELOW_DRIVER = _FRONTEND | {"dfir.passes", "dfir.lowering", "dfir.runtime"}
 
 # package -> the dfir packages (or module prefixes) it may import, bottom to top
 MAY_IMPORT: dict[str, set[str]] = {
     "dfir.core": set(),                          # errors, data types, tensor, FlowInfo, messages
     "dfir.om": _CORE,                            # the container schema and the typed plan
     "dfir.dialects": _CORE,                      # df and ge
-    "dfir.frontend": _IR,                        # dataflow, flow_func, GE builder, ONNX, configs
+    "dfir.frontend": _IR | {"dfir.om"},          # dataflow, flow_func, GE builder, ONNX, configs
     "dfir.passes": _IR | {"dfir.frontend.deploy"},   # parsed placements, never files
     "dfir.lowering": _IR | {"dfir.om", "dfir.passes"},
     "dfir.runtime": _CORE | {"dfir.om", "dfir.frontend.flow_func", "dfir.frontend.udf"},
