@@ -20,6 +20,7 @@ from dfir.core.messages import Kind, Message, TransactionMeta, transaction_field
 from dfir.core.tensor import Tensor
 from dfir.om.plan import Input, Plan
 from dfir.runtime import host
+from dfir.runtime.input_check import FedInputChecks
 from dfir.runtime.process_scheduler import ProcessScheduler, SchedulerFailed
 from dfir.runtime.scheduler import SchedulerClosed
 from dfir.runtime.status import FEED_TIMEOUT, FETCH_TIMEOUT, PARAM_INVALID, SUCCESS, RetCode
@@ -50,6 +51,7 @@ class RuntimeModel:
         self._all_outputs = list(range(self._num_outputs))
         self._transaction_ids = itertools.count(1)
         self._ready_checks = _ready_checks(self._inputs)
+        self._graph_checks = FedInputChecks(plan)
 
         def build(indexes: Collection[int]) -> list:  # runs in the worker process of a device
             return host.build_nodes(plan, udf_payloads, weights, so_bins=so_bins, only=indexes)
@@ -85,6 +87,7 @@ class RuntimeModel:
         self._check_open("feed_data")
         arrays = self._ready_arrays(feed)
         if arrays is not None and (flow_info is None or isinstance(flow_info, FlowInfo)):
+            self._check_graph_inputs(arrays)
             fields = transaction_fields(flow_info, self._transaction_id(flow_info))
             return self._submit("feed_data", timeout, self._scheduler.submit_arrays, arrays, fields)
         if flow_info is not None and not isinstance(flow_info, FlowInfo):
@@ -98,6 +101,7 @@ class RuntimeModel:
         values = self._values_by_position("feed_data", feed, partial_inputs)
         arrays = [value if value is _MISSING else self._as_array(spec, value)
                   for spec, value in zip(self._inputs, values)]
+        self._check_graph_inputs(arrays)
         meta = self._new_transaction(flow_info)
         messages = [None if array is _MISSING else Message.tensor(meta, array) for array in arrays]
         return self._submit("feed_data", timeout, self._scheduler.submit, messages)
@@ -278,6 +282,12 @@ class RuntimeModel:
             raise self._error(api, f"feed names input {name if name is not None else repr(key)!r}, "
                                    f"but the model's inputs are {self._input_names}")
         return self._input_names.index(name)
+
+    def _check_graph_inputs(self, arrays: Sequence[Any]) -> None:
+        """GeError naming the input fed a tensor its GE graphs cannot take (`FedInputChecks`)."""
+        for position, array in enumerate(arrays):
+            if array is not _MISSING and (problem := self._graph_checks.problem(position, array)):
+                raise self._error("feed_data", f"input '{self._input_names[position]}' {problem}")
 
     def _as_array(self, spec: Input, value: Any) -> np.ndarray:
         """`value` as an array of the input's schema dtype; GeError if it is no tensor or misfits."""

@@ -151,3 +151,29 @@ def test_the_channel_depth_is_in_the_plan_and_checked_as_an_option():
     with pytest.raises(GeError, match=r"option dfir.runtime.channel_depth has malformed value '0': "
                                       r"expected a channel depth in \[1, 65536\] \(messages\)"):
         dfir.compile(_in_flight_graph(), {"dfir.runtime.channel_depth": "0"})
+
+
+def _mlp_model():
+    from dfir.ge.graph import Graph
+    import dfir.data_type as dt
+    g = Graph("mlp")
+    x = g.data(0, shape=[-1, 4], dtype=dt.DT_FLOAT, name="x")
+    g.set_outputs([g.relu(g.matmul(x, g.const(np.ones((4, 2), np.float32))))])
+    return dfir.load(dfir.compile(g, {"ge.inputShape": "x:1~8,4"}).om)
+
+
+@pytest.mark.parametrize("array, got", [
+    (np.ones((2, 4), np.int32), "DT_INT32 [2, 4]"),
+    (np.ones((2, 5), np.float32), "DT_FLOAT [2, 5]"),
+    (np.ones((9, 4), np.float32), "DT_FLOAT [9, 4]"),
+    (np.ones(4, np.float32), "DT_FLOAT [4]")])
+def test_a_feed_the_ge_graph_cannot_take_fails_at_once_naming_the_input(array, got):
+    with _mlp_model() as model:
+        for feed in ([array], {"x": array}):
+            with pytest.raises(GeError) as error:
+                model.feed_data(feed)
+            assert str(error.value) == (f"feed_data failed; model=mlp_flow; input 'x' is {got}, but it feeds input 0 "
+                                        f"of GE graph mlp (node mlp), which takes DT_FLOAT [1~8, 4]")
+        assert model.feed_data([np.ones((3, 4), np.float32)]) == 0
+        outputs, _, ret = model.fetch_data(timeout=5000)
+        assert ret == 0 and outputs[0].numpy().shape == (3, 2)
