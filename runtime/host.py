@@ -17,6 +17,7 @@ from dfir.core.errors import GeError
 from dfir.core.messages import Kind, Message, MessageError, TransactionMeta
 from dfir.frontend.flow_func.queue import FlowMsgQueue
 from dfir.frontend.flow_func.status import FLOW_FUNC_FAILED
+from dfir.frontend.flow_func.wrappers import user_frames
 from dfir.om.plan import CppProject, DataRef, GeGraph, GraphPoint, Node, Plan, PyProject, PyUdf, Ref
 from dfir.runtime.ge_runner import GeGraphRunner
 from dfir.runtime.scheduler import FuncSpec, InputStream, NodeSpec, OutputSet, Source
@@ -256,7 +257,8 @@ class UdfCall:
         return result
 
     def _raised(self, exc: Exception) -> str:
-        return f"UDF {self.node}.{self.func} raised {type(exc).__name__}: {exc}"
+        """The failure text: the exception, then the UDF's lines it passed through."""
+        return f"UDF {self.node}.{self.func} raised {type(exc).__name__}: {exc}{user_frames(exc)}"
 
     def _failure(self, meta: TransactionMeta, text: str) -> OutputSet:
         failure = Message.failure(meta, FLOW_FUNC_FAILED, text)

@@ -36,7 +36,7 @@ from dfir.frontend.flow_func.run_context import ExceptionBoard, MetaRunContext, 
 from dfir.frontend.flow_func.scope import CallScope, call_scope, current_scope, note_problem
 from dfir.frontend.flow_func.status import (FLOW_FUNC_ERR_PARAM_INVALID, FLOW_FUNC_ERR_TIME_OUT_ERROR,
                                    FLOW_FUNC_FAILED, FLOW_FUNC_SUCCESS, status_name)
-from dfir.frontend.flow_func.wrappers import exception_text, find_proc
+from dfir.frontend.flow_func.wrappers import exception_text, find_proc, user_frames
 from dfir.frontend.udf.config import host_resource_type
 from dfir.frontend.udf.sources import content_folder, load_project_class
 from dfir.om.plan import CppProject, Func, GeGraph, Node, Plan, PyProject, SoBin
@@ -158,7 +158,7 @@ class ProjectCall:
                 ret = self._run(state, inputs)
             except Exception as error:  # noqa: BLE001 - a proc's failure fails its transaction only
                 ret = FLOW_FUNC_FAILED
-                scope.note(f"{self.func} raised {exception_text(error)}")
+                scope.note(f"{self.func} raised {exception_text(error)}{user_frames(error)}")
         return self._emit(ret, state, scope)
 
     def _run(self, state: RunState, inputs: list) -> Any:

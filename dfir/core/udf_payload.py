@@ -43,12 +43,14 @@ class UdfPayload:
 
 
 class _StablePickler(cloudpickle.Pickler):
-    """cloudpickle, with every file name it ships (a code object's, a module's `__file__` among
-    a function's globals) named as `display_path` names it."""
+    """cloudpickle, shipping the file name of code by value (which it replaces with
+    `<dynamic-code>`, so tracebacks could not name the UDF's line) and of a module's `__file__`
+    among a function's globals, each named as `display_path` names it."""
 
     def reducer_override(self, obj):
-        if isinstance(obj, types.CodeType) and _stable(obj.co_filename) != obj.co_filename:
-            return self.dispatch_table[types.CodeType](obj.replace(co_filename=_stable(obj.co_filename)))
+        if isinstance(obj, types.CodeType):
+            constructor, args = self.dispatch_table[types.CodeType](obj)
+            return constructor, tuple(_stable(obj.co_filename) if arg == _DYNAMIC_CODE else arg for arg in args)
         return super().reducer_override(obj)
 
     def _function_getnewargs(self, func):
@@ -57,6 +59,9 @@ class _StablePickler(cloudpickle.Pickler):
         if isinstance(base_globals.get("__file__"), str):
             base_globals["__file__"] = _stable(base_globals["__file__"])
         return newargs
+
+
+_DYNAMIC_CODE = "<dynamic-code>"
 
 
 def _stable(filename: str) -> str:

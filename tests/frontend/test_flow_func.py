@@ -334,8 +334,12 @@ def test_wrappers_turn_exceptions_into_failed_and_note_them(caplog):
     with call_scope(scope), caplog.at_level(logging.ERROR, logger="dfir.flow_func"):
         assert Wrapped().Broken(None, []) == ff.FLOW_FUNC_FAILED
         assert Wrapped().init_flow_func(None) == ff.FLOW_FUNC_FAILED
-    assert scope.problems == ["Wrapped.Broken raised ZeroDivisionError: division by zero",
-                              "Wrapped.init_flow_func raised KeyError: 'no such key'"]
+    broken, init = Wrapped.Broken.__wrapped__.__code__, Wrapped.init_flow_func.__wrapped__.__code__
+    assert scope.problems == [
+        "Wrapped.Broken raised ZeroDivisionError: division by zero\n"
+        f"  at test_flow_func.py:{broken.co_firstlineno + 2} in Broken",
+        "Wrapped.init_flow_func raised KeyError: 'no such key'\n"
+        f"  at test_flow_func.py:{init.co_firstlineno + 2} in init_flow_func"]
     assert "Traceback" in caplog.records[0].getMessage()
 
 

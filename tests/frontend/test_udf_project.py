@@ -400,9 +400,11 @@ class Faulty:
 
 @pytest.mark.parametrize("func, ret, message", [
     ("Raise", ff.FLOW_FUNC_FAILED,
-     "UDF faulty.Raise returned FLOW_FUNC_FAILED (564000); Faulty.Raise raised ValueError: bad value [7]"),
+     "UDF faulty.Raise returned FLOW_FUNC_FAILED (564000); Faulty.Raise raised ValueError: bad value [7]"
+     "\n  at faulty.py:9 in Raise"),
     ("RaiseUnwrapped", ff.FLOW_FUNC_FAILED,
-     "UDF faulty.RaiseUnwrapped returned FLOW_FUNC_FAILED (564000); RaiseUnwrapped raised KeyError: 'k'"),
+     "UDF faulty.RaiseUnwrapped returned FLOW_FUNC_FAILED (564000); RaiseUnwrapped raised KeyError: 'k'"
+     "\n  at faulty.py:12 in RaiseUnwrapped"),
     ("UserCode", 9900001, "UDF faulty.UserCode returned 9900001 (user-defined)"),
     ("OutOfRange", ff.FLOW_FUNC_FAILED,
      "UDF faulty.OutOfRange returned FLOW_FUNC_FAILED (564000); set_output: output index 3 is out of "

@@ -90,7 +90,8 @@ def test_a_chain_of_plain_funcs_forwards_failures_in_feed_order(devices):
     got = [([t.numpy().tolist() for t in tensors], info.transaction_id, info.start_time,
             bytes(info.get_user_data(1)), int(ret), ret.message) for tensors, info, ret in results]
     assert got == [([[2]], 10, 0, b"\x01", 0, ""),
-                   ([], 11, 1, b"\x02", FLOW_FUNC_FAILED, "UDF b.fail_on_two raised ValueError: two"),
+                   ([], 11, 1, b"\x02", FLOW_FUNC_FAILED, "UDF b.fail_on_two raised ValueError: two\n"
+                    f"  at test_fast_paths.py:{fail_on_two.__code__.co_firstlineno + 2} in fail_on_two"),
                    ([[4]], 12, 2, b"\x03", 0, ""), ([[5]], 13, 3, b"\x04", 0, "")]
 
 

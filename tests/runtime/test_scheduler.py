@@ -262,7 +262,9 @@ def test_udf_exception_fails_only_its_transaction_and_is_forwarded_not_rerun():
     # the sink's second call is the third transaction's: the failed one was forwarded past it
     assert [(values(t), info.transaction_id, int(ret)) for t, info, ret in results] == [
         ([[1, 1]], 1, 0), ([], 2, FLOW_FUNC_FAILED), ([[3, 2]], 3, 0)]
-    assert results[1][2].message == "UDF check.fail_on_negative raised ValueError: negative input [-2]"
+    assert results[1][2].message == ("UDF check.fail_on_negative raised ValueError: negative input [-2]\n"
+                                     f"  at test_scheduler.py:{fail_on_negative.__code__.co_firstlineno + 2} "
+                                     "in fail_on_negative")
 
 
 def test_choice_output_suppresses_outputs_it_rejects():

@@ -14,10 +14,13 @@ the method; `proc_wrapper(func_list=["A", "B"])` lets one method serve funcs of 
 from __future__ import annotations
 
 import functools
+import importlib.util
+import os
 import traceback
 from typing import Callable
 
 from dfir.core.errors import GeError
+from dfir.core.source_paths import display_path
 from dfir.frontend.flow_func.logger import logger
 from dfir.frontend.flow_func.scope import note_problem
 from dfir.frontend.flow_func.status import FLOW_FUNC_FAILED
@@ -71,8 +74,27 @@ def exception_text(error: BaseException) -> str:
     return f"{type(error).__name__}: {error}"
 
 
+def user_frames(error: BaseException) -> str:
+    """Where user code raised `error`: one ``\n  at FILE:LINE in FUNCTION`` per frame of its
+    traceback outside dfir itself, innermost last (empty when every frame is dfir's)."""
+    frames = [frame for frame in traceback.extract_tb(error.__traceback__)
+              if not frame.filename.startswith(_DFIR_FOLDERS)]
+    return "".join(f"\n  at {_file_name(frame.filename)}:{frame.lineno} in {frame.name}" for frame in frames)
+
+
+def _file_name(filename: str) -> str:
+    return filename if filename.startswith("<") else display_path(filename)
+
+
+def _package_folder(name: str) -> str:
+    return os.path.dirname(importlib.util.find_spec(name).origin) + os.sep
+
+
+_DFIR_FOLDERS = tuple({_package_folder("dfir"), _package_folder("dfir.runtime")})
+
+
 def _failed(method: Callable, error: Exception) -> int:
-    text = f"{method.__qualname__} raised {exception_text(error)}"
+    text = f"{method.__qualname__} raised {exception_text(error)}{user_frames(error)}"
     logger.error("%s\n%s", text, "".join(traceback.format_exception(error)).rstrip())
     note_problem(text)
     return FLOW_FUNC_FAILED
