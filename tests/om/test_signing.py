@@ -144,6 +144,12 @@ def test_trailing_bytes_that_are_no_trailer_stay_the_readers_error():
     assert str(caught.value).endswith("the file has 10 unexpected trailing bytes")
 
 
+def test_only_om_bytes_can_be_signed(keys):
+    with pytest.raises(GeError) as caught:
+        signed(b"not an om", keys.dev.key)
+    assert str(caught.value) == "cannot sign: the data is not an .om file (no .om header)"
+
+
 # ---------------------------------------------------------------- verifying
 
 
@@ -306,6 +312,16 @@ def test_write_key_pair_writes_a_private_file_only_its_owner_reads_and_never_ove
         write_key_pair(str(tmp_path / "k"))
     assert str(caught.value) == f"{public} already exists; keygen never overwrites a key"
     assert not os.path.exists(private) and open(public, "rb").read() == written
+
+
+def test_write_key_pair_loses_no_race_and_leaves_no_half_pair(tmp_path, monkeypatch):
+    public = tmp_path / "k.pub.pem"
+    public.write_bytes(b"written meanwhile")
+    monkeypatch.setattr(os.path, "lexists", lambda path: False)  # another keygen wins after the check
+    with pytest.raises(GeError) as caught:
+        write_key_pair(str(tmp_path / "k"))
+    assert str(caught.value) == f"{public} already exists; keygen never overwrites a key"
+    assert not (tmp_path / "k.pem").exists() and public.read_bytes() == b"written meanwhile"
 
 
 def test_write_key_pair_names_a_folder_it_cannot_write(tmp_path):
