@@ -103,7 +103,7 @@ def sign(data: Bytes, key: SigningKey) -> bytes:
 def signed(data: Bytes, key: SigningKey | None) -> bytes:
     """`data` signed by `key` (any earlier signature replaced), or unsigned when `key` is None."""
     body = unsigned(data)
-    return bytes(body) if key is None else bytes(body) + sign(body, key)
+    return bytes(body) if key is None else b"".join((body, sign(body, key)))
 
 
 def verify_signature(header: Bytes, signature: Signature | None, trusted: TrustedKeys) -> None:
