@@ -15,6 +15,7 @@ from dfir.om.schema import (
     HEADER_SIZE, LENGTH_SATURATED, MAGIC, MAX_MODELS, MAX_PARTITIONS, NAME_SIZE, OM_IR_VERSION,
     PLATFORM_VERSION_SIZE, TABLE_ENTRY_SIZE, TABLE_HEADER_SIZE, ModelType, PartitionType, align_up,
 )
+from dfir.om.signature import unsigned
 
 Partition = tuple[int, bytes | bytearray | memoryview]
 
@@ -51,7 +52,8 @@ def write_bundle(model_oms: Sequence[bytes], names: Sequence[str], var_size: int
     `var_size`), then one `BUNDLE_MODEL_INFO` per model holding its `.om` bytes; table offsets
     count from the table's start. Each nested header's `name` is set to `names[i]` (and its
     header digest renewed) so that bundle members are addressable by name; names must be
-    distinct and non-empty.
+    distinct and non-empty. A member's signature is dropped: renaming voids it, and the
+    bundle's own signature covers its members.
     """
     if len(model_oms) != len(names):
         raise GeError(f"write_bundle got {len(model_oms)} models but {len(names)} names")
@@ -59,7 +61,8 @@ def write_bundle(model_oms: Sequence[bytes], names: Sequence[str], var_size: int
     _check_bundle_names(names)
     if not 0 <= var_size < 2**64:
         raise GeError(f"bundle var_size must be in [0, 2**64), got {var_size}")
-    members = [_renamed(_bytes_of(om, f"bundle model {i}"), names[i], i) for i, om in enumerate(model_oms)]
+    members = [_renamed(unsigned(_bytes_of(om, f"bundle model {i}")), names[i], i)
+               for i, om in enumerate(model_oms)]
     entries: list[Partition] = [(PartitionType.BUNDLE_MODEL_VAR_INFO, struct.pack("<Q", var_size))]
     entries += [(PartitionType.BUNDLE_MODEL_INFO, om) for om in members]
     body = bytearray()

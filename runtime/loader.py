@@ -1,11 +1,14 @@
-"""`dfir.load`: validate an `.om` (natively) and its plans (`dfir.om.plan`), then build runtime models."""
+"""`dfir.load`: validate an `.om` (natively), its signature when keys are trusted
+(`dfir.om.signature`) and its plans (`dfir.om.plan`), then build runtime models."""
 from __future__ import annotations
 
 import os
 
 from dfir.core.errors import GeError
+from dfir.om.keys import trusted_keys as trusted_keys_of
 from dfir.om.plan import Plan
-from dfir.om.schema import PartitionType
+from dfir.om.schema import HEADER_SIZE, PartitionType
+from dfir.om.signature import verify_signature
 from dfir.runtime.model import RuntimeModel
 from dfir.runtime.om import read_om
 
@@ -57,9 +60,24 @@ def _runtime_model(om_model, name: str):
     return RuntimeModel(plan, payloads, weights_data, name, so_bins=so_bins)
 
 
-def load(source: str | os.PathLike | bytes | bytearray | memoryview):
-    """Load an `.om` from a path or bytes: a runtime model, or a `Bundle` for a bundle `.om`."""
+def load(source: str | os.PathLike | bytes | bytearray | memoryview, trusted_keys=None):
+    """Load an `.om` from a path or bytes: a runtime model, or a `Bundle` for a bundle `.om`.
+
+    With trusted keys (`trusted_keys`: a PEM file's path or loaded keys, see
+    `dfir.om.keys.trusted_keys`; else the file env DFIR_TRUSTED_KEYS names) a file that is
+    unsigned, signed by another key or wrongly signed is a GeError, raised before any UDF
+    payload is unpickled or native library loaded. Without them any valid file loads."""
+    try:
+        trusted = trusted_keys_of(trusted_keys)
+    except GeError as error:
+        raise GeError(error.error_message, "dfir.load") from None
     om = read_om(source)
+    if trusted is not None:
+        try:
+            verify_signature(om.data[:HEADER_SIZE], om.signature, trusted)
+        except GeError as error:
+            where = {"file": os.fspath(source)} if isinstance(source, (str, os.PathLike)) else {}
+            raise GeError(error.error_message, "dfir.load", where) from None
     if om.bundle:
         return Bundle({name: _runtime_model(model.models[0], name) for name, model in om.bundle})
     return _runtime_model(om.models[0], om.header.name)

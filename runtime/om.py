@@ -3,18 +3,20 @@
 All validation (sizes, every offset and bound, every checksum, bundle members) happens in the
 native reader before anything is returned; a truncated, corrupted or foreign file raises a
 GeError that says what is wrong. Partition data are `memoryview`s into the source: a path is
-memory-mapped read-only, bytes-like sources are viewed in place. docs/om-format.md describes the
-format.
+memory-mapped read-only, bytes-like sources are viewed in place. A signed file's signature
+trailer is split off first (`dfir.om.signature`) and returned as `OmFile.signature`, for the
+loader to verify. docs/om-format.md describes the format.
 """
 from __future__ import annotations
 
 import mmap
 import os
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, fields, replace
 from typing import NamedTuple, Union
 
 from dfir.core.errors import GeError
 from dfir.om.schema import CONTENT_DIGEST_SLICE, HEADER_DIGEST_SLICE, ModelType, PartitionType
+from dfir.om.signature import Signature, split_signature
 from dfir.runtime import _native
 
 Source = Union[str, os.PathLike, bytes, bytearray, memoryview]
@@ -101,7 +103,8 @@ class OmFile:
     table for a bundle. A bundle's members are `(name, om)` pairs in `bundle`, in table order,
     each `om` a complete `OmFile` (`bundle_model` finds one by name or position), and `var_size`
     is its BUNDLE_MODEL_VAR_INFO value (0 for a flow file).
-    `data` views the whole file.
+    `data` views the whole file but its signature trailer; `signature` is that trailer (None for
+    an unsigned file and for bundle members), not yet verified.
     """
 
     header: OmHeader
@@ -109,6 +112,7 @@ class OmFile:
     bundle: tuple[BundleMember, ...]
     var_size: int
     data: memoryview
+    signature: Signature | None = None
 
     @property
     def name(self) -> str:
@@ -147,15 +151,15 @@ def read_om(source: Source) -> OmFile:
     """
     if isinstance(source, (str, os.PathLike)):
         path = os.fspath(source)
-        buffer = _mapped_file(path)
         try:
+            buffer, signature = split_signature(_mapped_file(path))
             layout = _native.read_om(buffer)
         except GeError as error:
             raise GeError(error.error_message, context={"file": path}) from None
     else:
-        buffer = _byte_view(source)
+        buffer, signature = split_signature(_byte_view(source))
         layout = _native.read_om(buffer)
-    return _om_file(layout, buffer)
+    return replace(_om_file(layout, buffer), signature=signature)
 
 
 def _mapped_file(path: str) -> memoryview:

@@ -1,18 +1,21 @@
 """`dfir.compile`: build the IR, run the phases, serialize. It only composes; the steps are
 `CompileJob`'s, and how they are composed is the strategy's: straight through, or through the
 compile cache (on when `ge.graph_compiler_cache_dir` and `ge.graph_key` are both set), which
-reuses what earlier compiles stored.
+reuses what earlier compiles stored. With a signing key (`sign_with=`, else env DFIR_SIGNING_KEY)
+the `.om` is signed (docs/security.md).
 """
 from __future__ import annotations
 
 from typing import Protocol
 
+from dfir.core.errors import GeError
 from dfir.driver.cache.incremental import CachedCompile
 from dfir.driver.cache.settings import cache_settings
 from dfir.driver.job import CompiledModel, CompileJob
 from dfir.driver.pipeline import phases_until
 from dfir.frontend.dataflow.flow_graph import FlowGraph
 from dfir.frontend.options import validate_options
+from dfir.om.keys import signing_key
 
 __all__ = ["CompiledModel", "compile"]
 
@@ -33,15 +36,22 @@ class DirectCompile:
         return job.lower(module).compiled
 
 
-def compile(graph, options: dict[str, str] | None = None, stop_after: str | None = None) -> CompiledModel:
+def compile(graph, options: dict[str, str] | None = None, stop_after: str | None = None, *,
+            sign_with=None) -> CompiledModel:
     """Compile a FlowGraph or GE Graph: import, run the phases (up to `stop_after`), lower to `.om`.
 
     A FlowGraph compiles with the options it would feed with (`df.init`'s, then its own), which
-    `options` override: the most specific setting wins."""
+    `options` override: the most specific setting wins. The `.om` is signed with `sign_with`
+    (an Ed25519 private key's PEM path or a loaded key, see `dfir.om.keys.signing_key`), else
+    with the key env DFIR_SIGNING_KEY names, else left unsigned."""
     options = validate_options(options, api="dfir.compile")
     if isinstance(graph, FlowGraph):
         options = {**graph.compile_options(), **options}
-    return strategy_for(options, stop_after).compile(CompileJob(options), graph, stop_after)
+    try:
+        key = signing_key(sign_with)
+    except GeError as error:
+        raise GeError(error.error_message, "dfir.compile") from None
+    return strategy_for(options, stop_after).compile(CompileJob(options, key), graph, stop_after)
 
 
 def strategy_for(options: dict[str, str], stop_after: str | None) -> CompileStrategy:

@@ -27,7 +27,9 @@ from dfir.frontend.importer import import_flow_graph, import_ge_graph
 from dfir.frontend.options import CHANNEL_DEPTH_OPTION
 from dfir.lowering.om import om_bytes
 from dfir.lowering.plan import LoweredGraph, lower_graph
+from dfir.om.keys import SigningKey
 from dfir.om.plan import DEFAULT_CHANNEL_DEPTH
+from dfir.om.signature import signed
 
 
 class CompileReport(list):
@@ -132,10 +134,12 @@ class Lowering(NamedTuple):
 
 
 class CompileJob:
-    """One compile: its options, report and timings, and the steps `compile` composes."""
+    """One compile: its options, the key that signs its `.om` (None: unsigned), its report and
+    timings, and the steps `compile` composes."""
 
-    def __init__(self, options: dict[str, str]):
+    def __init__(self, options: dict[str, str], signing_key: SigningKey | None = None):
         self.options = options
+        self.signing_key = signing_key
         self.report = CompileReport()
         self.timings: dict[str, float] = {}
         self.ctx = make_context()
@@ -180,10 +184,16 @@ class CompileJob:
             ir_text, texts = print_module_parts(module, printed)
             om = om_bytes(lowered, ir_text, resource_config=self._resource_bytes,
                           cache_manifest=cache_manifest)
+            if self.signing_key is not None:
+                om = signed(om, self.signing_key)
         return Lowering(CompiledModel(module, om, self.report, self.timings, ir_text), lowered, texts)
 
     def cached(self, om: bytes, ir_text: str) -> CompiledModel:
-        """A model the compile cache had whole: its `.om` and final IR."""
+        """A model the compile cache had whole: its `.om` (signed again by this compile's key, if
+        it has one; as stored otherwise, so a model signed where it was compiled stays so) and
+        final IR."""
+        if self.signing_key is not None:
+            om = signed(om, self.signing_key)
         return CompiledModel(None, om, self.report, self.timings, ir_text)
 
 

@@ -12,6 +12,8 @@ The functions follow the seed's API: `build_initialize` must come first (once, u
 `build_model` wins over the same key given to `build_initialize`. Every failure is a `GeError`
 (a RuntimeError) whose message names the API and the context, as GE's do:
 ``BuildModel failed; graph=mlp; <what is wrong>``. A graph is a GE `Graph` or a `FlowGraph`.
+`build_model` and `bundle_build_model` sign what they build with `sign_with=` (an Ed25519 private
+key's PEM path or a loaded key), else with the key env DFIR_SIGNING_KEY names (docs/security.md).
 """
 from __future__ import annotations
 
@@ -26,7 +28,9 @@ from dfir.frontend.dataflow.flow_graph import FlowGraph
 from dfir.frontend.ge.graph import Graph
 from dfir.frontend.options import validate_options
 from dfir.lowering.om_writer import write_bundle
+from dfir.om.keys import SigningKey, signing_key
 from dfir.om.schema import PartitionType
+from dfir.om.signature import signed
 from dfir.runtime.om import read_om
 
 __all__ = ["GraphWithOptions", "ModelBuffer", "build_finalize", "build_initialize", "build_model",
@@ -101,10 +105,12 @@ def build_finalize() -> None:
         _global_options = None
 
 
-def build_model(graph, build_options: Optional[dict] = None) -> ModelBuffer:
-    """Compile one graph into an offline model held in memory."""
-    options = _build_options(build_options, "BuildModel")
-    return ModelBuffer._of(_compile(graph, options, "BuildModel").om, is_bundle=False)
+def build_model(graph, build_options: Optional[dict] = None, *, sign_with=None) -> ModelBuffer:
+    """Compile one graph into an offline model held in memory, signed with `sign_with` (else
+    env DFIR_SIGNING_KEY's key; unsigned without either)."""
+    api = "BuildModel"
+    options = _build_options(build_options, api)
+    return ModelBuffer._of(_compile(graph, options, api, _signing_key(sign_with, api)).om, is_bundle=False)
 
 
 def save_model(output_file: str, model: ModelBuffer) -> None:
@@ -112,14 +118,16 @@ def save_model(output_file: str, model: ModelBuffer) -> None:
     _save(output_file, model, bundle=False, api="SaveModel")
 
 
-def bundle_build_model(graph_with_options: List[GraphWithOptions]) -> ModelBuffer:
+def bundle_build_model(graph_with_options: List[GraphWithOptions], *, sign_with=None) -> ModelBuffer:
     """Compile two or more graphs, each with its own options, into one bundle model.
 
     Each member is named after its graph; the bundle's variable memory size is the bytes of the
-    distinct variables (by name) of all members.
+    distinct variables (by name) of all members. The bundle is signed as `build_model` signs (its
+    signature covers the members, which carry none of their own).
     """
     api = "BundleBuildModel"
     _initialized_options(api)
+    key = _signing_key(sign_with, api)
     if not isinstance(graph_with_options, (list, tuple)) or len(graph_with_options) < 2:
         count = len(graph_with_options) if isinstance(graph_with_options, (list, tuple)) else 0
         raise GeError(f"a bundle needs a list of at least 2 GraphWithOptions, got {count}", api)
@@ -127,7 +135,7 @@ def bundle_build_model(graph_with_options: List[GraphWithOptions]) -> ModelBuffe
     for index, member in enumerate(graph_with_options):
         if not isinstance(member, GraphWithOptions):
             raise GeError(f"member {index} must be a GraphWithOptions, got {type(member).__name__}", api)
-        compiled = _compile(member.graph, _build_options(member.build_options, api), api)
+        compiled = _compile(member.graph, _build_options(member.build_options, api), api, key)
         oms.append(compiled.om)
         names.append(_graph_name(member.graph))
         variables.update(_variable_bytes(compiled.om))
@@ -135,7 +143,7 @@ def bundle_build_model(graph_with_options: List[GraphWithOptions]) -> ModelBuffe
         data = write_bundle(oms, names, sum(variables.values()), name="bundle")
     except GeError as error:
         raise GeError(error.error_message, api) from None
-    return ModelBuffer._of(data, is_bundle=True)
+    return ModelBuffer._of(data if key is None else signed(data, key), is_bundle=True)
 
 
 def bundle_save_model(output_file: str, model: ModelBuffer) -> None:
@@ -159,11 +167,18 @@ def _checked_options(options: object, api: str) -> dict[str, str]:
     return validate_options(options, api)
 
 
-def _compile(graph, options: dict[str, str], api: str):
+def _signing_key(sign_with: object, api: str) -> SigningKey | None:
+    try:
+        return signing_key(sign_with)
+    except GeError as error:
+        raise GeError(error.error_message, api) from None
+
+
+def _compile(graph, options: dict[str, str], api: str, key: SigningKey | None):
     if not isinstance(graph, Graph | FlowGraph):
         raise GeError(f"expected a Graph or a FlowGraph, got {type(graph).__name__}", api)
     try:
-        return compiler.compile(graph, options)
+        return compiler.compile(graph, options, sign_with=key)
     except GeError as error:
         raise GeError(error.error_message, api, {"graph": _graph_name(graph), **error.context}) from None
 

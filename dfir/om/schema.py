@@ -118,3 +118,28 @@ HEADER_OFFSETS: dict[str, int] = {f.name: f.offset for f in HEADER_FIELDS}
 def align_up(value: int, alignment: int = PARTITION_ALIGNMENT) -> int:
     """The smallest multiple of `alignment` that is >= `value`."""
     return -(-value // alignment) * alignment
+
+
+# --- the signature trailer (docs/om-format.md, "Signatures") ---
+# A signed file is the unsigned file, unchanged, followed by a 128-byte trailer that lies after
+# the last model (at byte 256 + model_length; `model_length` does not count it). The trailer
+# holds an Ed25519 signature of `SIGNED_CONTEXT` followed by the 256-byte header: the header
+# holds the content digest (every byte after the header) and the header digest, so the
+# signature covers every byte of the file before the trailer. Unsigned files have no trailer.
+SIGNATURE_MAGIC = 0x47495344  # "DSIG" read as a little-endian u32
+SIGNATURE_TRAILER_SIZE = 128
+SIGNATURE_ED25519 = 1         # the trailer's `algorithm`: Ed25519 (RFC 8032), the only one
+ED25519_PUBLIC_KEY_SIZE = 32
+ED25519_SIGNATURE_SIZE = 64
+SIGNED_CONTEXT = b"dfir .om signature v1\0"
+
+SIGNATURE_FIELDS: tuple[HeaderField, ...] = (  # offsets from the trailer's first byte
+    HeaderField("magic", 0, "I"),
+    HeaderField("size", 4, "I"),             # SIGNATURE_TRAILER_SIZE
+    HeaderField("algorithm", 8, "I"),        # SIGNATURE_ED25519
+    HeaderField("pad", 12, "4s"),            # zeros
+    HeaderField("public_key", 16, "32s"),    # the signer's raw Ed25519 public key
+    HeaderField("signature", 48, "64s"),     # Ed25519 signature of SIGNED_CONTEXT + header
+    HeaderField("reserved", 112, "16s"),     # zeros
+)
+SIGNATURE_OFFSETS: dict[str, int] = {f.name: f.offset for f in SIGNATURE_FIELDS}

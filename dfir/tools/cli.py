@@ -6,6 +6,10 @@
     dfir cache ls|verify|prune DIR [--keep N]
     dfir udf new NAME [--lang python|cpp] [--dir PARENT]
     dfir deploy template SCRIPT.py -o deploy.json [--graph NAME] [--device 0:0:0:0]
+    dfir keygen -o NAME
+
+`dfir compile` signs with the key env DFIR_SIGNING_KEY names, `dfir run` refuses files not signed
+by a key of env DFIR_TRUSTED_KEYS when it is set (docs/security.md).
 
 Thin: it parses arguments and calls the library. A GeError prints ``error: <message>`` on
 stderr and exits with status 1.
@@ -26,6 +30,7 @@ from dfir.driver.cache.inventory import prune, take_inventory
 from dfir.frontend.dataflow.flow_graph import FlowGraph
 from dfir.frontend.ge.graph import Graph
 from dfir.frontend.udf.scaffold import new_project
+from dfir.om.keys import write_key_pair
 from dfir.runtime import loader
 from dfir.runtime.loader import Bundle
 from dfir.tools.deploy_template import write_deploy_template
@@ -69,7 +74,19 @@ def _parser() -> argparse.ArgumentParser:
     _add_cache_commands(commands)
     _add_udf_commands(commands)
     _add_deploy_commands(commands)
+
+    keygen_cmd = commands.add_parser("keygen", help="write a new Ed25519 key pair for signing .om files")
+    keygen_cmd.add_argument("-o", "--output", required=True, metavar="NAME",
+                            help="writes NAME.pem (the private key, mode 0600) and NAME.pub.pem")
+    keygen_cmd.set_defaults(command=_keygen)
     return parser
+
+
+def _keygen(args: argparse.Namespace) -> int:
+    private_path, public_path, key = write_key_pair(args.output)
+    print(f"wrote {private_path} (private key: keep it secret; DFIR_SIGNING_KEY={private_path} signs)")
+    print(f"wrote {public_path} (public key {key.fingerprint}; DFIR_TRUSTED_KEYS={public_path} trusts it)")
+    return 0
 
 
 def _add_deploy_commands(commands) -> None:

@@ -1,10 +1,12 @@
 """`dfir inspect`: a stable, line-oriented text report of an `.om` file.
 
-The report lists the header fields, each partition table (type names, offsets, sizes) and,
-for every model with a FLOW_MODEL partition, its execution plan (docs/execution-plan.md):
-inputs, outputs, and nodes with their process-point kind, inputs and device. Bundle members
-follow, indented. Text values are JSON-quoted, so the output is ASCII and stable enough for
-lit/FileCheck. It never unpickles UDF payloads nor imports user code.
+The report lists the header fields, the file's signature (`signature unsigned`, or the
+signer's key fingerprint and whether the signature verifies with that key), each partition
+table (type names, offsets, sizes) and, for every model with a FLOW_MODEL partition, its
+execution plan (docs/execution-plan.md): inputs, outputs, and nodes with their process-point
+kind, inputs and device. Bundle members follow, indented. Text values are JSON-quoted, so the
+output is ASCII and stable enough for lit/FileCheck. It never unpickles UDF payloads nor
+imports user code.
 """
 from __future__ import annotations
 
@@ -23,8 +25,19 @@ def inspect_om(source: Source) -> str:
     return "\n".join(_file_lines(read_om(source), "")) + "\n"
 
 
+def _signature_line(om: OmFile) -> str:
+    """Who signed the file (a key fingerprint) and whether the signature verifies with that key:
+    a signer is only as good as the trust in its key, which `dfir.load` checks."""
+    if om.signature is None:
+        return "signature unsigned"
+    status = "valid" if om.signature.verifies(om.data) else "bad (does not verify with the signer's key)"
+    return f"signature ed25519 signer={om.signature.signer} {status}"
+
+
 def _file_lines(om: OmFile, indent: str) -> Iterator[str]:
     yield from _header_lines(om.header, indent)
+    if not indent:  # bundle members carry no signature: the bundle's covers them
+        yield _signature_line(om)
     if om.is_bundle:
         yield f"{indent}var_size {om.var_size}"
         yield f"{indent}bundle table"

@@ -69,13 +69,15 @@ def digests(om: bytes) -> str:
 
 def expected_header(om: bytes, *, modeltype: str, name: str, model_num: int, ops: int, platform: str,
                     indent: str = "") -> str:
+    """The header lines of the report, and for the file itself (not a bundle member) its
+    signature line."""
     length = len(om) - HEADER_SIZE
     lines = ["header", "  magic 0x444F4D49", "  headsize 256", "  version 0x20000000",
              f"  checksum {digests(om)}", f"  length {length}", "  is_encrypt 0", "  is_checksum 1",
              f"  modeltype {modeltype}", "  genmode 0", f'  name "{name}"', f"  ops {ops}",
              f"  userdefineinfo {'00' * 32}", "  om_ir_version 1", f"  model_num {model_num}",
              f'  platform_version "{platform}"', "  platform_type 0", f"  model_length {length}",
-             "  need_check_os_cpu_info 0", "  is_unknow_model 0"]
+             "  need_check_os_cpu_info 0", "  is_unknow_model 0"] + ([] if indent else ["signature unsigned"])
     return "".join(f"{indent}{line}\n" for line in lines)
 
 

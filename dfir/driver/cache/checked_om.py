@@ -13,7 +13,9 @@ them this way instead:
    type; pad; u64 offset; u64 size`, offsets counted from the table's end) lists partitions of
    known types lying inside the file.
 
-Any failure is a GeError saying what is wrong. `dfir.om.schema` is the layout followed.
+A signed file's signature trailer is set aside first (`dfir.om.signature`); the store verifies
+signatures itself. Any failure is a GeError saying what is wrong. `dfir.om.schema` is the
+layout followed.
 """
 from __future__ import annotations
 
@@ -24,6 +26,7 @@ from dfir.core.errors import GeError
 from dfir.om.schema import (CONTENT_DIGEST_SLICE, HEADER_DIGEST_SLICE, HEADER_OFFSETS,
                                      HEADER_SIZE, MAGIC, TABLE_ENTRY_SIZE, TABLE_HEADER_SIZE,
                                      ModelType, PartitionType)
+from dfir.om.signature import unsigned
 
 __all__ = ["CheckedOm", "read_checked_om"]
 
@@ -51,7 +54,7 @@ class CheckedOm:
 
 def read_checked_om(data: bytes) -> CheckedOm:
     """The partitions of `data`, a one-model flow `.om`, after the checks of the module docstring."""
-    view = memoryview(data)
+    view = unsigned(data)
     _check_header(view)
     return CheckedOm(_partitions(view))
 

@@ -42,7 +42,7 @@ from dfir.core.errors import GeError
 from dfir.dialects import df
 from dfir.driver.cache.resource_config import canonical_config
 from dfir.driver.cache.settings import CacheSettings
-from dfir.driver.cache.store import CacheStore, model_manifest
+from dfir.driver.cache.store import CacheStore, cache_trust, model_manifest
 from dfir.driver.cache.units import CachedGraph, CachedUnit
 from dfir.driver.cache.variables import variable_descs
 from dfir.driver.job import CompiledModel, CompileJob
@@ -81,7 +81,11 @@ class _Point:
 def compile_cached(job: CompileJob, graph, settings: CacheSettings) -> CompiledModel:
     """Compile the FlowGraph or GE Graph `graph` through the cache `settings` name (see the
     module docstring)."""
-    store = CacheStore(settings)
+    try:
+        trusted = cache_trust(job.signing_key)
+    except GeError as error:
+        raise GeError(error.error_message, "dfir.compile") from None
+    store = CacheStore(settings, job.signing_key, trusted)
     with job.timed("frontend"):
         frontend = frontend_keys(graph, job.pass_options[FingerprintSubgraphs.name]["salt"])
     with store.locked():

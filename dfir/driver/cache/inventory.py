@@ -3,8 +3,9 @@
 `take_inventory` lists, per graph key (an `<key>.idx`, or a `<key>/` folder of subgraph units),
 the cached models of its index and its unit files, plus the files no index accounts for.
 With `verify`, every file is read and checked (the `.om` checksums, the manifest's fingerprint,
-the `.rdcpkt`), and each unit is marked as referenced or not by a sound model's manifest (its
-process points' units and its graph's unit).
+the `.rdcpkt`; with env DFIR_TRUSTED_KEYS set, the signature, as a compile checks it), and each
+unit is marked as referenced or not by a sound model's manifest (its process points' units and
+its graph's unit).
 
 `prune` takes each key's lock in turn and removes: index entries that are invalid or whose
 files fail verification (with their files), entries beyond the `keep` newest, unit files that
@@ -25,7 +26,9 @@ from dfir.driver.cache.index import IndexEntry, IndexUnreadable, entry_from_json
 from dfir.driver.cache.lock import locked
 from dfir.driver.cache.units import read_unit
 from dfir.driver.cache.variables import read_rdcpkt
+from dfir.om.keys import TrustedKeys, trusted_keys
 from dfir.om.schema import PartitionType
+from dfir.om.signature import verify_bytes
 from dfir.runtime.om import read_om
 
 __all__ = ["Inventory", "KeyRecord", "ModelRecord", "UnitRecord", "prune", "take_inventory"]
@@ -81,7 +84,8 @@ def take_inventory(directory: str, verify: bool = False) -> Inventory:
     names = _listing(directory)
     keys = sorted({n[:-4] for n in names if n.endswith(".idx")} |
                   {n for n in names if os.path.isdir(os.path.join(directory, n))})
-    records = [_key_record(directory, key, verify) for key in keys]
+    trusted = trusted_keys() if verify else None  # a bad DFIR_TRUSTED_KEYS fails the command
+    records = [_key_record(directory, key, verify, trusted) for key in keys]
     claimed = {f"{key}{suffix}" for key in keys for suffix in (".idx", ".lock")} | set(keys)
     claimed |= {name for record in records for model in record.models if model.entry
                 for name in (model.entry.cache_file_name, model.entry.var_desc_file_name) if name}
@@ -100,9 +104,10 @@ def prune(directory: str, keep: int | None = None) -> list[str]:
     keys = sorted({n[:-4] for n in names if n.endswith(".idx")} |
                   {n for n in names if os.path.isdir(os.path.join(directory, n))} |
                   {k for n in names if (k := _cache_file_key(n)) is not None})
+    trusted = trusted_keys()  # a bad DFIR_TRUSTED_KEYS fails the command, it removes nothing
     for key in keys:
         with locked(os.path.join(directory, f"{key}.lock")):
-            removed += _prune_key(directory, key, keep)
+            removed += _prune_key(directory, key, keep, trusted)
     return removed
 
 
@@ -124,7 +129,7 @@ def _cache_file_key(name: str) -> str | None:
     return None
 
 
-def _key_record(directory: str, key: str, verify: bool) -> KeyRecord:
+def _key_record(directory: str, key: str, verify: bool, trusted: TrustedKeys | None) -> KeyRecord:
     record = KeyRecord(key)
     index_file = index_path(directory, key)
     try:
@@ -139,30 +144,35 @@ def _key_record(directory: str, key: str, verify: bool) -> KeyRecord:
         except GeError as error:
             record.models.append(ModelRecord(None, where, None, error.error_message))
             continue
-        record.models.append(_model_record(directory, entry, where, verify))
+        record.models.append(_model_record(directory, entry, where, verify, trusted))
     referenced = {key for model in record.models if model.problem is None for key in model.units}
     units_directory = os.path.join(directory, key)
     if os.path.isdir(units_directory):
         for name in sorted(os.listdir(units_directory)):
-            record.units.append(_unit_record(units_directory, name, verify, referenced))
+            record.units.append(_unit_record(units_directory, name, verify, referenced, trusted))
     return record
 
 
-def _model_record(directory: str, entry: IndexEntry, where: str, verify: bool) -> ModelRecord:
+def _model_record(directory: str, entry: IndexEntry, where: str, verify: bool,
+                  trusted: TrustedKeys | None) -> ModelRecord:
     path = os.path.join(directory, entry.cache_file_name)
     size = os.path.getsize(path) if os.path.isfile(path) else None
     record = ModelRecord(entry, where, size)
     if size is None:
         record.problem = "the file is missing"
     elif verify:
-        record.problem = _model_problem(directory, entry, record)
+        record.problem = _model_problem(directory, entry, record, trusted)
     return record
 
 
-def _model_problem(directory: str, entry: IndexEntry, record: ModelRecord) -> str | None:
+def _model_problem(directory: str, entry: IndexEntry, record: ModelRecord,
+                   trusted: TrustedKeys | None) -> str | None:
     try:
         with open(os.path.join(directory, entry.cache_file_name), "rb") as file:
-            model = read_om(file.read()).models[0]
+            data = file.read()
+        if trusted is not None:
+            verify_bytes(data, trusted)
+        model = read_om(data).models[0]
         manifest = json.loads(bytes(model.partition(PartitionType.CACHE_MANIFEST).data))
     except (OSError, ValueError, GeError) as error:
         return str(error)
@@ -183,7 +193,8 @@ def _model_problem(directory: str, entry: IndexEntry, record: ModelRecord) -> st
     return None
 
 
-def _unit_record(units_directory: str, name: str, verify: bool, referenced: set[str]) -> UnitRecord:
+def _unit_record(units_directory: str, name: str, verify: bool, referenced: set[str],
+                 trusted: TrustedKeys | None) -> UnitRecord:
     path = os.path.join(units_directory, name)
     record = UnitRecord(name, os.path.getsize(path) if os.path.isfile(path) else 0)
     if not _UNIT_FILE.fullmatch(name):
@@ -193,16 +204,19 @@ def _unit_record(units_directory: str, name: str, verify: bool, referenced: set[
         fingerprint = "sha256:" + name[:-3]
         try:
             with open(path, "rb") as file:
-                read_unit(file.read(), fingerprint)
+                data = file.read()
+            if trusted is not None:
+                verify_bytes(data, trusted)
+            read_unit(data, fingerprint)
         except (OSError, ValueError, KeyError, GeError) as error:
             record.problem = str(error)
         record.referenced = fingerprint in referenced
     return record
 
 
-def _prune_key(directory: str, key: str, keep: int | None) -> list[str]:
+def _prune_key(directory: str, key: str, keep: int | None, trusted: TrustedKeys | None) -> list[str]:
     """Prune one key (its lock held); the paths removed."""
-    record = _key_record(directory, key, verify=True)
+    record = _key_record(directory, key, verify=True, trusted=trusted)
     sound = [m.entry for m in record.models if m.problem is None and m.entry is not None]
     kept = sound[-keep:] if keep is not None else sound
     removed: list[str] = []

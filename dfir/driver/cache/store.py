@@ -11,6 +11,11 @@ A cached model is used only after every byte has passed its checksums
 `.rdcpkt` lists the variables the manifest records; a file that fails is removed with its index
 entry and compiled again, never loaded. Every write goes to a temporary file renamed into
 place, so readers never see half a file.
+
+Models and units are signed with the compile's signing key, if it has one. The cache then trusts
+that key and those of env DFIR_TRUSTED_KEYS (`cache_trust`): with either set, a model or unit
+that is not signed by one of them fails its checks like a damaged file (so a signing compile
+never signs what someone else put in the cache).
 """
 from __future__ import annotations
 
@@ -31,9 +36,11 @@ from dfir.driver.cache.resource_config import config_differences
 from dfir.driver.cache.settings import CacheSettings
 from dfir.driver.cache.units import CachedGraph, CachedUnit, read_unit, unit_bytes
 from dfir.driver.cache.variables import rdcpkt_bytes, read_rdcpkt
+from dfir.om.keys import SigningKey, TrustedKeys, trusted_keys
 from dfir.om.schema import PartitionType
+from dfir.om.signature import signed, verify_bytes
 
-__all__ = ["MANIFEST_FORMAT", "CachedModel", "CacheStore", "model_manifest"]
+__all__ = ["MANIFEST_FORMAT", "CachedModel", "CacheStore", "cache_trust", "model_manifest"]
 
 MANIFEST_FORMAT = 2
 _log = logging.getLogger("dfir.cache")
@@ -62,12 +69,27 @@ class CachedModel:
     ir_text: str
 
 
+def cache_trust(signing_key: SigningKey | None) -> TrustedKeys | None:
+    """The keys cached files must be signed by: those env DFIR_TRUSTED_KEYS names and the
+    signing key's own; None (any valid file is used) when there are neither."""
+    trusted = trusted_keys()
+    if signing_key is None:
+        return trusted
+    own = TrustedKeys([signing_key.public_key], f"the signing key {signing_key.source}")
+    return own if trusted is None else trusted | own
+
+
 class CacheStore:
     """The cache of one key (see the module docstring). Call its methods inside `locked()`: the
-    index is read once and kept, as nothing else writes it while the lock is held."""
+    index is read once and kept, as nothing else writes it while the lock is held. Files are
+    written signed by `signing_key` (when given) and used only when signed by a key of `trusted`
+    (when given)."""
 
-    def __init__(self, settings: CacheSettings):
+    def __init__(self, settings: CacheSettings, signing_key: SigningKey | None = None,
+                 trusted: TrustedKeys | None = None):
         self.settings = settings
+        self.signing_key = signing_key
+        self.trusted = trusted
         self.directory = settings.directory
         self.key = settings.key
         self.units_directory = os.path.join(self.directory, self.key)
@@ -139,7 +161,8 @@ class CacheStore:
 
     def store_model(self, fingerprint: str, om: bytes, variables: list[dict], frontend_key: str,
                     points: dict[str, str]) -> IndexEntry:
-        """Write a compiled model (and its `.rdcpkt`) and append its index entry."""
+        """Write a compiled model (and its `.rdcpkt`) and append its index entry. `om` comes
+        signed by the compile's key when it has one (`CompileJob.lower`)."""
         name = timestamped_name(self.directory, self.key, ".om")
         var_name = name[:-len(".om")] + ".rdcpkt" if variables else ""
         if variables:
@@ -161,6 +184,7 @@ class CacheStore:
         try:
             with open(path, "rb") as file:
                 om = file.read()
+            self._check_signature(om)
             model = read_checked_om(om)
             manifest = json.loads(bytes(model.partition(PartitionType.CACHE_MANIFEST)))
             if (not isinstance(manifest, dict) or manifest.get("format") != MANIFEST_FORMAT
@@ -211,7 +235,9 @@ class CacheStore:
         path = self.unit_path(key)
         try:
             with open(path, "rb") as file:
-                unit = read_unit(file.read(), key)
+                data = file.read()
+            self._check_signature(data)
+            unit = read_unit(data, key)
             if not isinstance(unit, kind):
                 raise GeError(f"it holds a {type(unit).__name__}, expected a {kind.__name__}")
             return unit
@@ -224,7 +250,13 @@ class CacheStore:
 
     def store_unit(self, key: str, unit: CachedUnit | CachedGraph) -> None:
         os.makedirs(self.units_directory, exist_ok=True)
-        write_atomic(self.unit_path(key), unit_bytes(key, unit))
+        data = unit_bytes(key, unit)
+        write_atomic(self.unit_path(key), data if self.signing_key is None else signed(data, self.signing_key))
+
+    def _check_signature(self, data: bytes) -> None:
+        """A GeError unless `data` is signed by a trusted key (any file passes without trust)."""
+        if self.trusted is not None:
+            verify_bytes(data, self.trusted)
 
 
 def _differences(compiled: dict | None, here: dict | None) -> list[str]:
