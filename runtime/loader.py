@@ -29,7 +29,7 @@ class Bundle:
         return iter(list(self.models))
 
     def __contains__(self, name: object) -> bool:
-        return dict.__contains__(self.models, name)
+        return name in self.models
 
     def __repr__(self) -> str:
         return f"<Bundle of {len(self.models)} models: {', '.join(map(repr, self.models))}>"

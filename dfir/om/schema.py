@@ -77,13 +77,13 @@ class PartitionType(enum.IntEnum):
 BUNDLE_ONLY_PARTITIONS = frozenset({PartitionType.BUNDLE_MODEL_INFO, PartitionType.BUNDLE_MODEL_VAR_INFO,
                                     PartitionType.BUNDLE_MODEL_NAMES})
 
-# Header fields that hold one value only: dfir reads no other (GE flags dfir does not use), and
-# header bytes that must be zero. `ops`, `userdefineinfo` and `platform_version` are free.
+# Header fields that hold one value only (among them GE's flags that dfir does not use): the
+# writer writes these, the reader refuses any other. `padd`, `reserved`, table pads and the gaps
+# between partitions are zero bytes; `ops`, `userdefineinfo` and `platform_version` are free.
 FIXED_HEADER_VALUES: dict[str, int] = {
     "is_encrypt": 0, "is_checksum": 1, "genmode": 0, "om_ir_version": OM_IR_VERSION,
     "platform_type": 0, "need_check_os_cpu_info": 0, "is_unknow_model": 0,
 }
-ZERO_HEADER_FIELDS = ("padd", "reserved")
 
 
 @dataclass(frozen=True)

@@ -288,14 +288,18 @@ class Reader {
     };
     for (const auto& [field, first, last] : kZeros) {
       const uint64_t stray = FirstNonZero(data_, first, last);
-      if (stray != last) Fail("header ", field, " holds ", Hex8(data_[stray]), " at byte ", stray, ", expected zero bytes");
+      if (stray != last) {
+        Fail("header ", field, " holds ", Hex8(data_[stray]), " at byte ", stray, ", expected zero bytes");
+      }
     }
   }
 
   // `what` lies at [first, last) of the file and must be zero bytes.
   void CheckPadding(uint64_t first, uint64_t last, const std::string& what) const {
     const uint64_t stray = FirstNonZero(data_, first, last);
-    if (stray != last) Fail("padding before ", what, " holds ", Hex8(data_[stray]), " at byte ", stray, ", expected zero bytes");
+    if (stray != last) {
+      Fail("padding before ", what, " holds ", Hex8(data_[stray]), " at byte ", stray, ", expected zero bytes");
+    }
   }
 
   // The table at `start` and its partitions; `*end` receives where the last partition ends.
@@ -325,7 +329,9 @@ class Reader {
       const char* type_name = PartitionTypeName(partition.type);
       if (type_name == nullptr) Fail("partition ", i, " of ", label, " has unknown type ", partition.type);
       const uint32_t entry_pad = LoadU32(entry + 4);
-      if (entry_pad != 0) Fail("partition ", i, " (", type_name, ") of ", label, " has pad ", entry_pad, ", expected 0");
+      if (entry_pad != 0) {
+        Fail("partition ", i, " (", type_name, ") of ", label, " has pad ", entry_pad, ", expected 0");
+      }
       const Wide first = Wide{base} + partition.offset;
       const Wide expected = AlignUp(cursor);
       if (first != expected) {
@@ -455,7 +461,9 @@ class Reader {
         Fail("BUNDLE_MODEL_NAMES holds more than ", model_num, " names, expected ", model_num,
              " (one NUL-terminated name per bundle model)");
       }
-      if (!IsValidUtf8(text + first, nul - first)) Fail("BUNDLE_MODEL_NAMES name ", names.size(), " is not valid UTF-8");
+      if (!IsValidUtf8(text + first, nul - first)) {
+        Fail("BUNDLE_MODEL_NAMES name ", names.size(), " is not valid UTF-8");
+      }
       names.emplace_back(reinterpret_cast<const char*>(text + first), nul - first);
       first = nul + 1;
     }
