@@ -11,9 +11,10 @@ from typing import Iterable, Sequence
 
 from dfir.core.errors import GeError
 from dfir.om.schema import (
-    BUNDLE_ONLY_PARTITIONS, FORMAT_VERSION, HEADER_DIGEST_SLICE, HEADER_FIELDS, HEADER_OFFSETS,
-    HEADER_SIZE, LENGTH_SATURATED, MAGIC, MAX_MODELS, MAX_PARTITIONS, NAME_SIZE, OM_IR_VERSION,
+    BUNDLE_ONLY_PARTITIONS, FIXED_HEADER_VALUES, FORMAT_VERSION, HEADER_DIGEST_SLICE, HEADER_FIELDS,
+    HEADER_OFFSETS, HEADER_SIZE, LENGTH_SATURATED, MAGIC, MAX_MODELS, MAX_PARTITIONS, NAME_SIZE,
     PLATFORM_VERSION_SIZE, TABLE_ENTRY_SIZE, TABLE_HEADER_SIZE, ModelType, PartitionType, align_up,
+    header_name,
 )
 from dfir.om.signature import unsigned
 
@@ -21,13 +22,15 @@ Partition = tuple[int, bytes | bytearray | memoryview]
 
 
 def write_om(models: Sequence[Sequence[Partition]], *, name: str,
-             model_type: ModelType = ModelType.FLOW, platform_version: str = "",
-             om_ir_version: int = OM_IR_VERSION, ops: int = 0) -> bytes:
+             model_type: ModelType = ModelType.FLOW, platform_version: str = "", ops: int = 0) -> bytes:
     """The `.om` bytes of a flow file holding `models`, each a list of `(partition_type, data)`.
 
-    Each model gets a `PARTITION_CHECKSUMS` partition appended (the SHA-256 of each of its
-    partitions, in order). Raises GeError for an unknown or reserved partition type, data that
-    is not bytes-like, a name that does not fit the header, or counts beyond the schema's limits.
+    `name` is the graph's (its plan's) name; the header holds it cut to 32 bytes on a character
+    boundary (`dfir.om.schema.header_name`): the full name is the plan's. Each model gets a
+    `PARTITION_CHECKSUMS` partition appended (the SHA-256 of each of its partitions, in order).
+    Raises GeError for an unknown or reserved partition type, data that is not bytes-like, a name
+    that is no text, a platform version that does not fit the header, or counts beyond the
+    schema's limits.
     """
     if model_type != ModelType.FLOW:
         raise GeError(f"write_om writes flow models (model type {ModelType.FLOW.value}), got model "
@@ -40,20 +43,22 @@ def write_om(models: Sequence[Sequence[Partition]], *, name: str,
                         b"".join(hashlib.sha256(data).digest() for _, data in checked)))
         body += bytes(align_up(len(body)) - len(body))
         _append_table_and_partitions(body, checked, offsets_from_table_end=True)
-    return _seal(body, name=name, model_type=model_type, model_num=len(models),
-                 platform_version=platform_version, om_ir_version=om_ir_version, ops=ops)
+    return _seal(body, name=header_name(_name_text(name, ".om header name")), model_type=model_type,
+                 model_num=len(models), platform_version=platform_version, ops=ops)
 
 
 def write_bundle(model_oms: Sequence[bytes], names: Sequence[str], var_size: int = 0, *,
                  name: str = "") -> bytes:
-    """The `.om` bytes of a bundle (model type 5) holding complete `.om` files, in order.
+    """The `.om` bytes of a bundle (model type 5) holding complete flow `.om` files, in order.
 
     GE's bundle layout: one table of N+1 entries, entry 0 `BUNDLE_MODEL_VAR_INFO` (a u64,
     `var_size`), then one `BUNDLE_MODEL_INFO` per model holding its `.om` bytes; table offsets
     count from the table's start. Each nested header's `name` is set to `names[i]` (and its
     header digest renewed) so that bundle members are addressable by name; names must be
-    distinct and non-empty. A member's signature is dropped: renaming voids it, and the
-    bundle's own signature covers its members.
+    distinct and non-empty. A name longer than the header's 32 bytes is cut there, and the full
+    names then follow in one more entry, `BUNDLE_MODEL_NAMES`. Bundles do not nest: a member
+    that is a bundle is a GeError. The bundle's own `name` must fit the header. A member's
+    signature is dropped: renaming voids it, and the bundle's own signature covers its members.
     """
     if len(model_oms) != len(names):
         raise GeError(f"write_bundle got {len(model_oms)} models but {len(names)} names")
@@ -65,10 +70,13 @@ def write_bundle(model_oms: Sequence[bytes], names: Sequence[str], var_size: int
                for i, om in enumerate(model_oms)]
     entries: list[Partition] = [(PartitionType.BUNDLE_MODEL_VAR_INFO, struct.pack("<Q", var_size))]
     entries += [(PartitionType.BUNDLE_MODEL_INFO, om) for om in members]
+    if any(len(member_name.encode()) > NAME_SIZE for member_name in names):
+        entries.append((PartitionType.BUNDLE_MODEL_NAMES,
+                        memoryview(b"".join(member_name.encode() + b"\0" for member_name in names))))
     body = bytearray()
     _append_table_and_partitions(body, entries, offsets_from_table_end=False)
-    return _seal(body, name=name, model_type=ModelType.BUNDLE, model_num=len(members),
-                 platform_version="", om_ir_version=OM_IR_VERSION, ops=0)
+    return _seal(body, name=_fixed_text(name, NAME_SIZE, "name"), model_type=ModelType.BUNDLE,
+                 model_num=len(members), platform_version="", ops=0)
 
 
 def _checked_partitions(partitions: Iterable[Partition],
@@ -117,6 +125,7 @@ def _check_bundle_names(names: Sequence[str]) -> None:
     for index, member_name in enumerate(names):
         if not isinstance(member_name, str) or not member_name:
             raise GeError(f"bundle model {index} needs a non-empty name, got {member_name!r}")
+        _name_text(member_name, f"bundle model {index} name")
         if member_name in seen:
             raise GeError(f"bundle models {seen[member_name]} and {index} are both named {member_name!r}")
         seen[member_name] = index
@@ -149,23 +158,26 @@ def _renamed(om: memoryview, new_name: str, index: int) -> memoryview:
     """`om` with its header `name` set to `new_name` and its header digest renewed."""
     if len(om) < HEADER_SIZE or struct.unpack_from("<I", om, 0)[0] != MAGIC:
         raise GeError(f"bundle model {index} ({new_name!r}) is not .om bytes (no .om header)")
+    if om[HEADER_OFFSETS["modeltype"]] == ModelType.BUNDLE:
+        raise GeError(f"bundle model {index} ({new_name!r}) is itself a bundle: bundles do not nest, "
+                      f"a bundle's members are flow models")
     header = bytearray(om[:HEADER_SIZE])
     name_at = slice(HEADER_OFFSETS["name"], HEADER_OFFSETS["name"] + NAME_SIZE)
-    header[name_at] = _fixed_text(new_name, NAME_SIZE, "name").ljust(NAME_SIZE, b"\0")
+    header[name_at] = header_name(new_name).ljust(NAME_SIZE, b"\0")
     return memoryview(_with_header_digest(header) + om[HEADER_SIZE:])
 
 
-def _seal(body: bytes | bytearray, *, name: str, model_type: ModelType, model_num: int,
-          platform_version: str, om_ir_version: int, ops: int) -> bytes:
-    """The 256-byte header for `body` (digests included) followed by `body`."""
+def _seal(body: bytes | bytearray, *, name: bytes, model_type: ModelType, model_num: int,
+          platform_version: str, ops: int) -> bytes:
+    """The 256-byte header for `body` (digests included) followed by `body`; `name` is the
+    header's name field (at most 32 bytes)."""
     content_digest = hashlib.sha256(body).digest()
     values = {field.name: b"" if field.format.endswith("s") else 0 for field in HEADER_FIELDS}
+    values.update(FIXED_HEADER_VALUES)
     values.update(
         magic=MAGIC, headsize=HEADER_SIZE, version=FORMAT_VERSION,
         checksum=content_digest, length=min(len(body), LENGTH_SATURATED),
-        is_encrypt=0, is_checksum=1, modeltype=int(model_type), genmode=0,
-        name=_fixed_text(name, NAME_SIZE, "name"), ops=_u32(ops, "ops"),
-        om_ir_version=_u32(om_ir_version, "om_ir_version"), model_num=model_num,
+        modeltype=int(model_type), name=name, ops=_u32(ops, "ops"), model_num=model_num,
         platform_version=_fixed_text(platform_version, PLATFORM_VERSION_SIZE, "platform_version"),
         model_length=len(body),
     )
@@ -184,14 +196,22 @@ def _with_header_digest(header: bytearray) -> bytes:
     return bytes(header)
 
 
-def _fixed_text(text: str, size: int, field: str) -> bytes:
+def _name_text(text: object, what: str) -> str:
+    """`text` if it is a str that encodes as UTF-8 without NUL (a name of any length)."""
     if not isinstance(text, str):
-        raise GeError(f".om header {field} must be a str, got {type(text).__name__}")
+        raise GeError(f"{what} must be a str, got {type(text).__name__}")
     try:
-        encoded = text.encode("utf-8")
+        text.encode("utf-8")
     except UnicodeEncodeError:
-        raise GeError(f".om header {field} {text!r} cannot be encoded as UTF-8") from None
-    if len(encoded) > size or "\0" in text:
+        raise GeError(f"{what} {text!r} cannot be encoded as UTF-8") from None
+    if "\0" in text:
+        raise GeError(f"{what} {text!r} must not contain NUL")
+    return text
+
+
+def _fixed_text(text: str, size: int, field: str) -> bytes:
+    encoded = _name_text(text, f".om header {field}").encode("utf-8")
+    if len(encoded) > size:
         raise GeError(f".om header {field} {text!r} must be at most {size} bytes of UTF-8 without "
                       f"NUL, got {len(encoded)} bytes")
     return encoded

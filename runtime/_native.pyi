@@ -80,6 +80,9 @@ class OmFile:
     def var_size(self) -> int: ...
     @property
     def bundle(self) -> list[OmFile]: ...
+    @property
+    def member_names(self) -> list[str]:
+        """The full names of the bundle members, in `bundle` order (empty for a flow file)."""
 
 def read_om(buffer: Buffer) -> OmFile:
     """Validate a contiguous buffer as an .om file and return its layout; raises GeError."""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from typing import Iterator
 
 from dfir.core.errors import GeError
 from dfir.om.keys import trusted_keys as trusted_keys_of
@@ -14,10 +15,27 @@ from dfir.runtime.om import read_om
 
 
 class Bundle:
-    """A bundle `.om`: several complete models, addressable by name or index (`models["mlp"]`)."""
+    """A bundle `.om`: several complete models, addressable by name or position, in bundle order:
+    `bundle["mlp"]`, `bundle[0]` (or `bundle.models["mlp"]`, `bundle.models[0]`); `len(bundle)`,
+    and iterating gives the names (`name in bundle` asks for one)."""
 
     def __init__(self, models: dict[str, object]):
         self.models = _Models(models)
+
+    def __getitem__(self, key: str | int):
+        return self.models[key]
+
+    def __len__(self) -> int:
+        return len(self.models)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(list(self.models))
+
+    def __contains__(self, name: object) -> bool:
+        return name in self.models
+
+    def __repr__(self) -> str:
+        return f"<Bundle of {len(self.models)} models: {', '.join(map(repr, self.models))}>"
 
     def close(self) -> None:
         for model in self.models.values():
@@ -31,8 +49,10 @@ class Bundle:
 
 
 class _Models(dict):
+    """The models by name, in bundle order; an int key is a position (negative from the end)."""
+
     def __getitem__(self, key):
-        if isinstance(key, int):
+        if isinstance(key, int) and not isinstance(key, bool):
             names = list(self.keys())
             if not -len(names) <= key < len(names):
                 raise GeError(f"bundle has {len(names)} models, index {key} is out of range")
@@ -42,9 +62,10 @@ class _Models(dict):
         return super().__getitem__(key)
 
 
-def _runtime_model(om_model, name: str):
+def _runtime_model(om_model, label: str, name: str | None = None):
     """The runtime model of one flow model, once its plan is valid (`Plan.from_json`) and matches
-    its partitions (`Plan.check_partitions`); GeError naming the model and the JSON path otherwise."""
+    its partitions (`Plan.check_partitions`); GeError naming the model (`label`) and the JSON path
+    otherwise. The model is named `name`, by default its plan's name (its full name)."""
     payloads = [p.data for p in om_model.partitions_of(PartitionType.UDF_PAYLOAD)]
     so_bins = [p.data for p in om_model.partitions_of(PartitionType.SO_BINS)]
     weights = om_model.partitions_of(PartitionType.WEIGHTS_DATA)
@@ -56,12 +77,13 @@ def _runtime_model(om_model, name: str):
         plan = Plan.from_json(plan_data)
         plan.check_partitions(payloads, so_bins, weights_data)
     except GeError as error:
-        raise GeError(f"model {name}: {error.error_message}", "dfir.load", error.context) from None
-    return RuntimeModel(plan, payloads, weights_data, name, so_bins=so_bins)
+        raise GeError(f"model {label}: {error.error_message}", "dfir.load", error.context) from None
+    return RuntimeModel(plan, payloads, weights_data, plan.name if name is None else name, so_bins=so_bins)
 
 
 def load(source: str | os.PathLike | bytes | bytearray | memoryview, trusted_keys=None):
-    """Load an `.om` from a path or bytes: a runtime model, or a `Bundle` for a bundle `.om`.
+    """Load an `.om` from a path or bytes: a runtime model (named after its plan), or a `Bundle`
+    for a bundle `.om` (its members named as the bundle names them).
 
     With trusted keys (`trusted_keys`: a PEM file's path or loaded keys, see
     `dfir.om.keys.trusted_keys`; else the file env DFIR_TRUSTED_KEYS names) a file that is
@@ -78,6 +100,14 @@ def load(source: str | os.PathLike | bytes | bytearray | memoryview, trusted_key
         except GeError as error:
             where = {"file": os.fspath(source)} if isinstance(source, (str, os.PathLike)) else {}
             raise GeError(error.error_message, "dfir.load", where) from None
-    if om.bundle:
-        return Bundle({name: _runtime_model(model.models[0], name) for name, model in om.bundle})
-    return _runtime_model(om.models[0], om.header.name)
+    if not om.is_bundle:
+        return _runtime_model(om.models[0], om.header.name)
+    models: dict[str, object] = {}
+    try:
+        for name, member in om.bundle:
+            models[name] = _runtime_model(member.models[0], name, name)
+    except BaseException:
+        for model in models.values():  # the members loaded before the one that failed
+            model.close()
+        raise
+    return Bundle(models)

@@ -89,7 +89,8 @@ class OmModel:
 
 
 class BundleMember(NamedTuple):
-    """A member of a bundle: its name (the member's header name) and the member `.om` itself."""
+    """A member of a bundle: its full name (its header name, or its BUNDLE_MODEL_NAMES entry when
+    that is longer than the header holds) and the member `.om` itself (a flow file)."""
 
     name: str
     om: OmFile
@@ -101,8 +102,9 @@ class OmFile:
 
     `models` are its partition tables: `header.model_num` models for a flow file, the one
     table for a bundle. A bundle's members are `(name, om)` pairs in `bundle`, in table order,
-    each `om` a complete `OmFile` (`bundle_model` finds one by name or position), and `var_size`
-    is its BUNDLE_MODEL_VAR_INFO value (0 for a flow file).
+    each `om` a complete flow `OmFile` (`bundle_model` finds one by full name or position), and
+    `var_size` is its BUNDLE_MODEL_VAR_INFO value (0 for a flow file). `name` is the header's,
+    at most 32 bytes: a flow model's full name is its plan's, a member's is in `bundle`.
     `data` views the whole file but its signature trailer; `signature` is that trailer (None for
     an unsigned file and for bundle members), not yet verified.
     """
@@ -187,7 +189,8 @@ def _om_file(layout: _native.OmFile, buffer: memoryview) -> OmFile:
     models = tuple(
         OmModel(index, tuple(_partition(p, own) for p in model.partitions))
         for index, model in enumerate(layout.models))
-    members = tuple(BundleMember(member.header.name, _om_file(member, buffer)) for member in layout.bundle)
+    members = tuple(BundleMember(name, _om_file(member, buffer))
+                    for name, member in zip(layout.member_names, layout.bundle))
     return OmFile(_header(layout.header), models, members, layout.var_size, own)
 
 

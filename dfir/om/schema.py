@@ -42,8 +42,7 @@ PARTITION_ALIGNMENT = 64
 
 MAX_PARTITIONS = 4096   # per model (table), as GE allows for flow models
 MAX_MODELS = 1024       # models in one file, or members of one bundle
-MAX_BUNDLE_DEPTH = 4    # a bundle may hold bundles, at most this many levels below the file
-NAME_SIZE = 32          # header `name`, UTF-8, NUL-padded
+NAME_SIZE = 32          # header `name`, UTF-8, NUL-padded; a longer name is cut (`header_name`)
 PLATFORM_VERSION_SIZE = 20
 BUNDLE_VAR_INFO_SIZE = 8  # BUNDLE_MODEL_VAR_INFO holds one u64: the variable memory size
 
@@ -71,9 +70,20 @@ class PartitionType(enum.IntEnum):
     DEPLOY_CONFIG = 0x1003     # the deploy info JSON
     CACHE_MANIFEST = 0x1004    # subgraph fingerprints of the compile cache
     PARTITION_CHECKSUMS = 0x1005  # SHA-256 of each other partition; last entry of a flow model
+    BUNDLE_MODEL_NAMES = 0x1010   # the members' full names, each NUL-terminated (bundles only, last
+    #                               entry, present only when a name does not fit the header)
 
 
-BUNDLE_ONLY_PARTITIONS = frozenset({PartitionType.BUNDLE_MODEL_INFO, PartitionType.BUNDLE_MODEL_VAR_INFO})
+BUNDLE_ONLY_PARTITIONS = frozenset({PartitionType.BUNDLE_MODEL_INFO, PartitionType.BUNDLE_MODEL_VAR_INFO,
+                                    PartitionType.BUNDLE_MODEL_NAMES})
+
+# Header fields that hold one value only (among them GE's flags that dfir does not use): the
+# writer writes these, the reader refuses any other. `padd`, `reserved`, table pads and the gaps
+# between partitions are zero bytes; `ops`, `userdefineinfo` and `platform_version` are free.
+FIXED_HEADER_VALUES: dict[str, int] = {
+    "is_encrypt": 0, "is_checksum": 1, "genmode": 0, "om_ir_version": OM_IR_VERSION,
+    "platform_type": 0, "need_check_os_cpu_info": 0, "is_unknow_model": 0,
+}
 
 
 @dataclass(frozen=True)
@@ -113,6 +123,19 @@ HEADER_FIELDS: tuple[HeaderField, ...] = (
     HeaderField("reserved", 194, "62s"),
 )
 HEADER_OFFSETS: dict[str, int] = {f.name: f.offset for f in HEADER_FIELDS}
+
+
+def header_name(name: str) -> bytes:
+    """The header `name` bytes of `name`: its UTF-8, cut to at most `NAME_SIZE` bytes on a
+    character boundary (a flow model's full name is its plan's; a bundle member's, when cut, is in
+    the bundle's BUNDLE_MODEL_NAMES partition)."""
+    encoded = name.encode("utf-8")
+    if len(encoded) <= NAME_SIZE:
+        return encoded
+    cut = NAME_SIZE
+    while encoded[cut] & 0xC0 == 0x80:  # a continuation byte: the cut would split a character
+        cut -= 1
+    return encoded[:cut]
 
 
 def align_up(value: int, alignment: int = PARTITION_ALIGNMENT) -> int:

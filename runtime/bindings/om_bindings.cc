@@ -40,7 +40,7 @@ py::dict NamedValues(const dfir::om::NamedValue* begin, const dfir::om::NamedVal
   return values;
 }
 
-// The schema constants, named as in dfir/lowering/om_schema.py.
+// The schema constants, named as in dfir/om/schema.py.
 py::dict SchemaConstants() {
   namespace om = dfir::om;
   py::dict schema;
@@ -58,13 +58,14 @@ py::dict SchemaConstants() {
   schema["PARTITION_ALIGNMENT"] = om::kPartitionAlignment;
   schema["MAX_PARTITIONS"] = om::kMaxPartitions;
   schema["MAX_MODELS"] = om::kMaxModels;
-  schema["MAX_BUNDLE_DEPTH"] = om::kMaxBundleDepth;
   schema["NAME_SIZE"] = om::kNameSize;
   schema["PLATFORM_VERSION_SIZE"] = om::kPlatformVersionSize;
   schema["BUNDLE_VAR_INFO_SIZE"] = om::kBundleVarInfoSize;
   schema["HEADER_OFFSETS"] = NamedValues(std::begin(om::kHeaderOffsets), std::end(om::kHeaderOffsets));
   schema["MODEL_TYPES"] = NamedValues(std::begin(om::kModelTypes), std::end(om::kModelTypes));
   schema["PARTITION_TYPES"] = NamedValues(std::begin(om::kPartitionTypes), std::end(om::kPartitionTypes));
+  schema["FIXED_HEADER_VALUES"] =
+      NamedValues(std::begin(om::kFixedHeaderValues), std::end(om::kFixedHeaderValues));
   return schema;
 }
 
@@ -108,7 +109,8 @@ void BindLayout(py::module_& m) {
       .def_readonly("header", &OmFile::header)
       .def_readonly("models", &OmFile::models)
       .def_readonly("var_size", &OmFile::var_size)
-      .def_readonly("bundle", &OmFile::bundle);
+      .def_readonly("bundle", &OmFile::bundle)
+      .def_readonly("member_names", &OmFile::member_names);
 }
 
 }  // namespace

@@ -4,7 +4,9 @@
 #include <cstdio>
 #include <cstring>
 #include <sstream>
+#include <tuple>
 #include <unordered_map>
+#include <utility>
 
 #include "sha256.h"
 
@@ -86,11 +88,38 @@ bool IsValidUtf8(const uint8_t* text, size_t size) {
   return true;
 }
 
-// A NUL-padded header text field: its bytes up to the first NUL, which must be UTF-8.
-std::string TextField(const uint8_t* field, size_t width, const char* field_name) {
+std::string Hex8(uint8_t value) {
+  char text[5];
+  std::snprintf(text, sizeof text, "0x%02X", value);
+  return text;
+}
+
+// Where the first non-zero byte of [first, last) of `data` is, or `last` if there is none.
+uint64_t FirstNonZero(const uint8_t* data, uint64_t first, uint64_t last) {
+  return static_cast<uint64_t>(std::find_if(data + first, data + last, [](uint8_t b) { return b != 0; }) - data);
+}
+
+// A NUL-padded header text field at byte `at`: its bytes up to the first NUL, which must be
+// UTF-8; the bytes after that NUL must be zero.
+std::string TextField(const uint8_t* data, size_t at, size_t width, const char* field_name) {
+  const uint8_t* field = data + at;
   const size_t length = std::find(field, field + width, uint8_t{0}) - field;
   if (!IsValidUtf8(field, length)) Fail("header ", field_name, " is not valid UTF-8");
+  const uint64_t stray = FirstNonZero(data, at + length, at + width);
+  if (stray != at + width) {
+    Fail("header ", field_name, " holds ", Hex8(data[stray]), " at byte ", stray,
+         " after its terminating NUL, expected zero padding");
+  }
   return std::string(reinterpret_cast<const char*>(field), length);
+}
+
+// `name` as the header's `name` field holds it: cut to at most kNameSize bytes on a UTF-8
+// character boundary (dfir.om.schema.header_name).
+std::string HeaderName(const std::string& name) {
+  if (name.size() <= kNameSize) return name;
+  size_t cut = kNameSize;
+  while ((static_cast<uint8_t>(name[cut]) & 0xC0) == 0x80) --cut;
+  return name.substr(0, cut);
 }
 
 bool SameDigest(const Sha256Digest& digest, const uint8_t* recorded) {
@@ -102,8 +131,9 @@ enum class OffsetBase { kTableEnd, kTableStart };
 
 class Reader {
  public:
-  Reader(const uint8_t* data, uint64_t size, uint64_t base, int depth)
-      : data_(data), size_(size), base_(base), depth_(depth) {}
+  // `member`: the file is a bundle member (which may not be a bundle itself).
+  Reader(const uint8_t* data, uint64_t size, uint64_t base, bool member)
+      : data_(data), size_(size), base_(base), member_(member) {}
 
   OmFile Read() const {
     CheckFrame();
@@ -113,14 +143,16 @@ class Reader {
     file.size = size_;
     file.header = ReadHeader();
     CheckModelTypeAndCount(file.header);
+    CheckFixedFields();
+    std::vector<std::string> full_names;
     if (file.header.modeltype == static_cast<uint8_t>(ModelType::kFlow)) {
       file.models = ReadFlowModels(file.header.model_num);
     } else {
-      file.models = {ReadBundleTable(file.header.model_num, &file.var_size)};
+      file.models = {ReadBundleTable(file.header.model_num, &file.var_size, &full_names)};
     }
     CheckContentDigest();
     if (file.header.modeltype == static_cast<uint8_t>(ModelType::kBundle)) {
-      file.bundle = ReadBundleMembers(file.models.front());
+      ReadBundleMembers(file.models.front(), full_names, &file);
     }
     return file;
   }
@@ -140,13 +172,18 @@ class Reader {
     if (version != kFormatVersion) {
       Fail("format version ", Hex32(version), " is not supported, expected ", Hex32(kFormatVersion));
     }
+    const uint32_t om_ir_version = LoadU32(data_ + header_offset::kOmIrVersion);
+    if (om_ir_version != FixedHeaderValue("om_ir_version")) {
+      Fail("om_ir_version ", om_ir_version, " is not supported, expected ", FixedHeaderValue("om_ir_version"),
+           " (the revision of dfir's partition contents this reader knows)");
+    }
     CheckLengths();
     const uint8_t is_encrypt = data_[header_offset::kIsEncrypt];
-    if (is_encrypt != 0) {
+    if (is_encrypt != FixedHeaderValue("is_encrypt")) {
       Fail("the model is encrypted (is_encrypt=", int{is_encrypt}, "); dfir reads only unencrypted .om files");
     }
     const uint8_t is_checksum = data_[header_offset::kIsChecksum];
-    if (is_checksum != 1) {
+    if (is_checksum != FixedHeaderValue("is_checksum")) {
       Fail("is_checksum is ", int{is_checksum}, ", expected 1: dfir .om files always carry checksums");
     }
   }
@@ -204,12 +241,12 @@ class Reader {
     header.is_checksum = data_[at::kIsChecksum];
     header.modeltype = data_[at::kModeltype];
     header.genmode = data_[at::kGenmode];
-    header.name = TextField(data_ + at::kName, kNameSize, "name");
+    header.name = TextField(data_, at::kName, kNameSize, "name");
     header.ops = LoadU32(data_ + at::kOps);
     std::memcpy(header.userdefineinfo.data(), data_ + at::kUserdefineinfo, header.userdefineinfo.size());
     header.om_ir_version = LoadU32(data_ + at::kOmIrVersion);
     header.model_num = LoadU32(data_ + at::kModelNum);
-    header.platform_version = TextField(data_ + at::kPlatformVersion, kPlatformVersionSize, "platform_version");
+    header.platform_version = TextField(data_, at::kPlatformVersion, kPlatformVersionSize, "platform_version");
     header.platform_type = data_[at::kPlatformType];
     header.model_length = LoadU64(data_ + at::kModelLength);
     header.need_check_os_cpu_info = data_[at::kNeedCheckOsCpuInfo];
@@ -217,23 +254,66 @@ class Reader {
     return header;
   }
 
-  static void CheckModelTypeAndCount(const Header& header) {
+  void CheckModelTypeAndCount(const Header& header) const {
     if (header.modeltype != static_cast<uint8_t>(ModelType::kFlow) &&
         header.modeltype != static_cast<uint8_t>(ModelType::kBundle)) {
       Fail("model type ", int{header.modeltype}, " is not supported, expected 3 (FLOW) or 5 (BUNDLE)");
+    }
+    if (member_ && header.modeltype == static_cast<uint8_t>(ModelType::kBundle)) {
+      Fail("model type 5 (BUNDLE) is not allowed in a bundle: bundles do not nest, a bundle's members are flow "
+           "models (model type 3)");
     }
     if (header.model_num == 0 || header.model_num > kMaxModels) {
       Fail("model_num is ", header.model_num, ", expected 1 to ", kMaxModels);
     }
   }
 
+  // The GE flags dfir does not use hold their one value; the pad and reserved bytes are zero.
+  void CheckFixedFields() const {
+    namespace at = header_offset;
+    static constexpr std::pair<const char*, size_t> kFlags[] = {
+        {"genmode", at::kGenmode},
+        {"platform_type", at::kPlatformType},
+        {"need_check_os_cpu_info", at::kNeedCheckOsCpuInfo},
+        {"is_unknow_model", at::kIsUnknowModel},
+    };
+    for (const auto& [field, offset] : kFlags) {
+      if (data_[offset] != FixedHeaderValue(field)) {
+        Fail(field, " is ", int{data_[offset]}, ", expected ", FixedHeaderValue(field));
+      }
+    }
+    static constexpr std::tuple<const char*, size_t, size_t> kZeros[] = {
+        {"padd", at::kPadd, at::kModelLength},
+        {"reserved", at::kReserved, kHeaderSize},
+    };
+    for (const auto& [field, first, last] : kZeros) {
+      const uint64_t stray = FirstNonZero(data_, first, last);
+      if (stray != last) {
+        Fail("header ", field, " holds ", Hex8(data_[stray]), " at byte ", stray, ", expected zero bytes");
+      }
+    }
+  }
+
+  // `what` lies at [first, last) of the file and must be zero bytes.
+  void CheckPadding(uint64_t first, uint64_t last, const std::string& what) const {
+    const uint64_t stray = FirstNonZero(data_, first, last);
+    if (stray != last) {
+      Fail("padding before ", what, " holds ", Hex8(data_[stray]), " at byte ", stray, ", expected zero bytes");
+    }
+  }
+
   // The table at `start` and its partitions; `*end` receives where the last partition ends.
-  Model ReadTable(uint64_t start, const std::string& label, OffsetBase offset_base, uint64_t* end) const {
+  // The bytes from `padding_from` to `start` (the alignment before the table) must be zero.
+  Model ReadTable(uint64_t start, uint64_t padding_from, const std::string& label, OffsetBase offset_base,
+                  uint64_t* end) const {
     if (start > size_ || size_ - start < kTableHeaderSize) {
       Fail(label, "'s partition table at byte ", start, " runs past the end of the ", size_, "-byte file");
     }
+    CheckPadding(padding_from, start, label + "'s partition table");
     const uint32_t count = LoadU32(data_ + start);
     if (count > kMaxPartitions) Fail(label, " has ", count, " partitions, more than the limit of ", kMaxPartitions);
+    const uint32_t table_pad = LoadU32(data_ + start + 4);
+    if (table_pad != 0) Fail(label, "'s partition table pad is ", table_pad, ", expected 0");
     const uint64_t table_size = kTableHeaderSize + uint64_t{kTableEntrySize} * count;
     if (size_ - start < table_size) {
       Fail(label, "'s partition table of ", count, " entries ends at byte ", start + table_size, " but the file has ",
@@ -248,6 +328,10 @@ class Reader {
       const Partition partition{LoadU32(entry), LoadU64(entry + 8), LoadU64(entry + 16)};
       const char* type_name = PartitionTypeName(partition.type);
       if (type_name == nullptr) Fail("partition ", i, " of ", label, " has unknown type ", partition.type);
+      const uint32_t entry_pad = LoadU32(entry + 4);
+      if (entry_pad != 0) {
+        Fail("partition ", i, " (", type_name, ") of ", label, " has pad ", entry_pad, ", expected 0");
+      }
       const Wide first = Wide{base} + partition.offset;
       const Wide expected = AlignUp(cursor);
       if (first != expected) {
@@ -259,6 +343,8 @@ class Reader {
         Fail("partition ", i, " (", type_name, ") of ", label, " ends at byte ", past_last, " but the file has ",
              size_, " bytes");
       }
+      CheckPadding(cursor, static_cast<uint64_t>(first),
+                   "partition " + std::to_string(i) + " (" + type_name + ") of " + label);
       model.partitions.push_back({partition.type, static_cast<uint64_t>(first), partition.size});
       cursor = static_cast<uint64_t>(past_last);
     }
@@ -279,7 +365,7 @@ class Reader {
     for (uint32_t index = 0; index < model_num; ++index) {
       const std::string label = "model " + std::to_string(index);
       // AlignUp stays far below 2**64: `end` never exceeds the size of a buffer in memory.
-      models.push_back(ReadTable(static_cast<uint64_t>(AlignUp(end)), label, OffsetBase::kTableEnd, &end));
+      models.push_back(ReadTable(static_cast<uint64_t>(AlignUp(end)), end, label, OffsetBase::kTableEnd, &end));
       CheckFlowPartitions(models.back(), label);
     }
     CheckEndsAtFileEnd(end, "model " + std::to_string(model_num - 1));
@@ -292,7 +378,8 @@ class Reader {
     if (partitions.empty()) Fail(label, " has no partitions, expected at least PARTITION_CHECKSUMS");
     for (size_t i = 0; i < partitions.size(); ++i) {
       const auto type = static_cast<PartitionType>(partitions[i].type);
-      if (type == PartitionType::kBundleModelInfo || type == PartitionType::kBundleModelVarInfo) {
+      if (type == PartitionType::kBundleModelInfo || type == PartitionType::kBundleModelVarInfo ||
+          type == PartitionType::kBundleModelNames) {
         Fail("partition ", i, " (", PartitionTypeName(partitions[i].type), ") of ", label,
              " is a bundle partition, which only a bundle's table may hold");
       }
@@ -320,15 +407,18 @@ class Reader {
     }
   }
 
-  // GE's bundle table: entry 0 BUNDLE_MODEL_VAR_INFO (a u64), then one BUNDLE_MODEL_INFO per model.
-  Model ReadBundleTable(uint32_t model_num, uint64_t* var_size) const {
+  // GE's bundle table: entry 0 BUNDLE_MODEL_VAR_INFO (a u64), then one BUNDLE_MODEL_INFO per model,
+  // then BUNDLE_MODEL_NAMES when a member's name does not fit its header (its names into `*names`).
+  Model ReadBundleTable(uint32_t model_num, uint64_t* var_size, std::vector<std::string>* names) const {
     const std::string label = "the bundle table";
     uint64_t end = 0;
-    Model table = ReadTable(kHeaderSize, label, OffsetBase::kTableStart, &end);
+    Model table = ReadTable(kHeaderSize, kHeaderSize, label, OffsetBase::kTableStart, &end);
     const std::vector<Partition>& entries = table.partitions;
-    if (entries.size() != uint64_t{model_num} + 1) {
-      Fail("bundle has model_num ", model_num, " but its table has ", entries.size(), " entries, expected ",
-           uint64_t{model_num} + 1, " (BUNDLE_MODEL_VAR_INFO and one BUNDLE_MODEL_INFO per model)");
+    const uint64_t models_end = uint64_t{model_num} + 1;
+    if (entries.size() != models_end && entries.size() != models_end + 1) {
+      Fail("bundle has model_num ", model_num, " but its table has ", entries.size(), " entries, expected ", models_end,
+           " (BUNDLE_MODEL_VAR_INFO and one BUNDLE_MODEL_INFO per model) or ", models_end + 1,
+           " (with BUNDLE_MODEL_NAMES last)");
     }
     if (static_cast<PartitionType>(entries[0].type) != PartitionType::kBundleModelVarInfo) {
       Fail("bundle table entry 0 is ", PartitionTypeName(entries[0].type), ", expected BUNDLE_MODEL_VAR_INFO");
@@ -337,44 +427,90 @@ class Reader {
       Fail("BUNDLE_MODEL_VAR_INFO has ", entries[0].size, " bytes, expected ", kBundleVarInfoSize,
            " (a u64 variable memory size)");
     }
-    for (size_t i = 1; i < entries.size(); ++i) {
+    for (size_t i = 1; i < models_end; ++i) {
       if (static_cast<PartitionType>(entries[i].type) != PartitionType::kBundleModelInfo) {
         Fail("bundle table entry ", i, " is ", PartitionTypeName(entries[i].type), ", expected BUNDLE_MODEL_INFO");
       }
+    }
+    if (entries.size() > models_end) {
+      const Partition& last = entries.back();
+      if (static_cast<PartitionType>(last.type) != PartitionType::kBundleModelNames) {
+        Fail("bundle table entry ", models_end, " is ", PartitionTypeName(last.type),
+             ", expected BUNDLE_MODEL_NAMES (the one entry allowed after the BUNDLE_MODEL_INFO entries)");
+      }
+      *names = ReadBundleNames(last, model_num);
     }
     CheckEndsAtFileEnd(end, label);
     *var_size = LoadU64(data_ + entries[0].offset);
     return table;
   }
 
-  std::vector<OmFile> ReadBundleMembers(const Model& table) const {
-    if (depth_ + 1 > kMaxBundleDepth) Fail("bundles nest more than ", kMaxBundleDepth, " levels deep");
-    std::vector<OmFile> members;
+  // BUNDLE_MODEL_NAMES: `model_num` UTF-8 names, each followed by a NUL; one at least longer than
+  // the header's name field (else the partition is not written).
+  std::vector<std::string> ReadBundleNames(const Partition& partition, uint32_t model_num) const {
+    const uint8_t* text = data_ + partition.offset;
+    const uint64_t size = partition.size;
+    if (size == 0 || text[size - 1] != 0) {
+      Fail("BUNDLE_MODEL_NAMES (", size, " bytes) does not end with a NUL byte, expected one NUL-terminated name per "
+           "bundle model");
+    }
+    std::vector<std::string> names;
+    for (uint64_t first = 0; first < size;) {  // the last byte is a NUL: every name ends inside
+      const uint64_t nul = static_cast<uint64_t>(std::find(text + first, text + size, uint8_t{0}) - text);
+      if (names.size() == model_num) {
+        Fail("BUNDLE_MODEL_NAMES holds more than ", model_num, " names, expected ", model_num,
+             " (one NUL-terminated name per bundle model)");
+      }
+      if (!IsValidUtf8(text + first, nul - first)) {
+        Fail("BUNDLE_MODEL_NAMES name ", names.size(), " is not valid UTF-8");
+      }
+      names.emplace_back(reinterpret_cast<const char*>(text + first), nul - first);
+      first = nul + 1;
+    }
+    if (names.size() != model_num) {
+      Fail("BUNDLE_MODEL_NAMES holds ", names.size(), " names, expected ", model_num,
+           " (one NUL-terminated name per bundle model)");
+    }
+    if (std::all_of(names.begin(), names.end(), [](const std::string& name) { return name.size() <= kNameSize; })) {
+      Fail("BUNDLE_MODEL_NAMES is present but every name fits the ", kNameSize,
+           "-byte header name (it is written only when one does not)");
+    }
+    return names;
+  }
+
+  // Each member, validated; its name is its header's or, when `full_names` is given, its entry
+  // there (which the header holds cut to kNameSize bytes). Names are non-empty and distinct.
+  void ReadBundleMembers(const Model& table, const std::vector<std::string>& full_names, OmFile* file) const {
     std::unordered_map<std::string, size_t> index_of_name;
-    for (size_t i = 1; i < table.partitions.size(); ++i) {
+    for (size_t i = 1; i <= file->header.model_num; ++i) {
       const Partition& entry = table.partitions[i];
       const size_t index = i - 1;
       try {
-        members.push_back(Reader(data_ + entry.offset, entry.size, base_ + entry.offset, depth_ + 1).Read());
+        file->bundle.push_back(Reader(data_ + entry.offset, entry.size, base_ + entry.offset, true).Read());
       } catch (const OmError& error) {
         Fail("bundle model ", index, ": ", error.what());
       }
-      const std::string& name = members.back().header.name;
+      const std::string& header_name = file->bundle.back().header.name;
+      const std::string& name = full_names.empty() ? header_name : full_names[index];
       if (name.empty()) Fail("bundle model ", index, " has an empty name");
+      if (HeaderName(name) != header_name) {
+        Fail("bundle model ", index, "'s header name \"", header_name, "\" is not its name \"", name,
+             "\" from BUNDLE_MODEL_NAMES cut to ", kNameSize, " bytes");
+      }
       const auto [previous, inserted] = index_of_name.emplace(name, index);
       if (!inserted) Fail("bundle models ", previous->second, " and ", index, " are both named \"", name, "\"");
+      file->member_names.push_back(name);
     }
-    return members;
   }
 
   const uint8_t* data_;
   uint64_t size_;
   uint64_t base_;
-  int depth_;
+  bool member_;
 };
 
 }  // namespace
 
-OmFile ReadOm(const uint8_t* data, size_t size) { return Reader(data, size, 0, 0).Read(); }
+OmFile ReadOm(const uint8_t* data, size_t size) { return Reader(data, size, 0, false).Read(); }
 
 }  // namespace dfir::om

@@ -57,8 +57,10 @@ struct Model {
 };
 
 // A validated .om file. `models` are its partition tables: `model_num` of them for a flow
-// file, the single table for a bundle, whose members are in `bundle` (in table order) and
-// whose BUNDLE_MODEL_VAR_INFO value is `var_size`.
+// file, the single table for a bundle, whose members are in `bundle` (in table order, flow
+// files all: bundles do not nest), named `member_names` (their full names: BUNDLE_MODEL_NAMES'
+// when the table has it, else their header names), and whose BUNDLE_MODEL_VAR_INFO value is
+// `var_size`.
 struct OmFile {
   uint64_t base = 0;  // where this file starts in the buffer given to ReadOm (bundle members)
   uint64_t size = 0;
@@ -66,15 +68,17 @@ struct OmFile {
   std::vector<Model> models;
   uint64_t var_size = 0;
   std::vector<OmFile> bundle;
+  std::vector<std::string> member_names;
 };
 
 // Validates `size` bytes at `data` as an .om file and returns its layout; throws OmError.
-// Checks, in order: size, magic, headsize, version, model_length/length against the size,
-// is_encrypt/is_checksum, the header digest, model type and count, every table and partition
-// bound (partitions follow one another on 64-byte boundaries; overflow-safe), each
-// partition's SHA-256 against its model's PARTITION_CHECKSUMS, the digest of everything after
-// the header, then each bundle member recursively (at most kMaxBundleDepth levels deep, names
-// non-empty and distinct). Reads only inside [data, data + size); never writes.
+// Checks, in order: size, magic, headsize, version, om_ir_version, model_length/length against
+// the size, is_encrypt/is_checksum, the header digest, model type and count, the other fixed
+// header fields (the unused GE flags, zero pad and reserved bytes, text fields zero after their
+// NUL), every table and partition bound (partitions follow one another on 64-byte boundaries,
+// zero bytes between; pads zero; overflow-safe), each partition's SHA-256 against its model's
+// PARTITION_CHECKSUMS, the digest of everything after the header, then each bundle member (a
+// flow file; names non-empty and distinct). Reads only inside [data, data + size); never writes.
 OmFile ReadOm(const uint8_t* data, size_t size);
 
 }  // namespace dfir::om

@@ -1,4 +1,4 @@
-// The `.om` container schema for C++: the same values as dfir/lowering/om_schema.py (a test
+// The `.om` container schema for C++: the same values as dfir/om/schema.py (a test
 // compares them through the bindings). docs/om-format.md describes the format byte by byte.
 #ifndef DFIR_RUNTIME_NATIVE_OM_SCHEMA_H_
 #define DFIR_RUNTIME_NATIVE_OM_SCHEMA_H_
@@ -27,7 +27,6 @@ inline constexpr uint64_t kPartitionAlignment = 64;
 
 inline constexpr uint32_t kMaxPartitions = 4096;
 inline constexpr uint32_t kMaxModels = 1024;
-inline constexpr int kMaxBundleDepth = 4;
 inline constexpr size_t kNameSize = 32;
 inline constexpr size_t kPlatformVersionSize = 20;
 inline constexpr uint64_t kBundleVarInfoSize = 8;
@@ -107,6 +106,7 @@ enum class PartitionType : uint32_t {
   kDeployConfig = 0x1003,
   kCacheManifest = 0x1004,
   kPartitionChecksums = 0x1005,
+  kBundleModelNames = 0x1010,
 };
 
 inline constexpr NamedValue kPartitionTypes[] = {
@@ -123,7 +123,31 @@ inline constexpr NamedValue kPartitionTypes[] = {
     {"DEPLOY_CONFIG", static_cast<uint64_t>(PartitionType::kDeployConfig)},
     {"CACHE_MANIFEST", static_cast<uint64_t>(PartitionType::kCacheManifest)},
     {"PARTITION_CHECKSUMS", static_cast<uint64_t>(PartitionType::kPartitionChecksums)},
+    {"BUNDLE_MODEL_NAMES", static_cast<uint64_t>(PartitionType::kBundleModelNames)},
 };
+
+// Header fields that hold one value only: GE flags and revisions dfir does not use or know
+// (the same as FIXED_HEADER_VALUES in dfir/om/schema.py).
+inline constexpr NamedValue kFixedHeaderValues[] = {
+    {"is_encrypt", 0},
+    {"is_checksum", 1},
+    {"genmode", 0},
+    {"om_ir_version", kOmIrVersion},
+    {"platform_type", 0},
+    {"need_check_os_cpu_info", 0},
+    {"is_unknow_model", 0},
+};
+
+// The value the header field `field` must hold (a field of kFixedHeaderValues).
+constexpr uint64_t FixedHeaderValue(const char* field) {
+  for (const NamedValue& fixed : kFixedHeaderValues) {
+    const char* a = fixed.name;
+    const char* b = field;
+    while (*a != 0 && *a == *b) ++a, ++b;
+    if (*a == *b) return fixed.value;
+  }
+  return ~uint64_t{0};
+}
 
 // The name of a partition type, or nullptr for a number the schema does not define.
 inline const char* PartitionTypeName(uint32_t type) {

@@ -65,6 +65,24 @@ def resealed(data: bytes, start: int = 0) -> bytes:
     return bytes(out)
 
 
+def raw_bundle(members: list[bytes], var_size: int = 0, extra: list[tuple[int, bytes]] = ()) -> bytes:
+    """A bundle assembled byte by byte, without the writer's checks: BUNDLE_OM's header (name
+    "set") over a table of BUNDLE_MODEL_VAR_INFO, the `members` as they are, then `extra`."""
+    entries = [(PartitionType.BUNDLE_MODEL_VAR_INFO, struct.pack("<Q", var_size))]
+    entries += [(PartitionType.BUNDLE_MODEL_INFO, member) for member in members] + list(extra)
+    body = bytearray(struct.pack("<II", len(entries), 0) + bytes(TABLE_ENTRY_SIZE * len(entries)))
+    for index, (ptype, data) in enumerate(entries):
+        start = align_up(len(body))  # the body starts at byte 256: aligned in it, aligned in the file
+        body += bytes(start - len(body))
+        struct.pack_into("<IIQQ", body, TABLE_HEADER_SIZE + TABLE_ENTRY_SIZE * index, ptype, 0, start, len(data))
+        body += data
+    header = bytearray(BUNDLE_OM[:HEADER_SIZE])
+    struct.pack_into("<I", header, HEADER_OFFSETS["model_num"], len(members))
+    struct.pack_into("<I", header, HEADER_OFFSETS["length"], len(body))
+    struct.pack_into("<Q", header, HEADER_OFFSETS["model_length"], len(body))
+    return resealed(bytes(header) + bytes(body))
+
+
 def error_of(data) -> str:
     with pytest.raises(GeError) as caught:
         read_om(data)
@@ -174,13 +192,91 @@ def test_bundle_round_trip_follows_ge_layout_and_names_members():
     assert init.models[0].partitions[0].offset == read_om(FLOW_OM).models[0].partitions[0].offset
 
 
-def test_bundles_nest_up_to_four_levels_and_no_deeper():
-    nested = FLOW_OM
-    for level in range(4):
-        nested = write_bundle([nested], [f"level{level}"])
-    assert read_om(nested).bundle_model(0).bundle_model(0).bundle_model(0).bundle_model(0).name == "level0"
-    too_deep = write_bundle([nested], ["level4"])
-    assert error_of(too_deep) == 4 * "bundle model 0: " + "bundles nest more than 4 levels deep"
+def test_the_hand_assembled_bundle_is_the_writers():
+    init, infer = (bytes(member.om.data) for member in read_om(BUNDLE_OM).bundle)
+    assert raw_bundle([init, infer], var_size=4096) == BUNDLE_OM
+
+
+def test_bundles_do_not_nest_neither_writer_nor_reader_accepts_one():
+    inner = write_bundle([FLOW_OM], ["leaf"], name="inner")
+    with pytest.raises(GeError) as caught:
+        write_bundle([FLOW_OM, inner], ["flow", "inner"])
+    assert str(caught.value) == ("bundle model 1 ('inner') is itself a bundle: bundles do not nest, a bundle's "
+                                 "members are flow models")
+    nested = raw_bundle([bytes(read_om(BUNDLE_OM).bundle[0].om.data), inner])
+    assert error_of(nested) == ("bundle model 1: model type 5 (BUNDLE) is not allowed in a bundle: bundles do not "
+                                "nest, a bundle's members are flow models (model type 3)")
+
+
+# ---------------------------------------------------------------- names longer than the header
+
+
+@pytest.mark.parametrize("name, in_header", [
+    ("n" * 32, "n" * 32),
+    ("n" * 40, "n" * 32),
+    ("\u00e9" * 20, "\u00e9" * 16),             # 40 bytes of 2-byte characters: cut after 32
+    ("a" + "\u00e9" * 20, "a" + "\u00e9" * 15),  # byte 32 would split a character: cut after 31
+    ("\U0001F600" * 9, "\U0001F600" * 8),       # 4-byte characters
+])
+def test_a_long_name_is_cut_to_the_header_on_a_character_boundary(name, in_header):
+    assert om_schema.header_name(name) == in_header.encode()
+    assert read_om(write_om([sample_partitions()], name=name)).header.name == in_header
+
+
+LONG = "resnet50_v1_with_preprocessing_stage_"  # 37 bytes: two names that agree in the header
+
+
+def test_long_bundle_member_names_are_kept_whole_in_bundle_model_names():
+    bundle = write_bundle([FLOW_OM, TWO_MODEL_OM, FLOW_OM], [LONG + "a", LONG + "b", "short"], name="set")
+    om = read_om(bundle)
+    assert om.bundle_names == (LONG + "a", LONG + "b", "short")
+    assert [member.om.name for member in om.bundle] == [LONG[:32], LONG[:32], "short"]
+    assert om.bundle_model(LONG + "b").header.model_num == 2 and om.bundle_model(2).name == "short"
+    names = om.models[0].partitions[-1]
+    assert [p.type for p in om.models[0].partitions] == [PartitionType.BUNDLE_MODEL_VAR_INFO] + 3 * [
+        PartitionType.BUNDLE_MODEL_INFO] + [PartitionType.BUNDLE_MODEL_NAMES]
+    assert bytes(names.data) == f"{LONG}a\0{LONG}b\0short\0".encode()
+    members = [bytes(member.om.data) for member in om.bundle]
+    assert raw_bundle(members, extra=[(PartitionType.BUNDLE_MODEL_NAMES, bytes(names.data))]) == bundle
+    # names that fit leave the layout as it was: no BUNDLE_MODEL_NAMES
+    assert len(read_om(BUNDLE_OM).models[0].partitions) == 3
+
+
+def test_loader_checks_bundle_model_names():
+    init, infer = (bytes(member.om.data) for member in read_om(BUNDLE_OM).bundle)
+    long_a, long_b = (bytes(member.om.data) for member in read_om(
+        write_bundle([FLOW_OM, FLOW_OM], [LONG + "a", LONG + "b"])).bundle)
+    names = PartitionType.BUNDLE_MODEL_NAMES
+    cases = [
+        ([init, infer], b"init\0infer\0",
+         "BUNDLE_MODEL_NAMES is present but every name fits the 32-byte header name (it is written only when one "
+         "does not)"),
+        ([long_a, long_b], f"{LONG}a\0{LONG}b".encode(),
+         "BUNDLE_MODEL_NAMES (77 bytes) does not end with a NUL byte, expected one NUL-terminated name per bundle "
+         "model"),
+        ([long_a, long_b], b"", "BUNDLE_MODEL_NAMES (0 bytes) does not end with a NUL byte, expected one "
+                                "NUL-terminated name per bundle model"),
+        ([long_a, long_b], f"{LONG}a\0".encode(),
+         "BUNDLE_MODEL_NAMES holds 1 names, expected 2 (one NUL-terminated name per bundle model)"),
+        ([long_a, long_b], f"{LONG}a\0{LONG}b\0c\0".encode(),
+         "BUNDLE_MODEL_NAMES holds more than 2 names, expected 2 (one NUL-terminated name per bundle model)"),
+        ([long_a, long_b], f"{LONG}a\0".encode() + b"\xff\0",
+         "BUNDLE_MODEL_NAMES name 1 is not valid UTF-8"),
+        ([long_a, long_b], f"{LONG}a\0{LONG}a\0".encode(), f'bundle models 0 and 1 are both named "{LONG}a"'),
+        ([init, long_b], f"\0{LONG}b\0".encode(), "bundle model 0 has an empty name"),
+        ([init, long_b], f"{LONG}a\0{LONG}b\0".encode(),
+         f'bundle model 0\'s header name "init" is not its name "{LONG}a" from BUNDLE_MODEL_NAMES cut to 32 bytes'),
+        ([long_a, init], f"{LONG}a\0{LONG}b\0".encode(),
+         f'bundle model 1\'s header name "init" is not its name "{LONG}b" from BUNDLE_MODEL_NAMES cut to 32 bytes'),
+    ]
+    for members, text, message in cases:
+        assert error_of(raw_bundle(members, extra=[(names, text)])) == message
+    assert error_of(raw_bundle([long_a, long_b])) == f'bundle models 0 and 1 are both named "{LONG[:32]}"'
+    assert error_of(raw_bundle([init, infer], extra=[(PartitionType.IR_TEXT, b"x")])) == (
+        "bundle table entry 3 is IR_TEXT, expected BUNDLE_MODEL_NAMES (the one entry allowed after the "
+        "BUNDLE_MODEL_INFO entries)")
+    assert error_of(resealed(patched(FLOW_OM, entry_at(1, "type"), "I", names))) == (
+        "partition 1 (BUNDLE_MODEL_NAMES) of model 0 is a bundle partition, which only a bundle's table may hold")
 
 
 def test_lookup_errors_name_what_exists():
@@ -207,18 +303,24 @@ def test_lookup_errors_name_what_exists():
     (lambda: write_om([[(99, b"")]], name="m"),
      "partition 0 of model 0 has unknown partition type 99; expected one of MODEL_DEF, WEIGHTS_DATA, SO_BINS, "
      "FLOW_MODEL, FLOW_SUBMODEL, BUNDLE_MODEL_INFO, BUNDLE_MODEL_VAR_INFO, IR_TEXT, UDF_PAYLOAD, RESOURCE_CONFIG, "
-     "DEPLOY_CONFIG, CACHE_MANIFEST, PARTITION_CHECKSUMS"),
+     "DEPLOY_CONFIG, CACHE_MANIFEST, PARTITION_CHECKSUMS, BUNDLE_MODEL_NAMES"),
     (lambda: write_om([[(PartitionType.PARTITION_CHECKSUMS, b"")]], name="m"),
      "partition 0 of model 0 has type PARTITION_CHECKSUMS, which the writer adds itself"),
     (lambda: write_om([[], [(PartitionType.BUNDLE_MODEL_INFO, b"")]], name="m"),
      "partition 0 of model 1 has type BUNDLE_MODEL_INFO, which the writer adds itself"),
+    (lambda: write_om([[(PartitionType.BUNDLE_MODEL_NAMES, b"a\0")]], name="m"),
+     "partition 0 of model 0 has type BUNDLE_MODEL_NAMES, which the writer adds itself"),
     (lambda: write_om([[(PartitionType.IR_TEXT, "text")]], name="m"),
      "partition 0 (IR_TEXT) of model 0: data must be bytes-like (C-contiguous), got str"),
     (lambda: write_om([[PartitionType.IR_TEXT]], name="m"),
      "partition 0 of model 0 must be a (partition_type, data) pair, got <PartitionType.IR_TEXT: 4096>"),
     (lambda: write_om([], name="m"), "an .om file holds 1 to 1024 models, got 0"),
-    (lambda: write_om([[]], name="n" * 33),
+    (lambda: write_om([[]], name="a\0b"), ".om header name 'a\\x00b' must not contain NUL"),
+    (lambda: write_om([[]], name=7), ".om header name must be a str, got int"),
+    (lambda: write_bundle([FLOW_OM], ["m"], name="n" * 33),
      ".om header name 'nnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnn' must be at most 32 bytes of UTF-8 without NUL, got 33 bytes"),
+    (lambda: write_bundle([FLOW_OM], ["a\0b"]), "bundle model 0 name 'a\\x00b' must not contain NUL"),
+    (lambda: write_bundle([FLOW_OM], ["\udc80"]), "bundle model 0 name '\\udc80' cannot be encoded as UTF-8"),
     (lambda: write_om([[]], name="m", platform_version="Ascend" * 4),
      ".om header platform_version 'AscendAscendAscendAscend' must be at most 20 bytes of UTF-8 without NUL, got 24 bytes"),
     (lambda: write_om([[]], name="m", ops=-1), ".om header ops must be an int in [0, 2**32), got -1"),
@@ -261,6 +363,10 @@ def test_loader_reports_empty_short_and_foreign_files():
 @pytest.mark.parametrize("field, fmt, value, message", [
     ("headsize", "I", 128, "header size is 128, expected 256"),
     ("version", "I", 0x10000000, "format version 0x10000000 is not supported, expected 0x20000000"),
+    ("om_ir_version", "I", 2,
+     "om_ir_version 2 is not supported, expected 1 (the revision of dfir's partition contents this reader knows)"),
+    ("om_ir_version", "I", 0,
+     "om_ir_version 0 is not supported, expected 1 (the revision of dfir's partition contents this reader knows)"),
     ("length", "I", 5, "header length is 5 but model_length is {length}; expected length {length}"),
     ("is_encrypt", "B", 1, "the model is encrypted (is_encrypt=1); dfir reads only unencrypted .om files"),
     ("is_checksum", "B", 0, "is_checksum is 0, expected 1: dfir .om files always carry checksums"),
@@ -286,12 +392,53 @@ def test_loader_detects_a_modified_header_and_modified_content():
     renamed = patched(FLOW_OM, HEADER_OFFSETS["name"], "4s", b"evil")
     assert error_of(renamed).startswith("header digest mismatch: the header's SHA-256 is ")
     assert error_of(renamed).endswith(" (the header was modified)")
+    var_info = read_om(BUNDLE_OM).models[0].partitions[0]  # its u64 is free: only the digest covers it
+    bad = patched(BUNDLE_OM, var_info.offset, "Q", 1)
+    after = len(BUNDLE_OM) - HEADER_SIZE
+    assert error_of(bad) == (f"header checksum mismatch: the SHA-256 of the {after} bytes after the header is "
+                             f"{digest_prefix(bad[HEADER_SIZE:])}, the header records "
+                             f"{digest_prefix(BUNDLE_OM[HEADER_SIZE:])}")
+    assert read_om(resealed(bad)).var_size == 1
+
+
+@pytest.mark.parametrize("offset, fmt, value, message", [
+    (HEADER_OFFSETS["genmode"], "B", 1, "genmode is 1, expected 0"),
+    (HEADER_OFFSETS["platform_type"], "B", 2, "platform_type is 2, expected 0"),
+    (HEADER_OFFSETS["need_check_os_cpu_info"], "B", 1, "need_check_os_cpu_info is 1, expected 0"),
+    (HEADER_OFFSETS["is_unknow_model"], "B", 255, "is_unknow_model is 255, expected 0"),
+    (HEADER_OFFSETS["padd"] + 1, "B", 7, "header padd holds 0x07 at byte 182, expected zero bytes"),
+    (HEADER_OFFSETS["reserved"], "B", 1, "header reserved holds 0x01 at byte 194, expected zero bytes"),
+    (HEADER_SIZE - 1, "B", 0xFF, "header reserved holds 0xFF at byte 255, expected zero bytes"),
+    (HEADER_OFFSETS["name"] + 9, "B", ord("x"),  # "pipeline", its NUL, then "x"
+     "header name holds 0x78 at byte 93 after its terminating NUL, expected zero padding"),
+    (HEADER_OFFSETS["platform_version"] + 19, "B", 1,
+     "header platform_version holds 0x01 at byte 179 after its terminating NUL, expected zero padding"),
+])
+def test_loader_refuses_unknown_flags_and_non_zero_padding_behind_a_valid_digest(offset, fmt, value, message):
+    assert error_of(resealed(patched(FLOW_OM, offset, fmt, value))) == message
+
+
+def test_loader_refuses_non_zero_table_pads_and_gaps():
     padding_at = flow_partition(0).offset + flow_partition(0).size  # zeros before partition 1
     assert padding_at < flow_partition(1).offset
-    bad = patched(FLOW_OM, padding_at, "B", 1)
-    after = len(FLOW_OM) - HEADER_SIZE
-    assert error_of(bad) == (f"header checksum mismatch: the SHA-256 of the {after} bytes after the header is "
-                             f"{digest_prefix(bad[HEADER_SIZE:])}, the header records {digest_prefix(FLOW_OM[HEADER_SIZE:])}")
+    two = write_om([[(PartitionType.FLOW_MODEL, PLAN)], [(PartitionType.IR_TEXT, b"x")]], name="two")
+    first = read_om(two).models[0].partitions[-1]  # 32 bytes of checksums, then 32 bytes to the next table
+    var_info = read_om(BUNDLE_OM).models[0].partitions[0]
+    cases = [
+        (FLOW_OM, HEADER_SIZE + 4, "I", 7, "model 0's partition table pad is 7, expected 0"),
+        (FLOW_OM, entry_at(2, "type") + 4, "I", 1, "partition 2 (WEIGHTS_DATA) of model 0 has pad 1, expected 0"),
+        (FLOW_OM, padding_at, "B", 1,
+         f"padding before partition 1 (UDF_PAYLOAD) of model 0 holds 0x01 at byte {padding_at}, expected zero bytes"),
+        (two, first.offset + first.size + 31, "B", 0x80,
+         f"padding before model 1's partition table holds 0x80 at byte {first.offset + first.size + 31}, "
+         f"expected zero bytes"),
+        (BUNDLE_OM, HEADER_SIZE + 4, "I", 1, "the bundle table's partition table pad is 1, expected 0"),
+        (BUNDLE_OM, var_info.offset + 8, "B", 1,
+         f"padding before partition 1 (BUNDLE_MODEL_INFO) of the bundle table holds 0x01 at byte "
+         f"{var_info.offset + 8}, expected zero bytes"),
+    ]
+    for data, offset, fmt, value, message in cases:
+        assert error_of(resealed(patched(data, offset, fmt, value))) == message
 
 
 def test_loader_names_the_corrupted_partition():
@@ -361,7 +508,10 @@ def test_loader_checks_the_bundle_table():
     member = read_om(BUNDLE_OM).models[0].partitions[2]
     cases = [
         (header_field("model_num", "I"), 3, "bundle has model_num 3 but its table has 3 entries, expected 4 "
-                                            "(BUNDLE_MODEL_VAR_INFO and one BUNDLE_MODEL_INFO per model)"),
+                                            "(BUNDLE_MODEL_VAR_INFO and one BUNDLE_MODEL_INFO per model) or 5 "
+                                            "(with BUNDLE_MODEL_NAMES last)"),
+        (header_field("model_num", "I"), 1, "bundle table entry 2 is BUNDLE_MODEL_INFO, expected BUNDLE_MODEL_NAMES "
+                                            "(the one entry allowed after the BUNDLE_MODEL_INFO entries)"),
         ((entry_at(0, "type"), "I"), PartitionType.BUNDLE_MODEL_INFO,
          "bundle table entry 0 is BUNDLE_MODEL_INFO, expected BUNDLE_MODEL_VAR_INFO"),
         ((entry_at(0, "size"), "Q"), 16, "BUNDLE_MODEL_VAR_INFO has 16 bytes, expected 8 (a u64 variable memory size)"),
@@ -412,7 +562,7 @@ def test_read_om_rejects_sources_that_are_not_bytes():
 
 
 # Header fields whose value the reader accepts as written: informational, not layout.
-FREE_HEADER_FIELDS = ("genmode", "ops", "om_ir_version", "platform_type", "need_check_os_cpu_info", "is_unknow_model")
+FREE_HEADER_FIELDS = ("ops",)
 
 
 def field_positions(data: bytes, nested: bool = False) -> list[tuple[int, str, bool]]:
@@ -435,7 +585,7 @@ def field_positions(data: bytes, nested: bool = False) -> list[tuple[int, str, b
             positions += [(entry_at(index, "type", table), "I", not nested and not om.is_bundle),
                           (entry_at(index, "offset", table), "Q", False),
                           (entry_at(index, "size", table), "Q", False)]
-    for member in om.models[0].partitions[1:] if om.is_bundle else ():
+    for member in om.models[0].partitions_of(PartitionType.BUNDLE_MODEL_INFO):
         positions += [(member.offset + at, fmt, False) for at, fmt, _ in field_positions(bytes(member.data), True)]
     return positions
 
@@ -507,9 +657,9 @@ def test_native_schema_constants_equal_om_schema():
     native = _native.OM_SCHEMA
     for name in ("MAGIC", "HEADER_SIZE", "FORMAT_VERSION", "OM_IR_VERSION", "CHECKSUM_FIELD_SIZE", "DIGEST_SIZE",
                  "LENGTH_SATURATED", "TABLE_HEADER_SIZE", "TABLE_ENTRY_SIZE", "PARTITION_ALIGNMENT",
-                 "MAX_PARTITIONS", "MAX_MODELS", "MAX_BUNDLE_DEPTH", "NAME_SIZE", "PLATFORM_VERSION_SIZE",
-                 "BUNDLE_VAR_INFO_SIZE"):
+                 "MAX_PARTITIONS", "MAX_MODELS", "NAME_SIZE", "PLATFORM_VERSION_SIZE", "BUNDLE_VAR_INFO_SIZE"):
         assert native[name] == getattr(om_schema, name), name
+    assert native["FIXED_HEADER_VALUES"] == om_schema.FIXED_HEADER_VALUES
     assert native["CONTENT_DIGEST_AT"] == om_schema.CONTENT_DIGEST_SLICE.start
     assert native["HEADER_DIGEST_AT"] == om_schema.HEADER_DIGEST_SLICE.start
     assert native["HEADER_OFFSETS"] == om_schema.HEADER_OFFSETS
