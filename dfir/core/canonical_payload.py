@@ -35,11 +35,8 @@ _MARK = object()
 
 def canonical_payload(data: bytes) -> bytes:
     """`data` with every cloudpickle class tracker id replaced by a fixed token (see above)."""
-    if b"_make_skeleton_" not in data:
-        return data
-    try:
-        spans = _tracker_id_spans(data)
-    except (ValueError, IndexError, KeyError, TypeError):
+    spans = _class_id_spans(data)
+    if not spans:
         return data
     out, cursor = bytearray(), 0
     for start, end in sorted(spans):
@@ -53,11 +50,8 @@ def stable_tracker_ids(data: bytes) -> bytes:
     canonical bytes and the id's rank, so that the same payload pickles to the same bytes in
     every process while distinct payloads keep distinct ids. The ids are 32 hex digits like the
     random ones, so the pickle's lengths and frames stay valid."""
-    if b"_make_skeleton_" not in data:
-        return data
-    try:
-        spans = _tracker_id_spans(data)
-    except (ValueError, IndexError, KeyError, TypeError):
+    spans = _class_id_spans(data)
+    if not spans:
         return data
     digest = hashlib.sha256(canonical_payload(data)).hexdigest()
     ids: dict[bytes, bytes] = {}
@@ -67,6 +61,17 @@ def stable_tracker_ids(data: bytes) -> bytes:
         new = ids.setdefault(old, hashlib.sha256(f"{digest} {len(ids)}".encode()).hexdigest()[:32].encode())
         out[end - 32:end] = new
     return bytes(out)
+
+
+def _class_id_spans(data: bytes) -> set[tuple[int, int]]:
+    """The byte spans of the opcodes pushing class tracker ids (steps 1 to 3 above; none for a
+    payload that builds no class by value or that the simulation does not understand)."""
+    if b"_make_skeleton_" not in data:
+        return set()
+    try:
+        return _tracker_id_spans(data)
+    except (ValueError, IndexError, KeyError, TypeError):
+        return set()
 
 
 class _Str(str):
