@@ -32,6 +32,9 @@ class GraphInputRule:
                 f"{self.graph} (node {self.node}), which takes {self.dtype} [{_spelled_ranges(self.ranges)}]")
 
 
+_MAX_REMEMBERED = 1024  # (dtype, shape) pairs remembered per input
+
+
 class FedInputChecks:
     """The rules of each graph input (in feed order), with what already passed them."""
 
@@ -45,6 +48,7 @@ class FedInputChecks:
                 if isinstance(ref, DataRef):
                     self.rules[ref.data].append(
                         GraphInputRule(node.name, graph.name, spec.index, spec.dtype, spec.ranges))
+        self.needed = any(self.rules)
         self._passed: list[set] = [set() for _ in plan.inputs]
 
     def problem(self, position: int, array: np.ndarray) -> str | None:
@@ -58,7 +62,10 @@ class FedInputChecks:
         for rule in rules:
             if (problem := rule.problem(*key)) is not None:
                 return problem
-        self._passed[position].add(key)
+        passed = self._passed[position]
+        if len(passed) >= _MAX_REMEMBERED:  # a stream of ever new dynamic shapes
+            passed.clear()
+        passed.add(key)
         return None
 
 

@@ -285,6 +285,8 @@ class RuntimeModel:
 
     def _check_graph_inputs(self, arrays: Sequence[Any]) -> None:
         """GeError naming the input fed a tensor its GE graphs cannot take (`FedInputChecks`)."""
+        if not self._graph_checks.needed:
+            return
         for position, array in enumerate(arrays):
             if array is not _MISSING and (problem := self._graph_checks.problem(position, array)):
                 raise self._error("feed_data", f"input '{self._input_names[position]}' {problem}")

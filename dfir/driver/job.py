@@ -26,7 +26,7 @@ from dfir.frontend.ge.graph import Graph
 from dfir.frontend.importer import import_flow_graph, import_ge_graph
 from dfir.frontend.options import CHANNEL_DEPTH_OPTION
 from dfir.lowering.om import om_bytes
-from dfir.lowering.plan import LoweredGraph, lower_graph
+from dfir.lowering.plan import LoweredGraph, Skeleton, lower_graph
 from dfir.om.keys import SigningKey
 from dfir.om.plan import DEFAULT_CHANNEL_DEPTH
 from dfir.om.signature import signed
@@ -176,7 +176,7 @@ class CompileJob:
 
     def lower(self, module: ModuleOp, reuse: Mapping[str, LoweredGraph] | None = None,
               printed: Mapping[str, str] | None = None, cache_manifest: bytes | None = None,
-              skeleton: dict | None = None) -> Lowering:
+              skeleton: Skeleton | None = None) -> Lowering:
         """Lower the module to `.om` bytes, merging the units in `reuse`, the graph's plan
         `skeleton` and the op texts in `printed` instead of lowering and printing those again."""
         with self.timed("lower"):

@@ -17,7 +17,6 @@ key's PEM path or a loaded key), else with the key env DFIR_SIGNING_KEY names (d
 """
 from __future__ import annotations
 
-import json
 import threading
 from dataclasses import dataclass, field
 from typing import Dict, List, Optional
@@ -29,6 +28,7 @@ from dfir.frontend.ge.graph import Graph
 from dfir.frontend.options import validate_options
 from dfir.lowering.om_writer import write_bundle
 from dfir.om.keys import SigningKey, signing_key
+from dfir.om.plan import Plan
 from dfir.om.schema import PartitionType
 from dfir.om.signature import signed
 from dfir.runtime.om import read_om
@@ -190,9 +190,9 @@ def _graph_name(graph) -> str:
 def _variable_bytes(om: bytes) -> dict[str, int]:
     """Bytes of each variable of a compiled model, by name (from its plan: a variable is a
     `const` op whose attrs name it, its bytes a weight of its GE graph)."""
-    plan = json.loads(bytes(read_om(om).models[0].partition(PartitionType.FLOW_MODEL).data))
-    return {op["attrs"]["variable"]: graph["weights"][op["attrs"]["weight"]]["size"]
-            for graph in plan["ge_graphs"] for op in graph["ops"] if "variable" in op["attrs"]}
+    plan = Plan.from_json(read_om(om).models[0].partition(PartitionType.FLOW_MODEL).data)
+    return {op.attrs["variable"]: graph.weights[op.weight].size
+            for graph in plan.ge_graphs for op in graph.ops if "variable" in op.attrs}
 
 
 def _save(output_file: str, model: ModelBuffer, bundle: bool, api: str) -> None:

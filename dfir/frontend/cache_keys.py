@@ -48,7 +48,7 @@ from dfir.core.canonical_payload import canonical_payload
 from dfir.frontend.dataflow.flow_graph import FlowGraph
 from dfir.frontend.dataflow.graph import FlowData, FlowNode, FlowOutput
 from dfir.frontend.dataflow.process_points import FuncProcessPoint, GraphProcessPoint
-from dfir.frontend.dataflow.traversal import walk_flow_graph
+from dfir.frontend.dataflow.traversal import FlowWalk, walk_flow_graph
 from dfir.frontend.importer import encode_payload
 from dfir.frontend.udf.project import load_project
 
@@ -59,12 +59,14 @@ __all__ = ["FrontendKeys", "frontend_keys"]
 class FrontendKeys:
     """The keys of one compile's frontend objects, and what computing them serialized.
 
-    `graph_key` keys the whole graph; `payloads` holds the UDF payloads serialized for it, in
-    the form `dfir.frontend.importer.import_flow_graph(payloads=...)` takes (so they are serialized once).
+    `graph_key` keys the whole graph; `payloads` holds the UDF payloads serialized for it, and
+    `walk` the FlowGraph's walk (None for a GE Graph), in the forms
+    `dfir.frontend.importer.import_flow_graph(payloads=..., walk=...)` takes (so neither is done twice).
     """
 
     graph_key: str
     payloads: dict[int, tuple] = field(default_factory=dict)
+    walk: FlowWalk | None = None
     _salt: bytes = b""
     _points: dict[int, str] = field(default_factory=dict)
     _closures: set[int] = field(default_factory=set)
@@ -99,8 +101,8 @@ def frontend_keys(graph, salt: str) -> FrontendKeys:
     else:
         walk.add("ge graph", graph.content_key())
         flow = None
-    return FrontendKeys("sha256:" + _digest(walk.lines, prefix).hexdigest(), walk.payloads, prefix,
-                        walk.points, walk.closures, flow)
+    return FrontendKeys("sha256:" + _digest(walk.lines, prefix).hexdigest(), walk.payloads, walk.walk,
+                        prefix, walk.points, walk.closures, flow)
 
 
 def _digest(lines: list[str], prefix: bytes = b""):
@@ -118,6 +120,7 @@ class _Walk:
         self.payloads: dict[int, tuple] = {}
         self.points: dict[int, str] = {}
         self.closures: set[int] = set()
+        self.walk: FlowWalk | None = None
         self._pp_index: dict[int, int] = {}
         self._pp_metadata: dict[int, str] = {}
         self._specs: dict[int, tuple[tuple, str]] = {}
@@ -130,7 +133,7 @@ class _Walk:
             self.flow_lines.append(line)
 
     def flow_graph(self, graph: FlowGraph) -> None:
-        walk = walk_flow_graph(graph)
+        walk = self.walk = walk_flow_graph(graph)
         self.add("flow graph", graph.name, sorted(graph.graph_options.items()), graph.align,
                  graph.exception_catch)
         for pp, node in walk.points:

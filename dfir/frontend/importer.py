@@ -27,7 +27,7 @@ from dfir.dialects.df_params import params_attr
 from dfir.frontend.dataflow.flow_graph import FlowGraph
 from dfir.frontend.dataflow.graph import FlowData, FlowNode, FlowOutput
 from dfir.frontend.dataflow.process_points import FuncProcessPoint, GraphProcessPoint
-from dfir.frontend.dataflow.traversal import walk_flow_graph
+from dfir.frontend.dataflow.traversal import FlowWalk, walk_flow_graph
 from dfir.frontend.dataflow.udf_spec import UdfSpec
 from dfir.frontend.ge.graph_config import SHAPE_OPTIONS, apply_graph_settings, load_graph_config
 from dfir.frontend.udf.project import load_project
@@ -213,15 +213,16 @@ compile cache), or None to build it."""
 
 
 def import_flow_graph(graph: FlowGraph, *, payloads: dict[int, tuple] | None = None,
-                      reused_graph: ReusedGraph | None = None,
+                      walk: FlowWalk | None = None, reused_graph: ReusedGraph | None = None,
                       reused_flow: ReusedFlow | None = None) -> ModuleOp:
     """Build the module of `graph` (see the module docstring for the steps).
 
     `payloads` holds UDF payloads this compile already serialized, `{id(payload): (payload,
-    encode_payload text)}` (the importer adds those it serializes); `reused_graph` and
-    `reused_flow` may stand in for parts the compile cache has compiled (see their types).
+    encode_payload text)}` (the importer adds those it serializes), and `walk` the graph's walk
+    when this compile has it already; `reused_graph` and `reused_flow` may stand in for parts
+    the compile cache has compiled (see their types).
     """
-    walk = walk_flow_graph(graph)
+    walk = walk_flow_graph(graph) if walk is None else walk
     builder = _ModuleBuilder(payloads, reused_graph)
     for pp, node in walk.points:
         builder.process_point(pp, node)

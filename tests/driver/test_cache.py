@@ -201,6 +201,12 @@ def forbid(monkeypatch, module, name: str) -> None:
     monkeypatch.setattr(module, name, forbidden)
 
 
+def test_a_cache_compile_walks_the_graph_once(cache_dir, monkeypatch):
+    forbid(monkeypatch, importer, "walk_flow_graph")  # the importer takes the cache keys' walk
+    compiled = dfir.compile(build(), options(cache_dir))
+    assert run(compiled.om, 1.0) == [4.0, 4.0]
+
+
 def graph_builds(monkeypatch) -> list[str]:
     """The names of the GE graphs built into IR from now on (filled as they are built)."""
     built = []

@@ -117,8 +117,8 @@ class _IncrementalCompile:
 
     def run(self, graph) -> CompiledModel:
         job = self.job
-        stand_ins = {"payloads": self.frontend.payloads, "reused_graph": self._reused_graph,
-                     "reused_flow": self._reused_flow}
+        stand_ins = {"payloads": self.frontend.payloads, "walk": self.frontend.walk,
+                     "reused_graph": self._reused_graph, "reused_flow": self._reused_flow}
         with job.timed("import"):
             module = job.import_graph(graph, **(stand_ins if isinstance(graph, FlowGraph) else {}))
         structures = self._fingerprint(module)
