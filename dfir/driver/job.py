@@ -17,6 +17,7 @@ from xdsl.utils.exceptions import DiagnosticException, VerifyException
 from dfir.core.errors import GeError
 from dfir.dialects.df import DF
 from dfir.dialects.ge import GE
+from dfir.dialects.upstream import UPSTREAM_DIALECTS
 from dfir.driver.cache.resource_config import canonical_config, load_resource_config, resource_config_path
 from dfir.driver.cache.settings import DEPLOY_INFO_OPTION, compile_salt
 from dfir.driver.pipeline import pipeline_spec, run_phases
@@ -81,8 +82,9 @@ class CompiledModel:
 
 
 def make_context() -> Context:
+    """The dialects of dfir's IR: builtin, df and ge, and the upstream ones GE graphs lower to."""
     ctx = Context()
-    for dialect in (Builtin, DF, GE):
+    for dialect in (Builtin, DF, GE, *UPSTREAM_DIALECTS):
         ctx.load_dialect(dialect)
     return ctx
 
