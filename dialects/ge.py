@@ -49,7 +49,7 @@ from dfir.dialects.ge_shapes import (MAX_KNOWN_ELEMENTS, ValueRanges, broadcast_
                                      windows_of)
 from dfir.dialects.ge_types import DimRange, GeTensorType, dtype_of, format_dims
 
-__all__ = ["BACKENDS", "GE", "GraphOp", "OutputOp", "DataOp", "ConstOp", "VariableOp", "IdentityOp", "AddOp", "SubOp",
+__all__ = ["BACKENDS", "GE", "LOC_ATTR", "REQUESTED_BACKEND_ATTR", "GraphOp", "OutputOp", "DataOp", "ConstOp", "VariableOp", "IdentityOp", "AddOp", "SubOp",
            "MulOp", "DivOp", "PowOp", "MaximumOp", "MinimumOp", "ReluOp", "SqrtOp", "ExpOp", "LogOp",
            "TanhOp", "SigmoidOp", "GeluOp", "ErfOp", "MatMulOp", "BatchMatMulOp", "GemmOp", "Conv2DOp",
            "MaxPoolOp", "AvgPoolOp", "GlobalAvgPoolOp", "BatchNormOp", "LayerNormOp", "SoftmaxOp",
@@ -61,6 +61,12 @@ __all__ = ["BACKENDS", "GE", "GraphOp", "OutputOp", "DataOp", "ConstOp", "Variab
 
 BACKENDS = ("reference", "iree-cpu", "iree-cuda")
 """The device backends a `ge.graph` can run on."""
+LOC_ATTR = "loc"
+"""A tensor op's optional attribute: the user's `path:line` that built it (the graph builder
+writes it, as the importer writes a `df.node`'s; errors about the op name it)."""
+REQUESTED_BACKEND_ATTR = "requested_backend"
+"""The `ge.graph` attribute naming the backend its build options ask for (`auto` or one of
+`BACKENDS`); `convert-ge-to-linalg` decides `backend` from it."""
 
 
 # --- the graph container -----------------------------------------------------------------------

@@ -35,10 +35,9 @@ from xdsl.utils.exceptions import DiagnosticException
 from dfir.dialects import ge
 from dfir.passes.ge_to_linalg.graph import NoLowering, lower_graph
 
-__all__ = ["AUTO", "ConvertGeToLinalg", "FALLBACK_ATTR", "REQUESTED_BACKEND_ATTR"]
+__all__ = ["AUTO", "ConvertGeToLinalg", "FALLBACK_ATTR"]
 
 AUTO = "auto"
-REQUESTED_BACKEND_ATTR = "requested_backend"
 FALLBACK_ATTR = "backend_fallback"
 _IREE = ("iree-cpu", "iree-cuda")
 
@@ -62,7 +61,7 @@ class ConvertGeToLinalg(ModulePass):
                 self._convert(graph)
 
     def _convert(self, graph: ge.GraphOp) -> None:
-        requested = graph.attributes.get(REQUESTED_BACKEND_ATTR)
+        requested = graph.attributes.get(ge.REQUESTED_BACKEND_ATTR)
         requested = requested.data if isinstance(requested, StringAttr) else self.backend
         target = self.auto_backend if requested == AUTO else requested
         if target not in _IREE:
@@ -72,7 +71,9 @@ class ConvertGeToLinalg(ModulePass):
             main = lower_graph(graph)
         except NoLowering as missing:
             if requested != AUTO:
-                message = (f"ge.graph @{graph.sym_name.data}: backend {target} cannot run {missing}; "
+                loc = missing.op.attributes.get(ge.LOC_ATTR)
+                at = f" ({loc.data})" if isinstance(loc, StringAttr) else ""
+                message = (f"ge.graph @{graph.sym_name.data}: backend {target} cannot run {missing}{at}; "
                            f"use backend reference or auto for this graph")
                 missing.op.emit_error(message, DiagnosticException(message))
             graph.backend = StringAttr("reference")

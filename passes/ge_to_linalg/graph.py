@@ -24,9 +24,9 @@ class NoLowering(Exception):
 
 
 def describe(op: Operation) -> str:
-    """`ge.topk "k1"`: the op and its name in the graph."""
+    """`ge.topk 'k1'`: the op and its name in the graph."""
     name = ge.op_name_of(op)
-    return op.name if name is None else f'{op.name} "{name}"'
+    return op.name if name is None else f"{op.name} '{name}'"
 
 
 def lower_graph(graph: ge.GraphOp) -> func.FuncOp:

@@ -115,7 +115,7 @@ def test_integer_pow_has_no_lowering():
     module = converted(g, backend="auto")
     (graph,) = module.ops
     assert graph.backend.data == "reference"
-    assert graph.attributes["backend_fallback"].data == 'ge.pow "pow_0": no integer form for element type i32'
+    assert graph.attributes["backend_fallback"].data == "ge.pow 'pow_0': no integer form for element type i32"
 
 
 def test_float_pow_matches():
