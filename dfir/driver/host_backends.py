@@ -12,7 +12,7 @@ def fastest_backend() -> str:
     """`iree-cuda` when IREE finds a CUDA device here, else `iree-cpu`."""
     if ctypes.util.find_library("cuda") is None:  # no CUDA driver: no need to load IREE's runtime
         return "iree-cpu"
-    import iree.runtime
+    import iree.runtime  # lazy: IREE's runtime takes a second to load; only a CUDA machine needs it here
 
     try:
         devices = iree.runtime.get_driver("cuda").query_available_devices()
