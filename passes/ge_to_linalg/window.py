@@ -240,14 +240,11 @@ def _pool(builder: FuncBuilder, op: Operation, fill: float, init: float,
 
 _LOWEST = {Float16Type: -65504.0, BFloat16Type: -3.3895313892515355e38,
            Float32Type: float(np.finfo(np.float32).min), Float64Type: float(np.finfo(np.float64).min)}
-"""The lowest finite value of each float type: max pooling's padding."""
+"""The lowest finite value of each float type of GE: max pooling's padding."""
 
 
 def _max_pool(builder: FuncBuilder, op: ge.MaxPoolOp) -> list[SSAValue]:
-    element_type = builder.value(op.input).type.element_type
-    lowest = _LOWEST.get(type(element_type))
-    if lowest is None:
-        raise Unsupported(f"no lowest finite value known for {element_type}")
+    lowest = _LOWEST[type(builder.value(op.input).type.element_type)]
     result, _ = _pool(builder, op, lowest, float("-inf"), lambda b, value, acc: b.add(arith.MaximumfOp(acc, value)))
     return [result]
 

@@ -31,7 +31,7 @@ def test_batch_matmul_of_integers_with_dynamic_rows():
                                 rng.integers(-9, 9, (2, 3, 2)).astype(np.int32)])
 
 
-@pytest.mark.parametrize("c_shape", [None, (6,), (1, 6), (-1, 1), (-1, 6)])
+@pytest.mark.parametrize("c_shape", [None, (), (6,), (1, 6), (-1, 1), (-1, 6)])
 @pytest.mark.parametrize("trans_a,trans_b", [(False, False), (True, True)])
 def test_gemm_scales_and_adds_broadcast_c(c_shape, trans_a, trans_b):
     g = Graph("gemm")

@@ -21,14 +21,17 @@ def _image(shape, seed=0, dtype=np.float32):
     return np.random.default_rng(seed).standard_normal(shape).astype(dtype)
 
 
-@pytest.mark.parametrize("groups,bias", [(1, True), (1, False), (2, True), (4, False)])
-def test_conv2d_matches_with_groups_strides_dilations_and_pads(groups, bias):
+@pytest.mark.parametrize("groups,bias,dtype", [(1, True, np.float32), (1, False, np.float64), (2, True, np.float32),
+                                               (4, False, np.float32)])
+def test_conv2d_matches_with_groups_strides_dilations_and_pads(groups, bias, dtype):
     g = Graph("conv")
-    x = g.data(0, [-1, 4, 9, 8], dt.DT_FLOAT, name="x")
-    w = g.data(1, [8, 4 // groups, 3, 2], dt.DT_FLOAT, name="w")
-    b = g.data(2, [8], dt.DT_FLOAT, name="b") if bias else None
+    element = dt.from_numpy(np.dtype(dtype))
+    x = g.data(0, [-1, 4, 9, 8], element, name="x")
+    w = g.data(1, [8, 4 // groups, 3, 2], element, name="w")
+    b = g.data(2, [8], element, name="b") if bias else None
     g.set_outputs([g.conv2d(x, w, b, strides=(2, 1), pads=(1, 2, 0, 1), dilations=(1, 2), groups=groups)])
-    inputs = [_image((2, 4, 9, 8)), _image((8, 4 // groups, 3, 2), 1)] + ([_image((8,), 2)] if bias else [])
+    inputs = [_image((2, 4, 9, 8), 0, dtype), _image((8, 4 // groups, 3, 2), 1, dtype)]
+    inputs += [_image((8,), 2, dtype)] if bias else []
     assert_lowering_matches(g, inputs, rtol=1e-5, atol=1e-5)
 
 
