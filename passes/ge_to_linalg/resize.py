@@ -27,7 +27,7 @@ from xdsl.dialects.builtin import IndexType, f64, i64
 from xdsl.ir import SSAValue
 
 from dfir.dialects import ge
-from dfir.passes.ge_to_linalg.builder import Body, FuncBuilder, Size
+from dfir.passes.ge_to_linalg.builder import Body, FuncBuilder, IndexMath, Size
 
 __all__ = ["LOWERINGS"]
 
@@ -94,8 +94,8 @@ def _source(b: Body, position: SSAValue, size: Size, out: Size, mode: str) -> _S
     last = b.add(arith.SubfOp(size_f, one))
     source = b.add(arith.MinimumfOp(b.add(arith.MaximumfOp(source, zero)), last))
     below = b.add(arith.IndexCastOp(b.add(arith.FPToSIOp(source, i64)), IndexType()))
-    last_index = b.add(arith.SubiOp(_index(b, size), b.constant(1, IndexType())))
-    above = b.add(arith.MinSIOp(b.add(arith.AddiOp(below, b.constant(1, IndexType()))), last_index))
+    i = IndexMath(b)
+    above = i.min(i.add(below, 1), i.sub(size, 1))
     weight = b.add(arith.SubfOp(source, _to_f64(b, below)))
     return _Source(below, above, weight)
 
@@ -104,10 +104,6 @@ def _lerp(b: Body, low: SSAValue, high: SSAValue, weight: SSAValue) -> SSAValue:
     """`low * (1 - weight) + high * weight`, the reference's order."""
     rest = b.add(arith.SubfOp(b.constant(1.0, f64), weight))
     return b.add(arith.AddfOp(b.add(arith.MulfOp(low, rest)), b.add(arith.MulfOp(high, weight))))
-
-
-def _index(b: Body, size: Size) -> SSAValue:
-    return b.constant(size, IndexType()) if isinstance(size, int) else size
 
 
 def _to_f64(b: Body, size: Size) -> SSAValue:

@@ -44,7 +44,7 @@ from xdsl.ir.affine import AffineExpr, AffineMap
 from dfir.core.shape_arith import Window
 from dfir.dialects import ge
 from dfir.dialects.ge_shapes import windows_of
-from dfir.passes.ge_to_linalg.builder import Body, FuncBuilder, Size, Unsupported
+from dfir.passes.ge_to_linalg.builder import Body, FuncBuilder, IndexMath, Size, Unsupported
 
 __all__ = ["LOWERINGS"]
 
@@ -70,7 +70,7 @@ def _output_size(builder: FuncBuilder, op: Operation, x: SSAValue, axis: int, wi
     dim = op.results[0].type.dims[axis]
     if dim.is_fixed:
         return dim.lo
-    i = _IndexMath(builder)
+    i = IndexMath(builder)
     size = builder.dim(x, axis)
     span = i.sub(i.add(size, window.pad_begin + window.pad_end), window.extent)
     if not ceil_mode:
@@ -80,41 +80,6 @@ def _output_size(builder: FuncBuilder, op: Operation, x: SSAValue, axis: int, wi
     outside = builder.add(arith.CmpiOp(last_start, i.add(size, window.pad_begin), "sge")).result
     count = builder.add(arith.SelectOp(outside, i.sub(count, 1), count)).result
     return i.max(count, 0)
-
-
-class _IndexMath:
-    """`index` arithmetic appended to a block (the function's, or a generic's body); an operand
-    is an `index` value or an int."""
-
-    def __init__(self, target: FuncBuilder | Body):
-        self.target = target
-
-    def value(self, v: Size) -> SSAValue:
-        if isinstance(v, SSAValue):
-            return v
-        if isinstance(self.target, FuncBuilder):
-            return self.target.index(v)
-        return self.target.constant(v, IndexType())
-
-    def binary(self, op: type[Operation], x: Size, y: Size) -> SSAValue:
-        result = op(self.value(x), self.value(y))
-        added = self.target.add(result)
-        return added.results[0] if isinstance(added, Operation) else added
-
-    def add(self, x: Size, y: Size) -> SSAValue:
-        return self.binary(arith.AddiOp, x, y)
-
-    def sub(self, x: Size, y: Size) -> SSAValue:
-        return self.binary(arith.SubiOp, x, y)
-
-    def mul(self, x: Size, y: Size) -> SSAValue:
-        return self.binary(arith.MuliOp, x, y)
-
-    def max(self, x: Size, y: Size) -> SSAValue:
-        return self.binary(arith.MaxSIOp, x, y)
-
-    def min(self, x: Size, y: Size) -> SSAValue:
-        return self.binary(arith.MinSIOp, x, y)
 
 
 def _dims(*exprs: AffineExpr | int, rank: int) -> AffineMap:
@@ -257,14 +222,14 @@ def _avg_pool(builder: FuncBuilder, op: ge.AvgPoolOp) -> list[SSAValue]:
     element_type = x.type.element_type
 
     def divide(b: Body, total: SSAValue) -> SSAValue:
-        i = _IndexMath(b)
+        i = IndexMath(b)
         counts = [_counted_taps(i, b.index(2 + axis), spatial[axis], windows[axis], include_pad) for axis in range(2)]
         count = b.add(arith.IndexCastOp(i.mul(*counts), i64))
         return b.add(arith.DivfOp(total, b.add(arith.SIToFPOp(count, element_type))))
     return [builder.generic([], sums, ["parallel"] * 4, divide)]
 
 
-def _counted_taps(i: _IndexMath, out: SSAValue, size: Size, window: Window, include_pad: bool) -> SSAValue:
+def _counted_taps(i: IndexMath, out: SSAValue, size: Size, window: Window, include_pad: bool) -> SSAValue:
     """How many taps of the window at `out` fall on counted positions along one axis: the
     input, and its explicit padding too with `count_include_pad` (never `ceil_mode`'s extra)."""
     lo, hi = (0, i.add(size, window.pad_begin + window.pad_end)) if include_pad else \
