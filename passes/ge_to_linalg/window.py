@@ -4,10 +4,11 @@ The input is padded first with `tensor.pad` (convolution and average pooling wit
 with the lowest finite value as the reference's onnxruntime convention); `ceil_mode` adds
 `stride - 1` more at each spatial end, enough for the extra end padding of the last window
 (`Window.overhang` never exceeds it), which no divisor counts. A convolution is a named linalg
-convolution accumulating into its bias (or zeros): `conv_2d_nhwc_hwcf` between transposes for
-`groups == 1`, `conv_2d_ngchw_gfchw` on channel-split views otherwise. A pooling is a `linalg.generic` over
-(n, c, oh, ow, kh, kw) whose window loops take their sizes from an empty [kH, kW] tensor; average
-pooling then divides each sum by the size of its window's counted part, from `linalg.index`.
+convolution accumulating into its bias (or zeros): for `groups == 1` `conv_2d_nhwc_hwcf` between
+transposes (below) or `conv_2d_nchw_fchw`, else `conv_2d_ngchw_gfchw` on channel-split views.
+A pooling is a `linalg.generic` over (n, c, oh, ow, kh, kw) whose window loops take their sizes
+from an empty [kH, kW] tensor; average pooling then divides each sum by the size of its window's
+counted part, from `linalg.index`.
 
     %y = ge.conv2d %x, %w, %b strides [1, 1] pads [1, 1, 1, 1] dilations [1, 1] groups 1 : (!ge.tensor<[-1, 3, 8, 8], f32>, !ge.tensor<[4, 3, 3, 3], f32>, !ge.tensor<[4], f32>) -> !ge.tensor<[-1, 4, 8, 8], f32>
   ==>
@@ -19,11 +20,14 @@ pooling then divides each sum by the size of its window's counted part, from `li
            ins(%pt, %wt : tensor<?x10x10x3xf32>, tensor<3x3x3x4xf32>) outs(%init : tensor<?x8x8x4xf32>)
     %y = linalg.transpose ins(%c : tensor<?x8x8x4xf32>) outs(%e3 : tensor<?x4x8x8xf32>) permutation = [0, 3, 1, 2]
 
-NHWC rather than `conv_2d_nchw_fchw`, by measurement on the host CPU (IREE llvm-cpu, local-sync,
-one thread; batch 32, 3x32x32, 16 3x3 filters, pads 1, bias; best of 12 runs, three rounds, CPU
-time): NHWC 9.7-11.0 ms, NCHW 12.7-18.4 ms. For 16 -> 32 channels on 16x16 the two were within
-the noise of a loaded machine (28-42 ms each). IREE hoists the filter's transpose into a
-constant and fuses the others into the convolution's dispatch.
+The layout of `groups == 1` is picked by measurement on the host CPU (IREE llvm-cpu, local-sync,
+one thread; batch 32, 3x3 filters, pads 1, bias; CPU time, best of 8-12 runs, three rounds each,
+on a loaded 2-core machine): NHWC wins with few input channels (3 -> 16 on 32x32: 9.4-13.3 ms
+against NCHW's 12.7-18.4; 4 -> 16: 11.9-12.1 against 12.3-17.1), they tie at 8 (23.4 each at
+best), and NCHW wins from 16 (16 -> 16 on 32x32: 42.3 against 46.2 at best; 16 -> 32 on 16x16:
+20.1-21.2 against 29.2-47.4). So NHWC below `NHWC_BELOW_CHANNELS` static input channels, NCHW
+otherwise. IREE hoists the filter's transpose into a constant and fuses the others into the
+convolution's dispatch; the pad stays a dispatch of its own (a copy) in both layouts.
 
 Output sizes come from the result type, or when dynamic from `Window.count` in index arithmetic,
 at least 0: a dynamic input smaller than its window (a GeError in the reference) gives an empty
@@ -103,9 +107,17 @@ def _conv2d(builder: FuncBuilder, op: ge.Conv2DOp) -> list[SSAValue]:
     attrs = {name: DenseIntOrFPElementsAttr.from_list(TensorType(i64, [2]), [getattr(v, name[:-1]) for v in windows])
              for name in ("strides", "dilations")}
     groups = op.groups.value.data
-    if groups == 1:
+    if groups > 1:
+        return [_conv_grouped(builder, padded, w, bias, sizes, attrs, groups)]
+    channels = x.type.get_shape()[1]
+    if channels != DYNAMIC_INDEX and channels < NHWC_BELOW_CHANNELS:
         return [_conv_nhwc(builder, padded, w, bias, sizes, attrs)]
-    return [_conv_grouped(builder, padded, w, bias, sizes, attrs, groups)]
+    init = _init(builder, bias, sizes, x.type.element_type, AffineExpr.dimension(1))
+    return [builder.add(linalg.Conv2DNchwFchwOp([padded, w], [init], [init.type], **attrs)).results[0]]
+
+
+NHWC_BELOW_CHANNELS = 8
+"""A convolution of fewer (static) input channels than this, ungrouped, runs in NHWC."""
 
 
 def _conv_nhwc(builder: FuncBuilder, padded: SSAValue, w: SSAValue, bias: SSAValue | None, sizes: Sequence[Size],

@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 
 from dfir.core import data_type as dt
 from dfir.frontend.ge.graph import Graph
-from tests.passes.ge_to_linalg.harness import assert_lowering_matches, converted, lowered_outputs
+from tests.passes.ge_to_linalg.harness import assert_lowering_matches, codegen_text, converted, lowered_outputs
 
 _windows = st.fixed_dictionaries({
     "kernel": st.lists(st.integers(1, 3), min_size=2, max_size=2),
@@ -21,18 +21,28 @@ def _image(shape, seed=0, dtype=np.float32):
     return np.random.default_rng(seed).standard_normal(shape).astype(dtype)
 
 
-@pytest.mark.parametrize("groups,bias,dtype", [(1, True, np.float32), (1, False, np.float64), (2, True, np.float32),
-                                               (4, False, np.float32)])
-def test_conv2d_matches_with_groups_strides_dilations_and_pads(groups, bias, dtype):
+@pytest.mark.parametrize("channels,groups,bias,dtype", [(4, 1, True, np.float32), (4, 1, False, np.float64),
+                                                        (8, 1, True, np.float32), (4, 2, True, np.float32),
+                                                        (4, 4, False, np.float32)])
+def test_conv2d_matches_with_groups_strides_dilations_and_pads(channels, groups, bias, dtype):
     g = Graph("conv")
     element = dt.from_numpy(np.dtype(dtype))
-    x = g.data(0, [-1, 4, 9, 8], element, name="x")
-    w = g.data(1, [8, 4 // groups, 3, 2], element, name="w")
+    x = g.data(0, [-1, channels, 9, 8], element, name="x")
+    w = g.data(1, [8, channels // groups, 3, 2], element, name="w")
     b = g.data(2, [8], element, name="b") if bias else None
     g.set_outputs([g.conv2d(x, w, b, strides=(2, 1), pads=(1, 2, 0, 1), dilations=(1, 2), groups=groups)])
-    inputs = [_image((2, 4, 9, 8), 0, dtype), _image((8, 4 // groups, 3, 2), 1, dtype)]
+    inputs = [_image((2, channels, 9, 8), 0, dtype), _image((8, channels // groups, 3, 2), 1, dtype)]
     inputs += [_image((8,), 2, dtype)] if bias else []
     assert_lowering_matches(g, inputs, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("channels,layout", [(3, "conv_2d_nhwc_hwcf"), (8, "conv_2d_nchw_fchw"),
+                                             (-1, "conv_2d_nchw_fchw")])
+def test_conv2d_layout_follows_the_input_channels(channels, layout):
+    g = Graph("conv")
+    x = g.data(0, [-1, channels, 6, 6], dt.DT_FLOAT, name="x")
+    g.set_outputs([g.conv2d(x, g.data(1, [4, 3 if channels == -1 else channels, 3, 3], dt.DT_FLOAT, name="w"))])
+    assert f'"linalg.{layout}"' in codegen_text(converted(g))
 
 
 @given(window=_windows, depthwise=st.booleans())
