@@ -78,26 +78,27 @@ def _output_sizes(builder: FuncBuilder, op: ge.ResizeBilinearOp) -> list[Size]:
 
 def _source(b: Body, position: SSAValue, size: Size, out: Size, mode: str) -> _Source:
     """`_source_positions` of the reference kernel, at one output position."""
-    p = _to_f64(b, position)
-    size_f, out_f = _to_f64(b, size), _to_f64(b, out)
-    one, half, zero = (b.constant(v, f64) for v in (1.0, 0.5, 0.0))
-    if mode == "align_corners":
-        scaled = b.add(arith.MulfOp(p, b.add(arith.DivfOp(b.add(arith.SubfOp(size_f, one)),
-                                                            b.add(arith.SubfOp(out_f, one))))))
-        wide = b.add(arith.CmpfOp(out_f, one, "ogt"))
-        source = b.add(arith.SelectOp(wide, scaled, zero))
-    elif mode == "half_pixel_centers":
-        source = b.add(arith.SubfOp(b.add(arith.MulfOp(b.add(arith.AddfOp(p, half)),
-                                                       b.add(arith.DivfOp(size_f, out_f)))), half))
-    else:
-        source = b.add(arith.MulfOp(p, b.add(arith.DivfOp(size_f, out_f))))
-    last = b.add(arith.SubfOp(size_f, one))
-    source = b.add(arith.MinimumfOp(b.add(arith.MaximumfOp(source, zero)), last))
+    size_f = _to_f64(b, size)
+    last = b.add(arith.SubfOp(size_f, b.constant(1.0, f64)))
+    point = _sampled_point(b, _to_f64(b, position), size_f, _to_f64(b, out), mode)
+    source = b.add(arith.MinimumfOp(b.add(arith.MaximumfOp(point, b.constant(0.0, f64))), last))
     below = b.add(arith.IndexCastOp(b.add(arith.FPToSIOp(source, i64)), IndexType()))
     i = IndexMath(b)
     above = i.min(i.add(below, 1), i.sub(size, 1))
-    weight = b.add(arith.SubfOp(source, _to_f64(b, below)))
-    return _Source(below, above, weight)
+    return _Source(below, above, b.add(arith.SubfOp(source, _to_f64(b, below))))
+
+
+def _sampled_point(b: Body, p: SSAValue, size: SSAValue, out: SSAValue, mode: str) -> SSAValue:
+    """The input coordinate output position `p` samples, before clipping to the input."""
+    one, half = b.constant(1.0, f64), b.constant(0.5, f64)
+    if mode == "align_corners":
+        ratio = b.add(arith.DivfOp(b.add(arith.SubfOp(size, one)), b.add(arith.SubfOp(out, one))))
+        wide = b.add(arith.CmpfOp(out, one, "ogt"))
+        return b.add(arith.SelectOp(wide, b.add(arith.MulfOp(p, ratio)), b.constant(0.0, f64)))
+    ratio = b.add(arith.DivfOp(size, out))
+    if mode == "half_pixel_centers":
+        return b.add(arith.SubfOp(b.add(arith.MulfOp(b.add(arith.AddfOp(p, half)), ratio)), half))
+    return b.add(arith.MulfOp(p, ratio))
 
 
 def _lerp(b: Body, low: SSAValue, high: SSAValue, weight: SSAValue) -> SSAValue:
