@@ -5,7 +5,8 @@ A lowering appends upstream ops (func, arith, math, tensor, linalg) to the body 
 `value`, sizes with `dim` / `sizes` (a static size is an `int`, a dynamic one an `index` SSA
 value), makes tensors with `empty` / `full`, and computes with `generic` (a `linalg.generic`
 whose body a Python function builds through a `Body`). `elementwise` applies a scalar function
-under numpy broadcasting. A lowering that cannot express an op raises `Unsupported` saying why.
+under numpy broadcasting; `IndexMath` does `index` arithmetic on sizes, in the function or in a
+body. A lowering that cannot express an op raises `Unsupported` saying why.
 
 Types: a `ge` tensor type becomes a ranked `tensor` whose ranged dimensions are dynamic (`?`);
 unsigned integers become the signless integer of the same width (MLIR's arith is signless; the
@@ -29,7 +30,7 @@ from xdsl.ir.affine import AffineExpr, AffineMap
 
 from dfir.dialects.ge_types import GeTensorType
 
-__all__ = ["Body", "FuncBuilder", "Size", "Unsupported", "identity_map", "is_float", "is_unsigned",
+__all__ = ["Body", "FuncBuilder", "IndexMath", "Size", "Unsupported", "identity_map", "is_float", "is_unsigned",
            "signless", "tensor_type"]
 
 Size = int | SSAValue
@@ -191,6 +192,41 @@ class FuncBuilder:
                 raise Unsupported(f"dimension {axis} of the result is dynamic but no operand's is")
             sizes.append(self.dim(source, axis - result.rank + len(_type_of(source).get_shape())))
         return sizes
+
+
+class IndexMath:
+    """`index` arithmetic appended to a block (the function's, or a generic's body); an operand
+    is an `index` value or an int."""
+
+    def __init__(self, target: FuncBuilder | Body):
+        self.target = target
+
+    def value(self, v: Size) -> SSAValue:
+        if isinstance(v, SSAValue):
+            return v
+        if isinstance(self.target, FuncBuilder):
+            return self.target.index(v)
+        return self.target.constant(v, IndexType())
+
+    def binary(self, op_type: type[Operation], x: Size, y: Size) -> SSAValue:
+        op = op_type(self.value(x), self.value(y))
+        self.target.add(op)
+        return op.results[0]
+
+    def add(self, x: Size, y: Size) -> SSAValue:
+        return self.binary(arith.AddiOp, x, y)
+
+    def sub(self, x: Size, y: Size) -> SSAValue:
+        return self.binary(arith.SubiOp, x, y)
+
+    def mul(self, x: Size, y: Size) -> SSAValue:
+        return self.binary(arith.MuliOp, x, y)
+
+    def max(self, x: Size, y: Size) -> SSAValue:
+        return self.binary(arith.MaxSIOp, x, y)
+
+    def min(self, x: Size, y: Size) -> SSAValue:
+        return self.binary(arith.MinSIOp, x, y)
 
 
 def broadcast_map(shape: Sequence[int], rank: int, result: GeTensorType) -> AffineMap:

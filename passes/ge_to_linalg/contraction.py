@@ -1,10 +1,20 @@
-"""Matrix products: `ge.matmul` as `linalg.matmul` (2-D) or a contraction `linalg.generic`
-(batched, batch dimensions broadcast as numpy's `matmul`), accumulating into zeros.
+"""Matrix products: `ge.matmul` / `ge.batch_matmul` as `linalg.matmul` (2-D, untransposed) or a
+contraction `linalg.generic` (batched, batch dimensions broadcast as numpy's `matmul`; `adj_x` /
+`adj_y` swap an operand's loops in its indexing map), accumulating into zeros. `ge.gemm` scales
+the product and adds the scaled `c` (broadcast) in one element-wise `linalg.generic`, in the
+element type as the reference does (an integer `alpha` / `beta` truncates toward zero).
 
     %y = ge.matmul %x, %w : (!ge.tensor<[-1, 4], f32>, !ge.tensor<[4, 2], f32>) -> !ge.tensor<[-1, 2], f32>
   ==>
     %zero = linalg.fill ins(%c0 : f32) outs(%empty : tensor<?x2xf32>) -> tensor<?x2xf32>
     %y = linalg.matmul ins(%x, %w : tensor<?x4xf32>, tensor<4x2xf32>) outs(%zero : tensor<?x2xf32>)
+
+    %y = ge.gemm %a, %b, %c alpha 2.0 beta 1.0 trans_b : (!ge.tensor<[-1, 4], f32>, !ge.tensor<[8, 4], f32>, !ge.tensor<[8], f32>) -> !ge.tensor<[-1, 8], f32>
+  ==>
+    %p = linalg.generic {indexing_maps = [(m, n, k) -> (m, k), (m, n, k) -> (n, k), (m, n, k) -> (m, n)], ...}
+    %y = linalg.generic {indexing_maps = [(m, n) -> (m, n), (m, n) -> (n), (m, n) -> (m, n)], ...} ins(%p, %c) {
+      ^bb0(%pv: f32, %cv: f32, %out: f32):  yield %pv * 2.0 + %cv
+    }
 """
 from __future__ import annotations
 
@@ -61,7 +71,8 @@ def _rank(value: SSAValue) -> int:
     return len(value.type.get_shape())
 
 
-def _result_sizes(builder: FuncBuilder, op: Operation) -> list[Size]:
+def _result_sizes(builder: FuncBuilder, op: Operation, lhs_transposed: bool = False,
+                  rhs_transposed: bool = False) -> list[Size]:
     """The result's sizes: static ones from its type, dynamic ones from the operand they come from."""
     lhs, rhs = builder.value(op.operands[0]), builder.value(op.operands[1])
     result = op.results[0].type
@@ -71,9 +82,9 @@ def _result_sizes(builder: FuncBuilder, op: Operation) -> list[Size]:
         if dim.is_fixed:
             sizes.append(dim.lo)
         elif axis == rank - 1:
-            sizes.append(builder.dim(rhs, _rank(rhs) - 1))
+            sizes.append(builder.dim(rhs, _rank(rhs) - (2 if rhs_transposed else 1)))
         elif axis == rank - 2:
-            sizes.append(builder.dim(lhs, _rank(lhs) - 2))
+            sizes.append(builder.dim(lhs, _rank(lhs) - (1 if lhs_transposed else 2)))
         else:
             source = lhs if axis - (rank - _rank(lhs)) >= 0 and lhs.type.get_shape()[axis - (rank - _rank(lhs))] != 1 else rhs
             sizes.append(builder.dim(source, axis - (rank - _rank(source))))
@@ -81,8 +92,43 @@ def _result_sizes(builder: FuncBuilder, op: Operation) -> list[Size]:
 
 
 def _matmul(builder: FuncBuilder, op: Operation) -> list[SSAValue]:
+    return [_product(builder, op, False, False)]
+
+
+def _batch_matmul(builder: FuncBuilder, op: ge.BatchMatMulOp) -> list[SSAValue]:
+    return [_product(builder, op, op.adj_x is not None, op.adj_y is not None)]
+
+
+def _product(builder: FuncBuilder, op: Operation, lhs_transposed: bool, rhs_transposed: bool) -> SSAValue:
     lhs, rhs = builder.value(op.operands[0]), builder.value(op.operands[1])
-    return [contract(builder, lhs, rhs, _result_sizes(builder, op), op.results[0].type.element_type)]
+    return contract(builder, lhs, rhs, _result_sizes(builder, op, lhs_transposed, rhs_transposed),
+                    op.results[0].type.element_type, lhs_transposed, rhs_transposed)
 
 
-LOWERINGS = {ge.MatMulOp: _matmul}
+def _gemm(builder: FuncBuilder, op: ge.GemmOp) -> list[SSAValue]:
+    element_type = op.result.type.element_type
+    product = _product(builder, op, op.trans_a is not None, op.trans_b is not None)
+    alpha, beta = op.alpha.value.data, op.beta.value.data
+    if op.c is None and alpha == 1.0:
+        return [product]
+    operands = [product] if op.c is None else [product, builder.value(op.c)]
+
+    def body(b: Body, p: SSAValue, *c: SSAValue) -> SSAValue:
+        scaled = _scaled(b, element_type, p, alpha)
+        return scaled if not c else _add(b, element_type, scaled, _scaled(b, element_type, c[0], beta))
+    return [builder.elementwise(operands, op.result.type, body)]
+
+
+def _scaled(b: Body, element_type: Attribute, x: SSAValue, factor: float) -> SSAValue:
+    """`factor * x` in x's type (numpy's `x * x.dtype.type(factor)`)."""
+    if factor == 1.0:
+        return x
+    constant = b.constant(factor if is_float(element_type) else int(factor), element_type)
+    return b.add(arith.MulfOp(x, constant) if is_float(element_type) else arith.MuliOp(x, constant))
+
+
+def _add(b: Body, element_type: Attribute, x: SSAValue, y: SSAValue) -> SSAValue:
+    return b.add(arith.AddfOp(x, y) if is_float(element_type) else arith.AddiOp(x, y))
+
+
+LOWERINGS = {ge.MatMulOp: _matmul, ge.BatchMatMulOp: _batch_matmul, ge.GemmOp: _gemm}

@@ -1,0 +1,119 @@
+"""Convolution and pooling lowerings against the reference kernels, through IREE on the host CPU."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from dfir.core import data_type as dt
+from dfir.frontend.ge.graph import Graph
+from tests.passes.ge_to_linalg.harness import assert_lowering_matches, codegen_text, converted, lowered_outputs
+
+_windows = st.fixed_dictionaries({
+    "kernel": st.lists(st.integers(1, 3), min_size=2, max_size=2),
+    "strides": st.lists(st.integers(1, 3), min_size=2, max_size=2),
+    "dilations": st.lists(st.integers(1, 2), min_size=2, max_size=2),
+    "pads": st.lists(st.integers(0, 2), min_size=4, max_size=4)})
+
+
+def _image(shape, seed=0, dtype=np.float32):
+    return np.random.default_rng(seed).standard_normal(shape).astype(dtype)
+
+
+@pytest.mark.parametrize("channels,groups,bias,dtype", [(4, 1, True, np.float32), (4, 1, False, np.float64),
+                                                        (8, 1, True, np.float32), (4, 2, True, np.float32),
+                                                        (4, 4, False, np.float32)])
+def test_conv2d_matches_with_groups_strides_dilations_and_pads(channels, groups, bias, dtype):
+    g = Graph("conv")
+    element = dt.from_numpy(np.dtype(dtype))
+    x = g.data(0, [-1, channels, 9, 8], element, name="x")
+    w = g.data(1, [8, channels // groups, 3, 2], element, name="w")
+    b = g.data(2, [8], element, name="b") if bias else None
+    g.set_outputs([g.conv2d(x, w, b, strides=(2, 1), pads=(1, 2, 0, 1), dilations=(1, 2), groups=groups)])
+    inputs = [_image((2, channels, 9, 8), 0, dtype), _image((8, channels // groups, 3, 2), 1, dtype)]
+    inputs += [_image((8,), 2, dtype)] if bias else []
+    assert_lowering_matches(g, inputs, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("channels,layout", [(3, "conv_2d_nhwc_hwcf"), (8, "conv_2d_nchw_fchw"),
+                                             (-1, "conv_2d_nchw_fchw")])
+def test_conv2d_layout_follows_the_input_channels(channels, layout):
+    g = Graph("conv")
+    x = g.data(0, [-1, channels, 6, 6], dt.DT_FLOAT, name="x")
+    g.set_outputs([g.conv2d(x, g.data(1, [4, 3 if channels == -1 else channels, 3, 3], dt.DT_FLOAT, name="w"))])
+    assert f'"linalg.{layout}"' in codegen_text(converted(g))
+
+
+@given(window=_windows, depthwise=st.booleans())
+@settings(max_examples=4, deadline=None)
+def test_conv2d_with_constant_filters(window, depthwise):
+    g = Graph("conv")
+    x = g.data(0, [-1, 3, 7, 6], dt.DT_FLOAT, name="x")
+    w = g.const(_image((3 if depthwise else 5, 1 if depthwise else 3, *window["kernel"]), 3))
+    g.set_outputs([g.conv2d(x, w, strides=window["strides"], pads=window["pads"], dilations=window["dilations"],
+                            groups=3 if depthwise else 1)])
+    assert_lowering_matches(g, [_image((2, 3, 7, 6))], rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float16])
+@pytest.mark.parametrize("ceil_mode", [False, True])
+def test_max_pool_pads_with_the_lowest_finite_value(dtype, ceil_mode):
+    g = Graph("max_pool")
+    x = g.data(0, [-1, 2, 7, 6], dt.from_numpy(np.dtype(dtype)), name="x")
+    g.set_outputs([g.max_pool(x, [3, 2], strides=[2, 3], pads=[1, 2, 0, 1], dilations=[1, 2], ceil_mode=ceil_mode)])
+    values = _image((2, 2, 7, 6), dtype=dtype)
+    values[0, 0] = -np.inf
+    values[1, 1, 3, 3] = np.nan
+    assert_lowering_matches(g, [values])
+
+
+@given(window=_windows, ceil_mode=st.booleans(), count_include_pad=st.booleans())
+@settings(max_examples=8, deadline=None)
+def test_avg_pool_divides_by_the_counted_part_of_each_window(window, ceil_mode, count_include_pad):
+    extents = [d * (k - 1) + 1 for d, k in zip(window["dilations"], window["kernel"])]
+    pads = [min(p, extents[i // 2] - 1) for i, p in enumerate(window["pads"])]
+    g = Graph("avg_pool")
+    x = g.data(0, [-1, 2, 7, 6], dt.DT_FLOAT, name="x")
+    g.set_outputs([g.avg_pool(x, window["kernel"], strides=window["strides"], pads=pads,
+                              dilations=window["dilations"], ceil_mode=ceil_mode,
+                              count_include_pad=count_include_pad)])
+    assert_lowering_matches(g, [_image((3, 2, 7, 6))])
+
+
+def test_dilated_avg_pool_window_in_uncounted_padding_is_nan():
+    g = Graph("avg_pool")
+    x = g.data(0, [1, 1, 1, 1], dt.DT_FLOAT, name="x")
+    g.set_outputs([g.avg_pool(x, [2, 1], dilations=[3, 1], pads=[3, 3, 0, 0])])
+    (y,) = lowered_outputs(g, [np.full((1, 1, 1, 1), 5, np.float32)])
+    np.testing.assert_array_equal(y.ravel(), [5, np.nan, np.nan, 5])
+
+
+def test_dynamic_spatial_dims_compute_window_counts():
+    g = Graph("dynamic")
+    x = g.data(0, [-1, 2, -1, -1], dt.DT_FLOAT, name="x")
+    g.set_outputs([g.conv2d(x, g.const(_image((3, 2, 3, 3), 4)), pads=(1, 0, 0, 1), strides=(2, 3)),
+                   g.max_pool(x, [3, 2], strides=[2, 3], pads=[1, 1, 0, 1], ceil_mode=True),
+                   g.avg_pool(x, [3, 3], strides=[3, 2], pads=[1, 0, 2, 1], dilations=[1, 2], ceil_mode=True),
+                   g.avg_pool(x, [2, 3], strides=[2, 2], pads=[1, 1, 1, 1], ceil_mode=True, count_include_pad=True)])
+    for shape in [(2, 2, 7, 9), (1, 2, 10, 6)]:
+        assert_lowering_matches(g, [_image(shape)], rtol=1e-5, atol=1e-5)
+
+
+def test_dynamic_input_smaller_than_the_window_gives_an_empty_result():
+    """The reference raises a GeError; the lowering computes a window count of 0."""
+    g = Graph("small")
+    x = g.data(0, [1, 2, -1, -1], dt.DT_FLOAT, name="x")
+    g.set_outputs([g.conv2d(x, g.const(_image((3, 2, 3, 3))))])
+    (y,) = lowered_outputs(g, [_image((1, 2, 2, 2))])
+    assert y.shape == (1, 3, 0, 0)
+
+
+def test_grouped_conv2d_with_dynamic_channels_has_no_lowering():
+    g = Graph("grouped")
+    x = g.data(0, [1, -1, 5, 5], dt.DT_FLOAT, name="x")
+    g.set_outputs([g.conv2d(x, g.const(_image((4, 2, 3, 3))), groups=2)])
+    (graph,) = converted(g, backend="auto").ops
+    assert graph.backend.data == "reference"
+    assert graph.attributes["backend_fallback"].data == \
+        'ge.conv2d "conv2d_0": a grouped convolution needs static channel counts'
