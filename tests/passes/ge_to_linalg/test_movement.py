@@ -30,6 +30,8 @@ def _arange(shape, dtype=np.float32):
     ([-1], (8,), [-1, 4]),
     ([2, 3, 4], (2, 3, 4), [4, 6]),
     ([1, 1], (1, 1), []),
+    ([-1, -1, 4], (2, 3, 4), [0, -1, 2]),
+    ([-1, -1], (4, 3), [2, 0, -1]),
 ])
 def test_reshape_copies_and_infers_dims(declared, shape, target):
     assert_lowering_matches(_unary(lambda g, x: g.reshape(x, target), declared), [_arange(shape)])
