@@ -14,7 +14,8 @@ dimension and expands that into the target (an inferred dynamic -1 divided out a
 Slice bounds follow `slice_bounds` (negative indices count from the end, then clamp); along a
 dynamic dimension they are computed at run time. Gather wraps negative indices; an index still
 out of range, which the reference kernel reports as an error at run time, is clamped into the
-dimension (compiled code cannot raise).
+dimension (compiled code cannot raise). Likewise a dynamic dimension that squeeze removes is taken
+to be 1 (`tensor.cast` to a static 1), as the reference requires at run time.
 """
 from __future__ import annotations
 
@@ -46,7 +47,9 @@ class _Product:
     atoms: tuple[SSAValue, ...] = ()
 
     @staticmethod
-    def of(size: Size) -> _Product:
+    def of(size: Size | _Product) -> _Product:
+        if isinstance(size, _Product):
+            return size
         return _Product(size) if isinstance(size, int) else _Product(1, (size,))
 
     def __mul__(self, other: _Product) -> _Product:
@@ -64,10 +67,10 @@ class _Product:
         return _Product(self.factor // other.factor, tuple(atoms))
 
 
-def _product(sizes: Sequence[_Product]) -> _Product:
+def _product(sizes: Sequence[_Product | Size]) -> _Product:
     total = _Product(1)
     for size in sizes:
-        total = total * size
+        total = total * _Product.of(size)
     return total
 
 
@@ -131,7 +134,7 @@ def _expand(builder: FuncBuilder, x: SSAValue, groups: Sequence[Sequence[int]], 
 def reshape(builder: FuncBuilder, x: SSAValue, target: Sequence[Size | _Product]) -> SSAValue:
     """`x` (row-major) in the shape `target`, whose element count is `x`'s."""
     source = [_Product.of(s) for s in builder.sizes(x)]
-    target = [t if isinstance(t, _Product) else _Product.of(t) for t in target]
+    target = [_Product.of(t) for t in target]
     if source == target:
         return x
     if not target:
@@ -151,31 +154,36 @@ def reshape(builder: FuncBuilder, x: SSAValue, target: Sequence[Size | _Product]
     return result
 
 
-def _fixed_or(result: ge.GeTensorType, sizes: Sequence[_Product]) -> list[_Product]:
-    return [_Product(d.lo) if d.is_fixed else s for d, s in zip(result.dims, sizes)]
+def _fixed_or(result: ge.GeTensorType, sizes: Sequence[_Product | Size]) -> list[_Product | Size]:
+    """`sizes`, static where the result's type fixes them (shape inference may know better)."""
+    return [d.lo if d.is_fixed else s for d, s in zip(result.dims, sizes)]
 
 
 def _reshape(builder: FuncBuilder, op: ge.ReshapeOp) -> list[SSAValue]:
     x = builder.value(op.input)
     source = [_Product.of(s) for s in builder.sizes(x)]
     shape = list(op.shape.get_values())
-    target = [source[i] if s == 0 else _Product(s) for i, s in enumerate(shape)]
-    if -1 in shape:
+    target = _fixed_or(op.result.type, [source[i] if s == 0 else _Product(s) for i, s in enumerate(shape)])
+    if -1 in shape and not op.result.type.dims[shape.index(-1)].is_fixed:
         axis = shape.index(-1)
-        known = _product([t for i, t in enumerate(target) if i != axis])
-        inferred = _product(source).divide(known)
-        if inferred is None and not op.result.type.dims[axis].is_fixed:
-            total, divisor = _materialize(builder, _product(source)), _materialize(builder, known)
-            inferred = _Product.of(builder.add(arith.DivUIOp(builder.as_index(total),
-                                                             builder.as_index(divisor))).result)
-        target[axis] = inferred or _Product(0)
-    return [reshape(builder, x, _fixed_or(op.result.type, target))]
+        target[axis] = _inferred(builder, source, [t for i, t in enumerate(target) if i != axis])
+    return [reshape(builder, x, target)]
+
+
+def _inferred(builder: FuncBuilder, source: Sequence[_Product], others: Sequence[_Product]) -> _Product:
+    """The size of a -1 entry: the source's element count over the other entries' product."""
+    total, known = _product(source), _product(others)
+    quotient = total.divide(known)
+    if quotient is not None:
+        return quotient
+    divided = arith.DivUIOp(builder.as_index(_materialize(builder, total)), builder.as_index(_materialize(builder, known)))
+    return _Product.of(builder.add(divided).result)
 
 
 def _flatten(builder: FuncBuilder, op: ge.FlattenOp) -> list[SSAValue]:
     x = builder.value(op.input)
     sizes = [_Product.of(s) for s in builder.sizes(x)]
-    axis = op.axis.value.data % (len(sizes) + 1) if op.axis.value.data < 0 else op.axis.value.data
+    axis = op.axis.value.data + len(sizes) if op.axis.value.data < 0 else op.axis.value.data
     return [reshape(builder, x, _fixed_or(op.result.type, [_product(sizes[:axis]), _product(sizes[axis:])]))]
 
 
@@ -183,6 +191,10 @@ def _squeeze(builder: FuncBuilder, op: ge.SqueezeOp) -> list[SSAValue]:
     x = builder.value(op.input)
     rank = len(x.type.get_shape())
     axes = {a % rank for a in op.axes.get_values()}
+    shape = x.type.get_shape()
+    if any(shape[a] == DYNAMIC_INDEX for a in axes):
+        ones = TensorType(x.type.element_type, [1 if a in axes else s for a, s in enumerate(shape)])
+        x = builder.add(tensor.CastOp(x, ones)).dest
     return [reshape(builder, x, [s for a, s in enumerate(builder.sizes(x)) if a not in axes])]
 
 
@@ -246,8 +258,8 @@ def _concat(builder: FuncBuilder, op: ge.ConcatOp) -> list[SSAValue]:
     total: Size = 0
     for x in inputs:
         total = _add_sizes(builder, total, builder.dim(x, axis))
-    sizes[axis] = op.result.type.dims[axis].lo if op.result.type.dims[axis].is_fixed else total
-    result = builder.empty(sizes, inputs[0].type.element_type)
+    sizes[axis] = total
+    result = builder.empty(_fixed_or(op.result.type, sizes), inputs[0].type.element_type)
     offset: Size = 0
     for x in inputs:
         result = _insert_slice(builder, x, result, [offset if a == axis else 0 for a in range(rank)])
@@ -264,10 +276,10 @@ def _split(builder: FuncBuilder, op: ge.SplitOp) -> list[SSAValue]:
         pieces[pieces.index(-1)] = _sub_sizes(builder, sizes[axis], sum(p for p in pieces if p != -1))
     results, offset = [], 0
     for piece, result in zip(pieces, op.outputs):
-        if result.type.dims[axis].is_fixed:
-            piece = result.type.dims[axis].lo
+        piece_sizes = _fixed_or(result.type, [piece if a == axis else s for a, s in enumerate(sizes)])
         results.append(extract_slice(builder, x, [offset if a == axis else 0 for a in range(len(sizes))],
-                                     [piece if a == axis else s for a, s in enumerate(sizes)]))
+                                     piece_sizes))
+        piece = piece_sizes[axis]
         offset = _add_sizes(builder, offset, piece)
     return results
 
@@ -313,15 +325,14 @@ def _slice(builder: FuncBuilder, op: ge.SliceOp) -> list[SSAValue]:
             lengths[axis] = slice_length(size, start, end, step)
         else:
             offsets[axis], lengths[axis] = _dynamic_bounds(builder, size, start, end, step)
-        if op.result.type.dims[axis].is_fixed:
-            lengths[axis] = op.result.type.dims[axis].lo
+    lengths = _fixed_or(op.result.type, lengths)
     if all(s > 0 for s in steps):
         return [extract_slice(builder, x, offsets, lengths, steps)]
     return [_gather_positions(builder, x, lengths,
-                              lambda b, axis: _strided_index(builder, b, offsets[axis], steps[axis]))]
+                              lambda b, axis: _strided_index(b, offsets[axis], steps[axis]))]
 
 
-def _strided_index(builder: FuncBuilder, b: Body, offset: Size, step: int) -> Callable[[SSAValue], SSAValue]:
+def _strided_index(b: Body, offset: Size, step: int) -> Callable[[SSAValue], SSAValue]:
     def position(i: SSAValue) -> SSAValue:
         scaled = b.add(arith.MuliOp(i, b.constant(step, IndexType()))) if step != 1 else i
         return b.add(arith.AddiOp(b.constant(offset, IndexType()) if isinstance(offset, int) else offset, scaled))
@@ -393,10 +404,14 @@ def _pad(builder: FuncBuilder, op: ge.PadOp) -> list[SSAValue]:
     cropped = builder.sizes(x)
     out_sizes = [_add_sizes(builder, s, lo + hi) for s, lo, hi in zip(cropped, low, high)]
     mirror = _edge_index if mode == "edge" else _reflect_index
-    return [_gather_positions(builder, x, out_sizes,
-                              lambda b, a: (lambda i: mirror(b, b.add(arith.SubiOp(i, b.constant(low[a], IndexType()))),
-                                                             builder.as_index(cropped[a])))
-                              if low[a] or high[a] else None)]
+
+    def position(b: Body, axis: int) -> Callable[[SSAValue], SSAValue] | None:
+        if not (low[axis] or high[axis]):
+            return None
+        size = builder.as_index(cropped[axis])
+        return lambda i: mirror(b, b.add(arith.SubiOp(i, b.constant(low[axis], IndexType()))), size)
+
+    return [_gather_positions(builder, x, out_sizes, position)]
 
 
 def _constant_pad(builder: FuncBuilder, x: SSAValue, low: list[int], high: list[int], value: float) -> SSAValue:

@@ -47,6 +47,10 @@ def test_flatten(axis):
     assert_lowering_matches(_unary(lambda g, x: g.flatten(x, axis), [-1, 3, 4]), [_arange((2, 3, 4))])
 
 
+def test_squeeze_of_a_dynamic_dim():
+    assert_lowering_matches(_unary(lambda g, x: g.squeeze(x, [0]), [-1, 4]), [_arange((1, 4))])
+
+
 def test_squeeze_and_unsqueeze():
     g = _unary(lambda g, x: [g.squeeze(x, [1, -1]), g.unsqueeze(x, [0, -1])], [-1, 1, 4, 1])
     assert_lowering_matches(g, [_arange((3, 1, 4, 1))])
@@ -64,6 +68,14 @@ def test_concat(axis):
     b = g.data(1, [-1, 3], dt.DT_INT32, name="b")
     g.set_outputs([g.concat([a, b, a], axis)])
     assert_lowering_matches(g, [_arange((2, 3), np.int32), _arange((2, 3), np.int32) + 100])
+
+
+def test_concat_of_dynamic_and_static_operands():
+    g = Graph("concat")
+    a = g.data(0, [-1, 3], dt.DT_FLOAT, name="a")
+    b = g.data(1, [2, 3], dt.DT_FLOAT, name="b")
+    g.set_outputs([g.concat([a, b], 1)])
+    assert_lowering_matches(g, [_arange((2, 3)), _arange((2, 3)) + 10])
 
 
 @pytest.mark.parametrize("sizes,axis", [([1, -1], 1), ([2, 1, 2], -1), ([1, -1], 0)])
