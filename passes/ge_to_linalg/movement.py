@@ -19,10 +19,10 @@ to be 1 (`tensor.cast` to a static 1), as the reference requires at run time.
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Callable, Sequence
 
-import numpy as np
 from xdsl.dialects import arith, tensor
 from xdsl.dialects.builtin import (DYNAMIC_INDEX, ArrayAttr, DenseArrayBase, DenseIntOrFPElementsAttr, IndexType,
                                    IntegerAttr, TensorType, i64)
@@ -33,7 +33,7 @@ from xdsl.ir.affine import AffineExpr, AffineMap
 
 from dfir.core.shape_arith import slice_bounds, slice_length
 from dfir.dialects import ge
-from dfir.passes.ge_to_linalg.builder import Body, FuncBuilder, Size, Unsupported, signless, tensor_type
+from dfir.passes.ge_to_linalg.builder import Body, FuncBuilder, Size, Unsupported
 
 __all__ = ["LOWERINGS", "reshape"]
 
@@ -85,7 +85,8 @@ def _materialize(builder: FuncBuilder, size: _Product) -> Size:
     return value
 
 
-def _regrouping(source: Sequence[_Product], target: Sequence[_Product]) -> tuple[list[list[int]], list[list[int]]] | None:
+def _regrouping(source: Sequence[_Product],
+                target: Sequence[_Product]) -> tuple[list[list[int]], list[list[int]]] | None:
     """Groups of consecutive source and target dimensions with equal products, or None."""
     source_groups, target_groups = [], []
     i = j = 0
@@ -117,7 +118,7 @@ def _reassociation(groups: Sequence[Sequence[int]]) -> ArrayAttr:
 
 def _collapse(builder: FuncBuilder, x: SSAValue, groups: Sequence[Sequence[int]]) -> SSAValue:
     shape = x.type.get_shape()
-    sizes = [DYNAMIC_INDEX if any(shape[d] == DYNAMIC_INDEX for d in g) else int(np.prod([shape[d] for d in g]))
+    sizes = [DYNAMIC_INDEX if any(shape[d] == DYNAMIC_INDEX for d in g) else math.prod(shape[d] for d in g)
              for g in groups]
     result_type = TensorType(x.type.element_type, sizes)
     op = tensor.CollapseShapeOp.build(operands=[x], result_types=[result_type],
@@ -176,8 +177,8 @@ def _inferred(builder: FuncBuilder, source: Sequence[_Product], others: Sequence
     quotient = total.divide(known)
     if quotient is not None:
         return quotient
-    divided = arith.DivUIOp(builder.as_index(_materialize(builder, total)), builder.as_index(_materialize(builder, known)))
-    return _Product.of(builder.add(divided).result)
+    total_size, known_size = (builder.as_index(_materialize(builder, p)) for p in (total, known))
+    return _Product.of(builder.add(arith.DivUIOp(total_size, known_size)).result)
 
 
 def _flatten(builder: FuncBuilder, op: ge.FlattenOp) -> list[SSAValue]:
@@ -279,8 +280,7 @@ def _split(builder: FuncBuilder, op: ge.SplitOp) -> list[SSAValue]:
         piece_sizes = _fixed_or(result.type, [piece if a == axis else s for a, s in enumerate(sizes)])
         results.append(extract_slice(builder, x, [offset if a == axis else 0 for a in range(len(sizes))],
                                      piece_sizes))
-        piece = piece_sizes[axis]
-        offset = _add_sizes(builder, offset, piece)
+        offset = _add_sizes(builder, offset, piece_sizes[axis])
     return results
 
 

@@ -36,6 +36,15 @@ def test_reduce_mean_of_any_axes(axes, keep, rows):
     assert_lowering_matches(g, [_values(np.random.default_rng(rows), (rows, 2, 3), np.float32)])
 
 
+@pytest.mark.parametrize("dtype", [np.float16, np.float64, np.int64])
+def test_mean_and_sum_accumulate_as_numpy(dtype):
+    g = Graph("acc")
+    x = g.data(0, [-1, 6], dt.from_numpy(np.dtype(dtype)), name="x")
+    g.set_outputs([g.reduce_mean(x, [0, 1]), g.reduce_sum(x, [1], keep_dims=True)])
+    rtol = 1e-3 if dtype == np.float16 else 1e-6
+    assert_lowering_matches(g, [_values(np.random.default_rng(6), (4, 6), dtype)], rtol=rtol, atol=rtol)
+
+
 def test_reduce_max_propagates_nan():
     g = Graph("max")
     x = g.data(0, [2, 3], dt.DT_FLOAT, name="x")
@@ -49,7 +58,8 @@ def test_boolean_reduction_has_no_lowering():
     g.set_outputs([g.reduce_max(x, [1])])
     (graph,) = converted(g, backend="auto").ops
     assert graph.backend.data == "reference"
-    assert graph.attributes["backend_fallback"].data == 'ge.reduce_max "reduce_max_0": boolean reductions have no lowering'
+    reason = 'ge.reduce_max "reduce_max_0": boolean reductions have no lowering'
+    assert graph.attributes["backend_fallback"].data == reason
 
 
 def test_global_avg_pool():
