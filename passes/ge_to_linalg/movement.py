@@ -141,7 +141,7 @@ def reshape(builder: FuncBuilder, x: SSAValue, target: Sequence[Size | _Product]
     if not target:
         return _collapse(builder, x, [])
     if not source:
-        return _expand(builder, x, [], [1] * len(target))
+        return _from_scalar(builder, x, len(target))
     grouping = _regrouping(source, target)
     source_groups, target_groups = grouping or ([list(range(len(source)))], [list(range(len(target)))])
     collapsed = x if all(len(g) == 1 for g in source_groups) else _collapse(builder, x, source_groups)
@@ -153,6 +153,13 @@ def reshape(builder: FuncBuilder, x: SSAValue, target: Sequence[Size | _Product]
         if not isinstance(size, int):
             builder.set_dim(result, axis, size)
     return result
+
+
+def _from_scalar(builder: FuncBuilder, x: SSAValue, rank: int) -> SSAValue:
+    """Rank-0 `x` as a tensor of `rank` size-1 dimensions (xDSL's `tensor.expand_shape` verifier
+    refuses the empty reassociation that MLIR takes for this)."""
+    element = builder.add(tensor.ExtractOp(x, [], x.type.element_type)).result
+    return builder.add(tensor.FromElementsOp(element, result_type=TensorType(x.type.element_type, [1] * rank))).result
 
 
 def _fixed_or(result: ge.GeTensorType, sizes: Sequence[_Product | Size]) -> list[_Product | Size]:

@@ -66,7 +66,7 @@ def _axes(op: Operation, rank: int) -> list[int]:
     return sorted({a % rank for a in op.axes.get_values()})
 
 
-def _element_type(value: SSAValue) -> Attribute:
+def _reducible_type(value: SSAValue) -> Attribute:
     t = value.type.element_type
     if t == IntegerType(1):
         raise Unsupported("boolean reductions have no lowering")
@@ -119,7 +119,7 @@ def _reduction(builder: FuncBuilder, op: Operation,
     x = builder.value(op.input)
     rank = len(x.type.get_shape())
     axes = _axes(op, rank)
-    result = reduced(x, axes, signless(_element_type(x)))
+    result = reduced(x, axes, signless(_reducible_type(x)))
     return [keep_dims(builder, result, axes, rank) if op.keep_dims is not None else result]
 
 

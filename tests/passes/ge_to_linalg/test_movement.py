@@ -49,6 +49,10 @@ def test_flatten(axis):
     assert_lowering_matches(_unary(lambda g, x: g.flatten(x, axis), [-1, 3, 4]), [_arange((2, 3, 4))])
 
 
+def test_unsqueeze_of_a_scalar():
+    assert_lowering_matches(_unary(lambda g, x: g.unsqueeze(x, [0, 1]), []), [np.array(2.5, np.float32)])
+
+
 def test_squeeze_of_a_dynamic_dim():
     assert_lowering_matches(_unary(lambda g, x: g.squeeze(x, [0]), [-1, 4]), [_arange((1, 4))])
 

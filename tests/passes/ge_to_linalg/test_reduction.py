@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from dfir.core import data_type as dt
@@ -29,6 +29,7 @@ def test_reductions_over_negative_axes_keep_dims(kind, dtype):
 
 @given(axes=st.sets(st.integers(-3, 2), max_size=3), keep=st.booleans(), rows=st.integers(1, 4))
 @settings(max_examples=4, deadline=None)
+@example(axes={0, 1, 2}, keep=True, rows=1)
 def test_reduce_mean_of_any_axes(axes, keep, rows):
     g = Graph("mean")
     x = g.data(0, [-1, 2, 3], dt.DT_FLOAT, name="x")
