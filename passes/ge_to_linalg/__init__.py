@@ -11,11 +11,11 @@ from typing import Callable, Sequence
 
 from xdsl.ir import Operation, SSAValue
 
-from dfir.passes.ge_to_linalg import constants, contraction, elementwise, resize, window
+from dfir.passes.ge_to_linalg import constants, contraction, elementwise, movement, reduction, resize, window
 from dfir.passes.ge_to_linalg.builder import FuncBuilder
 
 Lowering = Callable[[FuncBuilder, Operation], Sequence[SSAValue]]
 
 LOWERINGS: dict[type[Operation], Lowering] = {**constants.LOWERINGS, **contraction.LOWERINGS,
-                                              **elementwise.LOWERINGS, **resize.LOWERINGS,
-                                              **window.LOWERINGS}
+                                              **elementwise.LOWERINGS, **movement.LOWERINGS,
+                                              **reduction.LOWERINGS, **resize.LOWERINGS, **window.LOWERINGS}

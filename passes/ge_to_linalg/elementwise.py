@@ -26,7 +26,7 @@ from xdsl.ir import Attribute, Operation, SSAValue
 from dfir.dialects import ge
 from dfir.passes.ge_to_linalg.builder import Body, FuncBuilder, Unsupported, is_float, is_unsigned, signless
 
-__all__ = ["LOWERINGS"]
+__all__ = ["LOWERINGS", "convert"]
 
 Scalar = Callable[[Body, Attribute, SSAValue, SSAValue], SSAValue]
 """(body, element type as the ge type has it, lhs, rhs) -> result."""
@@ -125,7 +125,7 @@ def _identity(builder: FuncBuilder, op: Operation) -> list[SSAValue]:
 
 # --- cast ----------------------------------------------------------------------------------------
 
-def _convert(b: Body, source: Attribute, target: Attribute, x: SSAValue) -> SSAValue:
+def convert(b: Body, source: Attribute, target: Attribute, x: SSAValue) -> SSAValue:
     """numpy's `astype` from `source` to `target` (ge element types)."""
     out = signless(target)
     if source == target:
@@ -158,7 +158,7 @@ def _cast(builder: FuncBuilder, op: Operation) -> list[SSAValue]:
     if source == target:
         return [builder.value(op.operands[0])]
     return [builder.elementwise([builder.value(op.operands[0])], op.results[0].type,
-                                lambda b, x: _convert(b, source, target, x))]
+                                lambda b, x: convert(b, source, target, x))]
 
 
 LOWERINGS = {**{cls: _binary for cls in _BINARY}, **{cls: _unary for cls in _UNARY},
