@@ -147,8 +147,8 @@ def test_a_sub_flow_graph_node_inside_a_replicated_pipeline(tmp_path):
     compiled = dfir.compile(graph)
     plan = plan_of(compiled)
     assert [(n.name, n.instances) for n in plan.nodes] == [
-        ("fn_fnode", ("0:0:0", "0:0:1")), ("sub/fn_fnode_1", ("0:0:0", "0:0:1")),
-        ("sub/fn_fnode_2", ("0:0:0", "0:0:1")), ("fn_fnode_3", ("-1",))]
+        ("fn_fnode", ("0:0:0", "0:0:1")), ("sub/fn_fnode_2", ("0:0:0", "0:0:1")),
+        ("sub/fn_fnode_3", ("0:0:0", "0:0:1")), ("fn_fnode_1", ("-1",))]
     with dfir.load(compiled.om) as model:
         for value in range(6):
             model.feed_data([int32(value, 1)])
@@ -337,7 +337,7 @@ def test_changing_one_node_of_a_sub_flow_graph_recompiles_only_that_node(tmp_pat
     dfir.compile(build(lambda x: x * 2), options)
     changed = dfir.compile(build(lambda x: x * 3), options)
     statuses = dict(line.split()[1:3] for line in changed.report if line.startswith("cache: @"))
-    assert statuses == {"@fn_pp": "hit", "@fn_pp_1": "miss", "@fn_pp_2": "hit"}
+    assert statuses == {"@fn_pp": "hit", "@fn_1_pp": "miss", "@fn_2_pp": "hit"}
     with dfir.load(changed.om) as model:
         model.feed_data([int32(1, 2)])
         assert fetch_all(model, 1) == {1: [[60, 90]]}
