@@ -17,7 +17,9 @@ resource config (`dfir.frontend.deploy`; the compiler and `dfir-opt --deploy-inf
 [#df.device<...>]}` when the deploy info places the node's invoked GE graphs.
 
 Without a deploy info, a node keeps the device it has, or gets `default-device` (the host unless
-given, `cluster:server:device[:numa]`): everything runs on the host, one instance each.
+given, `cluster:server:device[:numa]`): everything runs on the host, one instance each. A UDF
+project whose compile config sets `heavy_load: true` (`project = {heavy_load = "true"}`) goes on
+the host CPU of the server of each device it is given (`0:0:1:0` -> `0:0:-1:0`).
 
 With a deploy info, the file decides: every node must be placed by its name or its alias (not
 both), every name in the file must be a node's name or alias, every invoke must name an invoked
@@ -44,7 +46,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from xdsl.context import Context
-from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, ModuleOp
+from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, ModuleOp, StringAttr
 from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import DiagnosticException
 
@@ -92,7 +94,7 @@ class PlaceNodes(ModulePass):
         device = parse_device(self.default_device)
         for node in graph.node_ops:
             if not node.instance_devices:
-                node.device = device
+                _set_devices(node, [device])
         return {}
 
     def _place_children(self, graph: GraphOp, placements: dict[str, Placement],
@@ -188,7 +190,22 @@ def _keys(node: NodeOp) -> Iterable[str]:
 
 
 def _set_devices(node: NodeOp, devices: Sequence[DeviceAttr]) -> None:
+    """Place `node` on `devices`, one instance each; a `heavy_load` UDF on the host CPU of each
+    device's server instead (`0:0:1:0` -> `0:0:-1:0`), as the seed's logic_device_list says."""
+    if _heavy_load(node):
+        devices = [d if d.is_host else _server_host(d) for d in devices]
     node.device, node.devices = (devices[0], None) if len(devices) == 1 else (None, ArrayAttr(list(devices)))
+
+
+def _server_host(device: DeviceAttr) -> DeviceAttr:
+    ids = [i.data for i in device.ids]
+    return DeviceAttr([*ids[:2], -1, *ids[3:]])
+
+
+def _heavy_load(node: NodeOp) -> bool:
+    pp = _process_point(node)
+    facts = pp.project.data if isinstance(pp, FuncPpOp) and pp.project is not None else {}
+    return facts.get("heavy_load") == StringAttr("true")
 
 
 def _process_point(node: NodeOp):

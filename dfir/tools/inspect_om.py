@@ -125,9 +125,12 @@ def _node_summary(node: _PlanValue) -> str:
 
 
 def _source(source: _PlanValue) -> str:
-    """`data:K` for graph input K, `node:N.P` for port P of node N."""
+    """`data:K` for graph input K, `closure:C.I` for input I of flow closure C, `node:N.P` for
+    port P of node N."""
     if isinstance(source.value, dict) and "data" in source.value:
         return f"data:{source.get('data').integer()}"
+    if isinstance(source.value, dict) and "closure" in source.value:
+        return f"closure:{source.get('closure').integer()}.{source.get('input').integer()}"
     return f"node:{source.get('node').integer()}.{source.get('port').integer()}"
 
 
