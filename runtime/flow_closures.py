@@ -23,7 +23,8 @@ from typing import Any, Sequence
 import numpy as np
 
 from dfir.core.messages import Message, TransactionMeta
-from dfir.frontend.flow_func.status import FLOW_FUNC_ERR_TIME_OUT_ERROR, FLOW_FUNC_FAILED, FLOW_FUNC_SUCCESS
+from dfir.frontend.flow_func.status import (FLOW_FUNC_ERR_PARAM_INVALID, FLOW_FUNC_ERR_TIME_OUT_ERROR,
+                                            FLOW_FUNC_SUCCESS)
 from dfir.runtime import channels
 
 
@@ -52,7 +53,7 @@ class FlowClosureRunner:
         """`(ret, output arrays, why it failed)` of one call (steps 1 to 3)."""
         key = self._wiring.key
         if len(arrays) != len(self._wiring.entries):
-            return FLOW_FUNC_FAILED, [], (f"sub-FlowGraph '{key}' takes {len(self._wiring.entries)} inputs, "
+            return FLOW_FUNC_ERR_PARAM_INVALID, [], (f"sub-FlowGraph '{key}' takes {len(self._wiring.entries)} inputs, "
                                           f"got {len(arrays)}")
         deadline = None if timeout_ms < 0 else time.monotonic() + timeout_ms / 1000
         with self._lock:
