@@ -80,9 +80,9 @@ class PlaceNodes(ModulePass):
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         graphs = {graph.sym_name.data: graph for graph in op.ops if isinstance(graph, GraphOp)}
-        children: dict[int, list[tuple[str, str | None]]] = {}  # id(parent node) -> (sub-graph, key)
+        children: dict[NodeOp, list[tuple[str, str | None]]] = {}  # parent -> (sub-graph, closure key)
         for sub, (parent, key) in subgraph_parents(op).items():
-            children.setdefault(id(parent), []).append((sub, key))
+            children.setdefault(parent, []).append((sub, key))
         for graph in top_graphs(op):
             placements = self._place_top(graph)
             self._place_children(graph, placements, children, graphs)
@@ -101,7 +101,7 @@ class PlaceNodes(ModulePass):
                         children: dict, graphs: dict[str, GraphOp]) -> None:
         """Step 2 for the sub-FlowGraphs the nodes of `graph` run, then theirs."""
         for node in graph.node_ops:
-            for sub, key in children.get(id(node), ()):
+            for sub, key in children.get(node, ()):
                 placement = placements.get(node.node_name.data)
                 invoke = _invoke_for(placement, key if key is not None else _point_name(node))
                 _check_single_instance(node, sub, placement, invoke)

@@ -341,3 +341,52 @@ def test_changing_one_node_of_a_sub_flow_graph_recompiles_only_that_node(tmp_pat
     with dfir.load(changed.om) as model:
         model.feed_data([int32(1, 2)])
         assert fetch_all(model, 1) == {1: [[60, 90]]}
+
+
+VARIANTS = '''
+import dfir.flow_func as ff
+
+class Variants:
+    @ff.init_wrapper()
+    def init_flow_func(self, meta_params):
+        return ff.FLOW_FUNC_SUCCESS
+
+    @ff.proc_wrapper()
+    def Call(self, run_context, input_flow_msgs):
+        value = int(input_flow_msgs[0].get_tensor().numpy()[0])
+        msgs = input_flow_msgs * 2 if value < 0 else input_flow_msgs
+        ret, outs = run_context.run_flow_model("k", msgs, 1 if value == 0 else 5000)
+        if ret != ff.FLOW_FUNC_SUCCESS:
+            return ret
+        return run_context.set_output(0, outs[0])
+'''
+
+
+def slow_when_zero(x):
+    if x[0] == 0:
+        __import__("time").sleep(0.5)
+    return x + 100
+
+
+def test_run_flow_model_times_out_drops_the_late_result_and_checks_its_inputs(tmp_path):
+    sources = tmp_path / "ws" / "src_python"
+    sources.mkdir(parents=True)
+    (sources / "variants.py").write_text(VARIANTS)
+    config = tmp_path / "variants.json"
+    config.write_text(json.dumps({"func_list": [{"func_name": "Call"}], "input_num": 1, "output_num": 1,
+                                  "workspace": "./ws", "py_module": "variants", "py_class": "Variants"}))
+    pp = df.FuncProcessPoint(compile_config_path=str(config))
+    pp.add_invoked_closure("k", df.FlowGraphProcessPoint(
+        df.FlowGraph([df.pyflow(slow_when_zero).fnode()(df.FlowData(name="v"))], name="slow")))
+    node = df.FlowNode(1, 1, name="caller")
+    node.add_process_point(pp)
+    with dfir.load(dfir.compile(df.FlowGraph([node(df.FlowData(name="x"))])).om) as model:
+        for value in (0, 3, -1):
+            model.feed_data([int32(value)])
+        results = fetch_all(model, 3)
+    assert results == {
+        1: (564001, "UDF caller.Call returned FLOW_FUNC_ERR_TIME_OUT_ERROR (564001); run_flow_model('k'): "
+                    "sub-FlowGraph 'k' gave no result within the timeout of 1 ms"),
+        2: [[103]],
+        3: (164000, "UDF caller.Call returned FLOW_FUNC_ERR_PARAM_INVALID (164000); run_flow_model('k'): "
+                    "sub-FlowGraph 'k' takes 1 inputs, got 2")}
