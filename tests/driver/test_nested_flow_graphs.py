@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import shutil
-import textwrap
 from pathlib import Path
 
 import numpy as np
@@ -22,16 +21,18 @@ from project_helpers import add_graph
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "deploy"
 WAIT_MS = 10000
-CALLER = '''
+PROJECT_CLASS = '''
 import dfir.flow_func as ff
 
-class Caller:
+class {cls}:
     @ff.init_wrapper()
     def init_flow_func(self, meta_params):
         return ff.FLOW_FUNC_SUCCESS
 
     @ff.proc_wrapper()
     def Call(self, run_context, input_flow_msgs):
+'''
+CALLER = '''
         ret, outs = run_context.run_flow_model("invoked_flow_graph_name", input_flow_msgs, 5000)
         if ret != ff.FLOW_FUNC_SUCCESS:
             return ret
@@ -158,16 +159,20 @@ def test_a_sub_flow_graph_node_inside_a_replicated_pipeline(tmp_path):
 
 # -- a FlowGraph as an invoked closure, and the seed's deploy example -----------------------------
 
-def caller_point(tmp_path: Path, sub: df.FlowGraph, ascend: bool) -> df.FuncProcessPoint:
-    sources = tmp_path / "ws" / "src_python"
+def project_point(folder: Path, module: str, cls: str, proc: str, input_num: int) -> df.FuncProcessPoint:
+    """A Python UDF project under `folder`: class `cls` whose func `Call` runs `proc` (its body)."""
+    sources = folder / "ws" / "src_python"
     sources.mkdir(parents=True)
-    (sources / "caller.py").write_text(textwrap.dedent(CALLER.replace("{closures}", "2" if ascend else "1")))
-    config = tmp_path / "caller.json"
-    input_num = len(sub.inputs)
+    (sources / f"{module}.py").write_text(PROJECT_CLASS.replace("{cls}", cls) + proc)
+    config = folder / f"{module}.json"
     config.write_text(json.dumps({"func_list": [{"func_name": "Call"}], "input_num": input_num, "output_num": 1,
-                                  "workspace": "./ws", "target_bin": "libfunc_caller.so",
-                                  "py_module": "caller", "py_class": "Caller"}))
-    pp = df.FuncProcessPoint(compile_config_path=str(config))
+                                  "workspace": "./ws", "py_module": module, "py_class": cls}))
+    return df.FuncProcessPoint(compile_config_path=str(config))
+
+
+def caller_point(tmp_path: Path, sub: df.FlowGraph, ascend: bool) -> df.FuncProcessPoint:
+    pp = project_point(tmp_path, "caller", "Caller", CALLER.replace("{closures}", "2" if ascend else "1"),
+                       len(sub.inputs))
     pp.add_invoked_closure("invoked_flow_graph_name", df.FlowGraphProcessPoint(sub))
     if ascend:
         pp.add_invoked_closure("invoked_flow_graph_name1", df.GraphProcessPoint(df.Framework.ONNX, add_graph()))
@@ -344,15 +349,6 @@ def test_changing_one_node_of_a_sub_flow_graph_recompiles_only_that_node(tmp_pat
 
 
 VARIANTS = '''
-import dfir.flow_func as ff
-
-class Variants:
-    @ff.init_wrapper()
-    def init_flow_func(self, meta_params):
-        return ff.FLOW_FUNC_SUCCESS
-
-    @ff.proc_wrapper()
-    def Call(self, run_context, input_flow_msgs):
         value = int(input_flow_msgs[0].get_tensor().numpy()[0])
         msgs = input_flow_msgs * 2 if value < 0 else input_flow_msgs
         ret, outs = run_context.run_flow_model("k", msgs, 1 if value == 0 else 5000)
@@ -369,13 +365,7 @@ def slow_when_zero(x):
 
 
 def test_run_flow_model_times_out_drops_the_late_result_and_checks_its_inputs(tmp_path):
-    sources = tmp_path / "ws" / "src_python"
-    sources.mkdir(parents=True)
-    (sources / "variants.py").write_text(VARIANTS)
-    config = tmp_path / "variants.json"
-    config.write_text(json.dumps({"func_list": [{"func_name": "Call"}], "input_num": 1, "output_num": 1,
-                                  "workspace": "./ws", "py_module": "variants", "py_class": "Variants"}))
-    pp = df.FuncProcessPoint(compile_config_path=str(config))
+    pp = project_point(tmp_path, "variants", "Variants", VARIANTS, 1)
     pp.add_invoked_closure("k", df.FlowGraphProcessPoint(
         df.FlowGraph([df.pyflow(slow_when_zero).fnode()(df.FlowData(name="v"))], name="slow")))
     node = df.FlowNode(1, 1, name="caller")
