@@ -98,6 +98,10 @@ def _plan_lines(model: OmModel, indent: str) -> Iterator[str]:
         yield f"{inner}output {index} node={entry.get('node').integer()} port={entry.get('port').integer()}"
     for index, node in enumerate(plan.get("nodes").items()):
         yield f"{inner}node {index} {_node_summary(node)}"
+    for index, closure in enumerate(plan.get("closures").items() if "closures" in plan.value else ()):
+        outputs = ",".join(_source(source) for source in closure.get("outputs").items())
+        yield (f"{inner}closure {index} {_quoted(closure.get('key').text())} node={closure.get('node').integer()} "
+               f"inputs={closure.get('inputs').integer()} outputs=[{outputs}]")
     yield f"{inner}order {_compact([step.integer() for step in plan.get('order').items()])}"
 
 

@@ -17,6 +17,7 @@ from dfir.ge.error import GeError
 from dfir.om.plan import ClosureRef, DataRef, NodeRef, Plan
 from dfir.runtime.om import read_om
 from dfir.om.schema import PartitionType
+from dfir.tools.cli import main as cli
 from project_helpers import add_graph
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "deploy"
@@ -179,7 +180,7 @@ def caller_point(tmp_path: Path, sub: df.FlowGraph, ascend: bool) -> df.FuncProc
     return pp
 
 
-def test_run_flow_model_feeds_a_sub_flow_graph_and_fetches_its_results_by_transaction(tmp_path):
+def test_run_flow_model_feeds_a_sub_flow_graph_and_fetches_its_results_by_transaction(tmp_path, capsys):
     node = df.FlowNode(1, 1, name="caller")
     node.add_process_point(caller_point(tmp_path, sub_graph(), ascend=False))
     graph = df.FlowGraph([node(df.FlowData(name="x"))], name="outer")
@@ -190,6 +191,12 @@ def test_run_flow_model_feeds_a_sub_flow_graph_and_fetches_its_results_by_transa
     assert plan.nodes[1].inputs == (ClosureRef(0, 0),)
     assert [c.to_json() for c in plan.closures] == [
         {"node": 0, "key": "invoked_flow_graph_name", "inputs": 1, "outputs": [{"node": 2, "port": 0}]}]
+    om_path = tmp_path / "caller.om"
+    om_path.write_bytes(compiled.om)
+    assert cli(["inspect", str(om_path)]) == 0
+    shown = capsys.readouterr().out
+    assert 'node 1 "caller/invoked_flow_graph_name/fn_fnode" pp=py_udf device="-1" inputs=[closure:0.0]' in shown
+    assert 'closure 0 "invoked_flow_graph_name" node=0 inputs=1 outputs=[node:2.0]' in shown
     with dfir.load(compiled.om) as model:
         for value in (1, -2, 5):
             model.feed_data([int32(value, value)])
