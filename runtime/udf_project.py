@@ -18,6 +18,7 @@
 from __future__ import annotations
 
 import platform
+import queue
 import threading
 import time
 from dataclasses import dataclass, replace
@@ -35,13 +36,13 @@ from dfir.frontend.flow_func.queue import FlowMsgQueue
 from dfir.frontend.flow_func.run_context import ExceptionBoard, MetaRunContext, RunState
 from dfir.frontend.flow_func.scope import CallScope, call_scope, current_scope, note_problem
 from dfir.frontend.flow_func.status import (FLOW_FUNC_ERR_PARAM_INVALID, FLOW_FUNC_ERR_TIME_OUT_ERROR,
-                                   FLOW_FUNC_FAILED, FLOW_FUNC_SUCCESS, status_name)
+                                   FLOW_FUNC_FAILED, FLOW_FUNC_STATUS_EXIT, FLOW_FUNC_SUCCESS, status_name)
 from dfir.frontend.flow_func.wrappers import exception_text, find_proc, user_frames
 from dfir.frontend.udf.config import host_resource_type
 from dfir.frontend.udf.sources import content_folder, load_project_class
 from dfir.om.plan import CppProject, Func, GeGraph, Node, Plan, PyProject, SoBin
 from dfir.runtime import _native
-from dfir.runtime.scheduler import FuncSpec, OutputSet
+from dfir.runtime.scheduler import DEFAULT_CHANNEL_DEPTH, Cancelled, FuncSpec, OutputSet
 
 RunnerFactory = Callable[[GeGraph, Any], Any]  # (ge_graphs entry, weights) -> object with .run(arrays)
 
@@ -303,13 +304,49 @@ class CppProjectCall(ProjectCall):
     instance: Any = None  # a _native.UdfInstance
 
     def _run(self, state: RunState, inputs: list) -> Any:
+        if self.stream_input:
+            return self._run_stream(state, inputs)
         meta = state.meta = _latest_meta(inputs)
         tuples = [_native_message(j, message) for j, message in enumerate(inputs)]
-        ret, outputs, problems, raised = self.instance.proc(
+        result = self.instance.proc(
             self.func, len(self.outputs), tuples,
             (meta.transaction_id, meta.start_time, meta.end_time, meta.flow_flags), meta.user_data,
             self.exceptions.get(meta.transaction_id),
             lambda key, tensors, timeout: self.closures.invoke_native(key, tensors, timeout, meta))
+        return self._settle(state, meta, result)
+
+    def _run_stream(self, state: RunState, streams: list) -> Any:
+        """A stream-input proc: its FlowMsgQueues take from `streams` (one per input) through `take`;
+        the call belongs to the latest transaction it read (`_TrackedStream`)."""
+        tracked = [_TrackedStream(stream, state) for stream in streams]
+        closed = []
+
+        def take(j: int, timeout_ms: int) -> tuple:
+            try:
+                message = tracked[j].take(True, None if timeout_ms < 0 else timeout_ms / 1000)
+            except queue.Empty:
+                return FLOW_FUNC_ERR_TIME_OUT_ERROR, None
+            except Cancelled:
+                closed.append(True)
+                return FLOW_FUNC_STATUS_EXIT, None
+            try:
+                return FLOW_FUNC_SUCCESS, _native_message(j, message)
+            except GeError as error:
+                note_problem(f"FlowMsgQueue {j}: {error.error_message}")
+                return FLOW_FUNC_FAILED, None
+
+        meta = state.meta
+        result = self.instance.proc_stream(
+            self.func, len(self.outputs), len(streams), DEFAULT_CHANNEL_DEPTH, take, lambda j: tracked[j].pending(),
+            (meta.transaction_id, meta.start_time, meta.end_time, meta.flow_flags), meta.user_data, None,
+            lambda key, tensors, timeout: self.closures.invoke_native(key, tensors, timeout, state.meta))
+        if closed:
+            raise Cancelled
+        return self._settle(state, state.meta, result)
+
+    def _settle(self, state: RunState, meta: TransactionMeta, result: tuple) -> Any:
+        """Record what a native call returned (problems, an exception, outputs); its return code."""
+        ret, outputs, problems, raised, _ = result
         for problem in problems:
             note_problem(problem)
         if raised is not None:

@@ -379,4 +379,4 @@ def test_status_names():
 def test_the_cpp_headers_ship_with_the_package():
     headers = sorted(os.listdir(os.path.join(ff.include_dir(), "flow_func")))
     assert headers == ["flow_func.h", "flow_func_defines.h", "flow_func_log.h", "flow_func_registrar.h",
-                       "flow_msg.h", "meta_multi_func.h", "meta_params.h", "meta_run_context.h"]
+                       "flow_msg.h", "flow_msg_queue.h", "meta_multi_func.h", "meta_params.h", "meta_run_context.h"]

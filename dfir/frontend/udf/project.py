@@ -63,9 +63,6 @@ def _python_project(config: CompileConfig) -> ProjectSpec:
 
 
 def _cpp_project(config: CompileConfig) -> ProjectSpec:
-    if any(func.stream_input for func in config.funcs):
-        raise GeError(f"compile config {config.path}: stream_input is not supported for C++ UDFs "
-                      f"yet")
     library = ensure_built(config)
     return ProjectSpec(config, library.read_bytes(),
                        _heavy_load({"target_bin": config.target_bin, "resource_type": config.resource_type}, config))
