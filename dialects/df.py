@@ -377,10 +377,7 @@ def _verify_unique_node_names(graph: str, nodes: list[NodeOp]) -> None:
 def _module_process_points(op: Operation) -> dict[str, Operation]:
     """Process points of the module around `op`, by symbol (built once per graph check)."""
     module = op.parent_op()
-    if module is None:
-        return {}
-    return {pp.sym_name.data: pp for pp in module.regions[0].block.ops
-            if isinstance(pp, FuncPpOp | GraphPpOp)}
+    return {} if module is None else _module_process_points_of(module)
 
 
 def _verify_process_points(nodes: list[NodeOp], pps: dict[str, Operation]) -> None:
@@ -391,6 +388,8 @@ def _verify_process_points(nodes: list[NodeOp], pps: dict[str, Operation]) -> No
             raise VerifyException(f"{node.label}: process point @{sym} does not exist")
         if isinstance(pp, FuncPpOp):
             pp.verify_ports(node)
+        if isinstance(pp, FlowGraphPpOp):
+            pp.verify_node(node)
 
 
 def _verify_acyclic(graph: str, nodes: list[NodeOp]) -> None:
@@ -577,22 +576,144 @@ class GraphPpOp(IRDLOperation):
 
     @classmethod
     def parse(cls, parser: Parser) -> GraphPpOp:
-        sym = parser.parse_symbol_name().data
-        parser.parse_keyword("graph")
-        graph = parser.parse_attribute()
-        if not isinstance(graph, SymbolRefAttr):
-            parser.raise_error(f"expected a GE graph symbol such as @mlp, got {graph}")
-        op = cls(sym, graph.root_reference.data)
-        _parse_attrs_into(parser, op, cls.PROPERTY_NAMES)
-        return op
+        return _parse_graph_point(cls, parser, "a GE graph symbol such as @mlp")
 
     def print(self, printer: Printer) -> None:
-        printer.print_string(" ")
-        printer.print_symbol_name(self.sym_name.data)
-        printer.print_string(" graph ")
-        printer.print_attribute(self.graph)
-        _print_attrs(printer, self, self.PROPERTY_NAMES)
+        _print_graph_point(self, printer)
 
 
-DF = Dialect("df", [GraphOp, DataOp, NodeOp, OutputOp, GatherOp, FuncPpOp, GraphPpOp, InvokedClosureOp],
+@irdl_op_definition
+class FlowGraphPpOp(IRDLOperation):
+    """A FlowGraph process point: runs the sub-FlowGraph `graph` (a `df.graph` symbol), for a node
+    (its inputs are the graph's `df.data` by index, its outputs the graph's `df.output`) or an
+    invoked closure (`run_flow_model` feeds and fetches the same ports). `point_name` is the
+    FlowGraphProcessPoint's name, the `invoke_name` a deploy file places a node's sub-graph by.
+
+        df.flow_graph_pp @sub_pp graph @sub {point_name = "sub"}
+    """
+
+    name = "df.flow_graph_pp"
+
+    sym_name = prop_def(StringAttr)
+    graph = prop_def(SymbolRefAttr)
+    point_name = opt_prop_def(StringAttr)
+    traits = traits_def(SymbolOpInterface())
+
+    PROPERTY_NAMES: ClassVar[tuple[str, ...]] = ("point_name",)
+
+    def __init__(self, sym_name: str, graph: str, point_name: str | None = None):
+        props: dict[str, Attribute] = {"sym_name": StringAttr(sym_name), "graph": SymbolRefAttr(graph)}
+        if point_name is not None:
+            props["point_name"] = StringAttr(point_name)
+        super().__init__(properties=props)
+
+    @property
+    def label(self) -> str:
+        return f"df.flow_graph_pp @{self.sym_name.data}"
+
+    def target(self) -> GraphOp | None:
+        """The `df.graph` this point runs, when the module has it."""
+        module = self.parent_op()
+        sym = self.graph.root_reference.data
+        return next((op for op in (module.regions[0].block.ops if module is not None else ())
+                     if isinstance(op, GraphOp) and op.sym_name.data == sym), None)
+
+    def verify_(self) -> None:
+        if self.parent_op() is None:
+            return
+        if self.target() is None:
+            raise VerifyException(f"{self.label}: sub-FlowGraph @{self.graph.root_reference.data} does not exist")
+        chain = [self.sym_name.data]
+        pending = [(self, chain)]
+        while pending:
+            point, path = pending.pop()
+            for inner in _points_run_by(point.target()):
+                if inner.sym_name.data == self.sym_name.data:
+                    cycle = " -> ".join(f"@{s}" for s in (*path, self.sym_name.data))
+                    raise VerifyException(f"{self.label}: sub-FlowGraphs form a cycle: {cycle}")
+                if inner.sym_name.data not in path and inner.target() is not None:
+                    pending.append((inner, [*path, inner.sym_name.data]))
+
+    def verify_node(self, node: NodeOp) -> None:
+        """A node running this point has the sub-FlowGraph's inputs and outputs."""
+        graph = self.target()
+        if graph is None:
+            return
+        inputs, outputs = len(graph.data_ops), len(graph.output_op.outputs)
+        if (node.input_num.value.data, node.output_num.value.data) != (inputs, outputs):
+            raise VerifyException(f"{node.label}: expected {inputs} inputs and {outputs} outputs "
+                                  f"(sub-FlowGraph @{graph.sym_name.data}), got "
+                                  f"{node.input_num.value.data} -> {node.output_num.value.data}")
+
+    @classmethod
+    def parse(cls, parser: Parser) -> FlowGraphPpOp:
+        return _parse_graph_point(cls, parser, "a df.graph symbol such as @sub")
+
+    def print(self, printer: Printer) -> None:
+        _print_graph_point(self, printer)
+
+
+def _parse_graph_point(cls, parser: Parser, expected: str):
+    """`@sym graph @target {attrs}`: a `df.graph_pp` or `df.flow_graph_pp`."""
+    sym = parser.parse_symbol_name().data
+    parser.parse_keyword("graph")
+    graph = parser.parse_attribute()
+    if not isinstance(graph, SymbolRefAttr):
+        parser.raise_error(f"expected {expected}, got {graph}")
+    op = cls(sym, graph.root_reference.data)
+    _parse_attrs_into(parser, op, cls.PROPERTY_NAMES)
+    return op
+
+
+def _print_graph_point(op, printer: Printer) -> None:
+    printer.print_string(" ")
+    printer.print_symbol_name(op.sym_name.data)
+    printer.print_string(" graph ")
+    printer.print_attribute(op.graph)
+    _print_attrs(printer, op, op.PROPERTY_NAMES)
+
+
+def _points_run_by(graph: GraphOp) -> list[FlowGraphPpOp]:
+    """The FlowGraph points the nodes of `graph` run or invoke as closures."""
+    pps = _module_process_points(graph)
+    found = []
+    for node in graph.node_ops:
+        pp = pps.get(node.pp.root_reference.data)
+        symbols = [c.pp.root_reference.data for c in pp.closures.block.ops] if isinstance(pp, FuncPpOp) else []
+        for target in (pp, *(pps.get(s) for s in symbols)):
+            if isinstance(target, FlowGraphPpOp):
+                found.append(target)
+    return found
+
+
+def subgraph_parents(module: Operation) -> dict[str, tuple[NodeOp, str | None]]:
+    """Each sub-FlowGraph's symbol -> the node that runs it and the closure key it is invoked by
+    (None: the node's own process point)."""
+    pps = _module_process_points_of(module)
+    parents: dict[str, tuple[NodeOp, str | None]] = {}
+    for graph in (op for op in module.regions[0].block.ops if isinstance(op, GraphOp)):
+        for node in graph.node_ops:
+            pp = pps.get(node.pp.root_reference.data)
+            uses = [(pp, None)]
+            if isinstance(pp, FuncPpOp):
+                uses += [(pps.get(c.pp.root_reference.data), c.key.data) for c in pp.closures.block.ops]
+            for target, key in uses:
+                if isinstance(target, FlowGraphPpOp):
+                    parents[target.graph.root_reference.data] = (node, key)
+    return parents
+
+
+def top_graphs(module: Operation) -> list[GraphOp]:
+    """The `df.graph`s of the module that no `df.flow_graph_pp` runs."""
+    subs = {op.graph.root_reference.data for op in module.regions[0].block.ops if isinstance(op, FlowGraphPpOp)}
+    return [op for op in module.regions[0].block.ops if isinstance(op, GraphOp) and op.sym_name.data not in subs]
+
+
+def _module_process_points_of(module: Operation) -> dict[str, Operation]:
+    return {pp.sym_name.data: pp for pp in module.regions[0].block.ops
+            if isinstance(pp, FuncPpOp | GraphPpOp | FlowGraphPpOp)}
+
+
+DF = Dialect("df", [GraphOp, DataOp, NodeOp, OutputOp, GatherOp, FuncPpOp, GraphPpOp, FlowGraphPpOp,
+                    InvokedClosureOp],
              [FlowType, *DF_ATTRIBUTES])

@@ -1,10 +1,11 @@
 """Lower a verified, scheduled df/ge module to the execution plan of docs/execution-plan.md.
 
-1. Take the module's one `df.graph` (in topological order: the `schedule` phase ran).
+1. Take the module's one top-level `df.graph` (in topological order: the `schedule` phase ran).
 2. Number its inputs by `index` and its nodes by position (the instances of a replicated node
-   fold back into one node, which edges through its `df.gather`s name); turn operands into plan
-   edges: the graph's own part of the plan, its *skeleton* (`graph_skeleton`), a `Plan` with no
-   tables whose nodes name their process point by `Symbol`.
+   fold back into one node, which edges through its `df.gather`s name), the sub-FlowGraphs it
+   runs flattened into plan nodes and flow closures (`dfir.lowering.flatten`); turn operands
+   into plan edges: the graph's own part of the plan, its *skeleton* (`graph_skeleton`), a
+   `Plan` with no tables whose nodes name their process point by `Symbol`.
 3. Lower each distinct process point on its own into a *unit* (`lower_unit`, a `UnitPlan`): its
    pp entry and the tables it refers to (UDF payloads, C++ UDF libraries, GE graphs lowered by
    `ge_graph_entry` with their weights packed 64-byte aligned), indexed from 0.
@@ -24,17 +25,17 @@ from typing import Any, Mapping
 
 import numpy as np
 from xdsl.dialects.builtin import DictionaryAttr, ModuleOp, StringAttr
-from xdsl.ir import SSAValue
 
 from dfir.core.data_type import from_numpy
 from dfir.core.errors import GeError
 from dfir.core.udf_params import InitParam
-from dfir.dialects.df import DataOp, FuncPpOp, GatherOp, GraphOp, GraphPpOp, NodeOp
-from dfir.dialects.df_attrs import AlignAttr, BalanceAttr, DeviceAttr, InstanceAttr
+from dfir.dialects.df import DataOp, FlowGraphPpOp, FuncPpOp, GraphOp, GraphPpOp, NodeOp, top_graphs
+from dfir.dialects.df_attrs import AlignAttr, BalanceAttr, DeviceAttr
 from dfir.dialects.df_params import params_of
+from dfir.lowering.flatten import flatten
 from dfir.lowering.ge_graph import ge_graph_entry
-from dfir.om.plan import (DEFAULT_CHANNEL_DEPTH, WEIGHT_ALIGNMENT, Align, CppProject, DataRef, Func, GeGraph, GraphPoint, Input,
-                          Node, NodeRef, Plan, ProcessPoint, PyProject, PyUdf, Ref, SoBin, UdfBlob, Weight,
+from dfir.om.plan import (DEFAULT_CHANNEL_DEPTH, WEIGHT_ALIGNMENT, Align, CppProject, Func, GeGraph, GraphPoint, Input,
+                          Node, Plan, ProcessPoint, PyProject, PyUdf, SoBin, UdfBlob, Weight,
                           list_from_json, process_point_from_json)
 
 _FUNC_KINDS = ("py_func", "py_project", "cpp_project")
@@ -111,7 +112,7 @@ class LoweredGraph:
 
 
 def the_graph(module: ModuleOp) -> GraphOp:
-    graphs = [op for op in module.ops if isinstance(op, GraphOp)]
+    graphs = top_graphs(module)
     if len(graphs) != 1:
         raise GeError(f"a module lowers to one model and needs exactly one df.graph, found {len(graphs)}")
     return graphs[0]
@@ -123,9 +124,9 @@ def lower_graph(module: ModuleOp, reuse: Mapping[str, LoweredGraph] | None = Non
     before, merged instead of lowering those points; the units lowered here are in `units`.
     `skeleton`, the graph's skeleton lowered before, is used instead of lowering the graph.
     `channel_depth` is the depth the runtime gives the model's channels."""
-    if skeleton is None:
-        skeleton = graph_skeleton(the_graph(module))
     symbols = {op.sym_name.data: op for op in module.ops if hasattr(op, "sym_name")}
+    if skeleton is None:
+        skeleton = graph_skeleton(the_graph(module), symbols)
     tables = _Tables()
     units: dict[str, LoweredGraph] = {}
     entries: dict[str, ProcessPoint] = {}
@@ -146,30 +147,17 @@ def lower_graph(module: ModuleOp, reuse: Mapping[str, LoweredGraph] | None = Non
                         skeleton)
 
 
-def graph_skeleton(graph: GraphOp) -> Skeleton:
+def graph_skeleton(graph: GraphOp, symbols: Mapping[str, object] | None = None) -> Skeleton:
     """The graph's own part of its plan: all but the tables, each node's `pp` its symbol. The
-    instances of a replicated node fold back into one plan node (at the first one's position)."""
-    nodes = logical_nodes(graph)
-    edge = _edge_maker({instance: i for i, instances in enumerate(nodes) for instance in instances})
+    instances of a replicated node fold back into one plan node (at the first one's position);
+    the sub-FlowGraphs it runs are flattened into it (`symbols`: the module's symbol ops)."""
+    flat = flatten(graph, symbols or {})
     return Plan(name=graph.sym_name.data,
                 inputs=tuple(_input_entry(d) for d in sorted(graph.data_ops, key=lambda d: d.index.value.data)),
-                outputs=tuple(edge(v, "graph output") for v in graph.output_op.outputs),
-                nodes=tuple(_node_entry(instances, edge) for instances in nodes),
-                order=tuple(range(len(nodes))), align=_align_entry(graph.align))
-
-
-def logical_nodes(graph: GraphOp) -> list[list[NodeOp]]:
-    """The graph's nodes, each as its instances in instance order (one for an unreplicated
-    node), in the order of their first instance. Instances share the node's name."""
-    by_name: dict[str, list[NodeOp]] = {}
-    for node in graph.node_ops:
-        by_name.setdefault(node.node_name.data, []).append(node)
-    return [sorted(instances, key=_instance_index) for instances in by_name.values()]
-
-
-def _instance_index(node: NodeOp) -> int:
-    instance = node.attributes.get("instance")
-    return instance.index.data if isinstance(instance, InstanceAttr) else 0
+                outputs=tuple(flat.ref(v, "graph output") for v in graph.output_op.outputs),
+                nodes=tuple(_node_entry(node.name, node.instances, flat.ref) for node in flat.nodes),
+                order=tuple(range(len(flat.nodes))), align=_align_entry(graph.align),
+                closures=flat.flow_closures())
 
 
 def _align_entry(align: AlignAttr | None) -> Align | None:
@@ -260,20 +248,6 @@ def _relocated(pp: ProcessPoint, udfs, so_bins, graphs, where: str = "unit.pp") 
     return replace(pp, **changes)
 
 
-def _edge_maker(index_of: dict[NodeOp, int]):
-    """`edge(value, where)`: the plan ref of `value`; through a df.gather, the gathered node's."""
-    def edge(value: SSAValue, where: str) -> Ref:
-        if isinstance(value.owner, GatherOp):
-            value = value.owner.inputs[0]
-        owner = value.owner
-        if isinstance(owner, DataOp):
-            return DataRef(owner.index.value.data)
-        if owner not in index_of:
-            raise GeError(f"{where} comes from {owner.name}, not a node or graph input")
-        return NodeRef(index_of[owner], value.index)
-    return edge
-
-
 def _input_entry(data: DataOp) -> Input:
     dtype = data.attributes.get("dtype")
     shape = data.attributes.get("shape")
@@ -281,8 +255,8 @@ def _input_entry(data: DataOp) -> Input:
                  tuple(shape.get_values()) if shape is not None else None)
 
 
-def _node_entry(instances: list[NodeOp], edge) -> Node[Symbol]:
-    """The plan node of a node given as its instances (which differ only in device)."""
+def _node_entry(name: str, instances: list[NodeOp], edge) -> Node[Symbol]:
+    """Plan node `name` of a node given as its instances (which differ only in device)."""
     node = instances[0]
 
     def attr(name: str, kind: type):
@@ -297,7 +271,7 @@ def _node_entry(instances: list[NodeOp], edge) -> Node[Symbol]:
     balance = attr("balance", BalanceAttr)
     invokes = attr("invokes", DictionaryAttr)
     return Node(
-        name=node.node_name.data, alias=text("alias"), loc=text("loc"),
+        name=name, alias=text("alias"), loc=text("loc"),
         input_num=node.input_num.value.data, output_num=node.output_num.value.data,
         inputs=tuple(edge(v, f"input {i} of {node.label}") for i, v in enumerate(node.inputs)),
         device=devices[0], instances=devices, dispatch=text("dispatch") or "round_robin",
@@ -384,9 +358,12 @@ class _ProcessPointEntries:
         return self._so_by_digest[digest]
 
     def _closures(self, pp: FuncPpOp) -> dict[str, int]:
-        """Invoked closure key -> `ge_graphs` index of the GE graph it runs."""
+        """Invoked closure key -> `ge_graphs` index of the GE graph it runs (a sub-FlowGraph is
+        flattened into the plan instead: `dfir.lowering.flatten`)."""
         closures = {}
         for closure in pp.closures.block.ops:
+            if isinstance(self.symbols.get(closure.pp.root_reference.data), FlowGraphPpOp):
+                continue
             entry = self.entry(closure.pp.root_reference.data)
             if not isinstance(entry, GraphPoint):
                 raise GeError(f"df.func_pp @{pp.sym_name.data}: invoked closure "

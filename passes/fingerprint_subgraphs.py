@@ -1,7 +1,7 @@
 """`fingerprint-subgraphs`: a structural content key on every process point and graph.
 
 Reads: the whole module. Writes: `fingerprint = "sha256:<hex>"` on every `df.func_pp`,
-`df.graph_pp`, `ge.graph` and `df.graph`. The compile cache keys a graph's cached model by its
+`df.graph_pp`, `df.flow_graph_pp`, `ge.graph` and `df.graph` (sub-FlowGraphs included). The compile cache keys a graph's cached model by its
 `df.graph` fingerprint and each process point's cached compiled form by the point's own; the
 summary counts the ops that carry one. With `keep_existing`, an op that already carries a
 fingerprint keeps it, and ops referring to it hash that one: the compile cache sets the
@@ -19,9 +19,11 @@ fingerprints of the process points it reuses without importing their graphs.
    payload hashes its bytes as shipped (made canonical by `dfir.core.canonical_payload`: cloudpickle's
    per-process class ids).
 2. Its key hashes that digest and, for each symbol it refers to (a node to its process point, a
-   graph process point to its `ge.graph`, an invoked closure to its process point), the symbol
-   and that symbol's key: a change below a process point changes its key, and any change
-   changes the graph's. The digest and the symbols are the op's `Structure`, from which
+   graph process point to its `ge.graph`, a FlowGraph process point to its `df.graph`, an
+   invoked closure to its process point), the symbol and that symbol's key: a change below a
+   process point changes its key, and any change changes the graph's. A sub-FlowGraph a UDF
+   invokes is keyed with the graph of the node running the UDF, not with the UDF (it runs
+   beside it, as nodes of the plan): changing one of its nodes recompiles that node only. The digest and the symbols are the op's `Structure`, from which
    `fingerprint_from` computes the key again given the keys of the symbols.
 3. Every key is salted with the `salt` option, which the compiler sets to a digest of dfir's
    version, the `.om` IR version, the compile options and the configuration files that affect
@@ -52,7 +54,7 @@ __all__ = ["FINGERPRINT_ATTR", "FingerprintSubgraphs", "Structure", "fingerprint
            "fingerprint_of"]
 
 FINGERPRINT_ATTR = "fingerprint"
-_KEYED = (df.FuncPpOp, df.GraphPpOp, ge.GraphOp, df.GraphOp)
+_KEYED = (df.FuncPpOp, df.GraphPpOp, df.FlowGraphPpOp, ge.GraphOp, df.GraphOp)
 
 
 def fingerprint_of(op: Operation) -> str | None:
@@ -127,11 +129,28 @@ class _Fingerprinter:
     def _hash(self, top: Operation) -> str:
         self.visiting.add(top)
         digest, references = self.canonicalizer.digest(top)
+        references = self._closure_graphs(top, references)
         keyed = {symbol: self.key(target) for symbol in dict.fromkeys(references)
                  if isinstance(target := self.symbols.get(symbol), _KEYED) and target not in self.visiting}
         structure = self.structures[top.sym_name.data] = Structure(digest, tuple(keyed))
         self.visiting.discard(top)
         return fingerprint_from(structure, keyed, self.salt)
+
+
+    def _closure_graphs(self, top: Operation, references: list[str]) -> list[str]:
+        """`references` of `top` with the sub-FlowGraphs UDFs invoke moved from the UDF to the
+        graph of the nodes running it (step 2)."""
+        if isinstance(top, df.FuncPpOp):
+            return [s for s in references if not isinstance(self.symbols.get(s), df.FlowGraphPpOp)]
+        if not isinstance(top, df.GraphOp):
+            return references
+        extra = []
+        for symbol in references:
+            udf = self.symbols.get(symbol)
+            if isinstance(udf, df.FuncPpOp):
+                extra += [c.pp.root_reference.data for c in udf.closures.block.ops
+                          if isinstance(self.symbols.get(c.pp.root_reference.data), df.FlowGraphPpOp)]
+        return references + extra
 
 
 class _Canonicalizer:

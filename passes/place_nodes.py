@@ -1,5 +1,14 @@
 """`place-nodes`: give every node of every graph its logical devices, one per instance.
 
+1. Place the top-level graph's nodes: by the deploy info, or (without one) on the device they
+   have or `default-device`.
+2. Then each sub-FlowGraph (a `df.graph` that a `df.flow_graph_pp` runs), once its parent
+   (the node running it, or invoking it as a closure) is placed: the parent must have one
+   instance; the sub-graph's nodes go where the parent's `invoke_list` entry for it says (its
+   `deploy_info_file`, placing them by name like a top-level file, or its `logic_device_list`
+   for all of them), else on the parent's device. The invoke of a node running a
+   FlowGraph is named by its FlowGraphProcessPoint's name (`point_name`), a closure's by its key.
+
 Reads: each node's name, `alias`, process point (its invoked closures) and any `device` already
 set; the option `deploy_info`, a parsed deploy info file whose devices were checked against the
 resource config (`dfir.frontend.deploy`; the compiler and `dfir-opt --deploy-info=FILE
@@ -8,7 +17,9 @@ resource config (`dfir.frontend.deploy`; the compiler and `dfir-opt --deploy-inf
 [#df.device<...>]}` when the deploy info places the node's invoked GE graphs.
 
 Without a deploy info, a node keeps the device it has, or gets `default-device` (the host unless
-given, `cluster:server:device[:numa]`): everything runs on the host, one instance each.
+given, `cluster:server:device[:numa]`): everything runs on the host, one instance each. A UDF
+project whose compile config sets `heavy_load: true` (`project = {heavy_load = "true"}`) goes on
+the host CPU of the server of each device it is given (`0:0:1:0` -> `0:0:-1:0`).
 
 With a deploy info, the file decides: every node must be placed by its name or its alias (not
 both), every name in the file must be a node's name or alias, every invoke must name an invoked
@@ -35,12 +46,12 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from xdsl.context import Context
-from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, ModuleOp
+from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, ModuleOp, StringAttr
 from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import DiagnosticException
 
 from dfir.core.errors import GeError
-from dfir.dialects.df import FuncPpOp, InvokedClosureOp, NodeOp
+from dfir.dialects.df import FlowGraphPpOp, FuncPpOp, GraphOp, InvokedClosureOp, NodeOp, subgraph_parents, top_graphs
 from dfir.dialects.df_attrs import DeviceAttr
 from dfir.frontend.deploy import DeployInfo, DeviceId, Placement
 
@@ -68,14 +79,34 @@ class PlaceNodes(ModulePass):
     deploy_info: DeployInfo | None = None
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        nodes = [node for node in op.walk() if isinstance(node, NodeOp)]
+        graphs = {graph.sym_name.data: graph for graph in op.ops if isinstance(graph, GraphOp)}
+        children: dict[NodeOp, list[tuple[str, str | None]]] = {}  # parent -> (sub-graph, closure key)
+        for sub, (parent, key) in subgraph_parents(op).items():
+            children.setdefault(parent, []).append((sub, key))
+        for graph in top_graphs(op):
+            placements = self._place_top(graph)
+            self._place_children(graph, placements, children, graphs)
+
+    def _place_top(self, graph: GraphOp) -> dict[str, Placement]:
+        """Step 1: the top-level graph; each node's placement by the deploy info, by name."""
         if self.deploy_info is not None:
-            _Deployment(self.deploy_info, nodes).place()
-            return
+            return _Deployment(self.deploy_info, graph.node_ops).place()
         device = parse_device(self.default_device)
-        for node in nodes:
+        for node in graph.node_ops:
             if not node.instance_devices:
-                node.device = device
+                _set_devices(node, [device])
+        return {}
+
+    def _place_children(self, graph: GraphOp, placements: dict[str, Placement],
+                        children: dict, graphs: dict[str, GraphOp]) -> None:
+        """Step 2 for the sub-FlowGraphs the nodes of `graph` run, then theirs."""
+        for node in graph.node_ops:
+            for sub, key in children.get(node, ()):
+                placement = placements.get(node.node_name.data)
+                invoke = _invoke_for(placement, key if key is not None else _point_name(node))
+                _check_single_instance(node, sub, placement, invoke)
+                nested = _place_subgraph(graphs[sub], node, invoke)
+                self._place_children(graphs[sub], nested, children, graphs)
 
     def summary(self, op: ModuleOp) -> str:
         nodes = [n for n in op.walk() if isinstance(n, NodeOp) and n.instance_devices]
@@ -95,14 +126,18 @@ class _Deployment:
         self.info = info
         self.nodes = nodes
 
-    def place(self) -> None:
+    def place(self) -> dict[str, Placement]:
+        """Place every node; each node's placement by its name."""
         self._check_names_exist()
+        placed = {}
         for node in self.nodes:
-            placement = self._placement(node)
-            devices = [device_attr(d) for d in placement.devices]
-            node.device, node.devices = (devices[0], None) if len(devices) == 1 else (None, ArrayAttr(devices))
+            placement = placed[node.node_name.data] = self._placement(node)
+            _set_devices(node, [device_attr(d) for d in placement.devices])
             if placement.invokes:
-                node.invokes = self._invokes(node, placement)
+                invokes = self._invokes(node, placement)
+                if invokes.data:
+                    node.invokes = invokes
+        return placed
 
     def _error(self, where: str, message: str) -> DiagnosticException:
         return DiagnosticException(f"file={self.info.path}; {where}: {message}")
@@ -129,18 +164,21 @@ class _Deployment:
 
     def _invokes(self, node: NodeOp, placement: Placement) -> DictionaryAttr:
         """`invokes = {"key" = [devices]}` for the invoke list of the node's placement."""
-        keys = _closure_keys(node)
+        closures = _closures(node)
         invokes = {}
         for invoke in placement.invokes:
             name = node.node_name.data
-            if invoke.name not in keys:
-                raise self._error(f"{invoke.where}.invoke_name", f"node '{name}' has no invoked closure "
-                                                                 f"'{invoke.name}'; its closures are {keys}")
+            if invoke.name not in closures:
+                what = "sub-FlowGraph" if _point_name(node) is not None else "invoked closure"
+                raise self._error(f"{invoke.where}.invoke_name", f"node '{name}' has no {what} "
+                                                                 f"'{invoke.name}'; its closures are {sorted(closures)}")
+            sub_flow = isinstance(closures[invoke.name], FlowGraphPpOp)
             try:
-                invoke.check(runs_sub_flow_graph=False)  # an invoked closure here runs a GE graph
+                invoke.check(runs_sub_flow_graph=sub_flow)
             except GeError as error:
                 raise DiagnosticException(str(error)) from None
-            invokes[invoke.name] = ArrayAttr([device_attr(d) for d in invoke.devices])
+            if not sub_flow:  # a sub-FlowGraph's placement is on its nodes
+                invokes[invoke.name] = ArrayAttr([device_attr(d) for d in invoke.devices])
         return DictionaryAttr(invokes)
 
 
@@ -151,12 +189,86 @@ def _keys(node: NodeOp) -> Iterable[str]:
         yield node.alias.data
 
 
-def _closure_keys(node: NodeOp) -> list[str]:
-    """The keys of the invoked closures of `node`'s process point (sorted)."""
+def _set_devices(node: NodeOp, devices: Sequence[DeviceAttr]) -> None:
+    """Place `node` on `devices`, one instance each; a `heavy_load` UDF on the host CPU of each
+    device's server instead (`0:0:1:0` -> `0:0:-1:0`), as the seed's logic_device_list says."""
+    if _heavy_load(node):
+        devices = [d if d.is_host else _server_host(d) for d in devices]
+    node.device, node.devices = (devices[0], None) if len(devices) == 1 else (None, ArrayAttr(list(devices)))
+
+
+def _server_host(device: DeviceAttr) -> DeviceAttr:
+    ids = [i.data for i in device.ids]
+    return DeviceAttr([*ids[:2], -1, *ids[3:]])
+
+
+def _heavy_load(node: NodeOp) -> bool:
+    pp = _process_point(node)
+    facts = pp.project.data if isinstance(pp, FuncPpOp) and pp.project is not None else {}
+    return facts.get("heavy_load") == StringAttr("true")
+
+
+def _process_point(node: NodeOp):
+    """The process point op `node` runs, or None when the module lacks it."""
     module = node.parent_op().parent_op()
     symbol = node.pp.root_reference.data
-    pp = next((op for op in module.regions[0].block.ops
-               if isinstance(op, FuncPpOp) and op.sym_name.data == symbol), None)
-    if pp is None:
-        return []
-    return sorted(op.key.data for op in pp.closures.block.ops if isinstance(op, InvokedClosureOp))
+    return next((op for op in module.regions[0].block.ops
+                 if isinstance(op, FuncPpOp | FlowGraphPpOp) and op.sym_name.data == symbol), None)
+
+
+def _point_name(node: NodeOp) -> str | None:
+    """The FlowGraphProcessPoint name of a node running a sub-FlowGraph (None for any other)."""
+    pp = _process_point(node)
+    if not isinstance(pp, FlowGraphPpOp):
+        return None
+    return pp.point_name.data if pp.point_name is not None else pp.sym_name.data
+
+
+def _closures(node: NodeOp) -> dict:
+    """What a deploy file's invoke entries of `node` may name: its invoked closures by key (the
+    process point each runs), or, for a node running a sub-FlowGraph, that point by its name."""
+    pp = _process_point(node)
+    if isinstance(pp, FlowGraphPpOp):
+        return {_point_name(node): pp}
+    if not isinstance(pp, FuncPpOp):
+        return {}
+    module = node.parent_op().parent_op()
+    symbols = {op.sym_name.data: op for op in module.regions[0].block.ops if hasattr(op, "sym_name")}
+    return {op.key.data: symbols.get(op.pp.root_reference.data)
+            for op in pp.closures.block.ops if isinstance(op, InvokedClosureOp)}
+
+
+def _invoke_for(placement: Placement | None, name: str) -> InvokePlacement | None:
+    if placement is None:
+        return None
+    return next((invoke for invoke in placement.invokes if invoke.name == name), None)
+
+
+def _check_single_instance(node: NodeOp, sub: str, placement: Placement | None,
+                           invoke: InvokePlacement | None) -> None:
+    """A node running or invoking a sub-FlowGraph cannot be multi-instance."""
+    count = len(node.instance_devices)
+    if count <= 1:
+        return
+    if invoke is not None:
+        try:
+            invoke.check(runs_sub_flow_graph=True)  # raises: the invoke's own message
+        except GeError as error:
+            raise DiagnosticException(str(error)) from None
+    where = f"file={placement.file}; {placement.where}: " if placement is not None else ""
+    raise DiagnosticException(f"{where}{node.label} runs sub-FlowGraph @{sub}, so it cannot be "
+                              f"multi-instance, but it has {count} instances")
+
+
+def _place_subgraph(graph: GraphOp, parent: NodeOp, invoke: InvokePlacement | None) -> dict[str, Placement]:
+    """Place the nodes of sub-FlowGraph `graph` of `parent` as its invoke says (step 2)."""
+    if invoke is not None and invoke.deploy_info is not None:
+        return _Deployment(invoke.deploy_info, graph.node_ops).place()
+    if invoke is not None:
+        for node in graph.node_ops:
+            _set_devices(node, [device_attr(d) for d in invoke.devices])
+        return {}
+    for node in graph.node_ops:
+        if not node.instance_devices:
+            _set_devices(node, parent.instance_devices)
+    return {}

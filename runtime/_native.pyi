@@ -231,7 +231,13 @@ class UdfInstance:
     def proc(self, func: str, output_num: int, inputs: list[tuple], meta: tuple[int, int, int, int],
              user_data: bytes, exception: tuple[int, int] | None,
              invoke: Callable[..., Any] | None) -> tuple[int, list[tuple[int, tuple]], list[str],
-                                                         tuple[int, int] | None]: ...
+                                                         tuple[int, int] | None, int]: ...
+    def proc_stream(self, func: str, output_num: int, input_num: int, depth: int,
+                    take: Callable[[int, int], tuple[int, tuple | None]], size: Callable[[int], int],
+                    meta: tuple[int, int, int, int], user_data: bytes, exception: tuple[int, int] | None,
+                    invoke: Callable[..., Any] | None) -> tuple[int, list[tuple[int, tuple]], list[str],
+                                                                tuple[int, int] | None, int]:
+        """A stream-input func: `take(input, timeout_ms) -> (status, message tuple or None)`."""
 
 def set_udf_log_handler(handler: Callable[[int, str, str, int, str], None] | None) -> None:
     """handler(level, node, func, instance, text) receives C++ UDF log records (None: stderr)."""

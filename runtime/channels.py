@@ -21,6 +21,8 @@ Calls return a wait status: READY, TIMEOUT, or CLOSED once `Region.close()` ran 
 from __future__ import annotations
 
 import dataclasses
+import math
+import time
 import weakref
 from dataclasses import dataclass
 from typing import Sequence
@@ -76,6 +78,12 @@ def open_region(bells: int, channels: Sequence[ChannelSpec], workers: int, arena
                             workers, arena_bytes, f"dfir:{name}")
     _regions.add(region)
     return region
+
+
+def remaining_ms(deadline: float | None) -> int:
+    """Milliseconds to `deadline` (a `time.monotonic()` value), rounded up so that a wait never
+    ends before it (-1: no deadline)."""
+    return -1 if deadline is None else max(0, math.ceil((deadline - time.monotonic()) * 1000))
 
 
 def detach_other_regions(keep: _native.Region) -> None:

@@ -18,7 +18,7 @@ from dfir.core.messages import Kind, Message, MessageError, TransactionMeta
 from dfir.frontend.flow_func.queue import FlowMsgQueue
 from dfir.frontend.flow_func.status import FLOW_FUNC_FAILED
 from dfir.frontend.flow_func.wrappers import user_frames
-from dfir.om.plan import CppProject, DataRef, GeGraph, GraphPoint, Node, Plan, PyProject, PyUdf, Ref
+from dfir.om.plan import ClosureRef, CppProject, DataRef, GeGraph, GraphPoint, Node, Plan, PyProject, PyUdf, Ref
 from dfir.runtime.ge_runner import GeGraphRunner
 from dfir.runtime.scheduler import FuncSpec, InputStream, NodeSpec, OutputSet, Source
 from dfir.runtime.udf_project import ExceptionBoard, ProjectEnv, project_funcs
@@ -41,27 +41,36 @@ class InstanceRef(NamedTuple):
 def build_nodes(plan: Plan | dict, udf_payloads: Sequence[bytes | memoryview], weights: memoryview | None,
                 runner_factory: RunnerFactory = load_ge_runner,
                 so_bins: Sequence[bytes | memoryview] = (),
-                only: Collection[int | InstanceRef] | None = None) -> list[NodeSpec]:
+                only: Collection[int | InstanceRef] | None = None, flow_closures=None) -> list[NodeSpec]:
     """One `NodeSpec` per node of `plan` (a `Plan`, or its JSON, validated), in plan order.
 
     `so_bins` are the model's SO_BINS partitions (C++ UDF libraries), in order. With `only`, just
     those are built (a device worker builds its own), in the order given: a node index builds
     the node's instance 0, an `InstanceRef` that instance. A UDF project's `MetaParams` tell
     each instance its device (`instances[k]` of the plan entry), instance id and instance count.
+    `flow_closures` (a `flow_closures.FlowClosurePorts`; a worker's) runs the sub-FlowGraphs
+    UDFs invoke; without it, a plan with flow closures cannot be built.
     """
     plan = Plan.of(plan)
     payloads = _PickledPayloads(udf_payloads)
-    projects = ProjectEnv(plan, udf_payloads, so_bins, weights, runner_factory, ExceptionBoard())
+    projects = ProjectEnv(plan, udf_payloads, so_bins, weights, runner_factory, ExceptionBoard(), flow_closures)
     selection = (InstanceRef(i, 0) for i in range(len(plan.nodes))) if only is None else (
         ref if isinstance(ref, InstanceRef) else InstanceRef(ref, 0) for ref in only)
-    return [_build_node(plan, f"plan.nodes[{ref.node}]", plan.nodes[ref.node], payloads, weights,
-                        runner_factory, projects, ref.instance) for ref in selection]
+    return [_build_node(plan, ref.node, payloads, weights, runner_factory, projects, ref.instance)
+            for ref in selection]
 
 
 def plan_sources(refs: Sequence[Ref]) -> tuple[Source, ...]:
     """Plan refs as scheduler `Source`s."""
-    return tuple(Source(None, ref.data) if isinstance(ref, DataRef) else Source(ref.node, ref.port)
-                 for ref in refs)
+    return tuple(_source(ref) for ref in refs)
+
+
+def _source(ref: Ref) -> Source:
+    if isinstance(ref, DataRef):
+        return Source(None, ref.data)
+    if isinstance(ref, ClosureRef):
+        return Source(None, ref.input, ref.closure)
+    return Source(ref.node, ref.port)
 
 
 class _PickledPayloads(Sequence):
@@ -88,9 +97,10 @@ def _load_payload(index: int, data: bytes | memoryview) -> udf.UdfPayload:
         raise GeError(f"UDF payload {index} cannot be loaded: {type(exc).__name__}: {exc}") from exc
 
 
-def _build_node(plan: Plan, path: str, node: Node, payloads: Sequence[udf.UdfPayload],
+def _build_node(plan: Plan, node_index: int, payloads: Sequence[udf.UdfPayload],
                 weights: memoryview | None, runner_factory: RunnerFactory,
                 projects: ProjectEnv, instance: int = 0) -> NodeSpec:
+    path, node = f"plan.nodes[{node_index}]", plan.nodes[node_index]
     pp = node.pp
     if isinstance(pp, PyUdf):
         funcs = _udf_funcs(f"{path}.pp", node, pp, payloads)
@@ -99,7 +109,7 @@ def _build_node(plan: Plan, path: str, node: Node, payloads: Sequence[udf.UdfPay
     else:
         assert isinstance(pp, (PyProject, CppProject))
         funcs = project_funcs(projects, f"{path}.pp", replace(node, device=node.instances[instance]), pp,
-                              instance, len(node.instances))
+                              instance, len(node.instances), node_index)
     return NodeSpec(node.name, plan_sources(node.inputs), node.output_num, funcs)
 
 

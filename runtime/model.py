@@ -53,8 +53,9 @@ class RuntimeModel:
         self._ready_checks = _ready_checks(self._inputs)
         self._graph_checks = FedInputChecks(plan)
 
-        def build(indexes: Collection[int]) -> list:  # runs in the worker process of a device
-            return host.build_nodes(plan, udf_payloads, weights, so_bins=so_bins, only=indexes)
+        def build(indexes: Collection[int], flow_closures) -> list:  # runs in the worker process of a device
+            return host.build_nodes(plan, udf_payloads, weights, so_bins=so_bins, only=indexes,
+                                    flow_closures=flow_closures)
         self._scheduler = ProcessScheduler(name, plan, build, channel_depth or plan.channel_depth)
 
     @property

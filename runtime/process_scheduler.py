@@ -30,7 +30,6 @@ Algorithm:
 from __future__ import annotations
 
 import atexit
-import math
 import os
 import pickle
 import select
@@ -48,6 +47,7 @@ from dfir.core.messages import Message, TransactionMeta
 from dfir.om.plan import Align, Node, Plan
 from dfir.runtime import channels, host
 from dfir.runtime.alignment import active
+from dfir.runtime.flow_closures import ClosureWiring
 from dfir.runtime.output_pairing import OutputPairing
 from dfir.runtime.scheduler import DEFAULT_CHANNEL_DEPTH, NodeSpec, SchedulerClosed, Source
 from dfir.runtime.worker import EXIT_FATAL, DeviceWiring, NodeBuilder, Targets, run_worker
@@ -136,11 +136,22 @@ def plan_wiring(plan: Plan | dict, name: str, depth: int) -> Wiring:
         output_channels.append(len(specs))
         groups.setdefault(source, []).append(("round_robin", [len(specs)]))
         specs.append(channels.ChannelSpec(True, depth, DRIVER_BELL))
+    closure_exits = []
+    for closure in plan.closures:  # its outputs ring the invoking unit (a single-instance node)
+        bell = unit_bells[units.index(host.InstanceRef(closure.node, 0))]
+        closure_exits.append((bell, tuple(range(len(specs), len(specs) + len(closure.outputs)))))
+        for source in host.plan_sources(closure.outputs):
+            groups.setdefault(source, []).append(("round_robin", [len(specs)]))
+            specs.append(channels.ChannelSpec(True, depth, bell))
     routes = {source: _targets(source_groups) for source, source_groups in groups.items()}
+    closures = tuple(ClosureWiring(c.node, c.key, tuple(routes.get(Source(None, i, k), Targets(()))
+                                                        for i in range(c.inputs)), exits, bell)
+                     for k, (c, (bell, exits)) in enumerate(zip(plan.closures, closure_exits)))
     order = plan.order
     device = DeviceWiring(name, tuple(stub.name for stub in stubs), order, tuple(spec.shared for spec in specs),
                           units, tuple(unit_inputs), routes, unit_bells, worker_bells,
-                          tuple(len(d.instances) for d in deployments), tuple(d.align for d in deployments))
+                          tuple(len(d.instances) for d in deployments), tuple(d.align for d in deployments),
+                          closures)
     input_routes = tuple(routes.get(Source(None, k), Targets(())) for k in range(len(plan.inputs)))
     return Wiring(devices, unit_workers, input_routes, tuple(output_channels), tuple(specs),
                   1 + len(units) + len(devices), device)
@@ -231,7 +242,7 @@ class ProcessScheduler:
                 return True
             meta = targets[0][1].meta
             self._ledger.open(meta)
-            status = self._region.put(targets, _remaining_ms(deadline))
+            status = self._region.put(targets, channels.remaining_ms(deadline))
         finally:
             self._submit_lock.release()
         return self._submitted(status, meta.transaction_id)
@@ -249,7 +260,7 @@ class ProcessScheduler:
         try:
             self._check_usable()
             # The ledger opens the transaction once it is put (put_arrays skips None arrays).
-            status = self._region.put_arrays(routes, arrays, fields, _remaining_ms(deadline), self._ledger)
+            status = self._region.put_arrays(routes, arrays, fields, channels.remaining_ms(deadline), self._ledger)
         finally:
             self._submit_lock.release()
         if status == channels.CLOSED:
@@ -288,7 +299,7 @@ class ProcessScheduler:
                 raise SchedulerClosed(f"model '{self.name}' is closed")
             if self._paired(chosen):
                 return self._fetch_paired(indexes, chosen, deadline)
-            sets = self._region.take(chosen, DRIVER_BELL, 1, _remaining_ms(deadline))
+            sets = self._region.take(chosen, DRIVER_BELL, 1, channels.remaining_ms(deadline))
             if sets is None:
                 return self._fetch_failed(len(chosen))
             if sets:
@@ -313,7 +324,7 @@ class ProcessScheduler:
         try:
             if self._closed:
                 raise SchedulerClosed(f"model '{self.name}' is closed")
-            got = self._region.take_tensors(chosen, DRIVER_BELL, _remaining_ms(deadline), self._ledger)
+            got = self._region.take_tensors(chosen, DRIVER_BELL, channels.remaining_ms(deadline), self._ledger)
             return self._fetch_failed(len(chosen)) if got is None else got
         finally:
             self._fetch_lock.release()
@@ -486,11 +497,6 @@ def _acquire(lock: threading.Lock, timeout_ms: int) -> tuple[bool, float | None]
         return True, None
     deadline = time.monotonic() + timeout_ms / 1000
     return lock.acquire(timeout=timeout_ms / 1000), deadline
-
-
-def _remaining_ms(deadline: float | None) -> int:
-    """Milliseconds to `deadline`, rounded up so that a wait never ends before it (-1: none)."""
-    return -1 if deadline is None else max(0, math.ceil((deadline - time.monotonic()) * 1000))
 
 
 def _read_all(fd: int) -> tuple:

@@ -54,10 +54,12 @@ class SchedulerClosed(GeError):
 
 @dataclass(frozen=True)
 class Source:
-    """Where a channel's messages come from: graph input `index` (`node` None) or a node's port."""
+    """Where a channel's messages come from: graph input `index` (`node` None), input `index` of
+    flow closure `closure` (`node` None), or a node's port."""
 
     node: int | None
     index: int
+    closure: int | None = None
 
 
 @dataclass(frozen=True)

@@ -18,6 +18,7 @@
 from __future__ import annotations
 
 import platform
+import queue
 import threading
 import time
 from dataclasses import dataclass, replace
@@ -35,13 +36,13 @@ from dfir.frontend.flow_func.queue import FlowMsgQueue
 from dfir.frontend.flow_func.run_context import ExceptionBoard, MetaRunContext, RunState
 from dfir.frontend.flow_func.scope import CallScope, call_scope, current_scope, note_problem
 from dfir.frontend.flow_func.status import (FLOW_FUNC_ERR_PARAM_INVALID, FLOW_FUNC_ERR_TIME_OUT_ERROR,
-                                   FLOW_FUNC_FAILED, FLOW_FUNC_SUCCESS, status_name)
+                                   FLOW_FUNC_FAILED, FLOW_FUNC_STATUS_EXIT, FLOW_FUNC_SUCCESS, status_name)
 from dfir.frontend.flow_func.wrappers import exception_text, find_proc, user_frames
 from dfir.frontend.udf.config import host_resource_type
 from dfir.frontend.udf.sources import content_folder, load_project_class
 from dfir.om.plan import CppProject, Func, GeGraph, Node, Plan, PyProject, SoBin
 from dfir.runtime import _native
-from dfir.runtime.scheduler import FuncSpec, OutputSet
+from dfir.runtime.scheduler import DEFAULT_CHANNEL_DEPTH, Cancelled, FuncSpec, OutputSet
 
 RunnerFactory = Callable[[GeGraph, Any], Any]  # (ge_graphs entry, weights) -> object with .run(arrays)
 
@@ -57,14 +58,15 @@ class ProjectEnv:
     weights: memoryview | None
     runner_factory: RunnerFactory
     exceptions: ExceptionBoard
+    flow_closures: Any = None  # a flow_closures.FlowClosurePorts, in a worker
 
 
 def project_funcs(env: ProjectEnv, path: str, node: Node, pp: PyProject | CppProject, instance_id: int = 0,
-                  instance_num: int = 1) -> tuple[FuncSpec, ...]:
+                  instance_num: int = 1, node_index: int = -1) -> tuple[FuncSpec, ...]:
     """The funcs of instance `instance_id` (of `instance_num`, running on `node.device`) of a
-    `py_project` / `cpp_project` node (see the module docstring)."""
+    `py_project` / `cpp_project` node, plan node `node_index` (see the module docstring)."""
     where = f"node '{node.name}'"
-    closures = Closures.build(env, where, pp.closures)
+    closures = Closures.build(env, where, pp.closures, node_index)
     facts = NodeFacts(node.name, node.input_num, node.output_num, device_id=_device_id(node.device),
                       instance_id=instance_id, instance_num=instance_num, params=dict(pp.init_params))
     bind = _bind_python if isinstance(pp, PyProject) else _bind_cpp
@@ -95,13 +97,16 @@ def _specs(pp: PyProject | CppProject, make_call: Callable[[Func], "ProjectCall"
 # -- invoked closures -----------------------------------------------------------------------------
 
 class Closures:
-    """The GE graphs a node's UDF may run with `run_flow_model(key, ...)`, by key."""
+    """The GE graphs and sub-FlowGraphs a node's UDF may run with `run_flow_model(key, ...)`, by
+    key: a GE graph runs on the caller's thread, a sub-FlowGraph on its nodes
+    (`dfir.runtime.flow_closures`)."""
 
-    def __init__(self, runners: dict[str, tuple[str, Any]]):
+    def __init__(self, runners: dict[str, tuple[str, Any]], flows: Mapping[str, Any] | None = None):
         self._runners = runners  # key -> (graph name, runner)
+        self._flows = dict(flows or {})  # key -> FlowClosureRunner
 
     @classmethod
-    def build(cls, env: ProjectEnv, where: str, mapping: Mapping[str, int]) -> Closures:
+    def build(cls, env: ProjectEnv, where: str, mapping: Mapping[str, int], node_index: int = -1) -> Closures:
         runners = {}
         for key, index in sorted(mapping.items()):
             entry = env.plan.ge_graphs[index]
@@ -109,13 +114,23 @@ class Closures:
                 runners[key] = (entry.name, env.runner_factory(entry, env.weights))
             except GeError as error:
                 raise GeError(f"{where}: invoked closure '{key}': {error.error_message}") from error
-        return cls(runners)
+        flows = {}
+        if any(c.node == node_index for c in env.plan.closures):
+            if env.flow_closures is None:
+                raise GeError(f"{where}: its invoked sub-FlowGraphs run only in a loaded model's workers")
+            flows = env.flow_closures.runners(node_index)
+        return cls(runners, flows)
 
-    def invoke(self, key: str, arrays: list[np.ndarray], timeout_ms: int) -> tuple[int, list, str]:
-        """`(ret, output arrays, why it failed)` of running closure `key` on `arrays`."""
+    def invoke(self, key: str, arrays: list[np.ndarray], timeout_ms: int,
+               meta: TransactionMeta | None = None) -> tuple[int, list, str]:
+        """`(ret, output arrays, why it failed)` of running closure `key` on `arrays` for the
+        transaction `meta`."""
+        if key in self._flows:
+            return self._flows[key].run(meta or TransactionMeta(), arrays, timeout_ms)
         if key not in self._runners:
+            known = sorted([*self._runners, *self._flows])
             return FLOW_FUNC_ERR_PARAM_INVALID, [], (f"no invoked closure is registered as '{key}'; "
-                                                     f"the process point has {sorted(self._runners)}")
+                                                     f"the process point has {known}")
         graph, runner = self._runners[key]
         start = time.monotonic()
         try:
@@ -128,10 +143,11 @@ class Closures:
                                                       f"more than the timeout of {timeout_ms} ms")
         return FLOW_FUNC_SUCCESS, outputs, ""
 
-    def invoke_native(self, key: str, tensors: list[tuple], timeout_ms: int) -> tuple[int, list, str]:
+    def invoke_native(self, key: str, tensors: list[tuple], timeout_ms: int,
+                      meta: TransactionMeta | None = None) -> tuple[int, list, str]:
         """`invoke` for a C++ UDF: tensors in and out as `(dtype number, shape, buffer)`."""
         arrays = [_array(dtype, shape, data) for dtype, shape, data in tensors]
-        ret, outputs, problem = self.invoke(key, arrays, timeout_ms)
+        ret, outputs, problem = self.invoke(key, arrays, timeout_ms, meta)
         return ret, [(dt.from_numpy(a.dtype).dtype, list(a.shape), np.ascontiguousarray(a))
                      for a in outputs], problem
 
@@ -288,12 +304,49 @@ class CppProjectCall(ProjectCall):
     instance: Any = None  # a _native.UdfInstance
 
     def _run(self, state: RunState, inputs: list) -> Any:
+        if self.stream_input:
+            return self._run_stream(state, inputs)
         meta = state.meta = _latest_meta(inputs)
         tuples = [_native_message(j, message) for j, message in enumerate(inputs)]
-        ret, outputs, problems, raised = self.instance.proc(
+        result = self.instance.proc(
             self.func, len(self.outputs), tuples,
             (meta.transaction_id, meta.start_time, meta.end_time, meta.flow_flags), meta.user_data,
-            self.exceptions.get(meta.transaction_id), self.closures.invoke_native)
+            self.exceptions.get(meta.transaction_id),
+            lambda key, tensors, timeout: self.closures.invoke_native(key, tensors, timeout, meta))
+        return self._settle(state, meta, result)
+
+    def _run_stream(self, state: RunState, streams: list) -> Any:
+        """A stream-input proc: its FlowMsgQueues take from `streams` (one per input) through `take`;
+        the call belongs to the latest transaction it read (`_TrackedStream`)."""
+        tracked = [_TrackedStream(stream, state) for stream in streams]
+        closed = []
+
+        def take(j: int, timeout_ms: int) -> tuple:
+            try:
+                message = tracked[j].take(True, None if timeout_ms < 0 else timeout_ms / 1000)
+            except queue.Empty:
+                return FLOW_FUNC_ERR_TIME_OUT_ERROR, None
+            except Cancelled:
+                closed.append(True)
+                return FLOW_FUNC_STATUS_EXIT, None
+            try:
+                return FLOW_FUNC_SUCCESS, _native_message(j, message)
+            except GeError as error:
+                note_problem(f"FlowMsgQueue {j}: {error.error_message}")
+                return FLOW_FUNC_FAILED, None
+
+        meta = state.meta
+        result = self.instance.proc_stream(
+            self.func, len(self.outputs), len(streams), DEFAULT_CHANNEL_DEPTH, take, lambda j: tracked[j].pending(),
+            (meta.transaction_id, meta.start_time, meta.end_time, meta.flow_flags), meta.user_data, None,
+            lambda key, tensors, timeout: self.closures.invoke_native(key, tensors, timeout, state.meta))
+        if closed:
+            raise Cancelled
+        return self._settle(state, state.meta, result)
+
+    def _settle(self, state: RunState, meta: TransactionMeta, result: tuple) -> Any:
+        """Record what a native call returned (problems, an exception, outputs); its return code."""
+        ret, outputs, problems, raised, _ = result
         for problem in problems:
             note_problem(problem)
         if raised is not None:

@@ -7,7 +7,8 @@ mapped, not copied) and the region, and calls `run_worker`, which never returns:
   1. It ties its life to the driver's (a native watch thread ends it when the driver exits),
      ignores Ctrl-C (the driver handles it and closes the model) and unmaps the regions of
      models it does not serve.
-  2. It builds its device's node instances (`build(instance refs)`, i.e. `host.build_nodes`)
+  2. It builds its device's node instances (`build(instance refs, flow closure ports)`, i.e.
+     `host.build_nodes`)
      and reports to the driver through `ready_fd`: ready, or the GeError that makes the load fail.
   3. `DeviceExecutor` runs each func of each node instance ("unit") on its own thread. A plain
      func fires when each of its inputs holds a message and takes everything that waits (up to
@@ -49,6 +50,7 @@ from dfir.frontend.flow_func.status import FLOW_FUNC_FAILED
 from dfir.om.plan import Align
 from dfir.runtime import _native, channels
 from dfir.runtime.alignment import ChannelAligner, Unaligned
+from dfir.runtime.flow_closures import ClosureWiring, FlowClosurePorts
 from dfir.runtime.host import InstanceRef, UdfCall
 from dfir.runtime.scheduler import Cancelled, FuncSpec, NodeSpec, OutputSet, Source, check_funcs
 
@@ -61,7 +63,8 @@ EXIT_BUILD_FAILED = 3          # the device's nodes could not be built (reported
 EXIT_DRIVER_GONE = 4           # the driver process exited
 EXIT_FATAL = 70                # MemoryError or an executor failure (see the worker slot)
 
-NodeBuilder = Callable[[Collection[InstanceRef]], Sequence[NodeSpec]]  # instances -> their NodeSpecs
+# (instances, the flow closures' runners) -> the instances' NodeSpecs
+NodeBuilder = Callable[[Collection[InstanceRef], FlowClosurePorts], Sequence[NodeSpec]]
 
 
 @dataclass(frozen=True)
@@ -123,6 +126,7 @@ class DeviceWiring:
     worker_bells: tuple[int, ...]
     instance_nums: tuple[int, ...]
     aligns: tuple[Align | None, ...]
+    closures: tuple[ClosureWiring, ...] = ()  # the plan's flow closures (runtime/flow_closures.py)
 
 
 def run_worker(region, wiring: DeviceWiring, worker: int, units: Sequence[int], build: NodeBuilder,
@@ -133,7 +137,7 @@ def run_worker(region, wiring: DeviceWiring, worker: int, units: Sequence[int], 
     channels.detach_other_regions(region)
     region.set_pid(worker, os.getpid())
     try:
-        built = list(build([wiring.units[u] for u in units]))
+        built = list(build([wiring.units[u] for u in units], FlowClosurePorts(region, wiring.closures)))
         for spec in built:
             check_funcs(spec)
     except GeError as error:

@@ -19,7 +19,9 @@ in that walk's order:
    per compile, with `dfir.frontend.importer.encode_payload`, and handed to the importer; cloudpickle's
    per-process class ids made canonical by `dfir.core.canonical_payload`), or what its UDF project
    loads; its invoked closures. A GE graph: name, framework, load params, the compile config
-   file's bytes, and `Graph.content_key()`, which the graph hashed as its ops were added.
+   file's bytes, and `Graph.content_key()`, which the graph hashed as its ops were added. A
+   sub-FlowGraph: its name and, as its metadata and contents, the flow and graph keys' lines
+   of its FlowGraph (steps 1 to 3), hashed.
 4. The salt of every fingerprint, the compile salt (`dfir.driver.cache.settings.compile_salt`:
    dfir's version, the `.om` IR version, options, pass pipeline, deploy info contents). The
    resource config is not in the key: the cache compares it with the model's.
@@ -47,7 +49,7 @@ from dataclasses import dataclass, field
 from dfir.core.canonical_payload import canonical_payload
 from dfir.frontend.dataflow.flow_graph import FlowGraph
 from dfir.frontend.dataflow.graph import FlowData, FlowNode, FlowOutput
-from dfir.frontend.dataflow.process_points import FuncProcessPoint, GraphProcessPoint
+from dfir.frontend.dataflow.process_points import FlowGraphProcessPoint, FuncProcessPoint, GraphProcessPoint
 from dfir.frontend.dataflow.traversal import FlowWalk, walk_flow_graph
 from dfir.frontend.importer import encode_payload
 from dfir.frontend.udf.project import load_project
@@ -124,6 +126,7 @@ class _Walk:
         self._pp_index: dict[int, int] = {}
         self._pp_metadata: dict[int, str] = {}
         self._specs: dict[int, tuple[tuple, str]] = {}
+        self._subwalks: dict[int, FlowWalk] = {}
 
     def add(self, *values, flow: bool = True) -> None:
         """Add `values` to the graph key's lines and, unless `flow` is False, the flow key's."""
@@ -133,7 +136,11 @@ class _Walk:
             self.flow_lines.append(line)
 
     def flow_graph(self, graph: FlowGraph) -> None:
-        walk = self.walk = walk_flow_graph(graph)
+        self.walk = walk_flow_graph(graph)
+        self._graph_lines(graph, self.walk)
+
+    def _graph_lines(self, graph: FlowGraph, walk: FlowWalk) -> None:
+        self._subwalks.update(walk.subgraphs)
         self.add("flow graph", graph.name, sorted(graph.graph_options.items()), graph.align,
                  graph.exception_catch)
         for pp, node in walk.points:
@@ -164,6 +171,8 @@ class _Walk:
         index = self._pp_index[id(pp)] = len(self._pp_index)
         if isinstance(pp, FuncProcessPoint):
             metadata, contents = self._udf(pp, node)
+        elif isinstance(pp, FlowGraphProcessPoint):
+            metadata, contents = self._sub_flow_graph(pp)
         else:
             metadata, contents = _graph_point(pp)
             self.points[id(pp)] = hashlib.sha256(repr((metadata, contents)).encode()).hexdigest()
@@ -183,6 +192,13 @@ class _Walk:
             return metadata, (closures, *_project(pp.compile_config_path))
         spec, payload = self._spec(pp.udf, node)
         return metadata + spec, (closures, payload)
+
+    def _sub_flow_graph(self, pp: FlowGraphProcessPoint) -> tuple[tuple, str]:
+        """A sub-FlowGraph's (metadata, contents): its FlowGraph's lines, walked like the graph's."""
+        sub = _Walk()
+        sub.payloads, sub._specs, sub.points, sub.closures = self.payloads, self._specs, self.points, self.closures
+        sub._graph_lines(pp.flow_graph, self._subwalks[id(pp)])
+        return ("flow graph", pp.name, _digest(sub.flow_lines).hexdigest()), _digest(sub.lines).hexdigest()
 
     def _spec(self, udf, node: FlowNode) -> tuple[tuple, str]:
         """A `@pyflow` spec's (functions and resources, payload digest), its payload serialized

@@ -2,8 +2,9 @@
 
 1. Walk the graph (`dfir.frontend.dataflow.traversal`): the FlowData and nodes it reaches, and
    its process points in first-use order.
-2. Each distinct process point becomes one `df.func_pp` / `df.graph_pp` (+ its `ge.graph`),
-   named by a unique symbol, in that order.
+2. Each distinct process point becomes one `df.func_pp` / `df.graph_pp` (+ its `ge.graph`) /
+   `df.flow_graph_pp` (+ its sub-FlowGraph's `df.graph`, imported by these steps), named by a
+   unique symbol, in that order.
 3. Emit the `df.graph`: one `df.data` per FlowData, sorted by name (the feed order); the nodes
    in that order, so each value exists before its use; `df.output` with the outputs in the
    order the user listed them.
@@ -20,13 +21,13 @@ from xdsl.dialects.builtin import (BoolAttr, DenseArrayBase, DictionaryAttr, Int
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 
 from dfir.core.errors import GeError
-from dfir.dialects.df import (DataOp, FuncPpOp, GraphOp, GraphPpOp, InvokedClosureOp, NodeOp,
-                              OutputOp)
+from dfir.dialects.df import (DataOp, FlowGraphPpOp, FuncPpOp, GraphOp, GraphPpOp, InvokedClosureOp,
+                              NodeOp, OutputOp)
 from dfir.dialects.df_attrs import AlignAttr, BalanceAttr, FuncAttr
 from dfir.dialects.df_params import params_attr
 from dfir.frontend.dataflow.flow_graph import FlowGraph
 from dfir.frontend.dataflow.graph import FlowData, FlowNode, FlowOutput
-from dfir.frontend.dataflow.process_points import FuncProcessPoint, GraphProcessPoint
+from dfir.frontend.dataflow.process_points import FlowGraphProcessPoint, FuncProcessPoint, GraphProcessPoint
 from dfir.frontend.dataflow.traversal import FlowWalk, walk_flow_graph
 from dfir.frontend.dataflow.udf_spec import UdfSpec
 from dfir.frontend.ge.graph_config import SHAPE_OPTIONS, apply_graph_settings, load_graph_config
@@ -51,6 +52,7 @@ class _ModuleBuilder:
         self.payloads: dict[int, tuple] = {} if payloads is None else payloads
         self.reused_graph = reused_graph
         self.projects: dict[str, tuple] = {}  # compile config path -> (ProjectSpec, base64 payload)
+        self.subwalks: dict[int, FlowWalk] = {}  # id(FlowGraphProcessPoint) -> its graph's walk
 
     def symbol(self, wanted: str) -> str:
         base = re.sub(r"[^A-Za-z0-9_]", "_", wanted) or "pp"
@@ -65,8 +67,10 @@ class _ModuleBuilder:
             spec = _deciding_spec(pp)
             if spec is not None and id(spec) in self.spec_symbols:
                 symbol = self.spec_symbols[id(spec)]
+            elif isinstance(pp, FuncProcessPoint):
+                symbol = self._func_pp(pp, node)
             else:
-                symbol = self._func_pp(pp, node) if isinstance(pp, FuncProcessPoint) else self._graph_pp(pp, node)
+                symbol = self._closure(pp) if node is None else self._point_of_graph(pp, node)
             if spec is not None:
                 self.spec_symbols[id(spec)] = symbol
             self.pp_symbols[id(pp)] = symbol
@@ -117,11 +121,36 @@ class _ModuleBuilder:
         project = DictionaryAttr({k: StringAttr(v) for k, v in sorted(spec.facts.items())})
         return spec.kind, funcs, payload, project
 
-    def _closure(self, pp: GraphProcessPoint) -> str:
+    def _closure(self, pp: GraphProcessPoint | FlowGraphProcessPoint) -> str:
         """The symbol of an invoked closure's process point (its arity is the graph's own)."""
         if id(pp) not in self.pp_symbols:
-            self.pp_symbols[id(pp)] = self._graph_pp(pp, None)
+            self.pp_symbols[id(pp)] = self._point_of_graph(pp, None)
         return self.pp_symbols[id(pp)]
+
+    def _point_of_graph(self, pp: GraphProcessPoint | FlowGraphProcessPoint, node: FlowNode | None) -> str:
+        return self._flow_graph_pp(pp) if isinstance(pp, FlowGraphProcessPoint) else self._graph_pp(pp, node)
+
+    def _flow_graph_pp(self, pp: FlowGraphProcessPoint) -> str:
+        """A sub-FlowGraph: its process points, its `df.graph` and the `df.flow_graph_pp` running it."""
+        walk = self.subwalks[id(pp)]
+        self.subwalks.update(walk.subgraphs)
+        graph_sym = self.graph(pp.flow_graph, walk)
+        sym = self.symbol(f"{pp.name}_pp")
+        self.top.append(FlowGraphPpOp(sym, graph_sym, pp.name))
+        return sym
+
+    def graph(self, graph: FlowGraph, walk: FlowWalk, reused_flow: ReusedFlow | None = None) -> str:
+        """Import `graph` (steps 2 and 3) as a top-level `df.graph`; its symbol."""
+        self.subwalks.update(walk.subgraphs)
+        for pp, node in walk.points:
+            self.process_point(pp, node)
+        symbols = [self.pp_symbols[id(node.process_points[0])] for node in walk.nodes]
+        graph_sym = self.symbol(graph.name)
+        graph_op = reused_flow(symbols, graph_sym) if reused_flow is not None and not walk.subgraphs else None
+        if graph_op is None:
+            graph_op = _flow_graph_op(graph, graph_sym, walk.datas, walk.nodes, symbols)
+        self.top.append(graph_op)
+        return graph_sym
 
     def _payload(self, udf: UdfSpec, node: FlowNode) -> str:
         if id(udf.payload) not in self.payloads:
@@ -220,18 +249,13 @@ def import_flow_graph(graph: FlowGraph, *, payloads: dict[int, tuple] | None = N
     `payloads` holds UDF payloads this compile already serialized, `{id(payload): (payload,
     encode_payload text)}` (the importer adds those it serializes), and `walk` the graph's walk
     when this compile has it already; `reused_graph` and `reused_flow` may stand in for parts
-    the compile cache has compiled (see their types).
+    the compile cache has compiled (see their types); `reused_flow` is not asked for a graph
+    with sub-FlowGraphs (their `df.graph`s are imported with it).
     """
     walk = walk_flow_graph(graph) if walk is None else walk
     builder = _ModuleBuilder(payloads, reused_graph)
-    for pp, node in walk.points:
-        builder.process_point(pp, node)
-    symbols = [builder.pp_symbols[id(node.process_points[0])] for node in walk.nodes]
-    graph_sym = builder.symbol(graph.name)
-    graph_op = reused_flow(symbols, graph_sym) if reused_flow is not None else None
-    if graph_op is None:
-        graph_op = _flow_graph_op(graph, graph_sym, walk.datas, walk.nodes, symbols)
-    return ModuleOp([*builder.top, graph_op])
+    builder.graph(graph, walk, reused_flow)
+    return ModuleOp(builder.top)
 
 
 def _flow_graph_op(graph: FlowGraph, sym: str, datas: list[FlowData], nodes: list[FlowNode],

@@ -51,7 +51,7 @@ DEFAULT_CHANNEL_DEPTH = 128
 MAX_CHANNEL_DEPTH = 65536
 OPTIONAL_PLAN_FIELDS: Mapping[str, Any] = MappingProxyType({
     "order": None, "align": None, "udfs": [], "ge_graphs": [], "so_bins": [],
-    "channel_depth": DEFAULT_CHANNEL_DEPTH})
+    "channel_depth": DEFAULT_CHANNEL_DEPTH, "closures": []})
 """Plan fields a plan may leave out, and what an absent one reads as (`order`: node order)."""
 OPTIONAL_GE_FIELDS: Mapping[str, Any] = MappingProxyType({
     "weights": [], "arena_bytes": None, "output_max_bytes": None})
@@ -107,16 +107,51 @@ class NodeRef:
         return {"node": self.node, "port": self.port}
 
 
-Ref = Union[DataRef, NodeRef]
+@dataclass(frozen=True)
+class ClosureRef:
+    """`{"closure": c, "input": i}`: input i of flow closure c (what `run_flow_model` feeds)."""
+
+    closure: int
+    input: int
+
+    def to_json(self) -> dict:
+        return {"closure": self.closure, "input": self.input}
+
+
+Ref = Union[DataRef, NodeRef, ClosureRef]
 
 
 def ref_from_json(value: Any, path: str) -> Ref:
-    """A `DataRef` or `NodeRef`; GeError naming `path` for anything else."""
+    """A `DataRef`, `NodeRef` or `ClosureRef`; GeError naming `path` for anything else."""
     if isinstance(value, dict) and set(value) == {"data"}:
         return DataRef(_count(value["data"], f"{path}.data"))
     if isinstance(value, dict) and set(value) == {"node", "port"}:
         return NodeRef(_count(value["node"], f"{path}.node"), _count(value["port"], f"{path}.port"))
-    _fail(path, f'expected {{"data": k}} or {{"node": n, "port": p}}, got {_show(value)}')
+    if isinstance(value, dict) and set(value) == {"closure", "input"}:
+        return ClosureRef(_count(value["closure"], f"{path}.closure"), _count(value["input"], f"{path}.input"))
+    _fail(path, f'expected {{"data": k}}, {{"node": n, "port": p}} or {{"closure": c, "input": i}}, '
+                f'got {_show(value)}')
+
+
+@dataclass(frozen=True)
+class FlowClosure:
+    """A sub-FlowGraph a UDF invokes (`run_flow_model(key, ...)`), flattened into the plan: node
+    `node`'s closure `key` feeds its `inputs` entries (`ClosureRef`s) and fetches `outputs`."""
+
+    node: int
+    key: str
+    inputs: int
+    outputs: tuple[Ref, ...]
+
+    def to_json(self) -> dict:
+        return {"node": self.node, "key": self.key, "inputs": self.inputs,
+                "outputs": [ref.to_json() for ref in self.outputs]}
+
+    @classmethod
+    def from_json(cls, value: Any, path: str) -> FlowClosure:
+        o = _Object(value, path, ("node", "key", "inputs", "outputs"))
+        return cls(o.read("node", _count), o.read("key", _text), o.read("inputs", _int_in(0, MAX_PORTS)),
+                   o.read("outputs", _tuple(ref_from_json)))
 
 
 @dataclass(frozen=True)
@@ -576,6 +611,7 @@ class Plan(Generic[PP]):
     so_bins: tuple[SoBin, ...] = ()
     format: int = FORMAT
     channel_depth: int = DEFAULT_CHANNEL_DEPTH
+    closures: tuple[FlowClosure, ...] = ()
 
     def to_json(self) -> dict:
         document = {"format": self.format, "name": self.name, "inputs": [i.to_json() for i in self.inputs],
@@ -587,6 +623,8 @@ class Plan(Generic[PP]):
             document["so_bins"] = [s.to_json() for s in self.so_bins]
         if self.channel_depth != DEFAULT_CHANNEL_DEPTH:
             document["channel_depth"] = self.channel_depth
+        if self.closures:
+            document["closures"] = [c.to_json() for c in self.closures]
         return document
 
     def to_bytes(self) -> bytes:
@@ -608,7 +646,8 @@ class Plan(Generic[PP]):
                    o.read("order", _optional(_tuple(_count))) or tuple(range(len(nodes))),
                    o.read("align", _optional(Align.from_json)), o.read("udfs", _tuple(UdfBlob.from_json)),
                    o.read("ge_graphs", _tuple(GeGraph._read)), o.read("so_bins", _tuple(SoBin.from_json)),
-                   version, o.read("channel_depth", _int_in(1, MAX_CHANNEL_DEPTH)))
+                   version, o.read("channel_depth", _int_in(1, MAX_CHANNEL_DEPTH)),
+                   o.read("closures", _tuple(FlowClosure.from_json)))
         plan.check(where)
         return plan
 
@@ -627,6 +666,8 @@ class Plan(Generic[PP]):
             self._check_ref(ref, f"{where}.outputs[{j}]")
         for i, node in enumerate(self.nodes):
             self._check_node(node, f"{where}.nodes[{i}]")
+        for c, closure in enumerate(self.closures):
+            self._check_closure(closure, f"{where}.closures[{c}]")
         self._check_order(where)
 
     def check_partitions(self, udf_payloads: Sequence[bytes | memoryview], so_bins: Sequence[bytes | memoryview],
@@ -646,6 +687,10 @@ class Plan(Generic[PP]):
     def _check_ref(self, ref: Ref, path: str) -> None:
         if isinstance(ref, DataRef):
             _check_index(ref.data, f"{path}.data", len(self.inputs))
+            return
+        if isinstance(ref, ClosureRef):
+            _check_index(ref.closure, f"{path}.closure", len(self.closures))
+            _check_index(ref.input, f"{path}.input", self.closures[ref.closure].inputs)
             return
         _check_index(ref.node, f"{path}.node", len(self.nodes))
         _check_index(ref.port, f"{path}.port", self.nodes[ref.node].output_num)
@@ -672,6 +717,14 @@ class Plan(Generic[PP]):
                                              f"{_show(built_for)}")
         if isinstance(pp, GraphPoint):
             self._check_graph_point(node, pp, path)
+
+    def _check_closure(self, closure: FlowClosure, path: str) -> None:
+        """A flow closure belongs to a UDF project node and its outputs are refs of the plan."""
+        _check_index(closure.node, f"{path}.node", len(self.nodes))
+        if isinstance(self.nodes[closure.node].pp, (PyUdf, GraphPoint)):
+            _fail(f"{path}.node", f"node {closure.node} is not a UDF project; only a UDF invokes a closure")
+        for j, ref in enumerate(closure.outputs):
+            self._check_ref(ref, f"{path}.outputs[{j}]")
 
     def _check_graph_point(self, node: Node[ProcessPoint], pp: GraphPoint, path: str) -> None:
         _check_index(pp.graph, f"{path}.pp.graph", len(self.ge_graphs))

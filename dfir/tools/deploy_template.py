@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 
 from dfir.core.errors import GeError
-from dfir.frontend.dataflow.traversal import reachable
+from dfir.frontend.dataflow.reach import reachable
 from dfir.frontend.deploy.devices import parse_device_list
 
 DEFAULT_DEVICE = "0:0:0:0"

@@ -98,6 +98,10 @@ def _plan_lines(model: OmModel, indent: str) -> Iterator[str]:
         yield f"{inner}output {index} node={entry.get('node').integer()} port={entry.get('port').integer()}"
     for index, node in enumerate(plan.get("nodes").items()):
         yield f"{inner}node {index} {_node_summary(node)}"
+    for index, closure in enumerate(plan.get("closures").items() if "closures" in plan.value else ()):
+        outputs = ",".join(_source(source) for source in closure.get("outputs").items())
+        yield (f"{inner}closure {index} {_quoted(closure.get('key').text())} node={closure.get('node').integer()} "
+               f"inputs={closure.get('inputs').integer()} outputs=[{outputs}]")
     yield f"{inner}order {_compact([step.integer() for step in plan.get('order').items()])}"
 
 
@@ -125,9 +129,12 @@ def _node_summary(node: _PlanValue) -> str:
 
 
 def _source(source: _PlanValue) -> str:
-    """`data:K` for graph input K, `node:N.P` for port P of node N."""
+    """`data:K` for graph input K, `closure:C.I` for input I of flow closure C, `node:N.P` for
+    port P of node N."""
     if isinstance(source.value, dict) and "data" in source.value:
         return f"data:{source.get('data').integer()}"
+    if isinstance(source.value, dict) and "closure" in source.value:
+        return f"closure:{source.get('closure').integer()}.{source.get('input').integer()}"
     return f"node:{source.get('node').integer()}.{source.get('port').integer()}"
 
 

@@ -205,11 +205,7 @@ std::shared_ptr<UdfInstance> CreateInstance(std::shared_ptr<UdfLibrary> library,
   return std::make_shared<UdfInstance>(std::move(library), std::move(meta_params), funcs);
 }
 
-py::tuple Proc(UdfInstance& instance, const std::string& func, size_t output_num, const py::list& inputs,
-               const py::tuple& meta, const py::bytes& user_data, const py::object& exception,
-               const py::object& invoke) {
-  std::vector<std::shared_ptr<HostFlowMsg>> messages;
-  for (const auto& item : inputs) messages.push_back(MsgFromTuple(item.cast<py::tuple>()));
+CallFacts CallOf(const py::tuple& meta, const py::bytes& user_data, const py::object& exception) {
   CallFacts call;
   call.meta = MetaOf(meta, 0);
   call.user_data = user_data.cast<std::string>();
@@ -219,16 +215,71 @@ py::tuple Proc(UdfInstance& instance, const std::string& func, size_t output_num
     call.exception_code = raised[0].cast<int32_t>();
     call.exception_context = raised[1].cast<uint64_t>();
   }
+  return call;
+}
+
+py::tuple ResultTuple(const ProcResult& result) {
+  py::list outputs;
+  for (const auto& output : result.outputs) outputs.append(py::make_tuple(output.index, TupleFromMsg(output.msg)));
+  py::object raised = py::none();
+  if (result.raised) raised = py::make_tuple(result.raised_code, result.raised_context);
+  return py::make_tuple(result.ret, outputs, result.problems, raised, result.meta.transaction_id);
+}
+
+py::tuple Proc(UdfInstance& instance, const std::string& func, size_t output_num, const py::list& inputs,
+               const py::tuple& meta, const py::bytes& user_data, const py::object& exception,
+               const py::object& invoke) {
+  std::vector<std::shared_ptr<HostFlowMsg>> messages;
+  for (const auto& item : inputs) messages.push_back(MsgFromTuple(item.cast<py::tuple>()));
+  CallFacts call = CallOf(meta, user_data, exception);
   ProcResult result;
   {
     const py::gil_scoped_release release;
     result = instance.Proc(func, output_num, messages, std::move(call), InvokerOf(invoke.ptr()));
   }
-  py::list outputs;
-  for (const auto& output : result.outputs) outputs.append(py::make_tuple(output.index, TupleFromMsg(output.msg)));
-  py::object raised = py::none();
-  if (result.raised) raised = py::make_tuple(result.raised_code, result.raised_context);
-  return py::make_tuple(result.ret, outputs, result.problems, raised);
+  return ResultTuple(result);
+}
+
+// A stream-input call: `take(input, timeout_ms) -> (status, message tuple or None)` and
+// `size(input) -> int` are Python's, called with the GIL held (borrowed, as `invoke`).
+py::tuple ProcStream(UdfInstance& instance, const std::string& func, size_t output_num, size_t input_num,
+                     int32_t depth, const py::object& take, const py::object& size, const py::tuple& meta,
+                     const py::bytes& user_data, const py::object& exception, const py::object& invoke) {
+  dfir::udf::StreamInputs inputs;
+  inputs.count = input_num;
+  inputs.depth = depth;
+  PyObject* take_fn = take.ptr();
+  PyObject* size_fn = size.ptr();
+  inputs.take = [take_fn](size_t input, int32_t timeout, std::shared_ptr<HostFlowMsg>& msg) -> int32_t {
+    const py::gil_scoped_acquire gil;
+    try {
+      const auto got = py::reinterpret_borrow<py::object>(take_fn)(input, timeout).cast<py::tuple>();
+      const auto status = got[0].cast<int32_t>();
+      if (status == FlowFunc::FLOW_FUNC_SUCCESS) msg = MsgFromTuple(got[1].cast<py::tuple>());
+      return status;
+    } catch (py::error_already_set& error) {
+      error.discard_as_unraisable("dfir C++ UDF stream input");
+      return FlowFunc::FLOW_FUNC_FAILED;
+    } catch (const std::exception&) {
+      return FlowFunc::FLOW_FUNC_FAILED;
+    }
+  };
+  inputs.size = [size_fn](size_t input) -> int32_t {
+    const py::gil_scoped_acquire gil;
+    try {
+      return py::reinterpret_borrow<py::object>(size_fn)(input).cast<int32_t>();
+    } catch (py::error_already_set& error) {
+      error.discard_as_unraisable("dfir C++ UDF stream input");
+      return 0;
+    }
+  };
+  CallFacts call = CallOf(meta, user_data, exception);
+  ProcResult result;
+  {
+    const py::gil_scoped_release release;
+    result = instance.ProcStream(func, output_num, std::move(inputs), std::move(call), InvokerOf(invoke.ptr()));
+  }
+  return ResultTuple(result);
 }
 
 // Python's log handler, held for the life of the process (records may come from any thread).
@@ -294,7 +345,11 @@ void SetupUdfBindings(py::module_& m) {
           "Init every object: (ret, why it failed).")
       .def("proc", &Proc, py::arg("func"), py::arg("output_num"), py::arg("inputs"), py::arg("meta"),
            py::arg("user_data"), py::arg("exception"), py::arg("invoke"),
-           "Run a func with the GIL released: (ret, [(index, message)], problems, (code, context) or None).");
+           "Run a func with the GIL released: (ret, [(index, message)], problems, (code, context) or None, "
+           "transaction id).")
+      .def("proc_stream", &ProcStream, py::arg("func"), py::arg("output_num"), py::arg("input_num"), py::arg("depth"),
+           py::arg("take"), py::arg("size"), py::arg("meta"), py::arg("user_data"), py::arg("exception"),
+           py::arg("invoke"), "Run a stream-input func with the GIL released; returns as `proc`.");
 
   m.def("set_udf_log_handler", &SetLogHandler, py::arg("handler"),
         "handler(level, node, func, instance, text) receives C++ UDF log records (None: stderr).");

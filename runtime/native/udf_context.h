@@ -65,6 +65,11 @@ class HostRunContext final : public FlowFunc::MetaRunContext {
   void RaiseException(int32_t code, uint64_t user_context_id) override;
   bool GetException(int32_t& code, uint64_t& user_context_id) override;
 
+  // A stream-input proc's outputs belong to the latest transaction it has read (the highest id).
+  void ReadMessageOf(const MsgMeta& meta) {
+    if (meta.transaction_id >= call_.meta.transaction_id) call_.meta = meta;
+  }
+  const MsgMeta& meta() const { return call_.meta; }
   const std::vector<Output>& outputs() const { return outputs_; }
   const std::vector<std::string>& problems() const { return problems_; }
   void Note(std::string problem) { problems_.push_back(std::move(problem)); }

@@ -18,6 +18,30 @@ std::string NameList(const std::vector<std::string>& names) {
 
 std::string Node(const HostMetaParams& params) { return "node '" + params.facts().name + "'"; }
 
+// Input `input` of a stream-input call; what it reads moves the call to the message's transaction.
+class StreamQueue final : public FlowFunc::FlowMsgQueue {
+ public:
+  StreamQueue(const StreamInputs& inputs, size_t input, HostRunContext& context)
+      : inputs_(inputs), input_(input), context_(context) {}
+
+  int32_t Dequeue(std::shared_ptr<FlowFunc::FlowMsg>& msg, int32_t timeout) override {
+    std::shared_ptr<HostFlowMsg> taken;
+    const int32_t ret = inputs_.take(input_, timeout, taken);
+    if (ret == FlowFunc::FLOW_FUNC_SUCCESS) {
+      context_.ReadMessageOf(taken->meta());
+      msg = std::move(taken);
+    }
+    return ret;
+  }
+  int32_t Depth() const override { return inputs_.depth; }
+  int32_t Size() const override { return inputs_.size(input_); }
+
+ private:
+  const StreamInputs& inputs_;
+  size_t input_;
+  HostRunContext& context_;
+};
+
 }  // namespace
 
 UdfInstance::UdfInstance(std::shared_ptr<UdfLibrary> library, std::shared_ptr<HostMetaParams> params,
@@ -68,17 +92,45 @@ int32_t UdfInstance::Init(std::string& problem) {
 ProcResult UdfInstance::Proc(const std::string& func, size_t output_num,
                              const std::vector<std::shared_ptr<HostFlowMsg>>& inputs, CallFacts call,
                              ModelInvoker invoker) {
+  const std::vector<std::shared_ptr<FlowFunc::FlowMsg>> messages(inputs.begin(), inputs.end());
+  return Run(func, output_num, std::move(call), std::move(invoker),
+             [&](const Bound& bound, const std::shared_ptr<HostRunContext>& context) {
+               if (!bound.entry->call) {
+                 context->Note("C++ UDF func '" + func + "' takes queues (stream input), but its compile config "
+                               "does not set stream_input");
+                 return FlowFunc::FLOW_FUNC_FAILED;
+               }
+               return bound.entry->call(*bound.object, context, messages);
+             });
+}
+
+ProcResult UdfInstance::ProcStream(const std::string& func, size_t output_num, StreamInputs inputs, CallFacts call,
+                                   ModelInvoker invoker) {
+  return Run(func, output_num, std::move(call), std::move(invoker),
+             [&](const Bound& bound, const std::shared_ptr<HostRunContext>& context) {
+               if (!bound.entry->stream_call) {
+                 context->Note("C++ UDF func '" + func + "' takes messages, but its compile config sets "
+                               "stream_input");
+                 return FlowFunc::FLOW_FUNC_FAILED;
+               }
+               std::vector<std::shared_ptr<FlowFunc::FlowMsgQueue>> queues;
+               for (size_t j = 0; j < inputs.count; ++j) queues.push_back(std::make_shared<StreamQueue>(inputs, j, *context));
+               return bound.entry->stream_call(*bound.object, context, queues);
+             });
+}
+
+ProcResult UdfInstance::Run(const std::string& func, size_t output_num, CallFacts call, ModelInvoker invoker,
+                            const Body& body) {
   const auto bound = funcs_.find(func);
   if (bound == funcs_.end()) throw UdfError(Node(*params_) + " has no func '" + func + "'");
   auto context = std::make_shared<HostRunContext>(func, output_num, std::move(call), std::move(invoker));
-  const std::vector<std::shared_ptr<FlowFunc::FlowMsg>> messages(inputs.begin(), inputs.end());
   ProcResult result;
   {
     const std::lock_guard<std::mutex> lock(mutex_);
     const LogScope scope{params_->facts().name, func, params_->facts().instance_id};
     const ScopedLogScope log_scope(scope);
     try {
-      result.ret = bound->second.entry->call(*bound->second.object, context, messages);
+      result.ret = body(bound->second, context);
     } catch (const std::exception& error) {
       result.ret = FlowFunc::FLOW_FUNC_FAILED;
       context->Note("C++ UDF func '" + func + "' threw: " + error.what());
@@ -92,6 +144,7 @@ ProcResult UdfInstance::Proc(const std::string& func, size_t output_num,
   result.raised = context->raised();
   result.raised_code = context->raised_code();
   result.raised_context = context->raised_context();
+  result.meta = context->meta();
   return result;
 }
 

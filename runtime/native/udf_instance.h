@@ -5,6 +5,7 @@
 #define DFIR_RUNTIME_NATIVE_UDF_INSTANCE_H_
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -28,6 +29,17 @@ struct ProcResult {
   bool raised = false;
   int32_t raised_code = 0;
   uint64_t raised_context = 0;
+  MsgMeta meta;  // the transaction the outputs belong to (a stream-input call's latest read)
+};
+
+// How a stream-input call reads its inputs: `take(input, timeout_ms, msg)` the next message of
+// an input (a FlowFunc status: SUCCESS, ERR_TIME_OUT_ERROR, STATUS_EXIT), `size(input)` how many
+// wait; `depth` is each input's capacity.
+struct StreamInputs {
+  size_t count = 0;
+  int32_t depth = 0;
+  std::function<int32_t(size_t input, int32_t timeout_ms, std::shared_ptr<HostFlowMsg>& msg)> take;
+  std::function<int32_t(size_t input)> size;
 };
 
 class UdfInstance {
@@ -43,11 +55,19 @@ class UdfInstance {
   ProcResult Proc(const std::string& func, size_t output_num, const std::vector<std::shared_ptr<HostFlowMsg>>& inputs,
                   CallFacts call, ModelInvoker invoker);
 
+  // Runs stream-input func `func` with one FlowMsgQueue per input reading through `inputs`.
+  ProcResult ProcStream(const std::string& func, size_t output_num, StreamInputs inputs, CallFacts call,
+                        ModelInvoker invoker);
+
  private:
   struct Bound {
     FlowFunc::MetaMultiFunc* object;
     const FlowFunc::ProcFuncEntry* entry;
   };
+  using Body = std::function<int32_t(const Bound& bound, const std::shared_ptr<HostRunContext>& context)>;
+
+  // A call of `func`: the context, the lock, the log scope, exceptions as FLOW_FUNC_FAILED.
+  ProcResult Run(const std::string& func, size_t output_num, CallFacts call, ModelInvoker invoker, const Body& body);
 
   std::shared_ptr<UdfLibrary> library_;
   std::shared_ptr<HostMetaParams> params_;

@@ -145,7 +145,7 @@ def test_node_settings_errors():
     node.add_process_point(pp)
     with pytest.raises(GeError, match="a node runs exactly one process point"):
         node.add_process_point(pp)
-    with pytest.raises(GeError, match="add_process_point expects a FuncProcessPoint or GraphProcessPoint"):
+    with pytest.raises(GeError, match="add_process_point expects a FuncProcessPoint, GraphProcessPoint or FlowGraphProcessPoint"):
         df.FlowNode(1, 1).add_process_point("pp")
 
 

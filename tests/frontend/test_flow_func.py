@@ -213,8 +213,8 @@ def test_calls_with_bad_arguments_return_param_invalid_and_say_why(call, problem
 def test_run_flow_model_passes_tensors_and_reports_failures():
     calls = []
 
-    def invoke(key, arrays, timeout):
-        calls.append((key, [a.tolist() for a in arrays], timeout))
+    def invoke(key, arrays, timeout, meta):
+        calls.append((key, [a.tolist() for a in arrays], timeout, meta.transaction_id))
         if key == "missing":
             return ff.FLOW_FUNC_ERR_PARAM_INVALID, [], "no invoked closure is registered as 'missing'"
         return ff.FLOW_FUNC_SUCCESS, [arrays[0] * 2], ""
@@ -227,7 +227,7 @@ def test_run_flow_model_passes_tensors_and_reports_failures():
     assert outputs[0].get_transaction_id() == 7
     assert missing == (ff.FLOW_FUNC_ERR_PARAM_INVALID, [])
     assert scope.problems == ["run_flow_model('missing'): no invoked closure is registered as 'missing'"]
-    assert calls == [("double", [[1, 2]], 100), ("missing", [], 100)]
+    assert calls == [("double", [[1, 2]], 100, 7), ("missing", [], 100, 7)]
 
 
 def test_user_data_and_exceptions():
@@ -379,4 +379,4 @@ def test_status_names():
 def test_the_cpp_headers_ship_with_the_package():
     headers = sorted(os.listdir(os.path.join(ff.include_dir(), "flow_func")))
     assert headers == ["flow_func.h", "flow_func_defines.h", "flow_func_log.h", "flow_func_registrar.h",
-                       "flow_msg.h", "meta_multi_func.h", "meta_params.h", "meta_run_context.h"]
+                       "flow_msg.h", "flow_msg_queue.h", "meta_multi_func.h", "meta_params.h", "meta_run_context.h"]

@@ -550,3 +550,40 @@ def test_udf_new_refuses_bad_names_and_used_folders(tmp_path, capsys, argv, mess
     (tmp_path / "taken" / "file").write_text("x")
     assert cli(argv + ["--dir", str(tmp_path)]) == 1
     assert capsys.readouterr().err == message.format(dir=tmp_path)
+
+
+HOST_DEVICE = '''
+import dfir.data_type as dt
+import dfir.flow_func as ff
+
+class Where:
+    @ff.init_wrapper()
+    def init_flow_func(self, meta_params):
+        self.device = meta_params.get_running_device_id()
+        return ff.FLOW_FUNC_SUCCESS
+
+    @ff.proc_wrapper()
+    def Device(self, run_context, input_flow_msgs):
+        out = run_context.alloc_tensor_msg([1], dt.DT_INT32)
+        out.get_tensor().numpy()[...] = self.device
+        return run_context.set_output(0, out)
+'''
+
+
+@pytest.mark.parametrize("heavy_load, instances, device_ids", [
+    (True, ("0:0:-1:0", "0:0:-1:0"), {-1}), (False, ("0:0:1:0", "0:0:2:0"), {1, 2})])
+def test_heavy_load_places_the_udf_on_the_host_of_its_devices_server(tmp_path, heavy_load, instances, device_ids):
+    config = write_project(tmp_path, HOST_DEVICE, [{"func_name": "Device"}], 1, 1, module="where", cls="Where",
+                           heavy_load=heavy_load)
+    deploy = tmp_path / "deploy.json"
+    deploy.write_text(json.dumps({"batch_deploy_info": [{"flow_node_list": ["where"],
+                                                         "logic_device_list": "0:0:1:0,0:0:2:0"}]}))
+    graph = project_graph(config, 1, 1, name="where")
+    graph.graph_options["ge.experiment.data_flow_deploy_info_path"] = str(deploy)
+    compiled = dfir.compile(graph)
+    plan = json.loads(bytes(read_om(compiled.om).models[0].partition(PartitionType.FLOW_MODEL).data))
+    assert tuple(plan["nodes"][0]["instances"]) == instances
+    with dfir.load(compiled.om) as model:
+        for value in range(4):
+            model.feed_data([int32(value)])
+        assert {int(model.fetch_data(timeout=5000)[0][0].numpy()[0]) for _ in range(4)} == device_ids

@@ -164,6 +164,20 @@ class Add : public MetaMultiFunc {
     return context->SetOutput(0, inputs[0], config);
   }
 
+  // A stream-input proc: two messages of input 0 and one of input 1 per call, summed.
+  int32_t StreamSum(const std::shared_ptr<MetaRunContext>& context,
+                    const std::vector<std::shared_ptr<FlowMsgQueue>>& queues) {
+    std::shared_ptr<FlowMsg> parts[3];
+    for (int k = 0; k < 3; ++k) {
+      if (queues[k == 2 ? 1 : 0]->Dequeue(parts[k], 5000) != FLOW_FUNC_SUCCESS) return FLOW_FUNC_FAILED;
+    }
+    std::shared_ptr<FlowMsg> out = context->AllocTensorMsg({1}, TensorDataType::DT_INT32);
+    int32_t sum = queues[0]->Depth() > 0 && queues[0]->Size() >= 0 ? 0 : -1000;
+    for (const auto& part : parts) sum += *static_cast<const int32_t*>(part->GetTensor()->GetData());
+    *static_cast<int32_t*>(out->GetTensor()->GetData()) = sum;
+    return context->SetOutput(0, out);
+  }
+
   int32_t Report(const std::shared_ptr<MetaRunContext>& context, const std::vector<std::shared_ptr<FlowMsg>>&) {
     char user[4] = {};
     if (context->GetUserData(user, 3) != FLOW_FUNC_SUCCESS) return FLOW_FUNC_FAILED;
@@ -190,7 +204,8 @@ FLOW_FUNC_REGISTRAR(Add)
     .RegProcFunc("PassThrough", &Add::PassThrough)
     .RegProcFunc("Raise", &Add::Raise)
     .RegProcFunc("BadBalance", &Add::BadBalance)
-    .RegProcFunc("Report", &Add::Report);
+    .RegProcFunc("Report", &Add::Report)
+    .RegProcFunc("StreamSum", &Add::StreamSum);
 '''
 
 CMAKELISTS = '''
@@ -330,7 +345,7 @@ def test_a_func_the_library_lacks_is_named_at_load(workspace):
         dfir.load(om)
     assert error.value.error_message == (
         "node 'add': C++ UDF library libadd.so registers funcs ['Add1', 'Add2', 'AddNN', 'BadBalance', "
-        "'OutOfRange', 'PassThrough', 'Raise', 'Report', 'Throw', 'UserCode'], not 'Add9'")
+        "'OutOfRange', 'PassThrough', 'Raise', 'Report', 'StreamSum', 'Throw', 'UserCode'], not 'Add9'")
 
 
 def test_an_ascend_library_compiles_but_is_refused_at_load(workspace):
@@ -380,7 +395,7 @@ def test_tensors_cross_to_the_library_without_copies(workspace):
     assert instance.init() == (0, "")
     array = np.arange(6, dtype=np.float32).reshape(2, 3)
     message = (0, 0, dt.DT_FLOAT.dtype, [2, 3], array, 0, 5, 1, 2, 0, 0, 0)
-    ret, outputs, problems, raised = instance.proc("PassThrough", 1, [message], (5, 1, 2, 0), b"", None, None)
+    ret, outputs, problems, raised, _ = instance.proc("PassThrough", 1, [message], (5, 1, 2, 0), b"", None, None)
     assert (ret, problems, raised) == (0, [], None)
     index, (payload, _, dtype, shape, data, *meta) = outputs[0]
     out = np.frombuffer(data, dtype=np.float32).reshape(shape)
@@ -419,8 +434,6 @@ def test_a_build_failure_shows_the_compiler_output(tmp_path):
 
 @pytest.mark.parametrize("change, message", [
     ({"target_bin": None}, "target_bin is missing"),
-    ({"func_list": [{"func_name": "Add1", "stream_input": True}]},
-     "stream_input is not supported for C++ UDFs yet"),
     ({"cmakelist_path": "cmake/CMakeLists.txt"},
      "cmakelist_path names {ws}/cmake/CMakeLists.txt, which is not an existing CMakeLists.txt"),
 ])
@@ -445,3 +458,30 @@ def test_a_generated_cpp_project_compiles_and_runs_unchanged(tmp_path, capsys):
     runpy.run_path(str(tmp_path / "ScaleAdd" / "example.py"), run_name="__main__")
     assert capsys.readouterr().out == "ret=0 out=[12, 23, 34]\n"
     assert (tmp_path / "ScaleAdd" / "release" / "libscale_add.so").is_file()
+
+
+def test_a_stream_input_proc_reads_its_inputs_as_queues(workspace):
+    config = config_for(workspace, [{"func_name": "StreamSum", "stream_input": True}], 2, 1, name="stream")
+    with dfir.load(dfir.compile(project_graph(config, 2, 1, name="stream")).om) as model:
+        for a, b in ((1, 10), (2, 20)):
+            model.feed_data([int32(a), int32(b)])
+        for a in (3, 4):
+            model.feed_data({"in0": int32(a)}, partial_inputs=True)
+        results = [model.fetch_data(timeout=5000) for _ in range(2)]
+    # each call takes two messages of input 0 and one of input 1; its outputs belong to the latest
+    assert [(outputs[0].numpy().tolist(), info.transaction_id, ret) for outputs, info, ret in results] == [
+        ([13], 2, 0), ([27], 4, 0)]
+
+
+@pytest.mark.parametrize("func, stream, message", [
+    ("Add1", True, "C++ UDF func 'Add1' takes messages, but its compile config sets stream_input"),
+    ("StreamSum", False, "C++ UDF func 'StreamSum' takes queues (stream input), but its compile config does "
+                         "not set stream_input"),
+])
+def test_a_proc_of_the_other_signature_fails_naming_it(workspace, func, stream, message):
+    config = config_for(workspace, [{"func_name": func, "stream_input": stream}], 2, 1, name=f"{func}_other")
+    with dfir.load(dfir.compile(project_graph(config, 2, 1, name="other")).om) as model:
+        model.feed_data([int32(1), int32(2)])
+        _, _, ret = model.fetch_data(timeout=5000)
+        assert (ret, ret.message) == (ff.FLOW_FUNC_FAILED, f"UDF other.{func} returned FLOW_FUNC_FAILED (564000); "
+                                                          f"{message}")

@@ -112,3 +112,26 @@ def test_a_ge_graph_is_not_a_flow_graph(tmp_path, capsys):
     (tmp_path / "g.py").write_text("from dfir.ge.graph import Graph\ng = Graph('g')\n")
     assert main(["deploy", "template", str(tmp_path / "g.py"), "-o", str(tmp_path / "d.json")]) == 1
     assert capsys.readouterr().err == "error: the script defines no FlowGraph among its globals\n"
+
+
+def test_generate_deploy_template_writes_ge_s_file_that_loads(tmp_path, capsys):
+    # GE's df.utils.generate_deploy_template: nodes from the last output back, aliases used, 0:0:0:0.
+    x = df.FlowData(name="x")
+    first = zeta.fnode()(x)
+    first.node.set_alias("first_alias")
+    second = zeta.fnode()(first)
+    graph = df.FlowGraph([second, first])
+    path = tmp_path / "deploy.json"
+    df.utils.generate_deploy_template(graph, str(path))
+    assert json.loads(path.read_text()) == {"batch_deploy_info": [
+        {"flow_node_list": ["first_alias"], "logic_device_list": "0:0:0:0"},
+        {"flow_node_list": [second.node.name], "logic_device_list": "0:0:0:0"}]}
+    assert path.read_text().startswith('{\n    "batch_deploy_info": [')
+    assert capsys.readouterr().out == f"generate deploy template success, file: {path}\n"
+    assert set(load_deploy_info(str(path)).placements) == {"first_alias", second.node.name}
+
+
+def test_generate_deploy_template_names_a_path_it_cannot_write(tmp_path):
+    graph = df.FlowGraph([zeta.fnode()(df.FlowData(name="x"))])
+    with pytest.raises(GeError, match=r"^generate_deploy_template: cannot write '.*/none/d.json': No such file"):
+        df.utils.generate_deploy_template(graph, str(tmp_path / "none" / "d.json"))

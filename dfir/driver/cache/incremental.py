@@ -231,10 +231,13 @@ def _process_points(module: ModuleOp) -> dict[str, _Point]:
     for op in module.ops:
         if isinstance(op, df.FuncPpOp | df.GraphPpOp):
             references = _references(op)
-            owned = [s for s in references
-                     if s in symbols and not isinstance(symbols[s], df.FuncPpOp | df.GraphPpOp)]
+            owned = [s for s in references  # a unit holds its ge.graph, never a sub-FlowGraph
+                     if s in symbols and not isinstance(symbols[s], _NOT_OWNED)]
             points[op.sym_name.data] = _Point(op, fingerprint_of(op), [op.sym_name.data, *owned], references)
     return points
+
+
+_NOT_OWNED = (df.FuncPpOp, df.GraphPpOp, df.FlowGraphPpOp, df.GraphOp)
 
 
 def _references(op: Operation) -> set[str]:

@@ -11,7 +11,7 @@ from dfir.core.flow_info import FlowInfo
 from dfir.frontend.dataflow import names, session
 from dfir.frontend.dataflow.graph import FlowData, FlowOutput
 from dfir.frontend.source import user_location
-from dfir.frontend.dataflow.traversal import reachable
+from dfir.frontend.dataflow.reach import reachable
 from dfir.frontend.options import validate_options
 
 

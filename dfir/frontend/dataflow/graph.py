@@ -11,7 +11,8 @@ from dfir.frontend.source import user_location
 
 
 class ProcessPoint:
-    """What a node runs: a UDF (`FuncProcessPoint`) or a GE graph (`GraphProcessPoint`)."""
+    """What a node runs: a UDF (`FuncProcessPoint`), a GE graph (`GraphProcessPoint`) or a
+    FlowGraph (`FlowGraphProcessPoint`)."""
 
 
 class FlowData:
@@ -83,8 +84,8 @@ class FlowNode:
 
     def add_process_point(self, pp) -> None:
         if not isinstance(pp, ProcessPoint):
-            raise GeError(f"node {self.name}: add_process_point expects a FuncProcessPoint or "
-                          f"GraphProcessPoint, got {type(pp).__name__}")
+            raise GeError(f"node {self.name}: add_process_point expects a FuncProcessPoint, "
+                          f"GraphProcessPoint or FlowGraphProcessPoint, got {type(pp).__name__}")
         if self.process_points:
             raise GeError(f"node {self.name} already has process point {self.process_points[0].name}; "
                           "a node runs exactly one process point")

@@ -1,4 +1,5 @@
-"""Process points: what a FlowNode runs — a UDF (FuncProcessPoint) or a GE graph (GraphProcessPoint)."""
+"""Process points: what a FlowNode runs — a UDF (FuncProcessPoint), a GE graph
+(GraphProcessPoint) or a FlowGraph (FlowGraphProcessPoint, a sub-FlowGraph)."""
 from __future__ import annotations
 
 import os
@@ -8,6 +9,7 @@ from typing import Any
 from dfir.core.errors import GeError
 from dfir.core.udf_params import typed_param
 from dfir.frontend.dataflow import names
+from dfir.frontend.dataflow.flow_graph import FlowGraph
 from dfir.frontend.dataflow.graph import FlowNode, ProcessPoint
 from dfir.frontend.source import user_location
 from dfir.frontend.dataflow.udf_spec import udf_spec_of
@@ -47,9 +49,10 @@ class FuncProcessPoint(ProcessPoint):
         self.init_params[attr_name] = typed_param(attr_name, attr_value, where)
 
     def add_invoked_closure(self, graph_key: str, pp) -> None:
-        if not isinstance(pp, GraphProcessPoint):
+        """Let the UDF run `pp` (a GE graph or a sub-FlowGraph) with `run_flow_model(graph_key, ...)`."""
+        if not isinstance(pp, GraphProcessPoint | FlowGraphProcessPoint):
             raise GeError(f"FuncProcessPoint {self.name}: invoked closure {graph_key} must be a "
-                          f"GraphProcessPoint, got {type(pp).__name__}")
+                          f"GraphProcessPoint or FlowGraphProcessPoint, got {type(pp).__name__}")
         if graph_key in self.invoked_closures:
             raise GeError(f"FuncProcessPoint {self.name}: invoked closure {graph_key} is added twice")
         self.invoked_closures[graph_key] = pp
@@ -81,3 +84,20 @@ class GraphProcessPoint(ProcessPoint):
         node = FlowNode(input_num, output_num, name)
         node.add_process_point(self)
         return node
+
+
+class FlowGraphProcessPoint(ProcessPoint):
+    """A FlowGraph run as a process point: a node's (its inputs are the graph's FlowData in feed
+    order, its outputs the graph's outputs) or an invoked closure's (`run_flow_model` feeds the
+    FlowData and fetches the outputs)."""
+
+    def __init__(self, flow_graph, compile_config_path: str = "", name: str | None = None):
+        if not isinstance(flow_graph, FlowGraph):
+            raise GeError(f"FlowGraphProcessPoint flow_graph must be a FlowGraph, got "
+                          f"{type(flow_graph).__name__}")
+        if compile_config_path:
+            raise GeError(f"FlowGraphProcessPoint: compile_config_path '{compile_config_path}' is not "
+                          "supported; a sub-FlowGraph compiles with its own graph options")
+        self.flow_graph = flow_graph
+        self.compile_config_path = compile_config_path
+        self.name = names.unique_name(name, "FlowGraphProcessPoint", user_location())

@@ -88,6 +88,7 @@ class Placement:
     where: str
     invokes: tuple[InvokePlacement, ...] = ()
     redundant: tuple[DeviceId, ...] = ()  # redundant_logic_device_list, recorded only
+    file: str = ""  # the deploy info file that places the node
 
 
 @dataclass
@@ -147,7 +148,7 @@ def _load(path: str, chain: tuple[str, ...]) -> DeployInfo:
     for index, entry in enumerate(root.get("deploy_info", [])):
         where = f"$.deploy_info[{index}]"
         devices = reader.devices(entry["logic_device_id"], f"{where}.logic_device_id")
-        reader.place(entry["flow_node_name"], Placement(devices, f"{where}.flow_node_name"))
+        reader.place(entry["flow_node_name"], Placement(devices, f"{where}.flow_node_name", file=path))
     return info
 
 
@@ -167,7 +168,8 @@ class _EntryReader:
         redundant = self.optional_devices(entry, where, "redundant_logic_device_list")
         invokes = self.invokes(entry, where, devices)
         for index, node in enumerate(entry["flow_node_list"]):
-            self.place(node, Placement(devices, f"{where}.flow_node_list[{index}]", invokes, redundant))
+            self.place(node, Placement(devices, f"{where}.flow_node_list[{index}]", invokes, redundant,
+                                       self.info.path))
 
     def devices(self, text: str, where: str) -> tuple[DeviceId, ...]:
         """The devices `text` lists, in instance order; one host or devices, never both."""

@@ -32,7 +32,8 @@ MAX_ALIGN = 4096
 _TENSORS = (Tensor, UserTensor, np.ndarray)
 
 # (model key, input arrays, timeout ms) -> (ret, output arrays, why it failed)
-ClosureInvoker = Callable[[str, list[np.ndarray], int], tuple[int, list[np.ndarray], str]]
+# (key, arrays, timeout ms, the calling transaction) -> (ret, output arrays, why it failed)
+ClosureInvoker = Callable[[str, list[np.ndarray], int, TransactionMeta], tuple[int, list[np.ndarray], str]]
 
 
 class ExceptionBoard:
@@ -161,7 +162,7 @@ class MetaRunContext:
                 return _invalid(f"run_flow_model: input {position} must be a tensor FlowMsg, got "
                                 f"{msg!r}"), []
             arrays.append(tensor.numpy())
-        ret, outputs, problem = self._state.invoke(model_key, arrays, timeout)
+        ret, outputs, problem = self._state.invoke(model_key, arrays, timeout, self._state.meta)
         if ret != FLOW_FUNC_SUCCESS:
             note_problem(f"run_flow_model('{model_key}'): {problem}")
             return ret, []

@@ -58,13 +58,17 @@ def _python_project(config: CompileConfig) -> ProjectSpec:
             raise GeError(f"compile config {config.path}: func_list[{index}].func_name "
                           f"'{func.name}' is not a method of class {config.py_class} "
                           f"({SOURCE_FOLDER}/{config.py_module}.py)")
-    return ProjectSpec(config, payload, {"py_module": config.py_module, "py_class": config.py_class})
+    return ProjectSpec(config, payload, _heavy_load({"py_module": config.py_module, "py_class": config.py_class},
+                                                    config))
 
 
 def _cpp_project(config: CompileConfig) -> ProjectSpec:
-    if any(func.stream_input for func in config.funcs):
-        raise GeError(f"compile config {config.path}: stream_input is not supported for C++ UDFs "
-                      f"yet")
     library = ensure_built(config)
     return ProjectSpec(config, library.read_bytes(),
-                       {"target_bin": config.target_bin, "resource_type": config.resource_type})
+                       _heavy_load({"target_bin": config.target_bin, "resource_type": config.resource_type}, config))
+
+
+def _heavy_load(facts: dict[str, str], config: CompileConfig) -> dict[str, str]:
+    """`facts` with `heavy_load = "true"` when the config says so (place-nodes then puts the node
+    on the host CPU of its devices' servers)."""
+    return {**facts, "heavy_load": "true"} if config.heavy_load else facts

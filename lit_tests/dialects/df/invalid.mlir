@@ -405,3 +405,44 @@ df.graph @instance_not_an_attribute attributes {options = {}} {
   %y = df.node "f"(%x) pp @f_pp {instance = 0} : 1 -> 1
   df.output %y
 }
+
+// -----
+
+// A df.flow_graph_pp runs a df.graph of the module.
+// CHECK: df.flow_graph_pp @missing_pp: sub-FlowGraph @missing does not exist
+df.flow_graph_pp @missing_pp graph @missing
+
+// -----
+
+// Sub-FlowGraphs may not run themselves, directly or through others.
+// CHECK: df.flow_graph_pp @a_pp: sub-FlowGraphs form a cycle: @a_pp -> @b_pp -> @a_pp
+df.graph @a {
+  %x = df.data "x" index 0
+  %y = df.node "runs_b"(%x) pp @b_pp : 1 -> 1
+  df.output %y
+}
+df.flow_graph_pp @a_pp graph @a
+df.graph @b {
+  %x = df.data "x" index 0
+  %y = df.node "runs_a"(%x) pp @a_pp : 1 -> 1
+  df.output %y
+}
+df.flow_graph_pp @b_pp graph @b
+
+// -----
+
+// A node running a sub-FlowGraph has its inputs and outputs.
+// CHECK: node "wrong_ports": expected 1 inputs and 1 outputs (sub-FlowGraph @one_in), got 2 -> 1
+df.func_pp @unary_pp [#df.func<"f"(0) -> (0)>] {kind = "py_func"}
+df.graph @one_in {
+  %x = df.data "x" index 0
+  %y = df.node "inner"(%x) pp @unary_pp : 1 -> 1
+  df.output %y
+}
+df.flow_graph_pp @one_in_pp graph @one_in
+df.graph @wrong_arity {
+  %a = df.data "a" index 0
+  %b = df.data "b" index 1
+  %y = df.node "wrong_ports"(%a, %b) pp @one_in_pp : 2 -> 1
+  df.output %y
+}

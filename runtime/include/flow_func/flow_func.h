@@ -13,6 +13,7 @@
 #include "flow_func/flow_func_log.h"
 #include "flow_func/flow_func_registrar.h"
 #include "flow_func/flow_msg.h"
+#include "flow_func/flow_msg_queue.h"
 #include "flow_func/meta_multi_func.h"
 #include "flow_func/meta_params.h"
 #include "flow_func/meta_run_context.h"

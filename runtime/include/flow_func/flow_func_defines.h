@@ -8,7 +8,7 @@ namespace FlowFunc {
 
 // Bumped whenever a class of this API changes layout; the runtime refuses a library built
 // against another version (it exports DfirFlowFuncAbiVersion()).
-constexpr int32_t kFlowFuncAbiVersion = 1;
+constexpr int32_t kFlowFuncAbiVersion = 2;  // 2: stream-input procs (FlowMsgQueue)
 
 constexpr int32_t FLOW_FUNC_SUCCESS = 0;
 constexpr int32_t FLOW_FUNC_ERR_PARAM_INVALID = 164000;

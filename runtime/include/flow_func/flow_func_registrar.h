@@ -4,6 +4,9 @@
 //       .RegProcFunc("Add1", &Add::AddProc1)
 //       .RegProcFunc("Add2", &Add::AddProc2);
 //
+// A proc taking `const std::vector<std::shared_ptr<FlowMsgQueue>>&` instead of messages is a
+// stream-input proc (its func has `stream_input: true` in the compile config).
+//
 // A func name is what a compile config's func_list names. This header also defines the entry
 // points the runtime looks up in the library (weak, so every translation unit may include it).
 #ifndef DFIR_FLOW_FUNC_FLOW_FUNC_REGISTRAR_H_
@@ -37,12 +40,13 @@ class FlowFuncRegistrar {
   using ProcFunc = int32_t (Clazz::*)(const std::shared_ptr<MetaRunContext>&,
                                       const std::vector<std::shared_ptr<FlowMsg>>&);
 
+  using StreamProcFunc = int32_t (Clazz::*)(const std::shared_ptr<MetaRunContext>&,
+                                            const std::vector<std::shared_ptr<FlowMsgQueue>>&);
+
   explicit FlowFuncRegistrar(const char* class_name) : class_name_(class_name) {}
 
   FlowFuncRegistrar& RegProcFunc(const char* func_name, ProcFunc proc) {
-    ProcFuncEntry entry;
-    entry.class_name = class_name_;
-    entry.create = [] { return std::shared_ptr<MetaMultiFunc>(std::make_shared<Clazz>()); };
+    ProcFuncEntry entry = Entry();
     entry.call = [proc](MetaMultiFunc& object, const std::shared_ptr<MetaRunContext>& context,
                         const std::vector<std::shared_ptr<FlowMsg>>& inputs) {
       return (static_cast<Clazz&>(object).*proc)(context, inputs);
@@ -51,7 +55,24 @@ class FlowFuncRegistrar {
     return *this;
   }
 
+  FlowFuncRegistrar& RegProcFunc(const char* func_name, StreamProcFunc proc) {
+    ProcFuncEntry entry = Entry();
+    entry.stream_call = [proc](MetaMultiFunc& object, const std::shared_ptr<MetaRunContext>& context,
+                               const std::vector<std::shared_ptr<FlowMsgQueue>>& queues) {
+      return (static_cast<Clazz&>(object).*proc)(context, queues);
+    };
+    detail::LibraryRegistry().Add(func_name, std::move(entry));
+    return *this;
+  }
+
  private:
+  ProcFuncEntry Entry() const {
+    ProcFuncEntry entry;
+    entry.class_name = class_name_;
+    entry.create = [] { return std::shared_ptr<MetaMultiFunc>(std::make_shared<Clazz>()); };
+    return entry;
+  }
+
   std::string class_name_;
 };
 

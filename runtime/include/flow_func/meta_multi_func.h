@@ -14,6 +14,7 @@
 
 #include "flow_func/flow_func_defines.h"
 #include "flow_func/flow_msg.h"
+#include "flow_func/flow_msg_queue.h"
 #include "flow_func/meta_params.h"
 #include "flow_func/meta_run_context.h"
 
@@ -33,11 +34,16 @@ class MetaMultiFunc {
 using ProcFuncCall = std::function<int32_t(MetaMultiFunc& object, const std::shared_ptr<MetaRunContext>& context,
                                            const std::vector<std::shared_ptr<FlowMsg>>& inputs)>;
 
-// One registered proc func: the class that owns it, how to build that class, how to call the proc.
+using StreamProcFuncCall = std::function<int32_t(MetaMultiFunc& object, const std::shared_ptr<MetaRunContext>& context,
+                                                 const std::vector<std::shared_ptr<FlowMsgQueue>>& queues)>;
+
+// One registered proc func: the class that owns it, how to build that class, how to call the proc
+// (`call` for one message per input, `stream_call` for a stream-input proc: one queue per input).
 struct ProcFuncEntry {
   std::string class_name;
   std::function<std::shared_ptr<MetaMultiFunc>()> create;
   ProcFuncCall call;
+  StreamProcFuncCall stream_call;
 };
 
 // The proc funcs of one library, by func name.
