@@ -59,7 +59,7 @@ def test_boolean_reduction_has_no_lowering():
     g.set_outputs([g.reduce_max(x, [1])])
     (graph,) = converted(g, backend="auto").ops
     assert graph.backend.data == "reference"
-    reason = 'ge.reduce_max "reduce_max_0": boolean reductions have no lowering'
+    reason = "ge.reduce_max 'reduce_max_0': boolean reductions have no lowering"
     assert graph.attributes["backend_fallback"].data == reason
 
 

@@ -116,4 +116,4 @@ def test_grouped_conv2d_with_dynamic_channels_has_no_lowering():
     (graph,) = converted(g, backend="auto").ops
     assert graph.backend.data == "reference"
     assert graph.attributes["backend_fallback"].data == \
-        'ge.conv2d "conv2d_0": a grouped convolution needs static channel counts'
+        "ge.conv2d 'conv2d_0': a grouped convolution needs static channel counts"
