@@ -30,7 +30,7 @@ from xdsl.dialects.builtin import (I64, AnyFloat, DenseArrayBase, DenseIntOrFPEl
                                    TensorType, UnitAttr, i64)
 from xdsl.ir import Attribute, Block, Dialect, Region, SSAValue, TypeAttribute
 from xdsl.irdl import (IRDLOperation, VarConstraint, base, irdl_op_definition, opt_attr_def,
-                       operand_def, opt_operand_def, opt_prop_def, prop_def, region_def, result_def,
+                       operand_def, opt_operand_def, opt_prop_def, opt_region_def, prop_def, region_def, result_def,
                        traits_def, var_operand_def, var_result_def)
 from xdsl.parser import Parser
 from xdsl.printer import Printer
@@ -79,15 +79,21 @@ class GraphOp(IRDLOperation):
     name = "ge.graph"
 
     sym_name = prop_def(SymbolNameConstraint())
+    backend = opt_prop_def(StringAttr)
     body = region_def("single_block")
+    codegen = opt_region_def("single_block")
 
     traits = traits_def(SymbolOpInterface(), IsolatedFromAbove(), NoTerminator())
 
-    assembly_format = "$sym_name attr-dict-with-keyword $body"
+    assembly_format = "$sym_name (`backend` $backend^)? attr-dict-with-keyword $body (`codegen` $codegen^)?"
 
-    def __init__(self, sym_name: str, body: Region | None = None):
-        super().__init__(properties={"sym_name": StringAttr(sym_name)},
-                         regions=[body if body is not None else Region(Block())])
+    def __init__(self, sym_name: str, body: Region | None = None, *, backend: str | None = None,
+                 codegen: Region | None = None):
+        properties = {"sym_name": StringAttr(sym_name)}
+        if backend is not None:
+            properties["backend"] = StringAttr(backend)
+        super().__init__(properties=properties,
+                         regions=[body if body is not None else Region(Block()), codegen])
 
     @property
     def block(self) -> Block:
