@@ -116,7 +116,7 @@ def _cuda_devices(graph: str) -> list[dict]:
     try:
         devices = _runtime().get_driver("cuda").query_available_devices()
     except RuntimeError as error:
-        detail = str(error).split("; ")[-1].strip() or "no CUDA driver"
+        detail = str(error).partition("; ")[2] or str(error)  # IREE's text after its source location
         raise GeError(f"GE graph '{graph}' runs on iree-cuda, but no CUDA device was found: {detail}") from None
     if not devices:
         raise GeError(f"GE graph '{graph}' runs on iree-cuda, but no CUDA device was found")

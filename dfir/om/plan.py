@@ -565,10 +565,10 @@ class GeGraph:
         if self.output_max_bytes is not None and len(self.output_max_bytes) != len(self.outputs):
             _fail(f"{path}.output_max_bytes", f"has {len(self.output_max_bytes)} entries for "
                                               f"{len(self.outputs)} outputs")
-        if (self.executable is None) == (self.backend in IREE_BACKENDS):
-            needs = "needs one" if self.executable is None else "has none"
-            _fail(f"{path}.executable", f"{_show(self.executable)}: a graph the backend {_show(self.backend)} "
-                                        f"runs {needs}")
+        if self.executable is None and self.backend in IREE_BACKENDS:
+            _fail(path, f'missing field "executable": the backend {_show(self.backend)} runs compiled code')
+        if self.executable is not None and self.backend not in IREE_BACKENDS:
+            _fail(f"{path}.executable", f"{self.executable}: the backend {_show(self.backend)} runs no executable")
 
     def _check_op(self, op: GeOp, path: str, defined: dict[int, str]) -> None:
         for j, value_id in enumerate(op.inputs):

@@ -3,7 +3,8 @@ for `convert-ge-to-linalg`).
 
 `with_codegen` gives a `ge.graph` its `backend` and a `codegen` region parsed from MLIR text;
 the fixture `codegen_pass` adds `AttachCodegen` to the `plan` phase, which does that to every
-`ge.graph` named in `CODEGEN` while `dfir.compile` runs.
+`ge.graph` named in `CODEGEN` while `dfir.compile` runs; the fixture `compiler_calls` records
+every run of IREE's compiler.
 """
 from __future__ import annotations
 
@@ -21,6 +22,7 @@ import dfir.data_type as dt
 from dfir.dialects import ge
 from dfir.driver import pipeline
 from dfir.ge.graph import Graph
+from dfir.lowering import iree_executable
 
 def elementwise(element: str, body: str) -> str:
     """`main` over a dynamic vector of `element`s: `body` computes `%r` from `%x`."""
@@ -104,8 +106,9 @@ def with_codegen(graph_op: ge.GraphOp, func_text: str, backend: str = "iree-cpu"
                       codegen=codegen_region(func_text))
 
 
-CODEGEN: dict[str, tuple[str, str]] = {}
-"""ge.graph symbol -> (backend, function text) that `AttachCodegen` gives it."""
+CODEGEN: dict[str, tuple[str, str | None]] = {}
+"""ge.graph symbol -> (backend, function text) that `AttachCodegen` gives it (no codegen region
+for None)."""
 
 
 @dataclass(frozen=True)
@@ -119,7 +122,7 @@ class AttachCodegen(ModulePass):
             if isinstance(graph_op, ge.GraphOp) and graph_op.sym_name.data in CODEGEN:
                 backend, func_text = CODEGEN[graph_op.sym_name.data]
                 graph_op.properties["backend"] = StringAttr(backend)
-                if graph_op.codegen is None:
+                if graph_op.codegen is None and func_text is not None:
                     graph_op.add_region(codegen_region(func_text))
 
 
@@ -132,3 +135,19 @@ def codegen_pass(monkeypatch):
     CODEGEN.clear()
     yield CODEGEN
     CODEGEN.clear()
+
+
+@pytest.fixture
+def compiler_calls(monkeypatch):
+    """The texts IREE's compiler ran on during the test (the memo emptied before and after)."""
+    calls = []
+    real = iree_executable.invoke_compiler
+
+    def counted(text, *args):
+        calls.append(text)
+        return real(text, *args)
+
+    iree_executable.forget_compiled()
+    monkeypatch.setattr(iree_executable, "invoke_compiler", counted)
+    yield calls
+    iree_executable.forget_compiled()
