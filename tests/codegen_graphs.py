@@ -58,6 +58,21 @@ func.func @main(%a: tensor<?x3xf64>, %b: tensor<3x2xf64>) -> tensor<?x2xf64> {
 """
 """A matmul with a dynamic batch, in f64 (which IREE must not demote): `matmul_graph()`'s codegen."""
 
+ADD_I32 = """
+func.func @main(%a: tensor<2xi32>, %b: tensor<2xi32>) -> tensor<2xi32> {
+  %e = tensor.empty() : tensor<2xi32>
+  %y = linalg.generic {indexing_maps = [affine_map<(i) -> (i)>, affine_map<(i) -> (i)>, affine_map<(i) -> (i)>],
+                       iterator_types = ["parallel"]} ins(%a, %b : tensor<2xi32>, tensor<2xi32>)
+                       outs(%e : tensor<2xi32>) {
+  ^bb0(%x: i32, %z: i32, %o: i32):
+    %r = arith.addi %x, %z : i32
+    linalg.yield %r : i32
+  } -> tensor<2xi32>
+  func.return %y : tensor<2xi32>
+}
+"""
+"""`x + y` of two int32 vectors of 2: the codegen of tests/om/plan_samples.py's `closure_graph()`."""
+
 COPY_BOOL = elementwise("i1", "%r = arith.ori %x, %x : i1")
 """A copy of a bool vector: `bool_graph()`'s codegen."""
 

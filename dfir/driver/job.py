@@ -9,7 +9,12 @@ from contextlib import contextmanager
 from typing import Iterator, Mapping, NamedTuple
 
 from xdsl.context import Context
+from xdsl.dialects.arith import Arith
 from xdsl.dialects.builtin import Builtin, ModuleOp, StringAttr
+from xdsl.dialects.func import Func
+from xdsl.dialects.linalg import Linalg
+from xdsl.dialects.math import Math
+from xdsl.dialects.tensor import Tensor
 from xdsl.parser import Parser
 from xdsl.printer import Printer
 from xdsl.utils.exceptions import DiagnosticException, VerifyException
@@ -80,9 +85,13 @@ class CompiledModel:
         return path
 
 
+CODEGEN_DIALECTS = (Func, Arith, Math, Tensor, Linalg)
+"""The upstream dialects of a `ge.graph`'s codegen region (lowering/codegen.py)."""
+
+
 def make_context() -> Context:
     ctx = Context()
-    for dialect in (Builtin, DF, GE):
+    for dialect in (Builtin, DF, GE, *CODEGEN_DIALECTS):
         ctx.load_dialect(dialect)
     return ctx
 

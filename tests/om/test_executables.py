@@ -14,6 +14,8 @@ from dfir.lowering.plan import UnitPlan
 from dfir.om.plan import Plan, canonical_json
 from dfir.om.schema import PartitionType
 from dfir.runtime.om import read_om
+from codegen_graphs import ADD_I32, codegen_pass  # noqa: F401
+from plan_samples import udf_project
 
 VMFB = b"not really a vmfb"
 GRAPH = {"name": "g", "inputs": [{"name": "x", "index": 0, "dtype": "DT_FLOAT", "shape": [-1],
@@ -123,3 +125,16 @@ def test_a_unit_names_executables_it_has():
     with pytest.raises(GeError) as caught:
         UnitPlan.from_json({**unit, "executables": []})
     assert caught.value.error_message == "unit.ge_graphs[0].executable: 0 is out of range [0, 0)"
+
+
+def test_a_udf_project_invokes_a_compiled_closure(codegen_pass, tmp_path):
+    pytest.importorskip("iree.compiler")
+    codegen_pass["add_graph"] = ("iree-cpu", ADD_I32)
+    sample = udf_project(tmp_path)
+    model = read_om(sample.om).models[0]
+    plan = Plan.from_json(model.partition(PartitionType.FLOW_MODEL).data)
+    assert plan.ge_graphs[0].backend == "iree-cpu" and len(model.partitions_of(PartitionType.IREE_EXECUTABLE)) == 1
+    with dfir.load(sample.om) as loaded:
+        assert loaded.feed_data(sample.feed) == 0
+        outputs, _, ret = loaded.fetch_data(timeout=30_000)
+    assert ret == 0 and outputs[0].numpy().tolist() == [9, 11]
