@@ -27,6 +27,7 @@ from typing import Any
 import numpy as np
 
 from dfir.core.errors import GeError
+from dfir.om.plan import device_id
 
 __all__ = ["CPU_DRIVER", "DeviceModule", "device_for", "loaded_module"]
 
@@ -78,7 +79,7 @@ def device_for(backend: str, device: str, graph: str) -> tuple[str, int]:
     if driver != "cuda":
         return driver, 0
     count = len(_cuda_devices(graph))
-    return driver, max(_device_index(device), 0) % count
+    return driver, max(device_id(device), 0) % count
 
 
 def loaded_module(vmfb: bytes | memoryview, sha256: str, backend: str, device: str, graph: str) -> DeviceModule:
@@ -136,9 +137,3 @@ def _load(vmfb: bytes | memoryview, config: Any, graph: str) -> DeviceModule:
         return DeviceModule(getattr(context.modules, module.name).main)
     except (RuntimeError, ValueError, AttributeError) as error:
         raise GeError(f"GE graph '{graph}': IREE cannot load its executable: {error}") from None
-
-
-def _device_index(device: str) -> int:
-    """The device part of a logical device `cluster:server:device[:numa]`; -1 for the host."""
-    parts = str(device).split(":")
-    return int(parts[2]) if len(parts) >= 3 else -1

@@ -320,6 +320,13 @@ class Node(Generic[PP]):
                    o.read("attrs", _mapping(_scalar)), o.read("pp", read_pp))
 
 
+def device_id(device: str) -> int:
+    """The device id of a logical device `cluster:server:device[:numa]`; -1 for the host (and a
+    server's host CPU)."""
+    parts = device.split(":")
+    return int(parts[2]) if len(parts) >= 3 else -1
+
+
 def _devices(o: _Object, path: str) -> tuple[str, tuple[str, ...]]:
     """A node's `device` and `instances`: instance 0 is the device; either may be absent."""
     device = o.read("device", _optional(_device))
