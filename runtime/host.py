@@ -36,7 +36,7 @@ def load_ge_runner(entry: GeGraph, weights: memoryview | None, executables: Sequ
     executable (`executables[entry.executable]`) on logical device `device`."""
     if entry.backend == "reference":
         return GeGraphRunner(entry, weights)
-    meta, vmfb = _checked_index(f"ge graph '{entry.name}'.executable", entry.executable, executables,
+    meta, vmfb = _checked_index(f"GE graph '{entry.name}': executable", entry.executable, executables,
                                 "IREE executables")
     return IreeGraphRunner(entry, vmfb, meta.sha256, device)
 
@@ -66,15 +66,16 @@ def build_nodes(plan: Plan | dict, udf_payloads: Sequence[bytes | memoryview], w
     plan = Plan.of(plan)
     payloads = _PickledPayloads(udf_payloads)
     compiled = list(zip(plan.executables, executables))
-    projects = ProjectEnv(plan, udf_payloads, so_bins, weights, runner_factory, ExceptionBoard())
+    board = ExceptionBoard()
     selection = (InstanceRef(i, 0) for i in range(len(plan.nodes))) if only is None else (
         ref if isinstance(ref, InstanceRef) else InstanceRef(ref, 0) for ref in only)
     nodes = []
     for ref in selection:
         node = plan.nodes[ref.node]
         factory = runner_factory or partial(load_ge_runner, executables=compiled, device=node.instances[ref.instance])
-        nodes.append(_build_node(plan, f"plan.nodes[{ref.node}]", node, payloads, weights, factory,
-                                 replace(projects, runner_factory=factory), ref.instance))
+        projects = ProjectEnv(plan, udf_payloads, so_bins, weights, factory, board)
+        nodes.append(_build_node(plan, f"plan.nodes[{ref.node}]", node, payloads, weights, factory, projects,
+                                 ref.instance))
     return nodes
 
 

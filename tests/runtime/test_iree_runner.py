@@ -18,6 +18,7 @@ import dfir  # noqa: E402
 from dfir.core.errors import GeError  # noqa: E402
 from dfir.om.plan import Plan  # noqa: E402
 from dfir.om.schema import PartitionType  # noqa: E402
+from dfir.runtime import host  # noqa: E402
 from dfir.runtime.ge_runner import GeGraphRunner  # noqa: E402
 from dfir.runtime.iree_device import device_for  # noqa: E402
 from dfir.runtime.iree_runner import IreeGraphRunner  # noqa: E402
@@ -104,6 +105,16 @@ def test_inputs_are_checked_and_outputs_bounded_as_on_the_reference_kernels(code
         assert from_iree.value.error_message == from_numpy.value.error_message
         assert from_iree.value.context == {"graph": "double"}
     assert from_iree.value.error_message == "expected 1 inputs, got 0"
+
+
+def test_building_a_compiled_graph_node_needs_its_executable(codegen_pass):
+    plan, executables = plan_and_executables(compiled_om(codegen_pass, double_graph(), "iree-cpu", DOUBLE_F32))
+    with pytest.raises(GeError) as caught:
+        host.build_nodes(plan, [], None)
+    assert caught.value.error_message == ("GE graph 'double': executable: 0 is out of range [0, 0), the model's "
+                                          "IREE executables")
+    [node] = host.build_nodes(plan, [], None, executables=executables)
+    assert node.name == "double"
 
 
 def test_an_output_above_its_max_size_fails_the_transaction(codegen_pass):
