@@ -28,7 +28,7 @@ from typing import ClassVar, Mapping, Sequence
 from xdsl.dialects.builtin import (I64, AnyFloat, DenseArrayBase, DenseIntOrFPElementsAttr, FloatAttr,
                                    Float64Type, IntegerAttr, IntegerType, StringAttr, SymbolNameConstraint,
                                    TensorType, UnitAttr, i64)
-from xdsl.ir import Attribute, Block, Dialect, Region, SSAValue, TypeAttribute
+from xdsl.ir import Attribute, Block, Dialect, Operation, Region, SSAValue, TypeAttribute
 from xdsl.irdl import (IRDLOperation, VarConstraint, base, irdl_op_definition, opt_attr_def,
                        operand_def, opt_operand_def, opt_prop_def, opt_region_def, prop_def, region_def, result_def,
                        traits_def, var_operand_def, var_result_def)
@@ -49,7 +49,7 @@ from dfir.dialects.ge_shapes import (MAX_KNOWN_ELEMENTS, ValueRanges, broadcast_
                                      windows_of)
 from dfir.dialects.ge_types import DimRange, GeTensorType, dtype_of, format_dims
 
-__all__ = ["GE", "GraphOp", "OutputOp", "DataOp", "ConstOp", "VariableOp", "IdentityOp", "AddOp", "SubOp",
+__all__ = ["BACKENDS", "GE", "LOC_ATTR", "REQUESTED_BACKEND_ATTR", "GraphOp", "OutputOp", "DataOp", "ConstOp", "VariableOp", "IdentityOp", "AddOp", "SubOp",
            "MulOp", "DivOp", "PowOp", "MaximumOp", "MinimumOp", "ReluOp", "SqrtOp", "ExpOp", "LogOp",
            "TanhOp", "SigmoidOp", "GeluOp", "ErfOp", "MatMulOp", "BatchMatMulOp", "GemmOp", "Conv2DOp",
            "MaxPoolOp", "AvgPoolOp", "GlobalAvgPoolOp", "BatchNormOp", "LayerNormOp", "SoftmaxOp",
@@ -57,6 +57,16 @@ __all__ = ["GE", "GraphOp", "OutputOp", "DataOp", "ConstOp", "VariableOp", "Iden
            "UnsqueezeOp", "PadOp", "FlattenOp", "ReduceSumOp", "ReduceMeanOp", "ReduceMaxOp", "CastOp",
            "ShapeOp", "ResizeBilinearOp", "ShapedOp", "ValueRanges", "const_type", "op_name_of",
            "slice_bounds", "slice_length"]
+
+
+BACKENDS = ("reference", "iree-cpu", "iree-cuda")
+"""The device backends a `ge.graph` can run on."""
+LOC_ATTR = "loc"
+"""A tensor op's optional attribute: the user's `path:line` that built it (the graph builder
+writes it, as the importer writes a `df.node`'s; errors about the op name it)."""
+REQUESTED_BACKEND_ATTR = "requested_backend"
+"""The `ge.graph` attribute naming the backend its build options ask for (`auto` or one of
+`BACKENDS`); `convert-ge-to-linalg` decides `backend` from it."""
 
 
 # --- the graph container -----------------------------------------------------------------------
@@ -74,6 +84,18 @@ class GraphOp(IRDLOperation):
           %x = ge.data 0 "x" : !ge.tensor<[2], f32>
           ge.output %x : !ge.tensor<[2], f32>
         }
+
+    `backend` names the device backend that runs the graph ("reference", "iree-cpu",
+    "iree-cuda"; absent: not chosen yet, which runs as "reference"). `convert-ge-to-linalg` sets
+    it and, for an IREE backend, fills the optional `codegen` region with the graph as one
+    upstream `func.func @main` (one argument per `ge.data` in index order, one result per
+    `ge.output` operand):
+
+        ge.graph @g backend "iree-cpu" {
+          ...
+        } codegen {
+          func.func @main(%x: tensor<2xf32>) -> tensor<2xf32> { ... }
+        }
     """
 
     name = "ge.graph"
@@ -87,13 +109,9 @@ class GraphOp(IRDLOperation):
 
     assembly_format = "$sym_name (`backend` $backend^)? attr-dict-with-keyword $body (`codegen` $codegen^)?"
 
-    def __init__(self, sym_name: str, body: Region | None = None, *, backend: str | None = None,
-                 codegen: Region | None = None):
-        properties = {"sym_name": StringAttr(sym_name)}
-        if backend is not None:
-            properties["backend"] = StringAttr(backend)
-        super().__init__(properties=properties,
-                         regions=[body if body is not None else Region(Block()), codegen])
+    def __init__(self, sym_name: str, body: Region | None = None):
+        super().__init__(properties={"sym_name": StringAttr(sym_name)},
+                         regions=[body if body is not None else Region(Block()), None])
 
     @property
     def block(self) -> Block:
@@ -111,8 +129,16 @@ class GraphOp(IRDLOperation):
         assert isinstance(last, OutputOp), "a verified ge.graph ends with ge.output"
         return last
 
+    @property
+    def codegen_func(self) -> Operation | None:
+        """The `func.func @main` of the `codegen` region; None when the graph has none."""
+        return self.codegen.block.first_op if self.codegen is not None else None
+
     def verify_(self) -> None:
         where = f"ge.graph @{self.sym_name.data}"
+        if self.backend is not None and self.backend.data not in BACKENDS:
+            raise VerifyException(f"{where}: unknown backend \"{self.backend.data}\", expected one of "
+                                  f"{list(BACKENDS)}")
         outputs = [op for op in self.block.ops if isinstance(op, OutputOp)]
         if len(outputs) != 1:
             raise VerifyException(f"{where}: expected exactly one ge.output, found {len(outputs)}")

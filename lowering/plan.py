@@ -38,7 +38,7 @@ from dfir.dialects import ge
 from dfir.lowering.codegen import codegen_module_text
 from dfir.lowering.ge_graph import ge_graph_entry
 from dfir.lowering.iree_executable import compile_executable
-from dfir.om.plan import (DEFAULT_CHANNEL_DEPTH, GE_BACKENDS, IREE_BACKENDS, WEIGHT_ALIGNMENT, Align, CppProject,
+from dfir.om.plan import (DEFAULT_CHANNEL_DEPTH, IREE_BACKENDS, WEIGHT_ALIGNMENT, Align, CppProject,
                           DataRef, Executable, Func, GeGraph, GraphPoint, Input, Node, NodeRef, Plan, ProcessPoint,
                           PyProject, PyUdf, Ref, SoBin, UdfBlob, Weight, list_from_json, process_point_from_json)
 
@@ -431,9 +431,7 @@ class _ProcessPointEntries:
         """The `backend` and `executable` fields of a graph an IREE backend runs, its codegen
         module compiled into `executables`; none for the reference kernels."""
         name = graph_op.sym_name.data
-        backend = "reference" if graph_op.backend is None else graph_op.backend.data
-        if backend not in GE_BACKENDS:
-            raise GeError(f"ge.graph @{name}: backend {backend!r} is not one of {', '.join(GE_BACKENDS)}")
+        backend = "reference" if graph_op.backend is None else graph_op.backend.data  # verified: a known one
         if backend not in IREE_BACKENDS:
             return {}
         text = codegen_module_text(graph_op)
@@ -444,7 +442,8 @@ class _ProcessPointEntries:
         meta = Executable(0, backend, compiled.target, compiled.sha256, len(compiled.vmfb))
         index = _deduplicated(meta, compiled.vmfb, self.executables, self._executable_by_digest,
                               self.blobs.executables)
-        return {"backend": backend, "executable": index}
+        return {"backend": backend, "executable": index,
+                "output_dtypes": tuple(value.type.dtype.name for value in graph_op.output_op.outputs)}
 
     def _pack(self, array: np.ndarray) -> Weight:
         blob = self.blobs.weights

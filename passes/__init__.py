@@ -6,6 +6,7 @@ from typing import Callable
 from xdsl.passes import ModulePass
 
 from dfir.passes.align_inputs import AlignInputs
+from dfir.passes.convert_ge_to_linalg import ConvertGeToLinalg
 from dfir.passes.fingerprint_subgraphs import FingerprintSubgraphs
 from dfir.passes.infer_shape_ranges import InferShapeRanges
 from dfir.passes.place_nodes import PlaceNodes
@@ -14,7 +15,7 @@ from dfir.passes.plan_output_size import PlanOutputSize
 from dfir.passes.replicate_instances import ReplicateInstances
 from dfir.passes.sort_nodes import SortNodes
 
-PASSES: tuple[type[ModulePass], ...] = (AlignInputs, FingerprintSubgraphs, InferShapeRanges, PlaceNodes,
+PASSES: tuple[type[ModulePass], ...] = (AlignInputs, ConvertGeToLinalg, FingerprintSubgraphs, InferShapeRanges, PlaceNodes,
                                         PlanMemory, PlanOutputSize, ReplicateInstances, SortNodes)
 
 

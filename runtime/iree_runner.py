@@ -5,7 +5,9 @@ executable, the drop-in for `GeGraphRunner` when the entry's `backend` is `iree-
 `run` checks the inputs as the reference runner does (count, dtype, dimension ranges: the same
 messages), hands them to the executable's `main` as numpy arrays (copied only when not
 C-contiguous; booleans and every other dtype pass as they are), and returns its results as numpy
-arrays, each checked against its `output_max_bytes` with the reference runner's message.
+arrays of the graph's `output_dtypes` (compiled code computes unsigned integers as signless
+ones: their bits are viewed, not converted), each checked against its `output_max_bytes` with
+the reference runner's message.
 """
 from __future__ import annotations
 
@@ -13,6 +15,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from dfir.core import data_type as dt
 from dfir.core.errors import GeError
 from dfir.om.plan import GeGraph
 from dfir.runtime.ge_runner import checked_inputs, checked_output_size
@@ -36,6 +39,8 @@ class IreeGraphRunner:
         self._name = entry.name
         self._inputs = entry.inputs
         self._max_bytes = entry.output_max_bytes or (-1,) * len(entry.outputs)
+        names = entry.output_dtypes or (None,) * len(entry.outputs)
+        self._dtypes = [None if name is None else dt.to_numpy(dt.from_name(name)) for name in names]
         self._module = loaded_module(vmfb, sha256, entry.backend, device, entry.name)
 
     @property
@@ -49,6 +54,14 @@ class IreeGraphRunner:
         if len(outputs) != len(self._max_bytes):
             raise GeError(f"the executable returned {len(outputs)} tensors, the graph has "
                           f"{len(self._max_bytes)} outputs", context={"graph": self._name})
+        outputs = [_as_dtype(array, dtype) for array, dtype in zip(outputs, self._dtypes)]
         for index, array in enumerate(outputs):
             checked_output_size(self._name, index, array, self._max_bytes[index])
         return outputs
+
+
+def _as_dtype(array: np.ndarray, dtype: np.dtype | None) -> np.ndarray:
+    """`array` as `dtype` when it holds the same bits under another sign (int8 for uint8)."""
+    if dtype is None or array.dtype == dtype or array.dtype.itemsize != dtype.itemsize or array.dtype.kind not in "iu":
+        return array
+    return array.view(dtype)

@@ -115,10 +115,14 @@ def codegen_region(func_text: str) -> Region:
     return Region(Block(ops))
 
 
-def with_codegen(graph_op: ge.GraphOp, func_text: str, backend: str = "iree-cpu") -> ge.GraphOp:
-    """`graph_op` run by `backend`, its codegen region holding `func_text`'s function."""
-    return ge.GraphOp(graph_op.sym_name.data, graph_op.body.clone(), backend=backend,
-                      codegen=codegen_region(func_text))
+def with_codegen(graph_op: ge.GraphOp, func_text: str, backend: str = "iree-cpu",
+                 name: str | None = None) -> ge.GraphOp:
+    """A copy of `graph_op` (named `name`) run by `backend`, its codegen region holding
+    `func_text`'s function."""
+    graph = ge.GraphOp(name or graph_op.sym_name.data, graph_op.body.clone())
+    graph.backend = StringAttr(backend)
+    graph.add_region(codegen_region(func_text))
+    return graph
 
 
 CODEGEN: dict[str, tuple[str, str | None]] = {}
@@ -136,7 +140,7 @@ class AttachCodegen(ModulePass):
         for graph_op in op.walk():
             if isinstance(graph_op, ge.GraphOp) and graph_op.sym_name.data in CODEGEN:
                 backend, func_text = CODEGEN[graph_op.sym_name.data]
-                graph_op.properties["backend"] = StringAttr(backend)
+                graph_op.backend = StringAttr(backend)
                 if graph_op.codegen is None and func_text is not None:
                     graph_op.add_region(codegen_region(func_text))
 

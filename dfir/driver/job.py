@@ -9,12 +9,7 @@ from contextlib import contextmanager
 from typing import Iterator, Mapping, NamedTuple
 
 from xdsl.context import Context
-from xdsl.dialects.arith import Arith
 from xdsl.dialects.builtin import Builtin, ModuleOp, StringAttr
-from xdsl.dialects.func import Func
-from xdsl.dialects.linalg import Linalg
-from xdsl.dialects.math import Math
-from xdsl.dialects.tensor import Tensor
 from xdsl.parser import Parser
 from xdsl.printer import Printer
 from xdsl.utils.exceptions import DiagnosticException, VerifyException
@@ -22,6 +17,7 @@ from xdsl.utils.exceptions import DiagnosticException, VerifyException
 from dfir.core.errors import GeError
 from dfir.dialects.df import DF
 from dfir.dialects.ge import GE
+from dfir.dialects.upstream import UPSTREAM_DIALECTS
 from dfir.driver.cache.resource_config import canonical_config, load_resource_config, resource_config_path
 from dfir.driver.cache.settings import DEPLOY_INFO_OPTION, compile_salt
 from dfir.driver.pipeline import pipeline_spec, run_phases
@@ -29,7 +25,8 @@ from dfir.frontend.dataflow.flow_graph import FlowGraph
 from dfir.frontend.deploy import DeployInfo, load_checked_deploy_info
 from dfir.frontend.ge.graph import Graph
 from dfir.frontend.importer import import_flow_graph, import_ge_graph
-from dfir.frontend.options import CHANNEL_DEPTH_OPTION
+from dfir.driver.host_backends import fastest_backend
+from dfir.frontend.options import BACKEND_OPTION, CHANNEL_DEPTH_OPTION, default_backend
 from dfir.lowering.om import om_bytes
 from dfir.lowering.plan import LoweredGraph, Skeleton, lower_graph
 from dfir.om.keys import SigningKey
@@ -85,13 +82,10 @@ class CompiledModel:
         return path
 
 
-CODEGEN_DIALECTS = (Func, Arith, Math, Tensor, Linalg)
-"""The upstream dialects of a `ge.graph`'s codegen region (lowering/codegen.py)."""
-
-
 def make_context() -> Context:
+    """The dialects of dfir's IR: builtin, df and ge, and the upstream ones GE graphs lower to."""
     ctx = Context()
-    for dialect in (Builtin, DF, GE, *CODEGEN_DIALECTS):
+    for dialect in (Builtin, DF, GE, *UPSTREAM_DIALECTS):
         ctx.load_dialect(dialect)
     return ctx
 
@@ -152,7 +146,11 @@ class CompileJob:
         self.report = CompileReport()
         self.timings: dict[str, float] = {}
         self.ctx = make_context()
-        self.pass_options = {"fingerprint-subgraphs": {"salt": compile_salt(options, pipeline_spec("lower"))}}
+        backends = backend_options(options)
+        self.pass_options = {
+            "fingerprint-subgraphs": {"salt": compile_salt({**options, **_backend_salt(backends)},
+                                                           pipeline_spec("lower"))},
+            "convert-ge-to-linalg": backends}
         self.resource_path = resource_config_path(options)
         deploy_path = options.get(DEPLOY_INFO_OPTION)
         if deploy_path:
@@ -212,6 +210,17 @@ def _deploy_info(path: str, resource_config_path: str | None) -> DeployInfo:
         return load_checked_deploy_info(path, resource_config_path)
     except GeError as error:
         raise GeError(str(error), "dfir.compile") from None
+
+
+def backend_options(options: Mapping[str, str]) -> dict[str, str]:
+    """The options of `convert-ge-to-linalg`: the compile's backend (`dfir.ge.backend`, else
+    `DFIR_GE_BACKEND`, else auto) and what auto means on this machine."""
+    return {"backend": options.get(BACKEND_OPTION) or default_backend(), "auto_backend": fastest_backend()}
+
+
+def _backend_salt(backends: Mapping[str, str]) -> dict[str, str]:
+    """The backend choice as salt options: a compile for another backend keys another cache entry."""
+    return {f"{BACKEND_OPTION}:{name}": value for name, value in backends.items()}
 
 
 def channel_depth(options: Mapping[str, str]) -> int:

@@ -14,6 +14,7 @@ from xdsl.passes import ModulePass
 
 from dfir.core.errors import GeError
 from dfir.passes.align_inputs import AlignInputs
+from dfir.passes.convert_ge_to_linalg import ConvertGeToLinalg
 from dfir.passes.fingerprint_subgraphs import FingerprintSubgraphs
 from dfir.passes.infer_shape_ranges import InferShapeRanges
 from dfir.passes.place_nodes import PlaceNodes
@@ -45,6 +46,8 @@ PHASES: tuple[Phase, ...] = (
           ("ge.graph",)),
     Phase("plan", (PlanOutputSize(), PlanMemory()),
           "bound every GE graph output and lay its intermediates out in one arena", ("ge.graph",)),
+    Phase("codegen", (ConvertGeToLinalg(),),
+          "choose every GE graph's device backend and lower the IREE ones to upstream MLIR", ("ge.graph",)),
     Phase("place", (PlaceNodes(), ReplicateInstances(), AlignInputs()),
           "give every node its logical devices, one node per instance, and its input alignment",
           ("df.graph",)),

@@ -20,6 +20,12 @@ _log = logging.getLogger("dfir.options")
 CHANNEL_DEPTH_OPTION = "dfir.runtime.channel_depth"
 """How many messages each channel of the runtime holds (the plan's `channel_depth`)."""
 
+BACKEND_OPTION = "dfir.ge.backend"
+"""The device backend of GE graphs: auto (the default), reference, iree-cpu or iree-cuda."""
+BACKEND_ENV = "DFIR_GE_BACKEND"
+"""The environment variable that replaces the default of `BACKEND_OPTION` (options still win)."""
+BACKEND_CHOICES = ("auto", "reference", "iree-cpu", "iree-cuda")
+
 
 def _choice(*values: str) -> Callable[[str], str | None]:
     return lambda v: None if v in values else f"expected one of {list(values)}"
@@ -80,8 +86,20 @@ KNOWN_OPTIONS: dict[str, tuple[Callable[[str], str | None], bool]] = {
     "log_level": (_regex(r"[0-4]", "a log level 0..4"), False),
     "input_format": (_choice("ND", "NCHW", "NHWC"), False),
     CHANNEL_DEPTH_OPTION: (_channel_depth, True),
+    BACKEND_OPTION: (_choice(*BACKEND_CHOICES), True),
 }
 _warned: set[str] = set()
+
+
+def default_backend() -> str:
+    """`BACKEND_OPTION`'s value when no option sets it: `BACKEND_ENV`, else auto."""
+    value = os.environ.get(BACKEND_ENV)
+    if value is None:
+        return "auto"
+    if value not in BACKEND_CHOICES:
+        raise GeError(f"environment variable {BACKEND_ENV} has malformed value {value!r}: expected one of "
+                      f"{list(BACKEND_CHOICES)}", context={"option": BACKEND_OPTION})
+    return value
 
 
 def warn_no_effect(what: str) -> None:

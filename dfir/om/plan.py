@@ -57,10 +57,11 @@ OPTIONAL_PLAN_FIELDS: Mapping[str, Any] = MappingProxyType({
     "channel_depth": DEFAULT_CHANNEL_DEPTH})
 """Plan fields a plan may leave out, and what an absent one reads as (`order`: node order)."""
 OPTIONAL_GE_FIELDS: Mapping[str, Any] = MappingProxyType({
-    "weights": [], "arena_bytes": None, "output_max_bytes": None, "backend": "reference", "executable": None})
+    "weights": [], "arena_bytes": None, "output_max_bytes": None, "backend": "reference", "executable": None,
+    "output_dtypes": None})
 """GE graph fields an entry may leave out: `weights` when it has no consts, the memory plan and
-output bounds when unplanned (None in the dataclass: absent), `backend` and `executable` when
-the reference kernels run it."""
+output bounds when unplanned (None in the dataclass: absent), `backend`, `executable` and
+`output_dtypes` when the reference kernels run it."""
 
 _DEVICE = re.compile(r"-1|(0|[1-9]\d*):(0|[1-9]\d*):(-1|0|[1-9]\d*)(:(0|[1-9]\d*))?")
 _SHA256 = re.compile(r"[0-9a-f]{64}")
@@ -509,7 +510,9 @@ class GeGraph:
     """A `ge_graphs` entry: inputs, ops in execution order, outputs (value ids), the weights its
     `const`s refer to, and its memory plan (`arena_bytes`, per-op `slots`; None: unplanned),
     output bounds (`output_max_bytes`, -1: none; None: not given), what runs it (`backend`) and,
-    for an IREE backend, its compiled code (`executable`, an index into `Plan.executables`)."""
+    for an IREE backend, its compiled code (`executable`, an index into `Plan.executables`) and
+    the dtypes of its outputs (`output_dtypes`: compiled code computes unsigned integers as
+    signless ones, which the runner gives back as the graph's dtypes)."""
 
     name: str
     inputs: tuple[GeInput, ...]
@@ -520,6 +523,7 @@ class GeGraph:
     output_max_bytes: tuple[int, ...] | None = None
     backend: str = "reference"
     executable: int | None = None
+    output_dtypes: tuple[str, ...] | None = None
 
     def to_json(self) -> dict:
         entry = {"name": self.name, "inputs": [i.to_json() for i in self.inputs],
@@ -533,6 +537,8 @@ class GeGraph:
             entry["backend"] = self.backend
         if self.executable is not None:
             entry["executable"] = self.executable
+        if self.output_dtypes is not None:
+            entry["output_dtypes"] = list(self.output_dtypes)
         return entry
 
     @classmethod
@@ -551,7 +557,8 @@ class GeGraph:
                    o.read("ops", _tuple(GeOp.from_json)), o.read("outputs", _tuple(_count)),
                    o.read("weights", _tuple(Weight.from_json)), o.read("arena_bytes", _optional(_count)),
                    o.read("output_max_bytes", _optional(_tuple(_int_in(-1, _INT64_MAX)))),
-                   o.read("backend", _choice(*GE_BACKENDS)), o.read("executable", _optional(_count)))
+                   o.read("backend", _choice(*GE_BACKENDS)), o.read("executable", _optional(_count)),
+                   o.read("output_dtypes", _optional(_tuple(_dtype_name))))
 
     def check(self, path: str) -> None:
         """GeError unless inputs are in index order, every value is defined once (ids 0..N-1) and
@@ -569,9 +576,10 @@ class GeGraph:
         for j, value_id in enumerate(self.outputs):
             if value_id not in defined:
                 _fail(f"{path}.outputs[{j}]", f"value {value_id} is not defined by an input or op")
-        if self.output_max_bytes is not None and len(self.output_max_bytes) != len(self.outputs):
-            _fail(f"{path}.output_max_bytes", f"has {len(self.output_max_bytes)} entries for "
-                                              f"{len(self.outputs)} outputs")
+        for field_name in ("output_max_bytes", "output_dtypes"):
+            per_output = getattr(self, field_name)
+            if per_output is not None and len(per_output) != len(self.outputs):
+                _fail(f"{path}.{field_name}", f"has {len(per_output)} entries for {len(self.outputs)} outputs")
         if self.executable is None and self.backend in IREE_BACKENDS:
             _fail(path, f'missing field "executable": the backend {_show(self.backend)} runs compiled code')
         if self.executable is not None and self.backend not in IREE_BACKENDS:

@@ -1,17 +1,23 @@
 """`dfir-opt`: xDSL's opt driver with dfir's dialects and passes (through the `xdsl.universe`
 entry point), plus `--compile-to=PHASE`, `--print-ir-after-all`, and `--deploy-info=FILE`
 (`--resource-config=FILE`): the files `place-nodes` places by, parsed here since passes read
-no files."""
+no files.
+
+`--compile-to=codegen` prints the upstream MLIR that IREE compiles instead of dfir's module: one
+`builtin.module @<graph>` per GE graph an IREE backend runs, holding its `func.func @main`, in
+generic form (which `iree-opt` and `mlir-opt` parse)."""
 from __future__ import annotations
 
 import argparse
 import dataclasses
 import sys
 
+from xdsl.dialects.builtin import ModuleOp, StringAttr
 from xdsl.printer import Printer
 from xdsl.xdsl_opt_main import xDSLOptMain
 
 from dfir.core.errors import GeError
+from dfir.dialects import ge
 from dfir.driver.pipeline import PHASE_NAMES, pipeline_spec
 from dfir.frontend.deploy import load_checked_deploy_info
 from dfir.passes.place_nodes import PlaceNodes
@@ -41,6 +47,12 @@ class DfirOptMain(xDSLOptMain):
             self._give_deploy_info()
         if self.args.print_ir_after_all:
             self._print_after_each_pass()
+
+    def output_resulting_program(self, prog: ModuleOp) -> str:
+        if self.args.compile_to == "codegen":
+            self.args.print_op_generic = True
+            prog = codegen_module(prog)
+        return super().output_resulting_program(prog)
 
     def _give_deploy_info(self) -> None:
         """Parse --deploy-info (checked against --resource-config) into every place-nodes."""
@@ -72,6 +84,13 @@ class DfirOptMain(xDSLOptMain):
         print(f"// -----// IR Dump After {compiler_pass.name} //----- //", file=sys.stderr)
         Printer(stream=sys.stderr).print_op(module)
         print(file=sys.stderr)
+
+
+def codegen_module(module: ModuleOp) -> ModuleOp:
+    """The lowered GE graphs of `module`: a `builtin.module @<graph>` each, holding a copy of its
+    `codegen` func."""
+    return ModuleOp([ModuleOp([graph.codegen_func.clone()], sym_name=StringAttr(graph.sym_name.data))
+                     for graph in module.ops if isinstance(graph, ge.GraphOp) and graph.codegen_func is not None])
 
 
 def main() -> None:

@@ -201,7 +201,7 @@ def test_compile_rejects_other_objects():
 def test_unknown_phase():
     graph = df.FlowGraph([add.fnode()(df.FlowData(), df.FlowData())])
     with pytest.raises(GeError, match=r"unknown phase 'bogus', expected one of \['import', 'fingerprint', "
-                                      r"'schedule', 'shapes', 'plan', 'place', 'lower'\]"):
+                                      r"'schedule', 'shapes', 'plan', 'codegen', 'place', 'lower'\]"):
         dfir.compile(graph, stop_after="bogus")
 
 
@@ -215,8 +215,9 @@ def test_stop_after_import_has_no_device_and_no_om():
 
 def test_report_names_each_pass():
     graph = df.FlowGraph([add.fnode()(df.FlowData(), df.FlowData())])
-    assert str(dfir.compile(graph, stop_after="place").report).splitlines()[-6:] == [
+    assert str(dfir.compile(graph, stop_after="place").report).splitlines()[-7:] == [
         "infer-shape-ranges: no ge graphs", "plan-output-size: no ge graphs", "plan-memory: no ge graphs",
+        "convert-ge-to-linalg: no ge graphs",
         "place-nodes: placed 1 nodes (1 on host)", "replicate-instances: no node has several devices",
         "align-inputs: no graph sets input alignment"]
 

@@ -13,7 +13,7 @@ from dfir.dialects import ge  # noqa: E402
 from dfir.lowering import iree_executable  # noqa: E402
 from dfir.lowering.codegen import codegen_module_text  # noqa: E402
 from dfir.lowering.iree_executable import CUDA_TARGET, compile_executable, compile_flags  # noqa: E402
-from codegen_graphs import (DOUBLE_F32, MATMUL_F64, compiler_calls, codegen_region, double_graph,  # noqa: E402,F401
+from codegen_graphs import (DOUBLE_F32, MATMUL_F64, compiler_calls, double_graph,  # noqa: E402,F401
                             with_codegen)
 
 VMFB_MAGIC = b"PK\x03\x04"  # a vmfb is a zip archive around the module's flatbuffer
@@ -30,13 +30,13 @@ def test_the_module_text_is_the_main_function_alone_in_generic_form():
 
 
 def test_a_codegen_region_without_one_main_function_is_an_error():
-    graph = ge.GraphOp("g", double_graph().to_ir().body.clone(), backend="iree-cpu",
-                       codegen=codegen_region(DOUBLE_F32.replace("@main", "@other")))
+    graph = with_codegen(double_graph().to_ir(), DOUBLE_F32.replace("@main", "@other"), name="g")
     with pytest.raises(GeError) as caught:
         codegen_module_text(graph)
     assert caught.value.error_message == ("ge.graph @g: its codegen region must hold exactly one func.func "
                                           "@main, found func.func @other")
-    empty = ge.GraphOp("e", double_graph().to_ir().body.clone(), codegen=Region(Block()))
+    empty = ge.GraphOp("e", double_graph().to_ir().body.clone())
+    empty.add_region(Region(Block()))
     with pytest.raises(GeError) as caught:
         codegen_module_text(empty)
     assert caught.value.error_message.endswith("found nothing")

@@ -21,7 +21,7 @@ VMFB = b"not really a vmfb"
 GRAPH = {"name": "g", "inputs": [{"name": "x", "index": 0, "dtype": "DT_FLOAT", "shape": [-1],
                                   "ranges": [[0, -1]], "value": 0}],
          "ops": [{"op": "add", "name": "add_0", "inputs": [0, 0], "outputs": [1], "attrs": {}}],
-         "outputs": [1], "weights": [], "backend": "iree-cpu", "executable": 0}
+         "outputs": [1], "weights": [], "backend": "iree-cpu", "executable": 0, "output_dtypes": ["DT_FLOAT"]}
 EXECUTABLE = {"partition": 0, "backend": "iree-cpu", "target": "llvm-cpu host x86_64",
               "sha256": hashlib.sha256(VMFB).hexdigest(), "size": len(VMFB)}
 PLAN = {"format": 1, "name": "compiled", "inputs": [{"name": "x", "index": 0, "dtype": None, "shape": None}],
@@ -53,7 +53,7 @@ def test_a_compiled_graph_round_trips():
 
 
 def test_a_reference_graph_writes_neither_field():
-    reference = {key: value for key, value in GRAPH.items() if key not in ("backend", "executable")}
+    reference = {key: value for key, value in GRAPH.items() if key not in ("backend", "executable", "output_dtypes")}
     plan = Plan.from_json({**PLAN, "ge_graphs": [reference], "executables": []})
     assert plan.ge_graphs[0].backend == "reference" and plan.ge_graphs[0].executable is None
     assert "backend" not in plan.to_json()["ge_graphs"][0] and "executables" not in plan.to_json()
@@ -69,6 +69,12 @@ def test_a_reference_graph_writes_neither_field():
     (("ge_graphs", 0, "executable"), 1, "plan.ge_graphs[0].executable: 1 is out of range [0, 1)"),
     (("ge_graphs", 0, "backend"), "iree-cuda",
      'plan.ge_graphs[0].backend: "iree-cuda" is not executables[0]\'s "iree-cpu"'),
+    (("ge_graphs", 0, "output_dtypes"), ["DT_FLOAT", "DT_INT8"],
+     "plan.ge_graphs[0].output_dtypes: has 2 entries for 1 outputs"),
+    (("ge_graphs", 0, "output_dtypes"), ["DT_NOPE"],
+     "plan.ge_graphs[0].output_dtypes[0]: unknown data type 'DT_NOPE', expected one of ['DT_BF16', 'DT_BOOL', "
+     "'DT_DOUBLE', 'DT_FLOAT', 'DT_FLOAT16', 'DT_INT16', 'DT_INT32', 'DT_INT64', 'DT_INT8', 'DT_STRING', "
+     "'DT_UINT16', 'DT_UINT32', 'DT_UINT64', 'DT_UINT8']"),
     (("executables", 0, "backend"), "reference",
      'plan.executables[0].backend: "reference" is not one of "iree-cpu", "iree-cuda"'),
     (("executables", 0, "partition"), 1, "plan.executables[0].partition: 1 is not its position 0"),

@@ -416,7 +416,7 @@ FRONTEND_ATTRIBUTES = {
                           "udf"},
     UdfSpec: {"payload", "funcs", "resources"},
     df.GraphProcessPoint: {"framework", "graph", "load_params", "compile_config_path", "name"},
-    Graph: {"_name", "_nodes", "_value_count", "_names", "_data", "_outputs", "_content"},
+    Graph: {"_name", "_nodes", "_value_count", "_names", "_data", "_outputs", "_content", "_locations"},
 }
 
 

@@ -15,6 +15,8 @@ pytest.importorskip("iree.compiler")
 pytest.importorskip("iree.runtime")
 
 import dfir  # noqa: E402
+import dfir.ge.graph as dfir_graph  # noqa: E402
+from dfir.core import data_type as dt  # noqa: E402
 from dfir.core.errors import GeError  # noqa: E402
 from dfir.om.plan import Plan  # noqa: E402
 from dfir.om.schema import PartitionType  # noqa: E402
@@ -177,3 +179,26 @@ def test_a_cuda_graph_runs_on_the_gpu(codegen_pass):
     a, b = rng.standard_normal((5, 3)), rng.standard_normal((3, 2))
     [result] = run_once(compiled_om(codegen_pass, matmul_graph(), "iree-cuda", MATMUL_F64), [a, b])
     np.testing.assert_allclose(result, a @ b, rtol=1e-12)
+
+
+@pytest.mark.parametrize("dtype", [np.uint8, np.uint16, np.uint32])
+def test_unsigned_outputs_come_back_unsigned(dtype):
+    g = dfir_graph.Graph("wrap")
+    x = g.data(0, shape=[-1], dtype=dt.from_numpy(np.dtype(dtype)), name="x")
+    g.set_outputs([g.add(x, x)])
+    x = np.array([1, np.iinfo(dtype).max], dtype)
+    [result] = run_once(dfir.compile(g, {"dfir.ge.backend": "iree-cpu"}).om, [x])
+    assert result.dtype == dtype and result.tolist() == (x + x).tolist()
+
+
+def test_a_lowered_graph_matches_the_reference_kernels():
+    rng = np.random.default_rng(11)
+    g = dfir_graph.Graph("mlp")
+    x = g.data(0, shape=[-1, 4], dtype=dt.DT_FLOAT, name="x")
+    h = g.relu(g.add(g.matmul(x, g.const(rng.standard_normal((4, 8)).astype(np.float32))),
+                     g.const(rng.standard_normal(8).astype(np.float32))))
+    g.set_outputs([h])
+    feed = [rng.standard_normal((3, 4)).astype(np.float32)]
+    [compiled] = run_once(dfir.compile(g, {"dfir.ge.backend": "iree-cpu"}).om, feed)
+    [reference] = run_once(dfir.compile(g, {"dfir.ge.backend": "reference"}).om, feed)
+    np.testing.assert_allclose(compiled, reference, rtol=1e-5, atol=1e-6)

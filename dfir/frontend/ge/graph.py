@@ -89,6 +89,8 @@ class _Node:
     properties: dict[str, Attribute]
     results: tuple[GeTensorType, ...]
     attributes: dict[str, Attribute] = field(default_factory=dict)
+    loc: str | None = None
+    """The user's line that added the op (`ge.LOC_ATTR` in the IR)."""
 
 
 class Graph:
@@ -104,6 +106,7 @@ class Graph:
         self._data: dict[int, GraphInput] = {}
         self._outputs: list[int] = []
         self._content = hashlib.sha256()  # of every recorded op, in order (see `content_key`)
+        self._locations = True  # record each op's user line as its `loc`
 
     @property
     def name(self) -> str:
@@ -389,7 +392,12 @@ class Graph:
     def from_onnx(cls, model, name: str | None = None) -> Graph:
         """The graph of an ONNX model (a file path or an `onnx.ModelProto`); see `dfir.frontend.ge.onnx_import`."""
         from dfir.frontend.ge import onnx_import  # lazy: onnx takes half a second to import
-        return onnx_import.import_onnx(model, cls, name)
+
+        def new_graph(graph_name: str) -> Graph:
+            graph = cls(graph_name)
+            graph._locations = False  # the model's node names locate its ops, not the caller's line
+            return graph
+        return onnx_import.import_onnx(model, new_graph, name)
 
     def content_key(self) -> str:
         """`sha256:<hex>` of everything `to_ir` builds from: the name, every op (its kind, node
@@ -410,8 +418,9 @@ class Graph:
         values: list[SSAValue] = []
         for node in self._nodes:
             operands = [values[i] if isinstance(i, int) else [values[j] for j in i] for i in node.operands]
+            attributes = node.attributes if node.loc is None else {**node.attributes, ge.LOC_ATTR: StringAttr(node.loc)}
             op = node.op_class.build(operands=operands, properties=node.properties,
-                                     attributes=node.attributes, result_types=_result_groups(node))
+                                     attributes=attributes, result_types=_result_groups(node))
             hint = _name_hint(node.name)
             for result in op.results:
                 result.name_hint = hint
@@ -451,7 +460,7 @@ class Graph:
             self._names.discard(name)
             raise self._error(str(e), node=name) from None
         return self._record(_Node(op_class, name, structure, properties, tuple(results),
-                                  {"name": StringAttr(name)}), values)
+                                  {"name": StringAttr(name)}, user_location() if self._locations else None), values)
 
     def _record(self, node: _Node, known: Sequence[ge.ValueRanges | None] = ()) -> list[Value]:
         self._nodes.append(node)
@@ -538,7 +547,7 @@ def _node_content(node: _Node) -> bytes:
     """What `Graph.content_key` hashes of one recorded op. Attributes appear as their `repr`
     (xDSL attributes are dataclasses: every parameter, exactly), dense data as a digest of its
     bytes."""
-    parts = [node.op_class.name, node.name, repr(node.operands)]
+    parts = [node.op_class.name, node.name, repr(node.operands), f"loc={node.loc}"]
     for kind, attrs in (("p", node.properties), ("a", node.attributes)):
         parts.extend(f"{kind}:{key}={_attribute_content(attrs[key])}" for key in sorted(attrs))
     parts.extend(repr(result) for result in node.results)

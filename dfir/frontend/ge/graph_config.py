@@ -18,7 +18,9 @@ Applying settings to a `ge.graph` (`apply_graph_settings`), in this order:
 3. `ge.outputMaxSize` (`;`-separated bytes per output, an empty entry or 0 for none, as GE
    reads it) is recorded on the graph as `output_max_size = array<i64: ...>` (-1 = not given)
    for `plan-output-size`.
-4. Every op is re-typed from the new inputs by its shape function; an op the new shapes do not
+4. `dfir.ge.backend` is recorded on the graph as `requested_backend` for
+   `convert-ge-to-linalg` (a graph's own setting wins over the compile's).
+5. Every op is re-typed from the new inputs by its shape function; an op the new shapes do not
    fit is an error naming the settings' source, the op and the shapes.
 """
 from __future__ import annotations
@@ -28,7 +30,7 @@ import os
 from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
-from xdsl.dialects.builtin import DenseArrayBase, i64
+from xdsl.dialects.builtin import DenseArrayBase, StringAttr, i64
 from xdsl.rewriter import Rewriter
 
 from dfir.core import data_type as dt
@@ -38,13 +40,13 @@ from dfir.dialects.ge_shape_inference import ShapeMismatch, infer_graph_ranges
 from dfir.dialects.ge_types import FORMATS, DimRange, GeTensorType, element_type_of, format_dims
 from dfir.frontend.ge.input_shape import InputShape, parse_input_shape, resolve_input_shape
 from dfir.frontend.ge.output_max_size import parse_output_max_size
-from dfir.frontend.options import validate_options
+from dfir.frontend.options import BACKEND_OPTION, validate_options
 
 __all__ = ["GraphConfig", "InputDesc", "OUTPUT_MAX_SIZE_ATTR", "SHAPE_OPTIONS", "apply_graph_settings",
            "load_graph_config", "parse_graph_config", "parse_output_max_size"]
 
 SHAPE_OPTIONS = ("ge.inputShape", "ge.outputMaxSize")
-"""The build options `apply_graph_settings` acts on."""
+"""The shape options, which `apply_graph_settings` acts on (and on `dfir.ge.backend`)."""
 
 OUTPUT_MAX_SIZE_ATTR = "output_max_size"
 """The ge.graph attribute holding the user's `ge.outputMaxSize`, one entry per output, -1 = none."""
@@ -163,6 +165,8 @@ def apply_graph_settings(graph: ge.GraphOp, options: Mapping[str, str],
             Rewriter.replace_value_with_new_type(data.result, new_type)
     if "ge.outputMaxSize" in options:
         graph.attributes[OUTPUT_MAX_SIZE_ATTR] = _output_max_sizes(graph, options["ge.outputMaxSize"], where)
+    if BACKEND_OPTION in options:
+        graph.attributes[ge.REQUESTED_BACKEND_ATTR] = StringAttr(options[BACKEND_OPTION])
     _retype(graph, where)
 
 

@@ -1,0 +1,62 @@
+// convert-ge-to-linalg sets every ge.graph's backend and, for an IREE backend, lowers the graph to
+// func.func @main over upstream dialects in its codegen region. Ranged dimensions become dynamic,
+// their bounds stated by util.assume.int; auto falls back to the reference kernels for a graph
+// with an op that has no lowering, saying which (convert-ge-to-linalg-invalid.mlir: the errors).
+// RUN: dfir-opt %s -p convert-ge-to-linalg | filecheck %s
+// RUN: dfir-opt %s -p 'convert-ge-to-linalg{backend=reference}' | filecheck %s --check-prefix=REF
+// RUN: dfir-opt %s -p 'convert-ge-to-linalg{auto_backend=iree-cuda}' | filecheck %s --check-prefix=CUDA
+
+// CHECK-LABEL: ge.graph @mlp backend "iree-cpu" {
+// CHECK:       } codegen {
+// CHECK-NEXT:    func.func @main(%{{.*}}: tensor<?x4xf32>) -> tensor<?x2xf32> {
+// CHECK:           %[[D:.*]] = tensor.dim %{{.*}}, %{{.*}} : tensor<?x4xf32>
+// CHECK-NEXT:      %[[N:.*]] = "util.assume.int"(%[[D]]) <{assumptions = {{\[\[}}#util.int.assumption<umin = 1, umax = 64>]]}> : (index) -> index
+// CHECK:           %[[W:.*]] = arith.constant dense<{{.*}}> : tensor<4x2xf32>
+// CHECK:           %[[E:.*]] = tensor.empty(%[[N]]) : tensor<?x2xf32>
+// CHECK:           %[[Z:.*]] = linalg.fill
+// CHECK:           %[[MM:.*]] = linalg.matmul ins(%{{.*}}, %[[W]] : tensor<?x4xf32>, tensor<4x2xf32>) outs(%[[Z]] : tensor<?x2xf32>)
+// CHECK:           linalg.generic {{.*}} ins(%[[MM]] : tensor<?x2xf32>)
+// CHECK:             arith.maximumf
+// CHECK:           func.return
+// REF-LABEL:   ge.graph @mlp backend "reference" {
+// REF-NOT:     codegen
+// CUDA-LABEL:  ge.graph @mlp backend "iree-cuda" {
+// CUDA:        } codegen {
+ge.graph @mlp {
+  %x = ge.data 0 "x" : !ge.tensor<[1:64, 4], f32>
+  %w = ge.const dense<[[1.0, 2.0], [3.0, 4.0], [5.0, 6.0], [7.0, 8.0]]> : tensor<4x2xf32>
+  %h = ge.matmul %x, %w : (!ge.tensor<[1:64, 4], f32>, !ge.tensor<[4, 2], f32>) -> !ge.tensor<[1:64, 2], f32>
+  %y = ge.relu %h : !ge.tensor<[1:64, 2], f32>
+  ge.output %y : !ge.tensor<[1:64, 2], f32>
+}
+
+// Broadcasting: the [4] operand reads only the last loop dimension; an unbounded dimension has
+// no umax.
+// CHECK-LABEL: ge.graph @bias backend "iree-cpu" {
+// CHECK:         "util.assume.int"(%{{.*}}) <{assumptions = {{\[\[}}#util.int.assumption<umin = 0>]]}>
+// CHECK:         linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d1)>, affine_map<(d0, d1) -> (d0, d1)>]
+// CHECK:           arith.addf
+ge.graph @bias {
+  %x = ge.data 0 "x" : !ge.tensor<[-1, 4], f32>
+  %b = ge.data 1 "b" : !ge.tensor<[4], f32>
+  %y = ge.add %x, %b : (!ge.tensor<[-1, 4], f32>, !ge.tensor<[4], f32>) -> !ge.tensor<[-1, 4], f32>
+  ge.output %y : !ge.tensor<[-1, 4], f32>
+}
+
+// A graph's own request wins over the pass option, also under backend=reference.
+// CHECK-LABEL: ge.graph @asked backend "iree-cpu" attributes {requested_backend = "iree-cpu"} {
+// REF-LABEL:   ge.graph @asked backend "iree-cpu" attributes {requested_backend = "iree-cpu"} {
+ge.graph @asked attributes {requested_backend = "iree-cpu"} {
+  %x = ge.data 0 "x" : !ge.tensor<[2], f32>
+  %y = ge.exp %x : !ge.tensor<[2], f32>
+  ge.output %y : !ge.tensor<[2], f32>
+}
+
+// Integer pow has no lowering: auto keeps the graph on the reference kernels and says why.
+// CHECK-LABEL: ge.graph @ipow backend "reference" attributes {backend_fallback = "ge.pow 'p': no integer form for element type i32"} {
+// CHECK-NOT:   codegen
+ge.graph @ipow {
+  %x = ge.data 0 "x" : !ge.tensor<[2], i32>
+  %y = ge.pow %x, %x {name = "p"} : (!ge.tensor<[2], i32>, !ge.tensor<[2], i32>) -> !ge.tensor<[2], i32>
+  ge.output %y : !ge.tensor<[2], i32>
+}

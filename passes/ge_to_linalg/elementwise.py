@@ -1,0 +1,165 @@
+"""Element-wise `ge` ops as one `linalg.generic` each, operands broadcast (see `FuncBuilder`).
+
+    %z = ge.add %x, %y : (!ge.tensor<[-1, 4], f32>, !ge.tensor<[4], f32>) -> !ge.tensor<[-1, 4], f32>
+  ==>
+    %z = linalg.generic {indexing_maps = [(d0, d1) -> (d0, d1), (d0, d1) -> (d1), (d0, d1) -> (d0, d1)],
+                         iterator_types = ["parallel", "parallel"]} ins(%x, %y) outs(%empty) {
+    ^bb0(%a: f32, %b: f32, %out: f32):
+      %s = arith.addf %a, %b : f32
+      linalg.yield %s : f32
+    }
+
+The scalar functions match the reference kernels: integer division truncates toward zero,
+`maximum` / `minimum` propagate NaN (numpy's), `sigmoid` saturates without overflow, `cast`
+converts as numpy's `astype` (to bool: non-zero).
+"""
+from __future__ import annotations
+
+import math
+from typing import Callable
+
+from xdsl.dialects import arith
+from xdsl.dialects import math as m
+from xdsl.dialects.builtin import AnyFloat, IntegerType
+from xdsl.ir import Attribute, Operation, SSAValue
+
+from dfir.dialects import ge
+from dfir.passes.ge_to_linalg.builder import Body, FuncBuilder, Unsupported, is_float, is_unsigned, signless
+
+__all__ = ["LOWERINGS"]
+
+Scalar = Callable[[Body, Attribute, SSAValue, SSAValue], SSAValue]
+"""(body, element type as the ge type has it, lhs, rhs) -> result."""
+
+
+def _by_kind(float_op, signed_op, unsigned_op=None) -> Scalar:
+    def build(b: Body, element_type: Attribute, x: SSAValue, y: SSAValue) -> SSAValue:
+        if is_float(element_type):
+            return b.add(float_op(x, y))
+        op = unsigned_op if is_unsigned(element_type) and unsigned_op is not None else signed_op
+        if op is None:
+            raise Unsupported(f"no integer form for element type {element_type}")
+        return b.add(op(x, y))
+    return build
+
+
+_BINARY: dict[type[Operation], Scalar] = {
+    ge.AddOp: _by_kind(arith.AddfOp, arith.AddiOp),
+    ge.SubOp: _by_kind(arith.SubfOp, arith.SubiOp),
+    ge.MulOp: _by_kind(arith.MulfOp, arith.MuliOp),
+    ge.DivOp: _by_kind(arith.DivfOp, arith.DivSIOp, arith.DivUIOp),
+    ge.MaximumOp: _by_kind(arith.MaximumfOp, arith.MaxSIOp, arith.MaxUIOp),
+    ge.MinimumOp: _by_kind(arith.MinimumfOp, arith.MinSIOp, arith.MinUIOp),
+    ge.PowOp: _by_kind(m.PowFOp, None),
+}
+
+
+def _binary(builder: FuncBuilder, op: Operation) -> list[SSAValue]:
+    scalar = _BINARY[type(op)]
+    element_type = op.operands[0].type.element_type
+    return [builder.elementwise([builder.value(v) for v in op.operands], op.results[0].type,
+                                lambda b, x, y: scalar(b, element_type, x, y))]
+
+
+# --- unary ---------------------------------------------------------------------------------------
+
+Unary = Callable[[Body, Attribute, SSAValue], SSAValue]
+
+
+def _relu(b: Body, t: Attribute, x: SSAValue) -> SSAValue:
+    if is_unsigned(t):
+        return x
+    zero = b.constant(0, t)
+    return b.add(arith.MaximumfOp(x, zero) if is_float(t) else arith.MaxSIOp(x, zero))
+
+
+def _sigmoid(b: Body, t: Attribute, x: SSAValue) -> SSAValue:
+    # 1 / (1 + exp(-x)): exp overflows to inf for very negative x, giving exactly 0.
+    one = b.constant(1.0, t)
+    e = b.add(m.ExpOp(b.add(arith.NegfOp(x))))
+    return b.add(arith.DivfOp(one, b.add(arith.AddfOp(one, e))))
+
+
+def _gelu(approximate: str) -> Unary:
+    def build(b: Body, t: Attribute, x: SSAValue) -> SSAValue:
+        half, one = b.constant(0.5, t), b.constant(1.0, t)
+        if approximate == "tanh":
+            cube = b.add(arith.MulfOp(b.add(arith.MulfOp(x, x)), x))
+            inner = b.add(arith.AddfOp(x, b.add(arith.MulfOp(b.constant(0.044715, t), cube))))
+            inner = b.add(arith.MulfOp(b.constant(math.sqrt(2.0 / math.pi), t), inner))
+            core = b.add(m.TanhOp(inner))
+        else:
+            core = b.add(m.ErfOp(b.add(arith.MulfOp(x, b.constant(1.0 / math.sqrt(2.0), t)))))
+        return b.add(arith.MulfOp(b.add(arith.MulfOp(half, x)), b.add(arith.AddfOp(one, core))))
+    return build
+
+
+def _math(op_class) -> Unary:
+    return lambda b, t, x: b.add(op_class(x))
+
+
+_UNARY: dict[type[Operation], Callable[[Operation], Unary]] = {
+    ge.ReluOp: lambda op: _relu,
+    ge.SqrtOp: lambda op: _math(m.SqrtOp),
+    ge.ExpOp: lambda op: _math(m.ExpOp),
+    ge.LogOp: lambda op: _math(m.LogOp),
+    ge.TanhOp: lambda op: _math(m.TanhOp),
+    ge.ErfOp: lambda op: _math(m.ErfOp),
+    ge.SigmoidOp: lambda op: _sigmoid,
+    ge.GeluOp: lambda op: _gelu(op.properties["approximate"].data if "approximate" in op.properties else "none"),
+}
+
+
+def _unary(builder: FuncBuilder, op: Operation) -> list[SSAValue]:
+    scalar = _UNARY[type(op)](op)
+    element_type = op.operands[0].type.element_type
+    if scalar is not _relu and not is_float(element_type):
+        raise Unsupported(f"element type {element_type} is not a float")
+    return [builder.elementwise([builder.value(op.operands[0])], op.results[0].type,
+                                lambda b, x: scalar(b, element_type, x))]
+
+
+def _identity(builder: FuncBuilder, op: Operation) -> list[SSAValue]:
+    return [builder.value(op.operands[0])]
+
+
+# --- cast ----------------------------------------------------------------------------------------
+
+def _convert(b: Body, source: Attribute, target: Attribute, x: SSAValue) -> SSAValue:
+    """numpy's `astype` from `source` to `target` (ge element types)."""
+    out = signless(target)
+    if source == target:
+        return x
+    if target == IntegerType(1):
+        zero = b.constant(0, source)
+        return b.add(arith.CmpfOp(x, zero, "une") if is_float(source) else arith.CmpiOp(x, zero, "ne"))
+    unsigned_source = is_unsigned(source) or source == IntegerType(1)
+    if is_float(source) and is_float(target):
+        wider = _float_width(target) > _float_width(source)
+        return b.add(arith.ExtFOp(x, out) if wider else arith.TruncFOp(x, out))
+    if is_float(target):
+        return b.add(arith.UIToFPOp(x, out) if unsigned_source else arith.SIToFPOp(x, out))
+    if is_float(source):
+        return b.add(arith.FPToUIOp(x, out) if is_unsigned(target) else arith.FPToSIOp(x, out))
+    source_width, target_width = source.width.data, target.width.data
+    if source_width == target_width:
+        return x
+    if target_width < source_width:
+        return b.add(arith.TruncIOp(x, out))
+    return b.add(arith.ExtUIOp(x, out) if unsigned_source else arith.ExtSIOp(x, out))
+
+
+def _float_width(t: AnyFloat) -> int:
+    return t.bitwidth
+
+
+def _cast(builder: FuncBuilder, op: Operation) -> list[SSAValue]:
+    source, target = op.operands[0].type.element_type, op.results[0].type.element_type
+    if source == target:
+        return [builder.value(op.operands[0])]
+    return [builder.elementwise([builder.value(op.operands[0])], op.results[0].type,
+                                lambda b, x: _convert(b, source, target, x))]
+
+
+LOWERINGS = {**{cls: _binary for cls in _BINARY}, **{cls: _unary for cls in _UNARY},
+             ge.IdentityOp: _identity, ge.CastOp: _cast}

@@ -1,0 +1,123 @@
+"""Element-wise lowerings against the reference kernels, through IREE on the host CPU."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from dfir.core import data_type as dt
+from dfir.frontend.ge.graph import Graph
+from tests.passes.ge_to_linalg.harness import assert_lowering_matches, converted
+
+_DTYPES = {np.float32: dt.DT_FLOAT, np.float64: dt.DT_DOUBLE, np.int32: dt.DT_INT32, np.int64: dt.DT_INT64,
+           np.uint8: dt.DT_UINT8, np.float16: dt.DT_FLOAT16}
+
+
+def _binary_graph(kind: str, shapes, dtype) -> Graph:
+    g = Graph(f"{kind}_graph")
+    x = g.data(0, [-1, *shapes[0][1:]], _DTYPES[dtype], name="x")
+    y = g.data(1, list(shapes[1]), _DTYPES[dtype], name="y")
+    g.set_outputs([getattr(g, kind)(x, y)])
+    return g
+
+
+def _values(rng, shape, dtype, positive=False):
+    if np.dtype(dtype).kind == "f":
+        data = rng.uniform(0.5 if positive else -3, 3, shape)
+    else:
+        data = rng.integers(1 if positive else (0 if np.dtype(dtype).kind == "u" else -50), 50, shape)
+    return data.astype(dtype)
+
+
+@pytest.mark.parametrize("kind", ["add", "sub", "mul", "div", "maximum", "minimum"])
+@pytest.mark.parametrize("dtype", [np.float32, np.int32, np.uint8, np.float64])
+def test_binary_ops_broadcast_like_numpy(kind, dtype):
+    rng = np.random.default_rng(0)
+    g = _binary_graph(kind, [(3, 4), (4,)], dtype)
+    x, y = _values(rng, (3, 4), dtype), _values(rng, (4,), dtype, positive=kind == "div")
+    assert_lowering_matches(g, [x, y])
+
+
+def test_integer_division_truncates_toward_zero():
+    g = _binary_graph("div", [(2, 3), (3,)], np.int32)
+    x = np.array([[7, -7, 7], [-7, 0, 5]], np.int32)
+    y = np.array([2, 2, -2], np.int32)
+    assert_lowering_matches(g, [x, y])
+
+
+@given(rows=st.integers(1, 6), cols=st.integers(1, 5), broadcast_rows=st.booleans())
+@settings(max_examples=5, deadline=None)
+def test_add_with_size_one_dims_broadcasts(rows, cols, broadcast_rows):
+    g = Graph("bcast")
+    x = g.data(0, [-1, cols], dt.DT_FLOAT, name="x")
+    y = g.data(1, [1, cols] if broadcast_rows else [cols], dt.DT_FLOAT, name="y")
+    g.set_outputs([g.add(x, y)])
+    rng = np.random.default_rng(rows)
+    assert_lowering_matches(g, [rng.random((rows, cols), np.float32),
+                                rng.random((1, cols) if broadcast_rows else (cols,), np.float32)])
+
+
+@pytest.mark.parametrize("kind", ["relu", "sqrt", "exp", "log", "tanh", "sigmoid", "erf", "gelu", "identity"])
+def test_unary_ops_match_the_reference(kind):
+    g = Graph(kind)
+    x = g.data(0, [-1, 5], dt.DT_FLOAT, name="x")
+    g.set_outputs([getattr(g, kind)(x)])
+    values = np.linspace(-4, 4, 15, dtype=np.float32).reshape(3, 5)
+    if kind in ("sqrt", "log"):
+        values = np.abs(values) + 0.1
+    assert_lowering_matches(g, [values], rtol=1e-5, atol=1e-6)
+
+
+def test_gelu_tanh_approximation():
+    g = Graph("gelu_tanh")
+    x = g.data(0, [4], dt.DT_FLOAT, name="x")
+    g.set_outputs([g.gelu(x, approximate="tanh")])
+    assert_lowering_matches(g, [np.array([-3, -0.5, 0.5, 3], np.float32)])
+
+
+def test_sigmoid_saturates_without_overflow():
+    g = Graph("sig")
+    x = g.data(0, [4], dt.DT_FLOAT, name="x")
+    g.set_outputs([g.sigmoid(x)])
+    assert_lowering_matches(g, [np.array([-1000, -50, 50, 1000], np.float32)])
+
+
+def test_relu_of_integers():
+    g = Graph("irelu")
+    x = g.data(0, [4], dt.DT_INT64, name="x")
+    g.set_outputs([g.relu(x)])
+    assert_lowering_matches(g, [np.array([-5, 0, 3, -1], np.int64)])
+
+
+@pytest.mark.parametrize("source,target", [
+    (np.float32, np.int32), (np.int32, np.float32), (np.float32, np.float64), (np.float64, np.float16),
+    (np.int64, np.int8), (np.int8, np.int64), (np.uint8, np.int32), (np.float32, np.bool_),
+    (np.int32, np.bool_), (np.bool_, np.float32), (np.float32, np.uint8)])
+def test_cast_converts_as_numpy_astype(source, target):
+    g = Graph("cast")
+    x = g.data(0, [6], dt.from_numpy(np.dtype(source)), name="x")
+    g.set_outputs([g.cast(x, dt.from_numpy(np.dtype(target)))])
+    values = np.array([0, 1, 2, 3, 0, 5]).astype(source)
+    assert_lowering_matches(g, [values])
+
+
+def test_bool_constants_lower_through_bytes():
+    g = Graph("bools")
+    x = g.data(0, [3], dt.DT_BOOL, name="x")
+    c = g.const(np.array([True, False, True]))
+    g.set_outputs([g.cast(g.add(g.cast(x, dt.DT_INT32), g.cast(c, dt.DT_INT32)), dt.DT_INT32)])
+    assert_lowering_matches(g, [np.array([True, True, False])])
+
+
+def test_integer_pow_has_no_lowering():
+    g = _binary_graph("pow", [(2, 2), (2,)], np.int32)
+    module = converted(g, backend="auto")
+    (graph,) = module.ops
+    assert graph.backend.data == "reference"
+    assert graph.attributes["backend_fallback"].data == "ge.pow 'pow_0': no integer form for element type i32"
+
+
+def test_float_pow_matches():
+    g = _binary_graph("pow", [(2, 2), (2,)], np.float32)
+    assert_lowering_matches(g, [np.array([[1, 2], [3, 4]], np.float32), np.array([0.5, 2], np.float32)])
