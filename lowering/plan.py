@@ -12,10 +12,10 @@
    `lowering.iree_executable`), indexed from 0.
 4. Merge the units into the plan's tables in node order (`_Tables`): payloads, libraries and
    executables deduplicated by content, weight blobs appended on 64-byte boundaries, and the
-   indexes in each pp entry and graph renumbered; check the plan's references (`Plan.check`). A unit or skeleton lowered
-   by an earlier compile (the compile cache keeps them as JSON: `to_json`, `UnitPlan.from_json`,
-   `read_skeleton`) merges exactly as a fresh one, so a plan assembled from cached parts is the
-   plan a full compile gives.
+   indexes in each pp entry and graph renumbered; check the plan's references (`Plan.check`).
+   A unit or skeleton lowered by an earlier compile (the compile cache keeps them as JSON:
+   `to_json`, `UnitPlan.from_json`, `read_skeleton`) merges exactly as a fresh one, so a plan
+   assembled from cached parts is the plan a full compile gives.
 """
 from __future__ import annotations
 
@@ -31,10 +31,10 @@ from xdsl.ir import SSAValue
 from dfir.core.data_type import from_numpy
 from dfir.core.errors import GeError
 from dfir.core.udf_params import InitParam
+from dfir.dialects import ge
 from dfir.dialects.df import DataOp, FuncPpOp, GatherOp, GraphOp, GraphPpOp, NodeOp
 from dfir.dialects.df_attrs import AlignAttr, BalanceAttr, DeviceAttr, InstanceAttr
 from dfir.dialects.df_params import params_of
-from dfir.dialects import ge
 from dfir.lowering.codegen import codegen_module_text
 from dfir.lowering.ge_graph import ge_graph_entry
 from dfir.lowering.iree_executable import compile_executable
