@@ -8,13 +8,15 @@
    `Plan` with no tables whose nodes name their process point by `Symbol`.
 3. Lower each distinct process point on its own into a *unit* (`lower_unit`, a `UnitPlan`): its
    pp entry and the tables it refers to (UDF payloads, C++ UDF libraries, GE graphs lowered by
-   `ge_graph_entry` with their weights packed 64-byte aligned), indexed from 0.
-4. Merge the units into the plan's tables in node order (`_Tables`): payloads and libraries
-   deduplicated by content, weight blobs appended on 64-byte boundaries, and the indexes in each
-   pp entry renumbered; check the plan's references (`Plan.check`). A unit or skeleton lowered
-   by an earlier compile (the compile cache keeps them as JSON: `to_json`, `UnitPlan.from_json`,
-   `read_skeleton`) merges exactly as a fresh one, so a plan assembled from cached parts is the
-   plan a full compile gives.
+   `ge_graph_entry` with their weights packed 64-byte aligned, and the IREE executables of the
+   graphs an IREE backend runs, compiled from their codegen region by
+   `lowering.iree_executable`), indexed from 0.
+4. Merge the units into the plan's tables in node order (`_Tables`): payloads, libraries and
+   executables deduplicated by content, weight blobs appended on 64-byte boundaries, and the
+   indexes in each pp entry and graph renumbered; check the plan's references (`Plan.check`).
+   A unit or skeleton lowered by an earlier compile (the compile cache keeps them as JSON:
+   `to_json`, `UnitPlan.from_json`, `read_skeleton`) merges exactly as a fresh one, so a plan
+   assembled from cached parts is the plan a full compile gives.
 """
 from __future__ import annotations
 
@@ -29,14 +31,17 @@ from xdsl.dialects.builtin import DictionaryAttr, ModuleOp, StringAttr
 from dfir.core.data_type import from_numpy
 from dfir.core.errors import GeError
 from dfir.core.udf_params import InitParam
+from dfir.dialects import ge
 from dfir.dialects.df import DataOp, FlowGraphPpOp, FuncPpOp, GraphOp, GraphPpOp, NodeOp, top_graphs
 from dfir.dialects.df_attrs import AlignAttr, BalanceAttr, DeviceAttr
 from dfir.dialects.df_params import params_of
+from dfir.lowering.codegen import codegen_module_text
 from dfir.lowering.flatten import flatten
 from dfir.lowering.ge_graph import ge_graph_entry
-from dfir.om.plan import (DEFAULT_CHANNEL_DEPTH, WEIGHT_ALIGNMENT, Align, CppProject, Func, GeGraph, GraphPoint, Input,
-                          Node, Plan, ProcessPoint, PyProject, PyUdf, SoBin, UdfBlob, Weight,
-                          list_from_json, process_point_from_json)
+from dfir.lowering.iree_executable import compile_executable
+from dfir.om.plan import (DEFAULT_CHANNEL_DEPTH, IREE_BACKENDS, WEIGHT_ALIGNMENT, Align, CppProject, Executable, Func,
+                          GeGraph, GraphPoint, Input, Node, Plan, ProcessPoint, PyProject, PyUdf, SoBin, UdfBlob,
+                          Weight, list_from_json, process_point_from_json)
 
 _FUNC_KINDS = ("py_func", "py_project", "cpp_project")
 
@@ -75,22 +80,27 @@ class UnitPlan:
     udfs: tuple[UdfBlob, ...] = ()
     ge_graphs: tuple[GeGraph, ...] = ()
     so_bins: tuple[SoBin, ...] = ()
+    executables: tuple[Executable, ...] = ()
 
     def to_json(self) -> dict:
         return {"pp": self.pp.to_json(), "udfs": [u.to_json() for u in self.udfs],
-                "ge_graphs": [g.to_json() for g in self.ge_graphs], "so_bins": [s.to_json() for s in self.so_bins]}
+                "ge_graphs": [g.to_json() for g in self.ge_graphs], "so_bins": [s.to_json() for s in self.so_bins],
+                "executables": [e.to_json() for e in self.executables]}
 
     @classmethod
     def from_json(cls, document: Any, where: str = "unit") -> UnitPlan:
         """A unit from its JSON; GeError naming the path of a defect or of an index out of its tables."""
-        if not isinstance(document, dict) or set(document) != {"pp", "udfs", "ge_graphs", "so_bins"}:
-            raise GeError(f'{where}: expected an object of "pp", "udfs", "ge_graphs" and "so_bins"')
+        if not isinstance(document, dict) or set(document) != {"pp", "udfs", "ge_graphs", "so_bins", "executables"}:
+            raise GeError(f'{where}: expected an object of "pp", "udfs", "ge_graphs", "so_bins" and "executables"')
         unit = cls(process_point_from_json(document["pp"], f"{where}.pp"),
                    list_from_json(document["udfs"], f"{where}.udfs", UdfBlob.from_json),
                    list_from_json(document["ge_graphs"], f"{where}.ge_graphs", GeGraph.from_json),
-                   list_from_json(document["so_bins"], f"{where}.so_bins", SoBin.from_json))
+                   list_from_json(document["so_bins"], f"{where}.so_bins", SoBin.from_json),
+                   list_from_json(document["executables"], f"{where}.executables", Executable.from_json))
         _relocated(unit.pp, *(range(len(table)) for table in (unit.udfs, unit.so_bins, unit.ge_graphs)),
                    where=f"{where}.pp")
+        for g, graph in enumerate(unit.ge_graphs):
+            _relocated_executable(graph, range(len(unit.executables)), f"{where}.ge_graphs[{g}]")
         return unit
 
 
@@ -106,6 +116,8 @@ class LoweredGraph:
     """The process points lowered (not reused) for this plan, by symbol (see `lower_unit`)."""
     skeleton: Skeleton | None = None
     """The graph's own part of this plan (see `graph_skeleton`)."""
+    executables: list[bytes] = field(default_factory=list)
+    """The IREE executables (vmfb bytes) the plan's `executables` describe, in order."""
 
     def plan_bytes(self) -> bytes:
         return self.plan.to_bytes()
@@ -141,10 +153,11 @@ def lower_graph(module: ModuleOp, reuse: Mapping[str, LoweredGraph] | None = Non
 
     nodes = tuple(replace(node, pp=pp_entry(node.pp.name)) for node in skeleton.nodes)
     plan = replace(skeleton, nodes=nodes, udfs=tuple(tables.udfs), ge_graphs=tuple(tables.ge_graphs),
-                   so_bins=tuple(tables.so_bins), channel_depth=channel_depth)
+                   so_bins=tuple(tables.so_bins), channel_depth=channel_depth,
+                   executables=tuple(tables.executables))
     plan.check()
     return LoweredGraph(plan, tables.blobs.udf_payloads, tables.blobs.so_bins, tables.blobs.weights, units,
-                        skeleton)
+                        skeleton, tables.blobs.executables)
 
 
 def graph_skeleton(graph: GraphOp, symbols: Mapping[str, object] | None = None) -> Skeleton:
@@ -173,54 +186,63 @@ def lower_unit(symbols: Mapping[str, object], sym: str) -> LoweredGraph:
     entries = _ProcessPointEntries(symbols)
     entry = entries.entry(sym)
     blobs = entries.blobs
-    return LoweredGraph(UnitPlan(entry, tuple(entries.udfs), tuple(entries.ge_graphs), tuple(entries.so_bins)),
-                        blobs.udf_payloads, blobs.so_bins, blobs.weights)
+    return LoweredGraph(UnitPlan(entry, tuple(entries.udfs), tuple(entries.ge_graphs), tuple(entries.so_bins),
+                                 tuple(entries.executables)),
+                        blobs.udf_payloads, blobs.so_bins, blobs.weights, executables=blobs.executables)
 
 
 @dataclass
 class _Blobs:
-    """The bytes a plan's tables describe: UDF payloads, C++ UDF libraries, the weights blob."""
+    """The bytes a plan's tables describe: UDF payloads, C++ UDF libraries, the weights blob,
+    IREE executables."""
 
     udf_payloads: list[bytes] = field(default_factory=list)
     so_bins: list[bytes] = field(default_factory=list)
     weights: bytearray = field(default_factory=bytearray)
+    executables: list[bytes] = field(default_factory=list)
+
+
+def _deduplicated(meta: UdfBlob | SoBin | Executable, blob: bytes, table: list, by_digest: dict[str, int],
+                  blobs: list[bytes]) -> int:
+    """The index of `blob` in `table` (each distinct blob once, with its `partition`)."""
+    if meta.sha256 not in by_digest:
+        by_digest[meta.sha256] = len(table)
+        table.append(replace(meta, partition=len(table)))
+        blobs.append(blob)
+    return by_digest[meta.sha256]
 
 
 class _Tables:
-    """The plan's `udfs`, `so_bins` and `ge_graphs` tables and their blobs, filled by merging units."""
+    """The plan's `udfs`, `so_bins`, `executables` and `ge_graphs` tables and their blobs, filled
+    by merging units."""
 
     def __init__(self):
         self.blobs = _Blobs()
         self.udfs: list[UdfBlob] = []
         self.so_bins: list[SoBin] = []
+        self.executables: list[Executable] = []
         self.ge_graphs: list[GeGraph] = []
         self._udf_by_digest: dict[str, int] = {}
         self._so_by_digest: dict[str, int] = {}
+        self._executable_by_digest: dict[str, int] = {}
 
     def merge(self, unit: LoweredGraph) -> ProcessPoint:
         """Add `unit`'s tables; its pp entry with indexes into this plan's tables."""
         plan = unit.plan
-        udfs = [self._deduplicated(meta, payload, self.udfs, self._udf_by_digest, self.blobs.udf_payloads)
+        udfs = [_deduplicated(meta, payload, self.udfs, self._udf_by_digest, self.blobs.udf_payloads)
                 for meta, payload in zip(plan.udfs, unit.udf_payloads)]
-        so_bins = [self._deduplicated(meta, library, self.so_bins, self._so_by_digest, self.blobs.so_bins)
+        so_bins = [_deduplicated(meta, library, self.so_bins, self._so_by_digest, self.blobs.so_bins)
                    for meta, library in zip(plan.so_bins, unit.so_bins)]
+        executables = [_deduplicated(meta, vmfb, self.executables, self._executable_by_digest,
+                                     self.blobs.executables)
+                       for meta, vmfb in zip(plan.executables, unit.executables)]
         base = self._weights(unit.weights)
         graphs = []
         for graph in plan.ge_graphs:
             graphs.append(len(self.ge_graphs))
             weights = tuple(replace(w, offset=w.offset + base) for w in graph.weights)
-            self.ge_graphs.append(replace(graph, weights=weights))
+            self.ge_graphs.append(_relocated_executable(replace(graph, weights=weights), executables))
         return _relocated(plan.pp, udfs, so_bins, graphs)
-
-    @staticmethod
-    def _deduplicated(meta: UdfBlob | SoBin, blob: bytes, table: list, by_digest: dict[str, int],
-                      blobs: list[bytes]) -> int:
-        """The index of `blob` in `table` (each distinct blob once, with its `partition`)."""
-        if meta.sha256 not in by_digest:
-            by_digest[meta.sha256] = len(table)
-            table.append(replace(meta, partition=len(table)))
-            blobs.append(blob)
-        return by_digest[meta.sha256]
 
     def _weights(self, blob: bytes | bytearray) -> int:
         """Append a unit's weight blob on a 64-byte boundary; its offset in the plan's blob."""
@@ -246,6 +268,16 @@ def _relocated(pp: ProcessPoint, udfs, so_bins, graphs, where: str = "unit.pp") 
         changes["closures"] = {key: renumbered(f"closures.{key}", value, graphs)
                                for key, value in pp.closures.items()}
     return replace(pp, **changes)
+
+
+def _relocated_executable(graph: GeGraph, executables, where: str = "unit.ge_graphs") -> GeGraph:
+    """`graph` with its `executable` renumbered through `executables`; GeError naming `where`
+    for an index outside it."""
+    if graph.executable is None:
+        return graph
+    if not 0 <= graph.executable < len(executables):
+        raise GeError(f"{where}.executable: {graph.executable} is out of range [0, {len(executables)})")
+    return replace(graph, executable=executables[graph.executable])
 
 
 def _input_entry(data: DataOp) -> Input:
@@ -312,9 +344,11 @@ class _ProcessPointEntries:
         self.udfs: list[UdfBlob] = []
         self.ge_graphs: list[GeGraph] = []
         self.so_bins: list[SoBin] = []
+        self.executables: list[Executable] = []
         self._cache: dict[str, ProcessPoint] = {}
         self._udf_by_digest: dict[str, int] = {}
         self._so_by_digest: dict[str, int] = {}
+        self._executable_by_digest: dict[str, int] = {}
 
     def entry(self, sym: str) -> ProcessPoint:
         if sym not in self._cache:
@@ -341,21 +375,13 @@ class _ProcessPointEntries:
 
     def _udf(self, data: bytes) -> int:
         """The `udfs` index of a UDF payload (one UDF_PAYLOAD partition per distinct payload)."""
-        digest = hashlib.sha256(data).hexdigest()
-        if digest not in self._udf_by_digest:
-            self._udf_by_digest[digest] = len(self.udfs)
-            self.udfs.append(UdfBlob(len(self.udfs), digest, len(data)))
-            self.blobs.udf_payloads.append(data)
-        return self._udf_by_digest[digest]
+        meta = UdfBlob(0, hashlib.sha256(data).hexdigest(), len(data))
+        return _deduplicated(meta, data, self.udfs, self._udf_by_digest, self.blobs.udf_payloads)
 
     def _so_bin(self, data: bytes, name: str, resource_type: str) -> int:
         """The `so_bins` index of a C++ UDF library (one SO_BINS partition per distinct library)."""
-        digest = hashlib.sha256(data).hexdigest()
-        if digest not in self._so_by_digest:
-            self._so_by_digest[digest] = len(self.so_bins)
-            self.so_bins.append(SoBin(len(self.so_bins), name, digest, len(data), resource_type))
-            self.blobs.so_bins.append(data)
-        return self._so_by_digest[digest]
+        meta = SoBin(0, name, hashlib.sha256(data).hexdigest(), len(data), resource_type)
+        return _deduplicated(meta, data, self.so_bins, self._so_by_digest, self.blobs.so_bins)
 
     def _closures(self, pp: FuncPpOp) -> dict[str, int]:
         """Invoked closure key -> `ge_graphs` index of the GE graph it runs (a sub-FlowGraph is
@@ -372,9 +398,29 @@ class _ProcessPointEntries:
         return closures
 
     def _graph(self, pp: GraphPpOp) -> GraphPoint:
-        entry, arrays = ge_graph_entry(self.symbols[pp.graph.root_reference.data])
-        self.ge_graphs.append(replace(entry, weights=tuple(self._pack(a) for a in arrays)))
+        graph_op = self.symbols[pp.graph.root_reference.data]
+        entry, arrays = ge_graph_entry(graph_op)
+        self.ge_graphs.append(replace(entry, weights=tuple(self._pack(a) for a in arrays),
+                                      **self._compiled(graph_op)))
         return GraphPoint(len(self.ge_graphs) - 1)
+
+    def _compiled(self, graph_op: ge.GraphOp) -> dict[str, Any]:
+        """The `backend` and `executable` fields of a graph an IREE backend runs, its codegen
+        module compiled into `executables`; none for the reference kernels."""
+        name = graph_op.sym_name.data
+        backend = "reference" if graph_op.backend is None else graph_op.backend.data  # verified: a known one
+        if backend not in IREE_BACKENDS:
+            return {}
+        text = codegen_module_text(graph_op)
+        if text is None:
+            raise GeError(f"ge.graph @{name}: backend {backend!r} runs compiled code, but the graph has no "
+                          f"codegen region (convert-ge-to-linalg makes it)")
+        compiled = compile_executable(text, backend, graph=name)
+        meta = Executable(0, backend, compiled.target, compiled.sha256, len(compiled.vmfb))
+        index = _deduplicated(meta, compiled.vmfb, self.executables, self._executable_by_digest,
+                              self.blobs.executables)
+        return {"backend": backend, "executable": index,
+                "output_dtypes": tuple(value.type.dtype.name for value in graph_op.output_op.outputs)}
 
     def _pack(self, array: np.ndarray) -> Weight:
         blob = self.blobs.weights

@@ -23,7 +23,7 @@ from dfir.core.errors import GeError
 from dfir.om.plan import VIEW, ArenaSlot, GeGraph, GeInput, GeOp, Slot, Weight
 from dfir.runtime.kernels import KERNELS, Kernel
 
-__all__ = ["GeGraphRunner"]
+__all__ = ["GeGraphRunner", "checked_inputs", "checked_output_size"]
 
 ARENA_ALIGNMENT = 64
 """The arena's start address is a multiple of this (slot offsets are planned relative to it)."""
@@ -122,11 +122,9 @@ class GeGraphRunner:
 
     def run(self, inputs: Sequence[Any]) -> list[np.ndarray]:
         """The graph's outputs for `inputs` (arrays in input-index order); fresh arrays."""
-        if len(inputs) != len(self._inputs):
-            raise self._error(f"expected {len(self._inputs)} inputs, got {len(inputs)}")
         values: list[np.ndarray | None] = [None] * self._num_values
-        for desc, given in zip(self._inputs, inputs):
-            values[desc.value] = self._checked_input(desc, np.asarray(given))
+        for desc, array in zip(self._inputs, checked_inputs(self._name, self._inputs, inputs)):
+            values[desc.value] = array
         for value_id, array in self._bound.items():
             values[value_id] = array
         arena = self._arena()
@@ -206,10 +204,7 @@ class GeGraphRunner:
         return np.ndarray(shape, dtype, arena, slot.offset)
 
     def _output(self, index: int, array: np.ndarray, arena: np.ndarray) -> np.ndarray:
-        limit = self._max_bytes[index]
-        if 0 <= limit < array.nbytes:
-            raise self._error(f"output {index} ({list(array.shape)} {array.dtype}) is {array.nbytes} "
-                              f"bytes, above its outputMaxSize of {limit} bytes")
+        checked_output_size(self._name, index, array, self._max_bytes[index])
         return np.array(array) if np.may_share_memory(array, arena) else array
 
     # --- weights and inputs ---
@@ -231,20 +226,40 @@ class GeGraphRunner:
         view.flags.writeable = False
         return view
 
-    def _checked_input(self, desc: GeInput, array: np.ndarray) -> np.ndarray:
-        expected_dtype = dt.to_numpy(dt.from_name(desc.dtype))
-        shape = list(array.shape)
-        what = f"input '{desc.name}' (index {desc.index})"
-        if array.dtype != expected_dtype:
-            raise self._error(f"{what}: expected dtype {desc.dtype} ({expected_dtype}), got {array.dtype}")
-        in_range = len(shape) == len(desc.ranges) and all(
-            lo <= size and (hi == -1 or size <= hi) for size, (lo, hi) in zip(shape, desc.ranges))
-        if not in_range:
-            raise self._error(f"{what}: expected shape {_spell_ranges(desc.ranges)}, got {shape}")
-        return array
-
     def _error(self, message: str) -> GeError:
-        return GeError(message, context={"graph": self._name})
+        return _graph_error(self._name, message)
+
+
+def checked_inputs(graph: str, descs: Sequence[GeInput], inputs: Sequence[Any]) -> list[np.ndarray]:
+    """`inputs` as arrays, one per input of graph `graph`, each of its declared dtype and within
+    its dimension ranges; a GeError naming the graph and the input otherwise."""
+    if len(inputs) != len(descs):
+        raise _graph_error(graph, f"expected {len(descs)} inputs, got {len(inputs)}")
+    return [_checked_input(graph, desc, np.asarray(given)) for desc, given in zip(descs, inputs)]
+
+
+def checked_output_size(graph: str, index: int, array: np.ndarray, limit: int) -> None:
+    """GeError naming graph `graph` when output `index` takes more than `limit` bytes (-1: no bound)."""
+    if 0 <= limit < array.nbytes:
+        raise _graph_error(graph, f"output {index} ({list(array.shape)} {array.dtype}) is {array.nbytes} "
+                                  f"bytes, above its outputMaxSize of {limit} bytes")
+
+
+def _checked_input(graph: str, desc: GeInput, array: np.ndarray) -> np.ndarray:
+    expected_dtype = dt.to_numpy(dt.from_name(desc.dtype))
+    shape = list(array.shape)
+    what = f"input '{desc.name}' (index {desc.index})"
+    if array.dtype != expected_dtype:
+        raise _graph_error(graph, f"{what}: expected dtype {desc.dtype} ({expected_dtype}), got {array.dtype}")
+    in_range = len(shape) == len(desc.ranges) and all(
+        lo <= size and (hi == -1 or size <= hi) for size, (lo, hi) in zip(shape, desc.ranges))
+    if not in_range:
+        raise _graph_error(graph, f"{what}: expected shape {_spell_ranges(desc.ranges)}, got {shape}")
+    return array
+
+
+def _graph_error(graph: str, message: str) -> GeError:
+    return GeError(message, context={"graph": graph})
 
 
 def _same_memory(a: np.ndarray, b: np.ndarray) -> bool:

@@ -2,7 +2,8 @@
 
 A `py_udf` node becomes one `FuncSpec` per entry point of its `UdfPayload` (the function, or the
 methods of one class instance built here, once per node); a `ge_graph` node becomes one func that
-runs the graph with `GeGraphRunner`; a `py_project` / `cpp_project` node (a UDF project) gets its
+runs the graph with `GeGraphRunner` (the reference kernels) or, for a graph compiled by IREE,
+`IreeGraphRunner` on the node instance's device; a `py_project` / `cpp_project` node (a UDF project) gets its
 funcs from `dfir.runtime.udf_project`. Each func converts input messages to the values the user
 code expects, calls it, and turns what it returns (or raises) into output messages of the same
 transaction — see `UdfCall` and `GeGraphCall` for the exact rules.
@@ -10,6 +11,7 @@ transaction — see `UdfCall` and `GeGraphCall` for the exact rules.
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from functools import partial
 from typing import Any, Callable, Collection, Iterable, Iterator, NamedTuple, Sequence
 
 from dfir.core import udf_payload as udf
@@ -18,17 +20,26 @@ from dfir.core.messages import Kind, Message, MessageError, TransactionMeta
 from dfir.frontend.flow_func.queue import FlowMsgQueue
 from dfir.frontend.flow_func.status import FLOW_FUNC_FAILED
 from dfir.frontend.flow_func.wrappers import user_frames
-from dfir.om.plan import ClosureRef, CppProject, DataRef, GeGraph, GraphPoint, Node, Plan, PyProject, PyUdf, Ref
+from dfir.om.plan import (ClosureRef, CppProject, DataRef, Executable, GeGraph, GraphPoint, Node, Plan, PyProject,
+                          PyUdf, Ref)
 from dfir.runtime.ge_runner import GeGraphRunner
+from dfir.runtime.iree_runner import IreeGraphRunner
 from dfir.runtime.scheduler import FuncSpec, InputStream, NodeSpec, OutputSet, Source
 from dfir.runtime.udf_project import ExceptionBoard, ProjectEnv, project_funcs
 
 RunnerFactory = Callable[[GeGraph, Any], Any]  # (ge_graphs entry, weights) -> object with .run(arrays)
+CompiledGraph = tuple[Executable, "bytes | memoryview"]  # an `executables` entry and its partition
 
 
-def load_ge_runner(entry: GeGraph, weights: memoryview | None) -> Any:
-    """The reference kernels' runner for one `ge_graphs` entry."""
-    return GeGraphRunner(entry, weights)
+def load_ge_runner(entry: GeGraph, weights: memoryview | None, executables: Sequence[CompiledGraph] = (),
+                   device: str = "-1") -> Any:
+    """The runner of one `ge_graphs` entry, by its `backend`: the reference kernels, or its IREE
+    executable (`executables[entry.executable]`) on logical device `device`."""
+    if entry.backend == "reference":
+        return GeGraphRunner(entry, weights)
+    meta, vmfb = _checked_index(f"GE graph '{entry.name}': executable", entry.executable, executables,
+                                "IREE executables")
+    return IreeGraphRunner(entry, vmfb, meta.sha256, device)
 
 
 class InstanceRef(NamedTuple):
@@ -39,25 +50,34 @@ class InstanceRef(NamedTuple):
 
 
 def build_nodes(plan: Plan | dict, udf_payloads: Sequence[bytes | memoryview], weights: memoryview | None,
-                runner_factory: RunnerFactory = load_ge_runner,
+                runner_factory: RunnerFactory | None = None,
                 so_bins: Sequence[bytes | memoryview] = (),
-                only: Collection[int | InstanceRef] | None = None, flow_closures=None) -> list[NodeSpec]:
+                only: Collection[int | InstanceRef] | None = None, flow_closures=None,
+                executables: Sequence[bytes | memoryview] = ()) -> list[NodeSpec]:
     """One `NodeSpec` per node of `plan` (a `Plan`, or its JSON, validated), in plan order.
 
-    `so_bins` are the model's SO_BINS partitions (C++ UDF libraries), in order. With `only`, just
-    those are built (a device worker builds its own), in the order given: a node index builds
-    the node's instance 0, an `InstanceRef` that instance. A UDF project's `MetaParams` tell
-    each instance its device (`instances[k]` of the plan entry), instance id and instance count.
-    `flow_closures` (a `flow_closures.FlowClosurePorts`; a worker's) runs the sub-FlowGraphs
-    UDFs invoke; without it, a plan with flow closures cannot be built.
+    `so_bins` are the model's SO_BINS partitions (C++ UDF libraries) and `executables` its
+    IREE_EXECUTABLE partitions, in order. GE graphs (a node's, or a UDF's invoked closures) run
+    on `runner_factory`'s runners, by default `load_ge_runner`'s on the instance's device. With
+    `only`, just those are built (a device worker builds its own), in the order given: a node
+    index builds the node's instance 0, an `InstanceRef` that instance. A UDF project's
+    `MetaParams` tell each instance its device (`instances[k]` of the plan entry), instance id
+    and instance count. `flow_closures` (a `flow_closures.FlowClosurePorts`; a worker's) runs the
+    sub-FlowGraphs UDFs invoke; without it, a plan with flow closures cannot be built.
     """
     plan = Plan.of(plan)
     payloads = _PickledPayloads(udf_payloads)
-    projects = ProjectEnv(plan, udf_payloads, so_bins, weights, runner_factory, ExceptionBoard(), flow_closures)
+    compiled = list(zip(plan.executables, executables))
+    board = ExceptionBoard()
     selection = (InstanceRef(i, 0) for i in range(len(plan.nodes))) if only is None else (
         ref if isinstance(ref, InstanceRef) else InstanceRef(ref, 0) for ref in only)
-    return [_build_node(plan, ref.node, payloads, weights, runner_factory, projects, ref.instance)
-            for ref in selection]
+    nodes = []
+    for ref in selection:
+        node = plan.nodes[ref.node]
+        factory = runner_factory or partial(load_ge_runner, executables=compiled, device=node.instances[ref.instance])
+        projects = ProjectEnv(plan, udf_payloads, so_bins, weights, factory, board, flow_closures)
+        nodes.append(_build_node(plan, ref.node, payloads, weights, factory, projects, ref.instance))
+    return nodes
 
 
 def plan_sources(refs: Sequence[Ref]) -> tuple[Source, ...]:

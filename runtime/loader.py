@@ -68,6 +68,7 @@ def _runtime_model(om_model, label: str, name: str | None = None):
     otherwise. The model is named `name`, by default its plan's name (its full name)."""
     payloads = [p.data for p in om_model.partitions_of(PartitionType.UDF_PAYLOAD)]
     so_bins = [p.data for p in om_model.partitions_of(PartitionType.SO_BINS)]
+    executables = [p.data for p in om_model.partitions_of(PartitionType.IREE_EXECUTABLE)]
     weights = om_model.partitions_of(PartitionType.WEIGHTS_DATA)
     weights_data = weights[0].data if len(weights) == 1 else None
     plan_data = om_model.partition(PartitionType.FLOW_MODEL).data
@@ -75,10 +76,11 @@ def _runtime_model(om_model, label: str, name: str | None = None):
         if len(weights) > 1:
             raise GeError(f"the model has {len(weights)} WEIGHTS_DATA partitions, expected at most one")
         plan = Plan.from_json(plan_data)
-        plan.check_partitions(payloads, so_bins, weights_data)
+        plan.check_partitions(payloads, so_bins, weights_data, executables=executables)
     except GeError as error:
         raise GeError(f"model {label}: {error.error_message}", "dfir.load", error.context) from None
-    return RuntimeModel(plan, payloads, weights_data, plan.name if name is None else name, so_bins=so_bins)
+    return RuntimeModel(plan, payloads, weights_data, plan.name if name is None else name, so_bins=so_bins,
+                        executables=executables)
 
 
 def load(source: str | os.PathLike | bytes | bytearray | memoryview, trusted_keys=None):

@@ -32,7 +32,7 @@ _OBJECT = np.dtype(object)
 
 class RuntimeModel:
     """A running plan (docs/execution-plan.md: a `Plan`, or its JSON, validated) with its UDF
-    payloads, GE weights and C++ UDF libraries (`so_bins`).
+    payloads, GE weights, C++ UDF libraries (`so_bins`) and IREE executables (`executables`).
 
     Worker processes, one per logical device (runtime/process_scheduler.py), start here;
     `close()` (or leaving a `with` block, garbage collection or interpreter exit) stops them.
@@ -42,7 +42,7 @@ class RuntimeModel:
 
     def __init__(self, plan: Plan | dict, udf_payloads: Sequence[bytes | memoryview],
                  weights: memoryview | None, name: str, *, channel_depth: int | None = None,
-                 so_bins: Sequence[bytes | memoryview] = ()):
+                 so_bins: Sequence[bytes | memoryview] = (), executables: Sequence[bytes | memoryview] = ()):
         plan = Plan.of(plan)
         self.name = name
         self._inputs = plan.inputs
@@ -55,7 +55,7 @@ class RuntimeModel:
 
         def build(indexes: Collection[int], flow_closures) -> list:  # runs in the worker process of a device
             return host.build_nodes(plan, udf_payloads, weights, so_bins=so_bins, only=indexes,
-                                    flow_closures=flow_closures)
+                                    flow_closures=flow_closures, executables=executables)
         self._scheduler = ProcessScheduler(name, plan, build, channel_depth or plan.channel_depth)
 
     @property

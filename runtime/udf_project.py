@@ -40,7 +40,7 @@ from dfir.frontend.flow_func.status import (FLOW_FUNC_ERR_PARAM_INVALID, FLOW_FU
 from dfir.frontend.flow_func.wrappers import exception_text, find_proc, user_frames
 from dfir.frontend.udf.config import host_resource_type
 from dfir.frontend.udf.sources import content_folder, load_project_class
-from dfir.om.plan import CppProject, Func, GeGraph, Node, Plan, PyProject, SoBin
+from dfir.om.plan import CppProject, Func, GeGraph, Node, Plan, PyProject, SoBin, device_id
 from dfir.runtime import _native
 from dfir.runtime.scheduler import DEFAULT_CHANNEL_DEPTH, Cancelled, FuncSpec, OutputSet
 
@@ -67,7 +67,7 @@ def project_funcs(env: ProjectEnv, path: str, node: Node, pp: PyProject | CppPro
     `py_project` / `cpp_project` node, plan node `node_index` (see the module docstring)."""
     where = f"node '{node.name}'"
     closures = Closures.build(env, where, pp.closures, node_index)
-    facts = NodeFacts(node.name, node.input_num, node.output_num, device_id=_device_id(node.device),
+    facts = NodeFacts(node.name, node.input_num, node.output_num, device_id=device_id(node.device),
                       instance_id=instance_id, instance_num=instance_num, params=dict(pp.init_params))
     bind = _bind_python if isinstance(pp, PyProject) else _bind_cpp
     return bind(env, path, where, pp, facts, closures)
@@ -77,12 +77,6 @@ def _checked_index(path: str, index: int, items: Sequence, what: str) -> Any:
     if not 0 <= index < len(items):
         raise GeError(f"{path}: {index} is out of range [0, {len(items)}), the model's {what}")
     return items[index]
-
-
-def _device_id(device: str) -> int:
-    """The device id of a logical device `cluster:server:device[:numa]`; -1 for the host."""
-    parts = str(device).split(":")
-    return int(parts[2]) if len(parts) >= 3 else -1
 
 
 def _failure_text(node: str, func: str, ret: Any, scope: CallScope) -> str:

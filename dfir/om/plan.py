@@ -11,12 +11,13 @@ the typed attributes. `Plan.from_json(data, where="plan")`:
 2. checks every reference (`Plan.check`): node inputs and graph outputs name existing graph
    inputs, nodes and ports; `order` is a topological permutation of the nodes; every `udf`,
    `graph`, `so` and closure index lies in its table; func ports in their node's; each GE graph
-   numbers its values once and uses them after they are defined, and its slots lie in its arena.
+   numbers its values once and uses them after they are defined, and its slots lie in its arena;
+   a GE graph with an IREE backend names an `executables` entry of that backend.
 
 A defect raises a `GeError` whose message starts with the JSON path of the value and says what
 was expected: ``plan.nodes[3].inputs[1].node: 7 is out of range [0, 5)``.
 `check_partitions` then checks the plan against the model's partitions (UDF payloads, C++ UDF
-libraries, weights). `to_json()` gives back the JSON document (`to_bytes()` its canonical bytes:
+libraries, IREE executables, weights). `to_json()` gives back the JSON document (`to_bytes()` its canonical bytes:
 `sort_keys`, separators `(",", ":")`), exactly as lowering wrote it.
 """
 from __future__ import annotations
@@ -41,6 +42,8 @@ WEIGHT_ALIGNMENT = 64
 DISPATCH_RULES = ("round_robin", "route_label")
 BALANCE_ROLES = ("scatter", "gather")
 VIEW = "view"               # a `slots` entry: a view of its operand's memory
+GE_BACKENDS = ("reference", "iree-cpu", "iree-cuda")   # what runs a GE graph
+IREE_BACKENDS = GE_BACKENDS[1:]                       # those that run a compiled executable
 
 OPTIONAL_NODE_FIELDS: Mapping[str, Any] = MappingProxyType({
     "alias": None, "loc": None, "attrs": {}, "device": None, "instances": [],
@@ -50,13 +53,15 @@ else the host; `instances`: `[device]`)."""
 DEFAULT_CHANNEL_DEPTH = 128
 MAX_CHANNEL_DEPTH = 65536
 OPTIONAL_PLAN_FIELDS: Mapping[str, Any] = MappingProxyType({
-    "order": None, "align": None, "udfs": [], "ge_graphs": [], "so_bins": [],
+    "order": None, "align": None, "udfs": [], "ge_graphs": [], "so_bins": [], "executables": [],
     "channel_depth": DEFAULT_CHANNEL_DEPTH, "closures": []})
 """Plan fields a plan may leave out, and what an absent one reads as (`order`: node order)."""
 OPTIONAL_GE_FIELDS: Mapping[str, Any] = MappingProxyType({
-    "weights": [], "arena_bytes": None, "output_max_bytes": None})
+    "weights": [], "arena_bytes": None, "output_max_bytes": None, "backend": "reference", "executable": None,
+    "output_dtypes": None})
 """GE graph fields an entry may leave out: `weights` when it has no consts, the memory plan and
-output bounds when unplanned (None in the dataclass: absent)."""
+output bounds when unplanned (None in the dataclass: absent), `backend`, `executable` and
+`output_dtypes` when the reference kernels run it."""
 
 _DEVICE = re.compile(r"-1|(0|[1-9]\d*):(0|[1-9]\d*):(-1|0|[1-9]\d*)(:(0|[1-9]\d*))?")
 _SHA256 = re.compile(r"[0-9a-f]{64}")
@@ -351,6 +356,13 @@ class Node(Generic[PP]):
                    o.read("attrs", _mapping(_scalar)), o.read("pp", read_pp))
 
 
+def device_id(device: str) -> int:
+    """The device id of a logical device `cluster:server:device[:numa]`; -1 for the host (and a
+    server's host CPU)."""
+    parts = device.split(":")
+    return int(parts[2]) if len(parts) >= 3 else -1
+
+
 def _devices(o: _Object, path: str) -> tuple[str, tuple[str, ...]]:
     """A node's `device` and `instances`: instance 0 is the device; either may be absent."""
     device = o.read("device", _optional(_device))
@@ -400,6 +412,28 @@ class SoBin:
         o = _Object(value, path, ("partition", "name", "sha256", "size", "resource_type"))
         return cls(o.read("partition", _count), o.read("name", _text), o.read("sha256", _sha256),
                    o.read("size", _count), o.read("resource_type", _text))
+
+
+@dataclass(frozen=True)
+class Executable:
+    """An `executables` entry: a GE graph compiled by IREE for `backend` and `target` (the target
+    CPU or GPU it was compiled for), in IREE_EXECUTABLE partition `partition` (an IREE vmfb)."""
+
+    partition: int
+    backend: str
+    target: str
+    sha256: str
+    size: int
+
+    def to_json(self) -> dict:
+        return {"partition": self.partition, "backend": self.backend, "target": self.target,
+                "sha256": self.sha256, "size": self.size}
+
+    @classmethod
+    def from_json(cls, value: Any, path: str) -> Executable:
+        o = _Object(value, path, ("partition", "backend", "target", "sha256", "size"))
+        return cls(o.read("partition", _count), o.read("backend", _choice(*IREE_BACKENDS)),
+                   o.read("target", _text), o.read("sha256", _sha256), o.read("size", _count))
 
 
 # -- GE graphs ------------------------------------------------------------------------------------
@@ -509,8 +543,11 @@ class Weight:
 @dataclass(frozen=True)
 class GeGraph:
     """A `ge_graphs` entry: inputs, ops in execution order, outputs (value ids), the weights its
-    `const`s refer to, and its memory plan (`arena_bytes`, per-op `slots`; None: unplanned) and
-    output bounds (`output_max_bytes`, -1: none; None: not given)."""
+    `const`s refer to, and its memory plan (`arena_bytes`, per-op `slots`; None: unplanned),
+    output bounds (`output_max_bytes`, -1: none; None: not given), what runs it (`backend`) and,
+    for an IREE backend, its compiled code (`executable`, an index into `Plan.executables`) and
+    the dtypes of its outputs (`output_dtypes`: compiled code computes unsigned integers as
+    signless ones, which the runner gives back as the graph's dtypes)."""
 
     name: str
     inputs: tuple[GeInput, ...]
@@ -519,6 +556,9 @@ class GeGraph:
     weights: tuple[Weight, ...] = ()
     arena_bytes: int | None = None
     output_max_bytes: tuple[int, ...] | None = None
+    backend: str = "reference"
+    executable: int | None = None
+    output_dtypes: tuple[str, ...] | None = None
 
     def to_json(self) -> dict:
         entry = {"name": self.name, "inputs": [i.to_json() for i in self.inputs],
@@ -528,6 +568,12 @@ class GeGraph:
             entry["arena_bytes"] = self.arena_bytes
         if self.output_max_bytes is not None:
             entry["output_max_bytes"] = list(self.output_max_bytes)
+        if self.backend != "reference":
+            entry["backend"] = self.backend
+        if self.executable is not None:
+            entry["executable"] = self.executable
+        if self.output_dtypes is not None:
+            entry["output_dtypes"] = list(self.output_dtypes)
         return entry
 
     @classmethod
@@ -545,11 +591,14 @@ class GeGraph:
         return cls(o.read("name", _str), o.read("inputs", _tuple(GeInput.from_json)),
                    o.read("ops", _tuple(GeOp.from_json)), o.read("outputs", _tuple(_count)),
                    o.read("weights", _tuple(Weight.from_json)), o.read("arena_bytes", _optional(_count)),
-                   o.read("output_max_bytes", _optional(_tuple(_int_in(-1, _INT64_MAX)))))
+                   o.read("output_max_bytes", _optional(_tuple(_int_in(-1, _INT64_MAX)))),
+                   o.read("backend", _choice(*GE_BACKENDS)), o.read("executable", _optional(_count)),
+                   o.read("output_dtypes", _optional(_tuple(_dtype_name))))
 
     def check(self, path: str) -> None:
         """GeError unless inputs are in index order, every value is defined once (ids 0..N-1) and
-        read after it is defined, consts name weights, and slots lie in the arena."""
+        read after it is defined, consts name weights, slots lie in the arena, and the graph has
+        an executable exactly when an IREE backend runs it."""
         for k, graph_input in enumerate(self.inputs):
             if graph_input.index != k:
                 _fail(f"{path}.inputs[{k}].index", f"{graph_input.index} is not its position {k}")
@@ -562,9 +611,14 @@ class GeGraph:
         for j, value_id in enumerate(self.outputs):
             if value_id not in defined:
                 _fail(f"{path}.outputs[{j}]", f"value {value_id} is not defined by an input or op")
-        if self.output_max_bytes is not None and len(self.output_max_bytes) != len(self.outputs):
-            _fail(f"{path}.output_max_bytes", f"has {len(self.output_max_bytes)} entries for "
-                                              f"{len(self.outputs)} outputs")
+        for field_name in ("output_max_bytes", "output_dtypes"):
+            per_output = getattr(self, field_name)
+            if per_output is not None and len(per_output) != len(self.outputs):
+                _fail(f"{path}.{field_name}", f"has {len(per_output)} entries for {len(self.outputs)} outputs")
+        if self.executable is None and self.backend in IREE_BACKENDS:
+            _fail(path, f'missing field "executable": the backend {_show(self.backend)} runs compiled code')
+        if self.executable is not None and self.backend not in IREE_BACKENDS:
+            _fail(f"{path}.executable", f"{self.executable}: the backend {_show(self.backend)} runs no executable")
 
     def _check_op(self, op: GeOp, path: str, defined: dict[int, str]) -> None:
         for j, value_id in enumerate(op.inputs):
@@ -612,6 +666,7 @@ class Plan(Generic[PP]):
     format: int = FORMAT
     channel_depth: int = DEFAULT_CHANNEL_DEPTH
     closures: tuple[FlowClosure, ...] = ()
+    executables: tuple[Executable, ...] = ()
 
     def to_json(self) -> dict:
         document = {"format": self.format, "name": self.name, "inputs": [i.to_json() for i in self.inputs],
@@ -625,6 +680,8 @@ class Plan(Generic[PP]):
             document["channel_depth"] = self.channel_depth
         if self.closures:
             document["closures"] = [c.to_json() for c in self.closures]
+        if self.executables:
+            document["executables"] = [e.to_json() for e in self.executables]
         return document
 
     def to_bytes(self) -> bytes:
@@ -647,7 +704,8 @@ class Plan(Generic[PP]):
                    o.read("align", _optional(Align.from_json)), o.read("udfs", _tuple(UdfBlob.from_json)),
                    o.read("ge_graphs", _tuple(GeGraph._read)), o.read("so_bins", _tuple(SoBin.from_json)),
                    version, o.read("channel_depth", _int_in(1, MAX_CHANNEL_DEPTH)),
-                   o.read("closures", _tuple(FlowClosure.from_json)))
+                   o.read("closures", _tuple(FlowClosure.from_json)),
+                   o.read("executables", _tuple(Executable.from_json)))
         plan.check(where)
         return plan
 
@@ -671,11 +729,14 @@ class Plan(Generic[PP]):
         self._check_order(where)
 
     def check_partitions(self, udf_payloads: Sequence[bytes | memoryview], so_bins: Sequence[bytes | memoryview],
-                         weights: bytes | memoryview | None, where: str = "plan") -> None:
-        """GeError unless `udfs` and `so_bins` describe the model's UDF_PAYLOAD and SO_BINS
-        partitions (count, size, SHA-256) and every weight lies inside its WEIGHTS_DATA."""
+                         weights: bytes | memoryview | None, where: str = "plan",
+                         executables: Sequence[bytes | memoryview] = ()) -> None:
+        """GeError unless `udfs`, `so_bins` and `executables` describe the model's UDF_PAYLOAD,
+        SO_BINS and IREE_EXECUTABLE partitions (count, size, SHA-256) and every weight lies inside
+        its WEIGHTS_DATA."""
         _check_blobs(self.udfs, udf_payloads, f"{where}.udfs", "UDF_PAYLOAD")
         _check_blobs(self.so_bins, so_bins, f"{where}.so_bins", "SO_BINS")
+        _check_blobs(self.executables, executables, f"{where}.executables", "IREE_EXECUTABLE")
         available = 0 if weights is None else memoryview(weights).nbytes
         for g, graph in enumerate(self.ge_graphs):
             for w, weight in enumerate(graph.weights):
@@ -748,12 +809,20 @@ class Plan(Generic[PP]):
     def _check_tables(self, where: str) -> None:
         for g, graph in enumerate(self.ge_graphs):
             graph.check(f"{where}.ge_graphs[{g}]")
-        for k, blob in enumerate(self.udfs):
-            if blob.partition != k:
-                _fail(f"{where}.udfs[{k}].partition", f"{blob.partition} is not its position {k}")
-        for k, library in enumerate(self.so_bins):
-            if library.partition != k:
-                _fail(f"{where}.so_bins[{k}].partition", f"{library.partition} is not its position {k}")
+            self._check_executable(graph, f"{where}.ge_graphs[{g}]")
+        for table_name in ("udfs", "so_bins", "executables"):
+            for k, entry in enumerate(getattr(self, table_name)):
+                if entry.partition != k:
+                    _fail(f"{where}.{table_name}[{k}].partition", f"{entry.partition} is not its position {k}")
+
+    def _check_executable(self, graph: GeGraph, path: str) -> None:
+        if graph.executable is None:
+            return
+        _check_index(graph.executable, f"{path}.executable", len(self.executables))
+        compiled_for = self.executables[graph.executable].backend
+        if graph.backend != compiled_for:
+            _fail(f"{path}.backend", f"{_show(graph.backend)} is not executables[{graph.executable}]'s "
+                                     f"{_show(compiled_for)}")
 
 
 def list_from_json(value: Any, path: str, read: Callable[[Any, str], Any]) -> tuple:
@@ -766,7 +835,7 @@ def canonical_json(document: Any) -> bytes:
     return json.dumps(document, sort_keys=True, separators=(",", ":")).encode()
 
 
-def _check_blobs(entries: Sequence[UdfBlob | SoBin], blobs: Sequence[bytes | memoryview], path: str,
+def _check_blobs(entries: Sequence[UdfBlob | SoBin | Executable], blobs: Sequence[bytes | memoryview], path: str,
                  partition: str) -> None:
     if len(entries) != len(blobs):
         _fail(path, f"lists {len(entries)} entries, but the model has {len(blobs)} {partition} partitions")

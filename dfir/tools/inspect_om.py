@@ -3,8 +3,9 @@
 The report lists the header fields, the file's signature (`signature unsigned`, or the
 signer's key fingerprint and whether the signature verifies with that key), each partition
 table (type names, offsets, sizes) and, for every model with a FLOW_MODEL partition, its
-execution plan (docs/execution-plan.md): inputs, outputs, and nodes with their process-point
-kind, inputs and device. Bundle members follow, indented. Text values are JSON-quoted, so the
+execution plan (docs/execution-plan.md): inputs, outputs, nodes with their process-point
+kind, inputs and device, and GE graphs with their backend (and, compiled by IREE, the target
+and size of their executable). Bundle members follow, indented. Text values are JSON-quoted, so the
 output is ASCII and stable enough for lit/FileCheck. It never unpickles UDF payloads nor
 imports user code.
 """
@@ -103,6 +104,23 @@ def _plan_lines(model: OmModel, indent: str) -> Iterator[str]:
         yield (f"{inner}closure {index} {_quoted(closure.get('key').text())} node={closure.get('node').integer()} "
                f"inputs={closure.get('inputs').integer()} outputs=[{outputs}]")
     yield f"{inner}order {_compact([step.integer() for step in plan.get('order').items()])}"
+    executables = plan.optional("executables", []).items()
+    for index, graph in enumerate(plan.optional("ge_graphs", []).items()):
+        yield f"{inner}ge_graph {index} {_graph_summary(graph, executables)}"
+
+
+def _graph_summary(graph: _PlanValue, executables: list[_PlanValue]) -> str:
+    """`"name" backend=B`, and for a compiled graph its executable's index, target and size."""
+    summary = f"{_quoted(graph.get('name').text())} backend={graph.optional('backend', 'reference').text()}"
+    executable = graph.optional("executable", None)
+    if executable.value is None:
+        return summary
+    index = executable.integer()
+    if not 0 <= index < len(executables):
+        executable._fail(f"is not an index of the {len(executables)} executables")
+    entry = executables[index]
+    return (f"{summary} executable={index} target={_quoted(entry.get('target').text())} "
+            f"size={entry.get('size').integer()}")
 
 
 def _parsed_plan(model: OmModel) -> Any:
@@ -150,6 +168,12 @@ class _PlanValue:
         if not isinstance(self.value, dict) or key not in self.value:
             self._fail(f"has no key {key!r}" if isinstance(self.value, dict) else "must be an object")
         return _PlanValue(self.value[key], f"{self._path}.{key}" if self._path else key, self._model_index)
+
+    def optional(self, key: str, default: Any) -> _PlanValue:
+        """`get(key)`, or `default` when this object has no `key`."""
+        if isinstance(self.value, dict) and key not in self.value:
+            return _PlanValue(default, f"{self._path}.{key}" if self._path else key, self._model_index)
+        return self.get(key)
 
     def items(self) -> list[_PlanValue]:
         if not isinstance(self.value, list):

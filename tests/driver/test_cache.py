@@ -339,7 +339,7 @@ def test_a_unit_of_the_wrong_kind_is_not_used(tmp_path, cache_dir, caplog):
 
 
 def unit_file(manifest: dict, texts: tuple[bytes, ...] = (b"text",)) -> bytes:
-    document = {"format": 2, "fingerprint": "sha256:1", **manifest}
+    document = {"format": 3, "fingerprint": "sha256:1", **manifest}
     partitions = [(PartitionType.CACHE_MANIFEST, json.dumps(document).encode())]
     return write_om([partitions + [(PartitionType.IR_TEXT, text) for text in texts]], name="subgraph")
 
@@ -352,7 +352,7 @@ GRAPH_MANIFEST = {"kind": "graph", "skeleton": {}, "symbol": "g", "printed_finge
     (b"short", "not an .om file (no .om header)"),
     (write_om([[(PartitionType.CACHE_MANIFEST, b"{")]], name="subgraph"), "the subgraph manifest is not JSON: "
      "Expecting property name enclosed in double quotes: line 1 column 2 (char 1)"),
-    (unit_file({"format": 1}), "not a subgraph cache file of format 2"),
+    (unit_file({"format": 1}), "not a subgraph cache file of format 3"),
     (unit_file({"fingerprint": "sha256:2"}), "the file holds fingerprint sha256:2, expected sha256:1"),
     (unit_file({"kind": "recipe"}), "the subgraph manifest has unknown kind 'recipe'"),
     (unit_file({"kind": "process point", "plan": {}, "ops": ["a"]}),

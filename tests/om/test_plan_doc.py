@@ -12,8 +12,9 @@ import pytest
 from dfir.om import plan
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "execution-plan.md"
-DATACLASSES = [plan.Plan, plan.Input, plan.DataRef, plan.NodeRef, plan.ClosureRef, plan.FlowClosure, plan.Align, plan.Node, plan.Func, plan.PyUdf,
-               plan.PyProject, plan.CppProject, plan.GraphPoint, plan.UdfBlob, plan.SoBin, plan.GeGraph,
+DATACLASSES = [plan.Plan, plan.Input, plan.DataRef, plan.NodeRef, plan.ClosureRef, plan.FlowClosure, plan.Align,
+               plan.Node, plan.Func, plan.PyUdf, plan.PyProject, plan.CppProject, plan.GraphPoint, plan.UdfBlob,
+               plan.SoBin, plan.Executable, plan.GeGraph,
                plan.GeInput, plan.GeOp, plan.ArenaSlot, plan.Weight]
 
 
@@ -35,8 +36,8 @@ def test_the_doc_names_every_field_and_class(cls):
 
 def test_the_plan_example_shows_the_plan_and_node_fields():
     example = examples()[0]
-    # present when a C++ UDF is, when not 128, when a UDF invokes a sub-FlowGraph
-    assert set(example) == names(plan.Plan) - {"so_bins", "channel_depth", "closures"}
+    # present when a C++ UDF is, when not 128, when a UDF invokes a sub-FlowGraph, when a graph is compiled
+    assert set(example) == names(plan.Plan) - {"so_bins", "channel_depth", "closures", "executables"}
     assert set(example["inputs"][0]) == names(plan.Input)
     assert set(example["nodes"][0]) == set(example["nodes"][1]) == names(plan.Node)
     assert set(example["udfs"][0]) == names(plan.UdfBlob)
@@ -47,17 +48,19 @@ def test_the_plan_example_shows_the_plan_and_node_fields():
 
 
 def test_the_project_and_graph_examples_show_their_fields():
-    _, cpp_pp, graph, planned = examples()
+    _, cpp_pp, graph, planned, compiled, tables = examples()
     assert set(cpp_pp) == {"kind"} | names(plan.CppProject) and cpp_pp["kind"] == plan.CppProject.kind
     assert set(graph) == names(plan.GeGraph) - set(plan.OPTIONAL_GE_FIELDS) | {"weights"}
     assert set(graph["inputs"][0]) == names(plan.GeInput)
     assert set(graph["ops"][0]) == names(plan.GeOp) - {"slots"} and set(graph["weights"][0]) == names(plan.Weight)
     assert set(planned) == {"arena_bytes", "output_max_bytes", "ops"}
     assert set(planned["ops"][0]) == names(plan.GeOp)
+    assert set(compiled) == {"backend", "executable", "output_dtypes"} and set(tables) == {"executables"}
+    assert set(tables["executables"][0]) == names(plan.Executable)
 
 
 def test_the_documented_plan_validates_and_round_trips():
-    example, cpp_pp, graph, _ = examples()
+    example, cpp_pp, graph, *_ = examples()
     example["ge_graphs"] = [graph]
     example["udfs"][0]["sha256"] = "0" * 64   # the doc writes "…"
     assert plan.Plan.from_json(example).to_json() == example

@@ -45,6 +45,12 @@ class Model(NamedTuple):
     def blobs(self, kind: PartitionType) -> list[bytes]:
         return [blob for k, blob in self.partitions if k == kind]
 
+    def check_partitions(self, plan: Plan) -> None:
+        """`plan.check_partitions` against the sample's partitions."""
+        plan.check_partitions(self.blobs(PartitionType.UDF_PAYLOAD), self.blobs(PartitionType.SO_BINS),
+                              (self.blobs(PartitionType.WEIGHTS_DATA) or [None])[0],
+                              executables=self.blobs(PartitionType.IREE_EXECUTABLE))
+
 
 @pytest.fixture(scope="module")
 def models(tmp_path_factory) -> dict[str, Model]:
@@ -126,8 +132,7 @@ def test_the_samples_round_trip_to_their_bytes(models):
     for model in models.values():
         data = dict(model.partitions)[PartitionType.FLOW_MODEL]
         plan = Plan.from_json(data)
-        plan.check_partitions(model.blobs(PartitionType.UDF_PAYLOAD), model.blobs(PartitionType.SO_BINS),
-                              (model.blobs(PartitionType.WEIGHTS_DATA) or [None])[0])
+        model.check_partitions(plan)
         assert plan.to_bytes() == data
 
 
@@ -138,8 +143,7 @@ def test_a_mutated_plan_validates_or_raises_a_ge_error_naming_its_path(models, d
     model, plan = mutated(data, models)
     try:
         typed = Plan.from_json(canonical_json(plan))
-        typed.check_partitions(model.blobs(PartitionType.UDF_PAYLOAD), model.blobs(PartitionType.SO_BINS),
-                               (model.blobs(PartitionType.WEIGHTS_DATA) or [None])[0])
+        model.check_partitions(typed)
     except GeError as error:
         assert error.error_message.startswith("plan"), error.error_message
         return

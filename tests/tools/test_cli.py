@@ -99,6 +99,7 @@ def test_report_lists_header_partitions_and_plan():
             node 0 "Add_fnode" pp=py_udf device="-1" inputs=[data:0,data:1] udf=0 funcs=[add,sub]
             node 1 "mlp_node" pp=ge_graph device="0:0:0:0" inputs=[node:0.0] graph=0
             order [0,1]
+            ge_graph 0 "mlp" backend=reference
         """).format(plan_size=len(canonical(PLAN)), udf_offset=udf_offset, weights_offset=udf_offset + 64,
                     checksums_offset=udf_offset + 128)
 
@@ -135,7 +136,8 @@ def test_bundle_members_are_reported_indented_under_their_name():
         """) + expected_header(nested, modeltype="3 FLOW", name="infer", model_num=1, ops=2,
                                platform="Ascend910B", indent="  ") + "  model 0\n")
     assert report.endswith('    node 1 "mlp_node" pp=ge_graph device="0:0:0:0" inputs=[node:0.0] graph=0\n'
-                           "      order [0,1]\n")
+                           "      order [0,1]\n"
+                           '      ge_graph 0 "mlp" backend=reference\n')
 
 
 @pytest.mark.parametrize("plan, message", [

@@ -2,14 +2,15 @@
 
 A unit file is an `.om` flow container (so every byte is covered by its checksums) holding what
 a later compile needs to reuse the part without importing it, running its passes or lowering
-it again. Its `CACHE_MANIFEST` is JSON `{"format": 2, "kind": ..., "fingerprint": <key>, ...}`,
+it again. Its `CACHE_MANIFEST` is JSON `{"format": 3, "kind": ..., "fingerprint": <key>, ...}`,
 `fingerprint` being the key it is filed under; the rest depends on the kind:
 
 - `"process point"` (filed under the point's fingerprint): `"plan"`, the unit plan
   `lowering.plan.lower_unit` returns; `"ops"`, the symbols of the top-level ops whose printed
   text follows (the point and its `ge.graph`); `"variables"`, those of its `ge.graph`s as
-  `.rdcpkt` files list them. Then one `UDF_PAYLOAD` per payload and one `SO_BINS` per library
-  of the plan, in order, `WEIGHTS_DATA` when it has weights, and one `IR_TEXT` per op of `ops`,
+  `.rdcpkt` files list them. Then one `UDF_PAYLOAD` per payload, one `SO_BINS` per library and
+  one `IREE_EXECUTABLE` per executable of the plan, in order, `WEIGHTS_DATA` when it has weights
+  (so a GE graph taken from the cache is never compiled again), and one `IR_TEXT` per op of `ops`,
   as the final IR prints it.
 - `"graph"` (filed under its flow key, `dfir.frontend.cache_keys`): `"skeleton"`, the graph's part
   of the plan (`lowering.plan.graph_skeleton`); `"symbol"`; `"structure"` and `"references"`,
@@ -32,7 +33,7 @@ from dfir.passes.fingerprint_subgraphs import Structure
 
 __all__ = ["UNIT_FORMAT", "CachedGraph", "CachedUnit", "read_unit", "unit_bytes"]
 
-UNIT_FORMAT = 2
+UNIT_FORMAT = 3  # 3: units hold the IREE executables of their GE graphs
 
 
 @dataclass
@@ -73,6 +74,7 @@ def unit_bytes(key: str, unit: CachedUnit | CachedGraph) -> bytes:
                 "variables": unit.variables}
     partitions = [(PartitionType.UDF_PAYLOAD, payload) for payload in lowered.udf_payloads]
     partitions += [(PartitionType.SO_BINS, library) for library in lowered.so_bins]
+    partitions += [(PartitionType.IREE_EXECUTABLE, vmfb) for vmfb in lowered.executables]
     if lowered.weights:
         partitions.append((PartitionType.WEIGHTS_DATA, bytes(lowered.weights)))
     partitions += [(PartitionType.IR_TEXT, text.encode()) for text in unit.texts.values()]
@@ -118,7 +120,8 @@ def _point(manifest: dict, texts: list[str], om: CheckedOm) -> CachedUnit:
         plan=UnitPlan.from_json(plan),
         udf_payloads=[bytes(p) for p in om.partitions_of(PartitionType.UDF_PAYLOAD)],
         so_bins=[bytes(p) for p in om.partitions_of(PartitionType.SO_BINS)],
-        weights=bytearray(weights[0]) if weights else bytearray())
+        weights=bytearray(weights[0]) if weights else bytearray(),
+        executables=[bytes(p) for p in om.partitions_of(PartitionType.IREE_EXECUTABLE)])
     return CachedUnit(lowered, dict(zip(ops, texts)), variables)
 
 

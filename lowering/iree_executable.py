@@ -1,0 +1,102 @@
+"""Compile a GE graph's codegen module with IREE into an executable (a vmfb) for one backend.
+
+`compile_executable(text, backend, graph=...)` runs `iree.compiler.compile_str` with the flags
+of the backend (`compile_flags`) and gives a `CompiledExecutable`. Compiles are memoized in the
+process by (SHA-256 of the text, backend, flags), so a test suite or a pipeline that compiles one
+graph many times pays once. The same text and flags give the same bytes (measured: two compiles
+are byte-identical on both backends), so the `.om` stays deterministic.
+
+The flags, per backend:
+
+- `iree-cpu`: IREE's llvm-cpu backend for the compiling machine's CPU
+  (`--iree-llvmcpu-target-cpu=host`; without it IREE targets a generic CPU, which is slow).
+- `iree-cuda`: IREE's CUDA backend for `CUDA_TARGET`. It cross-compiles without a GPU; the
+  executable embeds PTX, which the CUDA driver compiles for newer GPUs too. IREE 3.13 refuses
+  `sm_90` ("missing GPU target"), so an H200 runs the sm_80 PTX.
+- both: f64 and i64 stay exact. IREE demotes f64 to f32 by default (and changes the function's
+  signature, so an f64 graph would fail at run time); `--iree-input-demote-f64-to-f32=false`
+  turns that off, and the i64 demotion is spelled out off as well.
+
+`iree.compiler` is imported only when something is compiled (`# lazy:` below): loading and
+running a `.om` never needs it.
+"""
+from __future__ import annotations
+
+import hashlib
+import platform
+import time
+from dataclasses import dataclass
+
+from dfir.core.errors import GeError
+
+__all__ = ["CUDA_TARGET", "CompiledExecutable", "compile_executable", "compile_flags", "forget_compiled"]
+
+CUDA_TARGET = "sm_80"
+_EXACT_TYPES = ("--iree-input-demote-f64-to-f32=false", "--iree-input-demote-i64-to-i32=false")
+_BACKEND_FLAGS: dict[str, tuple[str, ...]] = {
+    "iree-cpu": ("--iree-hal-target-device=local", "--iree-hal-local-target-device-backends=llvm-cpu",
+                 "--iree-llvmcpu-target-cpu=host"),
+    "iree-cuda": ("--iree-hal-target-device=cuda", f"--iree-cuda-target={CUDA_TARGET}"),
+}
+_TARGETS = {"iree-cpu": f"llvm-cpu host {platform.machine()}", "iree-cuda": f"cuda {CUDA_TARGET}"}
+_ERROR_LINES = 3  # how many of IREE's error lines a compile failure quotes
+
+
+@dataclass(frozen=True)
+class CompiledExecutable:
+    """An IREE executable: the vmfb's bytes, the backend and target it was compiled for, the
+    compiler flags used and how long the compile took."""
+
+    vmfb: bytes
+    backend: str
+    target: str
+    flags: tuple[str, ...]
+    compile_seconds: float
+
+    @property
+    def sha256(self) -> str:
+        return hashlib.sha256(self.vmfb).hexdigest()
+
+
+_compiled: dict[tuple[str, str, tuple[str, ...]], CompiledExecutable] = {}
+
+
+def compile_flags(backend: str) -> tuple[str, ...]:
+    """The `iree-compile` flags of `backend` ("iree-cpu" or "iree-cuda")."""
+    if backend not in _BACKEND_FLAGS:
+        raise GeError(f"backend {backend!r} is not compiled by IREE; expected one of {sorted(_BACKEND_FLAGS)}")
+    return _BACKEND_FLAGS[backend] + _EXACT_TYPES
+
+
+def compile_executable(mlir_text: str, backend: str, *, graph: str = "main") -> CompiledExecutable:
+    """The executable of the module `mlir_text` for `backend` (memoized in the process); a
+    GeError naming `graph` (the ge.graph's symbol) and IREE's first error lines if it fails."""
+    flags = compile_flags(backend)
+    key = (hashlib.sha256(mlir_text.encode()).hexdigest(), backend, flags)
+    if key not in _compiled:
+        start = time.perf_counter()
+        vmfb = invoke_compiler(mlir_text, flags, graph, backend)
+        _compiled[key] = CompiledExecutable(vmfb, backend, _TARGETS[backend], flags, time.perf_counter() - start)
+    return _compiled[key]
+
+
+def forget_compiled() -> None:
+    """Empty the process's memo of compiled executables."""
+    _compiled.clear()
+
+
+def invoke_compiler(mlir_text: str, flags: tuple[str, ...], graph: str, backend: str) -> bytes:
+    """One run of IREE's compiler on `mlir_text`; GeError naming the graph if it fails."""
+    from iree.compiler import CompilerToolError, compile_str  # lazy: only compiling needs IREE's compiler
+
+    try:
+        return compile_str(mlir_text, extra_args=list(flags))
+    except CompilerToolError as error:
+        raise GeError(f"ge.graph @{graph}: IREE could not compile it for {backend}: "
+                      f"{_first_errors(str(error))}") from None
+
+
+def _first_errors(diagnostics: str) -> str:
+    """IREE's first error lines, joined; its first line when none says `error:`."""
+    lines = [line.strip() for line in diagnostics.splitlines() if "error:" in line]
+    return "; ".join(lines[:_ERROR_LINES]) or diagnostics.strip().splitlines()[0]
