@@ -129,11 +129,6 @@ class GraphOp(IRDLOperation):
         assert isinstance(last, OutputOp), "a verified ge.graph ends with ge.output"
         return last
 
-    @property
-    def codegen_func(self) -> Operation | None:
-        """The `func.func @main` of the `codegen` region; None when the graph has none."""
-        return self.codegen.block.first_op if self.codegen is not None else None
-
     def verify_(self) -> None:
         where = f"ge.graph @{self.sym_name.data}"
         if self.backend is not None and self.backend.data not in BACKENDS:

@@ -57,7 +57,7 @@ class ConvertGeToLinalg(ModulePass):
             if value not in allowed:
                 raise DiagnosticException(f"{self.name}: {name} must be one of {list(allowed)}, got \"{value}\"")
         for graph in op.ops:
-            if isinstance(graph, ge.GraphOp) and graph.codegen_func is None:
+            if isinstance(graph, ge.GraphOp) and graph.codegen is None:
                 self._convert(graph)
 
     def _convert(self, graph: ge.GraphOp) -> None:

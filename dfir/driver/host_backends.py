@@ -1,10 +1,13 @@
-"""Which GE backend is the fastest on the machine that compiles: what `dfir.ge.backend=auto` takes."""
+"""The machine that compiles, as GE backends see it: what `dfir.ge.backend=auto` takes
+(`fastest_backend`), and which CPU `iree-cpu` code is compiled for (`host_cpu`)."""
 from __future__ import annotations
 
 import ctypes.util
 import functools
+import hashlib
+import platform
 
-__all__ = ["fastest_backend"]
+__all__ = ["fastest_backend", "host_cpu"]
 
 
 @functools.cache
@@ -19,3 +22,16 @@ def fastest_backend() -> str:
     except RuntimeError:
         return "iree-cpu"
     return "iree-cuda" if devices else "iree-cpu"
+
+
+@functools.cache
+def host_cpu() -> str:
+    """The CPU `iree-cpu` executables are compiled for (IREE's `host` target): the architecture
+    and a digest of the CPU's model and features, so that a compile cache shared between machines
+    keys each CPU's executables apart."""
+    try:
+        with open("/proc/cpuinfo") as cpuinfo:
+            lines = [line for line in cpuinfo if line.startswith(("model name", "flags", "Features"))]
+    except OSError:  # no /proc: the platform's own description
+        lines = [platform.processor()]
+    return f"{platform.machine()} {hashlib.sha256(''.join(sorted(set(lines))).encode()).hexdigest()[:16]}"

@@ -25,7 +25,7 @@ from dfir.frontend.dataflow.flow_graph import FlowGraph
 from dfir.frontend.deploy import DeployInfo, load_checked_deploy_info
 from dfir.frontend.ge.graph import Graph
 from dfir.frontend.importer import import_flow_graph, import_ge_graph
-from dfir.driver.host_backends import fastest_backend
+from dfir.driver.host_backends import fastest_backend, host_cpu
 from dfir.frontend.options import BACKEND_OPTION, CHANNEL_DEPTH_OPTION, default_backend
 from dfir.lowering.om import om_bytes
 from dfir.lowering.plan import LoweredGraph, Skeleton, lower_graph
@@ -219,8 +219,10 @@ def backend_options(options: Mapping[str, str]) -> dict[str, str]:
 
 
 def _backend_salt(backends: Mapping[str, str]) -> dict[str, str]:
-    """The backend choice as salt options: a compile for another backend keys another cache entry."""
-    return {f"{BACKEND_OPTION}:{name}": value for name, value in backends.items()}
+    """The backend choice and the CPU compiled for, as salt options: a compile for another
+    backend or another CPU keys another cache entry."""
+    return {**{f"{BACKEND_OPTION}:{name}": value for name, value in backends.items()},
+            f"{BACKEND_OPTION}:host_cpu": host_cpu()}
 
 
 def channel_depth(options: Mapping[str, str]) -> int:

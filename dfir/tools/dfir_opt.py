@@ -20,6 +20,7 @@ from dfir.core.errors import GeError
 from dfir.dialects import ge
 from dfir.driver.pipeline import PHASE_NAMES, pipeline_spec
 from dfir.frontend.deploy import load_checked_deploy_info
+from dfir.lowering.codegen import main_func
 from dfir.passes.place_nodes import PlaceNodes
 
 
@@ -89,8 +90,9 @@ class DfirOptMain(xDSLOptMain):
 def codegen_module(module: ModuleOp) -> ModuleOp:
     """The lowered GE graphs of `module`: a `builtin.module @<graph>` each, holding a copy of its
     `codegen` func."""
-    return ModuleOp([ModuleOp([graph.codegen_func.clone()], sym_name=StringAttr(graph.sym_name.data))
-                     for graph in module.ops if isinstance(graph, ge.GraphOp) and graph.codegen_func is not None])
+    graphs = [(graph, main_func(graph)) for graph in module.ops if isinstance(graph, ge.GraphOp)]
+    return ModuleOp([ModuleOp([main.clone()], sym_name=StringAttr(graph.sym_name.data))
+                     for graph, main in graphs if main is not None])
 
 
 def main() -> None:

@@ -1,33 +1,28 @@
 """Run a GE graph lowered by `convert-ge-to-linalg` through IREE and the reference kernels.
 
-`lowered_outputs(graph, inputs)` compiles the graph's `codegen` func for the host CPU in
-process and returns what it computes; `reference_outputs` runs the same graph on the numpy
+`lowered_outputs(graph, inputs)` compiles the graph's `codegen` func for the host CPU (as
+lowering does) and returns what it computes; `reference_outputs` runs the same graph on the numpy
 kernels; `assert_lowering_matches` compares the two (and the dtypes and shapes exactly).
 """
 from __future__ import annotations
 
-import io
 from dataclasses import replace
 from typing import Sequence
 
-import iree.compiler
 import iree.runtime
 import numpy as np
 from xdsl.dialects.builtin import ModuleOp
-from xdsl.printer import Printer
 
 from dfir.core.data_type import from_numpy
 from dfir.driver.job import make_context
 from dfir.frontend.ge.graph import Graph
+from dfir.lowering.codegen import codegen_module_text
 from dfir.lowering.ge_graph import ge_graph_entry
+from dfir.lowering.iree_executable import compile_executable
 from dfir.om.plan import WEIGHT_ALIGNMENT, Weight
 from dfir.passes.convert_ge_to_linalg import ConvertGeToLinalg
 from dfir.passes.infer_shape_ranges import InferShapeRanges
 from dfir.runtime.ge_runner import GeGraphRunner
-
-CPU_FLAGS = ["--iree-hal-target-device=local", "--iree-hal-local-target-device-backends=llvm-cpu",
-             "--iree-llvmcpu-target-cpu=host", "--iree-input-demote-f64-to-f32=false",
-             "--iree-vm-target-extension-f64", "--iree-vm-target-truncate-unsupported-floats=false"]
 
 
 def converted(graph: Graph, backend: str = "iree-cpu") -> ModuleOp:
@@ -43,9 +38,7 @@ def converted(graph: Graph, backend: str = "iree-cpu") -> ModuleOp:
 def codegen_text(module: ModuleOp) -> str:
     """The codegen func of the module's one graph, as a generic-form upstream module."""
     (graph,) = module.ops
-    stream = io.StringIO()
-    Printer(stream, print_generic_format=True).print_op(ModuleOp([graph.codegen_func.clone()]))
-    return stream.getvalue()
+    return codegen_module_text(graph)
 
 
 def lowered_outputs(graph: Graph, inputs: Sequence[np.ndarray]) -> list[np.ndarray]:
@@ -54,7 +47,7 @@ def lowered_outputs(graph: Graph, inputs: Sequence[np.ndarray]) -> list[np.ndarr
     module = converted(graph)
     (graph_op,) = module.ops
     dtypes = [v.type.numpy_dtype for v in graph_op.output_op.outputs]
-    vmfb = iree.compiler.compile_str(codegen_text(module), extra_args=CPU_FLAGS)
+    vmfb = compile_executable(codegen_text(module), "iree-cpu").vmfb
     context = iree.runtime.SystemContext(config=iree.runtime.Config("local-sync"))
     context.add_vm_module(iree.runtime.VmModule.copy_buffer(context.instance, vmfb))
     results = context.modules.module.main(*inputs)
