@@ -3,17 +3,14 @@ taken from the cache is never compiled by IREE again."""
 from __future__ import annotations
 
 import numpy as np
-import pytest
 
-pytest.importorskip("iree.compiler")
-
-import dfir  # noqa: E402
-import dfir.dataflow as df  # noqa: E402
-from dfir.frontend.dataflow import names  # noqa: E402
-from dfir.lowering import iree_executable  # noqa: E402
-from dfir.om.schema import PartitionType  # noqa: E402
-from dfir.runtime.om import read_om  # noqa: E402
-from codegen_graphs import DOUBLE_F32, codegen_pass, compiler_calls, double_graph  # noqa: E402,F401
+import dfir
+import dfir.dataflow as df
+from dfir.frontend.dataflow import names
+from dfir.lowering import iree_executable
+from dfir.om.schema import PartitionType
+from dfir.runtime.om import read_om
+from codegen_graphs import DOUBLE_F32, codegen_pass, compiler_calls, double_graph  # noqa: F401
 
 KEY = "compiled_pipe"
 

@@ -4,20 +4,18 @@ from __future__ import annotations
 
 import pytest
 
-pytest.importorskip("iree.compiler")
+import dfir
+import dfir.dataflow as df
+from xdsl.dialects.builtin import StringAttr
 
-import dfir  # noqa: E402
-import dfir.dataflow as df  # noqa: E402
-from xdsl.dialects.builtin import StringAttr  # noqa: E402
-
-from dfir.core.errors import GeError  # noqa: E402
-from dfir.dialects import ge  # noqa: E402
-from dfir.lowering.plan import lower_graph  # noqa: E402
-from dfir.om.plan import Plan  # noqa: E402
-from dfir.om.schema import PartitionType  # noqa: E402
-from dfir.runtime.om import read_om  # noqa: E402
-from dfir.tools.inspect_om import inspect_om  # noqa: E402
-from codegen_graphs import DOUBLE_F32, codegen_pass, double_graph  # noqa: E402,F401
+from dfir.core.errors import GeError
+from dfir.dialects import ge
+from dfir.lowering.plan import lower_graph
+from dfir.om.plan import Plan
+from dfir.om.schema import PartitionType
+from dfir.runtime.om import read_om
+from dfir.tools.inspect_om import inspect_om
+from codegen_graphs import DOUBLE_F32, codegen_pass, double_graph  # noqa: F401
 
 
 def twice_doubled() -> df.FlowGraph:

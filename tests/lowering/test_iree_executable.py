@@ -4,16 +4,14 @@ from __future__ import annotations
 
 import pytest
 
-pytest.importorskip("iree.compiler")
+from xdsl.ir import Block, Region
 
-from xdsl.ir import Block, Region  # noqa: E402
-
-from dfir.core.errors import GeError  # noqa: E402
-from dfir.dialects import ge  # noqa: E402
-from dfir.lowering import iree_executable  # noqa: E402
-from dfir.lowering.codegen import codegen_module_text  # noqa: E402
-from dfir.lowering.iree_executable import CUDA_TARGET, compile_executable, compile_flags  # noqa: E402
-from codegen_graphs import (DOUBLE_F32, MATMUL_F64, compiler_calls, double_graph,  # noqa: E402,F401
+from dfir.core.errors import GeError
+from dfir.dialects import ge
+from dfir.lowering import iree_executable
+from dfir.lowering.codegen import codegen_module_text
+from dfir.lowering.iree_executable import CUDA_TARGET, compile_executable, compile_flags
+from codegen_graphs import (DOUBLE_F32, MATMUL_F64, compiler_calls, double_graph,  # noqa: F401
                             with_codegen)
 
 VMFB_MAGIC = b"PK\x03\x04"  # a vmfb is a zip archive around the module's flatbuffer

@@ -114,7 +114,6 @@ def test_the_om_holds_one_iree_executable_partition_per_entry():
 
 
 def test_dfir_load_checks_the_executables_and_refuses_one_iree_cannot_load():
-    pytest.importorskip("iree.runtime")
     with pytest.raises(GeError) as caught:
         dfir.load(om_of(PLAN, []))
     assert caught.value.error_message == ("model compiled: plan.executables: lists 1 entries, but the model has "
@@ -134,7 +133,6 @@ def test_a_unit_names_executables_it_has():
 
 
 def test_a_udf_project_invokes_a_compiled_closure(codegen_pass, tmp_path):
-    pytest.importorskip("iree.compiler")
     codegen_pass["add_graph"] = ("iree-cpu", ADD_I32)
     sample = udf_project(tmp_path)
     model = read_om(sample.om).models[0]

@@ -11,21 +11,18 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-pytest.importorskip("iree.compiler")
-pytest.importorskip("iree.runtime")
-
-import dfir  # noqa: E402
-import dfir.ge.graph as dfir_graph  # noqa: E402
-from dfir.core import data_type as dt  # noqa: E402
-from dfir.core.errors import GeError  # noqa: E402
-from dfir.om.plan import Plan  # noqa: E402
-from dfir.om.schema import PartitionType  # noqa: E402
-from dfir.runtime import host  # noqa: E402
-from dfir.runtime.ge_runner import GeGraphRunner  # noqa: E402
-from dfir.runtime.iree_device import device_for  # noqa: E402
-from dfir.runtime.iree_runner import IreeGraphRunner  # noqa: E402
-from dfir.runtime.om import read_om  # noqa: E402
-from codegen_graphs import (COPY_BOOL, DOUBLE_F32, MATMUL_F64, bool_graph, codegen_pass,  # noqa: E402,F401
+import dfir
+import dfir.ge.graph as dfir_graph
+from dfir.core import data_type as dt
+from dfir.core.errors import GeError
+from dfir.om.plan import Plan
+from dfir.om.schema import PartitionType
+from dfir.runtime import host
+from dfir.runtime.ge_runner import GeGraphRunner
+from dfir.runtime.iree_device import device_for
+from dfir.runtime.iree_runner import IreeGraphRunner
+from dfir.runtime.om import read_om
+from codegen_graphs import (COPY_BOOL, DOUBLE_F32, MATMUL_F64, bool_graph, codegen_pass,  # noqa: F401
                             double_graph, matmul_graph)
 
 WAIT_MS = 30_000
