@@ -1,22 +1,32 @@
-"""GE graph execution: dfir's reference kernels against onnxruntime, same models, same inputs.
+"""GE graph execution: dfir's backends against onnxruntime, same models, same inputs, one run.
 
-An MLP (784-512-256-10) and a small CNN (3x32x32: three conv blocks, global pool, dense) are
-built with onnx.helper. Each runs, in the same process and on the same inputs, as
-  ort     an onnxruntime CPU session (the baseline),
-  runner  dfir's GeGraphRunner on the imported graph's plan entry (kernels only),
-  model   the compiled .om loaded with dfir.load, through feed_data / fetch_data (adds the
-          scheduler thread and message passing per transaction).
-Outputs are checked against onnxruntime before timing. Times are medians per run in ms; ratios
-are dfir time / onnxruntime time (lower is better). Both sides use the same number of threads:
-OPENBLAS_NUM_THREADS (numpy's BLAS; 1 unless set) is also onnxruntime's intra-op thread count.
+Three models are built with onnx.helper: an MLP (784-512-256-10), a small CNN (3x32x32: three
+conv blocks, global pool, dense) and a transformer block (sequence 64, width 128, 4 heads, MLP
+512). Each runs, in the same process and on the same inputs, as
+  ort      an onnxruntime CPU session (the baseline),
+  ref      the graph compiled with dfir.ge.backend=reference, loaded with dfir.load and run
+           through feed_data / fetch_data (numpy kernels, scheduler thread, message passing),
+  iree     the same with dfir.ge.backend=iree-cpu (the IREE executable in the .om),
+  call     the IREE executable called directly (IreeGraphRunner: no scheduler, no messages).
+Outputs are checked against onnxruntime before timing. Times are medians per run in ms; the
+ratios are dfir / onnxruntime (lower is better) and ref / iree (the speedup of compiling).
+Both sides use THREADS threads: numpy's BLAS (OPENBLAS_NUM_THREADS) and onnxruntime's intra-op
+pool; IREE's CPU driver (local-sync) runs one thread per call whatever THREADS is.
 
-Run: python benchmarks/ge_exec.py [--batches 1,32] [--repeats 30] [--smoke]
+The compile table gives, per model, the cold compile (import to .om, IREE included) and the warm
+one (compile cache on, unchanged graph) of each backend, in seconds.
+
+--sweep compiles each model's codegen module with extra IREE flags and times the direct call,
+to see which flags matter (the flags dfir uses are `lowering.iree_executable.compile_flags`).
+
+Run: [OPENBLAS_NUM_THREADS=N] python benchmarks/ge_exec.py [--batches 1,32] [--repeats 30] [--sweep] [--smoke]
 """
 from __future__ import annotations
 
 import argparse
 import os
 import statistics
+import tempfile
 import time
 from typing import Callable
 
@@ -28,11 +38,18 @@ import onnx
 import onnxruntime as ort
 from onnx import TensorProto, helper, numpy_helper
 
+import iree.compiler
+import iree.runtime
+
 import dfir
-import dfir.data_type as dt
+from dfir.dialects import ge
 from dfir.ge.graph import Graph
-from dfir.lowering.ge_graph import lower_ge_graph
-from dfir.runtime.ge_runner import GeGraphRunner
+from dfir.lowering.codegen import codegen_module_text
+from dfir.lowering.iree_executable import compile_flags
+from dfir.om.plan import Plan
+from dfir.om.schema import PartitionType
+from dfir.runtime.iree_runner import IreeGraphRunner
+from dfir.runtime.om import read_om
 
 
 def _weights(rng: np.random.Generator, **shapes) -> list[onnx.TensorProto]:
@@ -66,17 +83,34 @@ def cnn(rng: np.random.Generator) -> onnx.ModelProto:
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)])
 
 
-def _runner(graph: Graph) -> GeGraphRunner:
-    """The graph's plan entry with its weights packed as the .om's WEIGHTS_DATA would be."""
-    entry, arrays = lower_ge_graph(graph.to_ir())
-    buffer, descs = bytearray(), []
-    for array in arrays:
-        buffer += bytes(-len(buffer) % 64)
-        descs.append({"offset": len(buffer), "size": array.nbytes, "dtype": dt.from_numpy(array.dtype).name,
-                      "shape": list(array.shape)})
-        buffer += array.tobytes()
-    entry["weights"] = descs
-    return GeGraphRunner(entry, bytes(buffer))
+def transformer(rng: np.random.Generator, seq: int = 64, width: int = 128, heads: int = 4) -> onnx.ModelProto:
+    """Pre-norm self-attention and MLP with residuals; input and output [N, seq, width]."""
+    head_width = width // heads
+    n = helper.make_node
+    nodes = [n("LayerNormalization", ["x", "g1", "b1"], ["ln1"], axis=-1),
+             *(n("MatMul", ["ln1", f"w{p}"], [f"{p}0"]) for p in "qkv"),
+             *(n("Reshape", [f"{p}0", "heads"], [f"{p}1"]) for p in "qkv"),
+             n("Transpose", ["q1"], ["q"], perm=[0, 2, 1, 3]), n("Transpose", ["k1"], ["kt"], perm=[0, 2, 3, 1]),
+             n("Transpose", ["v1"], ["v"], perm=[0, 2, 1, 3]),
+             n("MatMul", ["q", "kt"], ["s0"]), n("Div", ["s0", "scale"], ["s1"]), n("Softmax", ["s1"], ["p"], axis=-1),
+             n("MatMul", ["p", "v"], ["o0"]), n("Transpose", ["o0"], ["o1"], perm=[0, 2, 1, 3]),
+             n("Reshape", ["o1", "merged"], ["o2"]), n("MatMul", ["o2", "wo"], ["o3"]), n("Add", ["x", "o3"], ["r1"]),
+             n("LayerNormalization", ["r1", "g2", "b2"], ["ln2"], axis=-1),
+             n("MatMul", ["ln2", "w1"], ["f0"]), n("Gelu", ["f0"], ["f1"]), n("MatMul", ["f1", "w2"], ["f2"]),
+             n("Add", ["r1", "f2"], ["y"])]
+    weights = _weights(rng, wq=(width, width), wk=(width, width), wv=(width, width), wo=(width, width),
+                       w1=(width, 4 * width), w2=(4 * width, width))
+    weights += [numpy_helper.from_array(np.full(width, v, np.float32), name)
+                for name, v in (("g1", 1), ("b1", 0), ("g2", 1), ("b2", 0))]
+    weights += [numpy_helper.from_array(np.array([0, seq, heads, head_width], np.int64), "heads"),
+                numpy_helper.from_array(np.array([0, seq, width], np.int64), "merged"),
+                numpy_helper.from_array(np.array(np.sqrt(head_width), np.float32), "scale")]
+    graph = helper.make_graph(nodes, "block", [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", seq, width])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["N", seq, width])], weights)
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 20)])
+
+
+MODELS = {"mlp": mlp, "cnn": cnn, "block": transformer}
 
 
 def _median_ms(run: Callable[[], object], repeats: int) -> float:
@@ -89,48 +123,115 @@ def _median_ms(run: Callable[[], object], repeats: int) -> float:
     return statistics.median(times) * 1e3
 
 
-def measure(name: str, proto: onnx.ModelProto, batch: int, repeats: int, rng: np.random.Generator) -> dict:
-    shape = [d.dim_value or batch for d in proto.graph.input[0].type.tensor_type.shape.dim]
-    x = rng.standard_normal(shape).astype(np.float32)
+def _session(proto: onnx.ModelProto) -> ort.InferenceSession:
     options = ort.SessionOptions()
     options.intra_op_num_threads = THREADS
     options.inter_op_num_threads = 1
-    session = ort.InferenceSession(proto.SerializeToString(), options, providers=["CPUExecutionProvider"])
+    return ort.InferenceSession(proto.SerializeToString(), options, providers=["CPUExecutionProvider"])
+
+
+def _compiled(graph: Graph, backend: str, cache_dir: str | None = None) -> tuple[dfir.CompiledModel, float]:
+    options = {"dfir.ge.backend": backend}
+    if cache_dir is not None:
+        options |= {"ge.graph_compiler_cache_dir": cache_dir, "ge.graph_key": f"{graph.name}_{backend}"}
+    start = time.perf_counter()
+    compiled = dfir.compile(graph, options)
+    return compiled, time.perf_counter() - start
+
+
+def _direct_call(om: bytes) -> IreeGraphRunner:
+    """The runner of the model's one compiled GE graph, on its executable in the .om."""
+    model = read_om(om).models[0]
+    plan = Plan.from_json(model.partition(PartitionType.FLOW_MODEL).data)
+    (entry,) = plan.ge_graphs
+    vmfb = model.partitions_of(PartitionType.IREE_EXECUTABLE)[entry.executable].data
+    return IreeGraphRunner(entry, vmfb, plan.executables[entry.executable].sha256)
+
+
+def measure(name: str, proto: onnx.ModelProto, batch: int, repeats: int, rng: np.random.Generator,
+            models: dict[str, bytes]) -> dict:
+    shape = [d.dim_value or batch for d in proto.graph.input[0].type.tensor_type.shape.dim]
+    x = rng.standard_normal(shape).astype(np.float32)
+    session = _session(proto)
     expected = session.run(None, {"x": x})[0]
-    graph = Graph.from_onnx(proto)
-    runner = _runner(graph)
-    np.testing.assert_allclose(runner.run([x])[0], expected, rtol=1e-4, atol=1e-5)
-    with dfir.load(dfir.compile(graph).om) as model:
-        def through_model():
-            model.feed_data([x])
-            outputs, _, ret = model.fetch_data(timeout=60000)
-            assert ret == 0
-            return outputs[0].numpy()
-        np.testing.assert_allclose(through_model(), expected, rtol=1e-4, atol=1e-5)
-        row = {"model": name, "batch": batch,
-               "ort": _median_ms(lambda: session.run(None, {"x": x}), repeats),
-               "runner": _median_ms(lambda: runner.run([x]), repeats),
-               "compiled": _median_ms(through_model, repeats)}
+    row = {"model": name, "batch": batch, "ort": _median_ms(lambda: session.run(None, {"x": x}), repeats)}
+    for backend in ("reference", "iree-cpu"):
+        with dfir.load(models[backend]) as model:
+            def through_model():
+                model.feed_data([x])
+                outputs, _, ret = model.fetch_data(timeout=60000)
+                assert ret == 0
+                return outputs[0].numpy()
+            np.testing.assert_allclose(through_model(), expected, rtol=1e-4, atol=1e-4)
+            row[backend] = _median_ms(through_model, repeats)
+    runner = _direct_call(models["iree-cpu"])
+    np.testing.assert_allclose(runner.run([x])[0], expected, rtol=1e-4, atol=1e-4)
+    row["call"] = _median_ms(lambda: runner.run([x]), repeats)
     return row
+
+
+def compile_times(graph: Graph) -> tuple[dict[str, float], dict[str, bytes]]:
+    """Cold and warm (cached) compile seconds per backend, and the compiled .om per backend."""
+    times, models = {}, {}
+    for backend in ("reference", "iree-cpu"):
+        with tempfile.TemporaryDirectory() as cache_dir:
+            compiled, times[f"{backend} cold"] = _compiled(graph, backend, cache_dir)
+            times[f"{backend} warm"] = _compiled(graph, backend, cache_dir)[1]
+        models[backend] = compiled.om
+    return times, models
+
+
+SWEEP = {"default": (), "O3": ("--iree-opt-level=O3",), "data-tiling": ("--iree-opt-data-tiling",),
+         "ukernels": ("--iree-opt-data-tiling", "--iree-llvmcpu-enable-ukernels=all"),
+         "O3+data-tiling": ("--iree-opt-level=O3", "--iree-opt-data-tiling")}
+
+
+def sweep(name: str, graph: Graph, batch: int, repeats: int, rng: np.random.Generator) -> None:
+    """Time the direct call of the graph's codegen module compiled with each set of extra flags."""
+    module = dfir.compile(graph, {"dfir.ge.backend": "iree-cpu"}, stop_after="codegen").module
+    (graph_op,) = [op for op in module.ops if isinstance(op, ge.GraphOp)]
+    text = codegen_module_text(graph_op)
+    x = rng.standard_normal([batch, *(abs(d) for d in graph.inputs[0].shape[1:])]).astype(np.float32)
+    for label, extra in SWEEP.items():
+        start = time.perf_counter()
+        vmfb = iree.compiler.compile_str(text, extra_args=[*compile_flags("iree-cpu"), *extra])
+        seconds = time.perf_counter() - start
+        context = iree.runtime.SystemContext(config=iree.runtime.Config("local-sync"))
+        context.add_vm_module(iree.runtime.VmModule.copy_buffer(context.instance, vmfb))
+        main = context.modules.module.main
+        print(f"  {name:6} {label:16} compile {seconds:5.2f} s  call {_median_ms(lambda: main(x).to_host(), repeats):8.3f} ms")
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--batches", default="1,32", help="comma-separated batch sizes")
     parser.add_argument("--repeats", type=int, default=30, help="timed runs per measurement (median reported)")
+    parser.add_argument("--sweep", action="store_true", help="also time the direct call under extra IREE flags")
     parser.add_argument("--smoke", action="store_true", help="batch 1, 3 repeats: a quick check for CI")
     args = parser.parse_args()
     batches = [1] if args.smoke else [int(b) for b in args.batches.split(",")]
     repeats = 3 if args.smoke else args.repeats
     rng = np.random.default_rng(0)
-    print(f"threads: {THREADS} (numpy BLAS and onnxruntime intra-op)")
-    print(f"{'model':6} {'batch':>5} {'ort ms':>9} {'runner ms':>10} {'runner/ort':>11} {'model ms':>9} {'model/ort':>10}")
-    for name, build in (("mlp", mlp), ("cnn", cnn)):
-        proto = build(rng)
-        for batch in batches:
-            r = measure(name, proto, batch, repeats, rng)
-            print(f"{r['model']:6} {r['batch']:5d} {r['ort']:9.3f} {r['runner']:10.3f} {r['runner'] / r['ort']:11.2f} "
-                  f"{r['compiled']:9.3f} {r['compiled'] / r['ort']:10.2f}")
+    print(f"threads: {THREADS} (numpy BLAS and onnxruntime intra-op; IREE local-sync: 1)")
+    rows, compiles = [], {}
+    protos = {name: build(rng) for name, build in MODELS.items()}
+    for name, proto in protos.items():
+        compiles[name], models = compile_times(Graph.from_onnx(proto))
+        rows += [measure(name, proto, batch, repeats, rng, models) for batch in batches]
+    print(f"{'model':6} {'batch':>5} {'ort ms':>8} {'ref ms':>8} {'iree ms':>8} {'call ms':>8} {'iree/ort':>9} "
+          f"{'call/ort':>9} {'ref/iree':>9}")
+    for r in rows:
+        print(f"{r['model']:6} {r['batch']:5d} {r['ort']:8.3f} {r['reference']:8.3f} {r['iree-cpu']:8.3f} "
+              f"{r['call']:8.3f} {r['iree-cpu'] / r['ort']:9.2f} {r['call'] / r['ort']:9.2f} "
+              f"{r['reference'] / r['iree-cpu']:9.2f}")
+    print(f"{'compile s':10} {'ref cold':>9} {'ref warm':>9} {'iree cold':>10} {'iree warm':>10} {'warm iree/ref':>14}")
+    for name, t in compiles.items():
+        print(f"{name:10} {t['reference cold']:9.2f} {t['reference warm']:9.3f} {t['iree-cpu cold']:10.2f} "
+              f"{t['iree-cpu warm']:10.3f} {t['iree-cpu warm'] / t['reference warm']:14.2f}")
+    if args.sweep:
+        print("IREE flags (direct call, batch %d):" % batches[-1])
+        for name, proto in protos.items():
+            sweep(name, Graph.from_onnx(proto), batches[-1], repeats, rng)
 
 
 if __name__ == "__main__":

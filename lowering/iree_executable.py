@@ -90,10 +90,27 @@ def invoke_compiler(mlir_text: str, flags: tuple[str, ...], graph: str, backend:
     from iree.compiler import CompilerToolError, compile_str  # lazy: only compiling needs IREE's compiler
 
     try:
-        return compile_str(mlir_text, extra_args=list(flags))
+        return compile_str(custom_form(mlir_text), extra_args=list(flags))
     except CompilerToolError as error:
         raise GeError(f"ge.graph @{graph}: IREE could not compile it for {backend}: "
                       f"{_first_errors(str(error))}") from None
+
+
+def custom_form(mlir_text: str) -> str:
+    """`mlir_text` (generic form) printed back in MLIR's custom form by IREE's own MLIR.
+
+    IREE compiles a named linalg op parsed from the generic form, whose region is spelled out,
+    into much slower code than the same op parsed from its custom form, whose region the op
+    builds itself: a conv_2d_nchw_fchw (batch 32, 16 -> 32 channels, 16x16) ran 31-63 ms a call
+    against 4.5 ms. Parsing and printing take milliseconds. Text IREE cannot parse is given as it
+    is, so that the compile reports the error."""
+    from iree.compiler import ir  # lazy: only compiling needs IREE's compiler
+
+    with ir.Context():
+        try:
+            return str(ir.Module.parse(mlir_text))
+        except ir.MLIRError:
+            return mlir_text
 
 
 def _first_errors(diagnostics: str) -> str:

@@ -20,6 +20,7 @@ models with IREE-compiled graphs need it.
 """
 from __future__ import annotations
 
+import ctypes
 import os
 import threading
 from typing import Any
@@ -29,11 +30,35 @@ import numpy as np
 from dfir.core.errors import GeError
 from dfir.om.plan import device_id
 
-__all__ = ["CPU_DRIVER", "DeviceModule", "device_for", "loaded_module"]
+__all__ = ["CPU_DRIVER", "DeviceModule", "device_for", "loaded_module", "share_one_malloc_arena"]
 
 CPU_DRIVER = "local-sync"
 _DRIVERS = {"iree-cpu": CPU_DRIVER, "iree-cuda": "cuda"}
 _VMFB_ALIGNMENT = 64  # IREE maps a vmfb in place only at this alignment; it copies others
+
+
+_M_ARENA_MAX = -8  # glibc's mallopt parameter number
+
+
+def share_one_malloc_arena() -> None:
+    """Make the threads this process starts from now on (and its workers', which fork from it)
+    share glibc's main malloc arena.
+
+    An IREE executable called from a thread that has an arena of its own ran 8x slower: an MLP
+    (784-512-256-10) at batch 1 took 4.7 ms a call against 0.6 ms on the main thread, or on a
+    thread with `MALLOC_ARENA_MAX=1`; every GE node runs on a thread of its device's worker. The
+    runtime calls this when it is imported, before it starts any thread: threads that have an
+    arena keep it, and later ones are handed the existing arenas in turn. A `MALLOC_ARENA_MAX`
+    in the environment is the user's choice and is left alone; without glibc there is no such
+    setting, and nothing to do.
+    """
+    if "MALLOC_ARENA_MAX" in os.environ:
+        return
+    try:
+        mallopt = ctypes.CDLL(None).mallopt
+    except (OSError, AttributeError):
+        return
+    mallopt(_M_ARENA_MAX, 1)
 
 
 class DeviceModule:

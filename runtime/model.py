@@ -21,9 +21,12 @@ from dfir.core.tensor import Tensor
 from dfir.om.plan import Input, Plan
 from dfir.runtime import host
 from dfir.runtime.input_check import FedInputChecks
+from dfir.runtime.iree_device import share_one_malloc_arena
 from dfir.runtime.process_scheduler import ProcessScheduler, SchedulerFailed
 from dfir.runtime.scheduler import SchedulerClosed
 from dfir.runtime.status import FEED_TIMEOUT, FETCH_TIMEOUT, PARAM_INVALID, SUCCESS, RetCode
+
+share_one_malloc_arena()  # before any model's threads and workers exist (see its docstring)
 
 _MISSING = object()
 _SUCCEEDED = RetCode(SUCCESS)

@@ -4,8 +4,8 @@ The input is padded first with `tensor.pad` (convolution and average pooling wit
 with the lowest finite value as the reference's onnxruntime convention); `ceil_mode` adds
 `stride - 1` more at each spatial end, enough for the extra end padding of the last window
 (`Window.overhang` never exceeds it), which no divisor counts. A convolution is a named linalg
-convolution accumulating into its bias (or zeros): for `groups == 1` `conv_2d_nhwc_hwcf` between
-transposes (below) or `conv_2d_nchw_fchw`, else `conv_2d_ngchw_gfchw` on channel-split views.
+convolution accumulating into its bias (or zeros): `conv_2d_nchw_fchw` for `groups == 1`, else
+`conv_2d_ngchw_gfchw` on channel-split views.
 A pooling is a `linalg.generic` over (n, c, oh, ow, kh, kw) whose window loops take their sizes
 from an empty [kH, kW] tensor; average pooling then divides each sum by the size of its window's
 counted part, from `linalg.index`.
@@ -13,21 +13,15 @@ counted part, from `linalg.index`.
     %y = ge.conv2d %x, %w, %b strides [1, 1] pads [1, 1, 1, 1] dilations [1, 1] groups 1 : (!ge.tensor<[-1, 3, 8, 8], f32>, !ge.tensor<[4, 3, 3, 3], f32>, !ge.tensor<[4], f32>) -> !ge.tensor<[-1, 4, 8, 8], f32>
   ==>
     %p = tensor.pad %x low[0, 0, 1, 1] high[0, 0, 1, 1] { tensor.yield %zero : f32 } : tensor<?x3x8x8xf32> to tensor<?x3x10x10xf32>
-    %init = linalg.generic {indexing_maps = [(n, h, w, m) -> (m), (n, h, w, m) -> (n, h, w, m)]} ins(%b) outs(%e)
-    %pt = linalg.transpose ins(%p : tensor<?x3x10x10xf32>) outs(%e1 : tensor<?x10x10x3xf32>) permutation = [0, 2, 3, 1]
-    %wt = linalg.transpose ins(%w : tensor<4x3x3x3xf32>) outs(%e2 : tensor<3x3x3x4xf32>) permutation = [2, 3, 1, 0]
-    %c = linalg.conv_2d_nhwc_hwcf {strides = dense<1> : tensor<2xi64>, dilations = dense<1> : tensor<2xi64>}
-           ins(%pt, %wt : tensor<?x10x10x3xf32>, tensor<3x3x3x4xf32>) outs(%init : tensor<?x8x8x4xf32>)
-    %y = linalg.transpose ins(%c : tensor<?x8x8x4xf32>) outs(%e3 : tensor<?x4x8x8xf32>) permutation = [0, 3, 1, 2]
+    %init = linalg.generic {indexing_maps = [(n, m, h, w) -> (m), (n, m, h, w) -> (n, m, h, w)]} ins(%b) outs(%e)
+    %y = linalg.conv_2d_nchw_fchw {strides = dense<1> : vector<2xi64>, dilations = dense<1> : vector<2xi64>}
+           ins(%p, %w : tensor<?x3x10x10xf32>, tensor<4x3x3x3xf32>) outs(%init : tensor<?x4x8x8xf32>)
 
-The layout of `groups == 1` is picked by measurement on the host CPU (IREE llvm-cpu, local-sync,
-one thread; batch 32, 3x3 filters, pads 1, bias; CPU time, best of 8-12 runs, three rounds each,
-on a loaded 2-core machine): NHWC wins with few input channels (3 -> 16 on 32x32: 9.4-13.3 ms
-against NCHW's 12.7-18.4; 4 -> 16: 11.9-12.1 against 12.3-17.1), they tie at 8 (23.4 each at
-best), and NCHW wins from 16 (16 -> 16 on 32x32: 42.3 against 46.2 at best; 16 -> 32 on 16x16:
-20.1-21.2 against 29.2-47.4). So NHWC below `NHWC_BELOW_CHANNELS` static input channels, NCHW
-otherwise. IREE hoists the filter's transpose into a constant and fuses the others into the
-convolution's dispatch; the pad stays a dispatch of its own (a copy) in both layouts.
+NCHW throughout, by measurement (IREE llvm-cpu, local-sync, one thread, batch 32; the small CNN of
+benchmarks/ge_exec.py, whose first convolution has 3 input channels): 8.2 ms a call with every
+convolution in NCHW against 33 ms with the first one in NHWC between transposes. (An earlier
+measurement that favoured NHWC below 8 channels compiled the generic form of the named ops, which
+IREE turns into slow code whatever the layout: see `lowering.iree_executable.custom_form`.)
 
 Output sizes come from the result type, or when dynamic from `Window.count` in index arithmetic,
 at least 0: a dynamic input smaller than its window (a GeError in the reference) gives an empty
@@ -39,8 +33,9 @@ from typing import Callable, Sequence
 
 import numpy as np
 from xdsl.dialects import arith, tensor
-from xdsl.dialects.builtin import (DYNAMIC_INDEX, ArrayAttr, BFloat16Type, DenseArrayBase, DenseIntOrFPElementsAttr,
-                                   Float16Type, Float32Type, Float64Type, IndexType, IntegerAttr, TensorType, i64)
+from xdsl.dialects.builtin import (DYNAMIC_INDEX, ArrayAttr, BFloat16Type, DenseIntOrFPElementsAttr,
+                                   Float16Type, Float32Type, Float64Type, IndexType, IntegerAttr, TensorType, VectorType,
+                                   i64)
 from xdsl.dialects.linalg import ops as linalg
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.ir.affine import AffineExpr, AffineMap
@@ -104,30 +99,13 @@ def _conv2d(builder: FuncBuilder, op: ge.Conv2DOp) -> list[SSAValue]:
     padded = _padded(builder, x, windows, False, 0)
     sizes = [builder.dim(x, 0), builder.dim(w, 0),
              *(_output_size(builder, op, x, 2 + i, windows[i], False) for i in range(2))]
-    attrs = {name: DenseIntOrFPElementsAttr.from_list(TensorType(i64, [2]), [getattr(v, name[:-1]) for v in windows])
+    attrs = {name: DenseIntOrFPElementsAttr.from_list(VectorType(i64, [2]), [getattr(v, name[:-1]) for v in windows])
              for name in ("strides", "dilations")}
     groups = op.groups.value.data
     if groups > 1:
         return [_conv_grouped(builder, padded, w, bias, sizes, attrs, groups)]
-    channels = x.type.get_shape()[1]
-    if channels != DYNAMIC_INDEX and channels < NHWC_BELOW_CHANNELS:
-        return [_conv_nhwc(builder, padded, w, bias, sizes, attrs)]
     init = _init(builder, bias, sizes, x.type.element_type, AffineExpr.dimension(1))
     return [builder.add(linalg.Conv2DNchwFchwOp([padded, w], [init], [init.type], **attrs)).results[0]]
-
-
-NHWC_BELOW_CHANNELS = 8
-"""A convolution of fewer (static) input channels than this, ungrouped, runs in NHWC."""
-
-
-def _conv_nhwc(builder: FuncBuilder, padded: SSAValue, w: SSAValue, bias: SSAValue | None, sizes: Sequence[Size],
-               attrs: dict[str, Attribute]) -> SSAValue:
-    """`conv_2d_nhwc_hwcf` between transposes (the NCHW sizes `sizes`)."""
-    n, m, oh, ow = sizes
-    init = _init(builder, bias, [n, oh, ow, m], padded.type.element_type, AffineExpr.dimension(3))
-    inputs = [_transpose(builder, padded, [0, 2, 3, 1]), _transpose(builder, w, [2, 3, 1, 0])]
-    y = builder.add(linalg.Conv2DNhwc_HwcfOp(inputs, [init], [init.type], **attrs)).results[0]
-    return _transpose(builder, y, [0, 3, 1, 2])
 
 
 def _conv_grouped(builder: FuncBuilder, padded: SSAValue, w: SSAValue, bias: SSAValue | None,
@@ -144,12 +122,6 @@ def _conv_grouped(builder: FuncBuilder, padded: SSAValue, w: SSAValue, bias: SSA
     split_w = _expand(builder, w, 0, [groups, group_size])
     y = builder.add(linalg.Conv2DNgchwGfchwOp([split_x, split_w], [init], [init.type], **attrs)).results[0]
     return _collapse(builder, y, 1)
-
-
-def _transpose(builder: FuncBuilder, value: SSAValue, permutation: Sequence[int]) -> SSAValue:
-    init = builder.empty([builder.dim(value, p) for p in permutation], value.type.element_type)
-    op = linalg.TransposeOp(value, init, DenseArrayBase.from_list(i64, permutation))
-    return builder.add(op).results[0]
 
 
 def _init(builder: FuncBuilder, bias: SSAValue | None, sizes: Sequence[Size], element_type: Attribute,

@@ -10,7 +10,7 @@ from dfir.core.errors import GeError
 from dfir.dialects import ge
 from dfir.lowering import iree_executable
 from dfir.lowering.codegen import codegen_module_text
-from dfir.lowering.iree_executable import CUDA_TARGET, compile_executable, compile_flags
+from dfir.lowering.iree_executable import CUDA_TARGET, compile_executable, compile_flags, custom_form
 from codegen_graphs import (DOUBLE_F32, MATMUL_F64, compiler_calls, double_graph,  # noqa: F401
                             with_codegen)
 
@@ -80,3 +80,29 @@ def test_a_compile_failure_names_the_graph_and_quotes_iree(compiler_calls):
     assert caught.value.error_message.startswith("ge.graph @double: IREE could not compile it for iree-cpu: "
                                                  "<stdin>:")
     assert "'arith.nosuch'" in caught.value.error_message
+
+
+GENERIC_CONV = """"builtin.module"() ({
+  "func.func"() <{function_type = (tensor<1x1x3x3xf32>, tensor<1x1x2x2xf32>, tensor<1x1x2x2xf32>) -> tensor<1x1x2x2xf32>, sym_name = "main"}> ({
+  ^bb0(%x: tensor<1x1x3x3xf32>, %w: tensor<1x1x2x2xf32>, %init: tensor<1x1x2x2xf32>):
+    %y = "linalg.conv_2d_nchw_fchw"(%x, %w, %init) <{dilations = dense<1> : vector<2xi64>, operandSegmentSizes = array<i32: 2, 1>, strides = dense<1> : vector<2xi64>}> ({
+    ^bb0(%a: f32, %b: f32, %c: f32):
+      %m = "arith.mulf"(%a, %b) : (f32, f32) -> f32
+      %s = "arith.addf"(%c, %m) : (f32, f32) -> f32
+      "linalg.yield"(%s) : (f32) -> ()
+    }) : (tensor<1x1x3x3xf32>, tensor<1x1x2x2xf32>, tensor<1x1x2x2xf32>) -> tensor<1x1x2x2xf32>
+    "func.return"(%y) : (tensor<1x1x2x2xf32>) -> ()
+  }) : () -> ()
+}) : () -> ()
+"""
+
+
+def test_the_compiler_is_given_the_custom_form_of_named_ops():
+    custom = custom_form(GENERIC_CONV)
+    assert "linalg.conv_2d_nchw_fchw {dilations = dense<1> : vector<2xi64>, strides = dense<1> : vector<2xi64>} " \
+           "ins(%arg0, %arg1 : tensor<1x1x3x3xf32>, tensor<1x1x2x2xf32>)" in custom
+    assert "linalg.yield" not in custom  # the named op builds its own region
+
+
+def test_text_iree_cannot_parse_reaches_the_compiler_as_it_is():
+    assert custom_form("not mlir") == "not mlir"
