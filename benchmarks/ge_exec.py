@@ -45,7 +45,7 @@ import dfir
 from dfir.dialects import ge
 from dfir.ge.graph import Graph
 from dfir.lowering.codegen import codegen_module_text
-from dfir.lowering.iree_executable import compile_flags
+from dfir.lowering.iree_executable import compile_flags, custom_form
 from dfir.om.plan import Plan
 from dfir.om.schema import PartitionType
 from dfir.runtime.iree_runner import IreeGraphRunner
@@ -194,7 +194,12 @@ def sweep(name: str, graph: Graph, batch: int, repeats: int, rng: np.random.Gene
     x = rng.standard_normal([batch, *(abs(d) for d in graph.inputs[0].shape[1:])]).astype(np.float32)
     for label, extra in SWEEP.items():
         start = time.perf_counter()
-        vmfb = iree.compiler.compile_str(text, extra_args=[*compile_flags("iree-cpu"), *extra])
+        try:
+            vmfb = iree.compiler.compile_str(custom_form(text), extra_args=[*compile_flags("iree-cpu"), *extra])
+        except iree.compiler.CompilerToolError as error:
+            first = next((line for line in str(error).splitlines() if "error:" in line), "failed")
+            print(f"  {name:6} {label:16} does not compile: {first.split('error: ')[-1][:100]}")
+            continue
         seconds = time.perf_counter() - start
         context = iree.runtime.SystemContext(config=iree.runtime.Config("local-sync"))
         context.add_vm_module(iree.runtime.VmModule.copy_buffer(context.instance, vmfb))
