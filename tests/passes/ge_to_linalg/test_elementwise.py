@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 
 from dfir.core import data_type as dt
 from dfir.frontend.ge.graph import Graph
-from tests.passes.ge_to_linalg.harness import assert_lowering_matches, converted
+from ge_lowering import assert_lowering_matches, converted
 
 _DTYPES = {np.float32: dt.DT_FLOAT, np.float64: dt.DT_DOUBLE, np.int32: dt.DT_INT32, np.int64: dt.DT_INT64,
            np.uint8: dt.DT_UINT8, np.float16: dt.DT_FLOAT16}

@@ -6,7 +6,7 @@ import pytest
 
 from dfir.core import data_type as dt
 from dfir.frontend.ge.graph import Graph
-from tests.passes.ge_to_linalg.harness import assert_lowering_matches, codegen_text, converted, lowered_outputs
+from ge_lowering import assert_lowering_matches, codegen_text, converted, lowered_outputs
 
 
 def _unary(build, shape, dtype=dt.DT_FLOAT) -> Graph:

@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 
 from dfir.core import data_type as dt
 from dfir.frontend.ge.graph import Graph
-from tests.passes.ge_to_linalg.harness import assert_lowering_matches, converted
+from ge_lowering import assert_lowering_matches, converted
 
 
 def _values(rng, shape, dtype):

@@ -6,7 +6,7 @@ import pytest
 
 from dfir.core import data_type as dt
 from dfir.frontend.ge.graph import Graph
-from tests.passes.ge_to_linalg.harness import assert_lowering_matches
+from ge_lowering import assert_lowering_matches
 
 _MODES = [{}, {"align_corners": True}, {"half_pixel_centers": True}]
 

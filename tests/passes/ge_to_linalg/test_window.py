@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 
 from dfir.core import data_type as dt
 from dfir.frontend.ge.graph import Graph
-from tests.passes.ge_to_linalg.harness import assert_lowering_matches, codegen_text, converted, lowered_outputs
+from ge_lowering import assert_lowering_matches, codegen_text, converted, lowered_outputs
 
 _windows = st.fixed_dictionaries({
     "kernel": st.lists(st.integers(1, 3), min_size=2, max_size=2),
