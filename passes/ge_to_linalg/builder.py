@@ -30,7 +30,7 @@ from xdsl.ir.affine import AffineExpr, AffineMap
 
 from dfir.dialects.ge_types import GeTensorType
 
-__all__ = ["Body", "FuncBuilder", "IndexMath", "Size", "Unsupported", "identity_map", "is_float", "is_unsigned",
+__all__ = ["Body", "FuncBuilder", "IndexMath", "Size", "Unsupported", "is_float", "is_unsigned",
            "signless", "tensor_type"]
 
 Size = int | SSAValue
@@ -59,10 +59,6 @@ def is_float(element_type: Attribute) -> bool:
 def tensor_type(t: GeTensorType) -> TensorType:
     """The upstream tensor type of a `ge` tensor type: ranged dimensions dynamic."""
     return TensorType(signless(t.element_type), [d.lo if d.is_fixed else DYNAMIC_INDEX for d in t.dims])
-
-
-def identity_map(rank: int) -> AffineMapAttr:
-    return AffineMapAttr(AffineMap.identity(rank))
 
 
 class Body:
@@ -186,10 +182,9 @@ class FuncBuilder:
             if dim.is_fixed:
                 sizes.append(dim.lo)
                 continue
-            source = next((v for v in operands if _aligned_dim(_type_of(v).get_shape(), axis, result.rank)
-                           == DYNAMIC_INDEX), None)
-            if source is None:
-                raise Unsupported(f"dimension {axis} of the result is dynamic but no operand's is")
+            # A dynamic result dimension comes from a dynamic operand dimension (shape inference).
+            source = next(v for v in operands
+                          if _aligned_dim(_type_of(v).get_shape(), axis, result.rank) == DYNAMIC_INDEX)
             sizes.append(self.dim(source, axis - result.rank + len(_type_of(source).get_shape())))
         return sizes
 

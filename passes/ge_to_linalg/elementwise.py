@@ -20,7 +20,7 @@ from typing import Callable
 
 from xdsl.dialects import arith
 from xdsl.dialects import math as m
-from xdsl.dialects.builtin import AnyFloat, IntegerType
+from xdsl.dialects.builtin import IntegerType
 from xdsl.ir import Attribute, Operation, SSAValue
 
 from dfir.dialects import ge
@@ -135,7 +135,7 @@ def convert(b: Body, source: Attribute, target: Attribute, x: SSAValue) -> SSAVa
         return b.add(arith.CmpfOp(x, zero, "une") if is_float(source) else arith.CmpiOp(x, zero, "ne"))
     unsigned_source = is_unsigned(source) or source == IntegerType(1)
     if is_float(source) and is_float(target):
-        wider = _float_width(target) > _float_width(source)
+        wider = target.bitwidth > source.bitwidth
         return b.add(arith.ExtFOp(x, out) if wider else arith.TruncFOp(x, out))
     if is_float(target):
         return b.add(arith.UIToFPOp(x, out) if unsigned_source else arith.SIToFPOp(x, out))
@@ -147,10 +147,6 @@ def convert(b: Body, source: Attribute, target: Attribute, x: SSAValue) -> SSAVa
     if target_width < source_width:
         return b.add(arith.TruncIOp(x, out))
     return b.add(arith.ExtUIOp(x, out) if unsigned_source else arith.ExtSIOp(x, out))
-
-
-def _float_width(t: AnyFloat) -> int:
-    return t.bitwidth
 
 
 def _cast(builder: FuncBuilder, op: Operation) -> list[SSAValue]:

@@ -11,7 +11,7 @@ from dfir.dialects.iree_util import AssumeIntOp
 from dfir.passes.ge_to_linalg import LOWERINGS
 from dfir.passes.ge_to_linalg.builder import FuncBuilder, Unsupported, tensor_type
 
-__all__ = ["NoLowering", "lower_graph", "unlowered_ops"]
+__all__ = ["NoLowering", "lower_graph"]
 
 
 class NoLowering(Exception):
@@ -64,16 +64,3 @@ def _lower_op(builder: FuncBuilder, op: Operation) -> None:
         raise NoLowering(op, str(error)) from None
     for result, value in zip(op.results, results, strict=True):
         builder.values[result] = value
-
-
-def unlowered_ops(graph: ge.GraphOp) -> list[str]:
-    """The ops of the graph that have no lowering (in their form), described; [] when it lowers."""
-    missing = [describe(op) for op in graph.block.ops
-               if not isinstance(op, (ge.DataOp, ge.OutputOp)) and type(op) not in LOWERINGS]
-    if missing:
-        return missing
-    try:
-        lower_graph(graph)
-    except NoLowering as error:
-        return [str(error)]
-    return []

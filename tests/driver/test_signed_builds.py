@@ -19,22 +19,12 @@ from dfir.ge.error import GeError
 from dfir.ge.graph import Graph
 from dfir.ge.offline_compile import (GraphWithOptions, build_finalize, build_initialize, build_model,
                                      bundle_build_model, bundle_save_model, save_model)
-from dfir.om.keys import SIGNING_KEY_ENV, TRUSTED_KEYS_ENV, write_key_pair
+from dfir.om.keys import SIGNING_KEY_ENV, TRUSTED_KEYS_ENV
 from dfir.om.signature import signed, unsigned
 from dfir.runtime.om import read_om
 from dfir.tools.cli import main as cli
 
 KEY = "signed"
-
-
-@pytest.fixture(scope="module")
-def keys(tmp_path_factory):
-    folder = tmp_path_factory.mktemp("keys")
-    pairs = {}
-    for name in ("dev", "other"):
-        private, public, key = write_key_pair(str(folder / name))
-        pairs[name] = SimpleNamespace(private=private, public=public, key=key, fingerprint=key.fingerprint)
-    return SimpleNamespace(**pairs)
 
 
 @pytest.fixture(autouse=True)

@@ -6,7 +6,6 @@ import json
 import os
 import pickle
 import struct
-from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -31,17 +30,6 @@ PLAN = json.dumps({"format": 1, "name": "p", "inputs": [], "outputs": [], "nodes
                   sort_keys=True, separators=(",", ":")).encode()
 OM = write_om([[(PartitionType.FLOW_MODEL, PLAN), (PartitionType.UDF_PAYLOAD, b"udf" * 40),
                 (PartitionType.IR_TEXT, b"builtin.module {}")]], name="p")
-
-
-@pytest.fixture(scope="module")
-def keys(tmp_path_factory):
-    """Two key pairs, `dev` (the one that signs) and `other`, as files and loaded."""
-    folder = tmp_path_factory.mktemp("keys")
-    pairs = {}
-    for name in ("dev", "other"):
-        private, public, key = write_key_pair(str(folder / name))
-        pairs[name] = SimpleNamespace(private=private, public=public, key=key, fingerprint=key.fingerprint)
-    return SimpleNamespace(**pairs, folder=folder)
 
 
 @pytest.fixture(autouse=True)

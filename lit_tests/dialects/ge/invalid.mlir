@@ -619,3 +619,12 @@ ge.graph @variable_name {
   %w = ge.variable "" dense<[1.0]> : tensor<1xf32>
   ge.output %w : !ge.tensor<[1], f32>
 }
+
+// -----
+
+// A backend that is not one of the device backends.
+// CHECK: ge.graph @gpu: unknown backend "gpu", expected one of ['reference', 'iree-cpu', 'iree-cuda']
+ge.graph @gpu backend "gpu" {
+  %x = ge.data 0 "x" : !ge.tensor<[2], f32>
+  ge.output %x : !ge.tensor<[2], f32>
+}
