@@ -59,7 +59,7 @@ class FuncProcessPoint(ProcessPoint):
 
 
 class GraphProcessPoint(ProcessPoint):
-    """A GE graph: an ONNX model file (`Framework.ONNX`, imported by `dfir.frontend.ge.onnx_import`) or a
+    """A GE graph: an ONNX model file (`Framework.ONNX`, imported by `dfir.frontend.ge.onnx`) or a
     `dfir.frontend.ge.graph.Graph` built in Python (any framework)."""
 
     def __init__(self, framework: Framework, graph_file, load_params: dict[str, str] | None = None,

@@ -390,14 +390,14 @@ class Graph:
 
     @classmethod
     def from_onnx(cls, model, name: str | None = None) -> Graph:
-        """The graph of an ONNX model (a file path or an `onnx.ModelProto`); see `dfir.frontend.ge.onnx_import`."""
-        from dfir.frontend.ge import onnx_import  # lazy: onnx takes half a second to import
+        """The graph of an ONNX model (a file path or an `onnx.ModelProto`); see `dfir.frontend.ge.onnx`."""
+        from dfir.frontend.ge import onnx  # lazy: onnx takes half a second to import
 
         def new_graph(graph_name: str) -> Graph:
             graph = cls(graph_name)
             graph._locations = False  # the model's node names locate its ops, not the caller's line
             return graph
-        return onnx_import.import_onnx(model, new_graph, name)
+        return onnx.import_onnx(model, new_graph, name)
 
     def content_key(self) -> str:
         """`sha256:<hex>` of everything `to_ir` builds from: the name, every op (its kind, node

@@ -1,0 +1,42 @@
+"""ONNX import: an ONNX model becomes a `Graph`.
+
+    g = import_onnx("model.onnx", Graph)    # what Graph.from_onnx("model.onnx") does
+
+One module per concern:
+
+- `loading`: read the model (a path or an `onnx.ModelProto`), check it with the ONNX checker (a
+  missing, unreadable or invalid file is a GeError naming the file) and check its opset.
+- `known`: values known at import time, with the dimensions of dynamic inputs as symbols.
+- `folding`: nodes that compute shapes or constants are folded, their values computed here.
+- `ops`: the op mapping, one module per op family: how a node of each ONNX op type becomes
+  `Graph` ops.
+- `importer`: one import, walking the nodes the graph outputs need.
+
+Unsupported ops are refused up front: one GeError lists every unsupported op type with the nodes
+using it.
+"""
+from __future__ import annotations
+
+import os
+from typing import TYPE_CHECKING, Callable
+
+import onnx
+
+from dfir.frontend.ge.onnx.importer import Importer, check_supported
+from dfir.frontend.ge.onnx.loading import MIN_OPSET, check_opset, load
+from dfir.frontend.ge.onnx.ops import CONVERTERS
+
+if TYPE_CHECKING:
+    from dfir.frontend.ge.graph import Graph
+
+__all__ = ["import_onnx", "CONVERTERS", "MIN_OPSET"]
+
+
+def import_onnx(model: str | os.PathLike | onnx.ModelProto, new_graph: Callable[[str], Graph],
+                name: str | None = None) -> Graph:
+    """The graph of an ONNX model, built into `new_graph(name)` (a `Graph`, through its builder
+    methods); `name` defaults to the file's stem or the graph's name."""
+    proto, label, default_name = load(model)
+    check_opset(proto, label)
+    check_supported(proto, label)
+    return Importer(proto, label, new_graph(name or default_name)).run()

@@ -1,0 +1,20 @@
+"""A node's attributes as Python values."""
+from __future__ import annotations
+
+import onnx
+from onnx import helper
+
+
+def attributes_of(node: onnx.NodeProto) -> dict[str, object]:
+    """The node's attributes as Python values (strings decoded)."""
+    values = {}
+    for attribute in node.attribute:
+        value = helper.get_attribute_value(attribute)
+        if isinstance(value, bytes):
+            value = value.decode()
+        values[attribute.name] = value
+    return values
+
+
+def attribute(node: onnx.NodeProto, name: str, default=None):
+    return attributes_of(node).get(name, default)

@@ -1,0 +1,128 @@
+"""Folding: nodes that compute shapes (Constant, Shape, Gather, Slice, Concat, Unsqueeze, Squeeze,
+Reshape, Cast, Identity, integer arithmetic) get their value at import time, with the dimensions
+of dynamic inputs as symbols (`Dim`). A folder returns None where it cannot (a symbolic entry
+where a number is needed): the node is then converted into graph ops.
+"""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Callable
+
+import numpy as np
+import onnx
+from onnx import helper, numpy_helper
+
+from dfir.core.shape_arith import slice_bounds
+from dfir.frontend.ge.onnx.attributes import attribute, attributes_of
+from dfir.frontend.ge.onnx.known import Known
+
+if TYPE_CHECKING:
+    from dfir.frontend.ge.onnx.importer import Importer
+
+Folder = Callable[["Importer", onnx.NodeProto, list], "Known | None"]
+
+
+def _fold_constant(imp: Importer, node: onnx.NodeProto, inputs: list) -> Known:
+    attrs = attributes_of(node)
+    if "value" in attrs:
+        return Known.of(numpy_helper.to_array(attrs["value"]))
+    for key, dtype in (("value_float", np.float32), ("value_floats", np.float32),
+                       ("value_int", np.int64), ("value_ints", np.int64)):
+        if key in attrs:
+            return Known.of(np.array(attrs[key], dtype))
+    raise imp.node_error(node, f"only tensor, float and int values are supported, got {sorted(attrs)}")
+
+
+def _fold_identity(imp, node, inputs):
+    return inputs[0]
+
+
+def _fold_shape(imp: Importer, node: onnx.NodeProto, inputs: list) -> Known:
+    dims = imp.dims(node.input[0])
+    start, end = attribute(node, "start", 0), attribute(node, "end", None)
+    picked = dims[slice_bounds(len(dims), start, len(dims) if end is None else end, 1)]
+    return Known.of(np.array(picked, dtype=object).reshape(len(picked)), np.int64)
+
+
+def _fold_cast(imp, node, inputs):
+    (x,) = inputs
+    to = helper.tensor_dtype_to_np_dtype(attribute(node, "to"))
+    if x.is_constant:
+        return Known.of(x.array.astype(to))
+    return Known(x.array, to) if to.kind in "iu" else None
+
+
+def _fold_gather(imp, node, inputs):
+    x, indices = inputs
+    if not indices.is_constant:
+        return None
+    axis = attribute(node, "axis", 0) % max(x.array.ndim, 1)
+    size = x.array.shape[axis]
+    if ((indices.array < -size) | (indices.array >= size)).any():
+        raise imp.node_error(node, f"indices {indices.ints()} are out of range for {size} entries")
+    return Known.of(np.asarray(np.take(x.array, indices.array, axis=axis), x.array.dtype), x.dtype)
+
+
+def _fold_slice(imp, node, inputs):
+    x, starts, ends, axes, steps = (inputs + [None, None])[:5]
+    if not all(k is None or k.is_constant for k in (starts, ends, axes, steps)):
+        return None
+    index = [slice(None)] * x.array.ndim
+    starts, ends = starts.ints(), ends.ints()
+    axes = axes.ints() if axes is not None else list(range(len(starts)))
+    steps = steps.ints() if steps is not None else [1] * len(starts)
+    for axis, start, end, step in zip(axes, starts, ends, steps):
+        index[axis] = slice_bounds(x.array.shape[axis], start, end, step)
+    return Known.of(x.array[tuple(index)], x.dtype)
+
+
+def _fold_concat(imp, node, inputs):
+    return Known.of(np.concatenate([k.array for k in inputs], axis=attribute(node, "axis")), inputs[0].dtype)
+
+
+def _fold_unsqueeze(imp, node, inputs):
+    x, axes = inputs
+    return Known.of(np.expand_dims(x.array, tuple(axes.ints())), x.dtype) if axes.is_constant else None
+
+
+def _fold_squeeze(imp, node, inputs):
+    x, *axes = inputs
+    if axes and axes[0] is not None and not axes[0].is_constant:
+        return None
+    axes = tuple(axes[0].ints()) if axes and axes[0] is not None else None
+    return Known.of(np.squeeze(x.array, axis=axes), x.dtype)
+
+
+def _fold_reshape(imp, node, inputs):
+    x, shape = inputs
+    if not shape.is_constant:
+        return None
+    target = [x.array.shape[i] if s == 0 else s for i, s in enumerate(shape.ints())]
+    return Known.of(x.array.reshape(target), x.dtype)
+
+
+def _fold_arithmetic(combine: Callable[[np.ndarray, np.ndarray], np.ndarray]) -> Folder:
+    def fold(imp, node, inputs):
+        x, y = inputs
+        try:
+            result = combine(x.array, y.array)
+        except TypeError:  # a symbolic dimension in the arithmetic: compute it at run time
+            return None
+        return Known.of(np.asarray(result), np.result_type(x.dtype, y.dtype))
+    return fold
+
+
+def _truncating_divide(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    if x.dtype.kind == "f" or y.dtype.kind == "f":
+        return x / y
+    quotient = np.floor_divide(x, y)
+    return quotient + ((quotient * y != x) & ((x < 0) != (y < 0)))
+
+
+FOLDERS: dict[str, Folder] = {
+    "Constant": _fold_constant, "Identity": _fold_identity, "Shape": _fold_shape, "Cast": _fold_cast,
+    "Gather": _fold_gather, "Slice": _fold_slice, "Concat": _fold_concat, "Unsqueeze": _fold_unsqueeze,
+    "Squeeze": _fold_squeeze, "Reshape": _fold_reshape,
+    "Add": _fold_arithmetic(np.add), "Sub": _fold_arithmetic(np.subtract),
+    "Mul": _fold_arithmetic(np.multiply), "Div": _fold_arithmetic(_truncating_divide),
+}
+"""Op type -> how it computes its value at import time when its inputs are known (None: it cannot)."""

@@ -1,0 +1,205 @@
+"""One ONNX import: ONNX tensor names become Graph values or values known at import time.
+
+1. Inputs become `data` ops in order (initializers listed as inputs are weights, not inputs);
+   a dimension without a `dim_value` (a `dim_param`, or nothing) is -1.
+2. Walk the nodes the graph outputs need, in order. A node with a folder (see `folding`) whose
+   inputs are all known at import time (for Shape: its input's rank) is folded: its value is
+   computed here. Any other node is converted by its entry of `CONVERTERS` into `Graph` ops.
+   Inputs an op takes as attributes (Reshape's shape, Slice's starts, Pad's pads...) must be
+   known; a known value used as a tensor operand becomes a `const` (or, with symbols, ops
+   computing it from `shape`) where it is first used.
+
+Initializers become `const` ops named after them, created where first used.
+"""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import numpy as np
+import onnx
+from onnx import helper, numpy_helper
+
+from dfir.core import data_type as dt
+from dfir.core.errors import GeError
+from dfir.frontend.ge.onnx.folding import FOLDERS
+from dfir.frontend.ge.onnx.known import Dim, Known, runs, spell
+from dfir.frontend.ge.onnx.ops import CONVERTERS
+
+if TYPE_CHECKING:
+    from dfir.frontend.ge.graph import Graph, Value
+
+
+def check_supported(proto: onnx.ModelProto, label: str) -> None:
+    """One GeError listing every op type of `proto` that neither folds nor converts, with its nodes."""
+    unsupported: dict[str, list[str]] = {}
+    for index, node in enumerate(proto.graph.node):
+        op = node.op_type if node.domain in ("", "ai.onnx") else f"{node.domain}.{node.op_type}"
+        if op not in CONVERTERS and op not in FOLDERS:
+            unsupported.setdefault(op, []).append(_node_label(node, index))
+    if unsupported:
+        listed = ", ".join(f"{op} ({'node' if len(nodes) == 1 else 'nodes'} {', '.join(nodes)})"
+                           for op, nodes in unsupported.items())
+        raise GeError(f"ONNX model '{label}' has ops dfir does not support: {listed}")
+
+
+def _node_label(node: onnx.NodeProto, index: int) -> str:
+    return f"'{node.name}'" if node.name else f"#{index}"
+
+
+class Importer:
+    """One import: ONNX tensor names -> Graph values or known values; see the module docstring."""
+
+    def __init__(self, proto: onnx.ModelProto, label: str, graph: Graph):
+        self.proto = proto
+        self.label = label
+        self.g = graph
+        self.values: dict[str, Value] = {}
+        self.known: dict[str, Known] = {}
+        self.names: set[str] = set()
+        self.shapes: dict[str, Value] = {}
+        self.node_index = 0
+
+    def run(self) -> Graph:
+        weights = {t.name: t for t in self.proto.graph.initializer}
+        for name, tensor in weights.items():
+            array = numpy_helper.to_array(tensor)
+            self.known[name] = Known.of(array)
+        inputs = [vi for vi in self.proto.graph.input if vi.name not in weights]
+        for index, info in enumerate(inputs):
+            self._add_input(index, info)
+        needed = self._needed_nodes()
+        for index, node in enumerate(self.proto.graph.node):
+            if index in needed:
+                self._visit(node, index)
+        self.g.set_outputs([self.tensor_named(o.name) for o in self.proto.graph.output])
+        return self.g
+
+    # --- inputs and liveness ---
+
+    def _add_input(self, index: int, info: onnx.ValueInfoProto) -> None:
+        kind = info.type.WhichOneof("value")
+        if kind != "tensor_type":
+            raise self.error(f"input '{info.name}' is a {kind}, expected a tensor")
+        tensor_type = info.type.tensor_type
+        shape = [d.dim_value if d.HasField("dim_value") else -1 for d in tensor_type.shape.dim]
+        dtype = self.dtype_of(tensor_type.elem_type, f"input '{info.name}'")
+        self.values[info.name] = self.g.data(index, shape, dtype, name=self.claim(info.name))
+
+    def _needed_nodes(self) -> set[int]:
+        """Indexes of the nodes the graph outputs depend on."""
+        producer = {out: i for i, node in enumerate(self.proto.graph.node) for out in node.output if out}
+        needed: set[int] = set()
+        pending = [o.name for o in self.proto.graph.output]
+        while pending:
+            index = producer.get(pending.pop())
+            if index is not None and index not in needed:
+                needed.add(index)
+                pending.extend(i for i in self.proto.graph.node[index].input if i)
+        return needed
+
+    def _visit(self, node: onnx.NodeProto, index: int) -> None:
+        self.node_index = index
+        folder = FOLDERS.get(node.op_type)
+        inputs = [self.known.get(i) if i else None for i in node.input]
+        all_known = all(k is not None or not i for k, i in zip(inputs, node.input))
+        if folder is not None and (all_known or node.op_type == "Shape"):
+            folded = folder(self, node, inputs)
+            if folded is not None:
+                self.known[node.output[0]] = folded
+                return
+        outputs = CONVERTERS[node.op_type](self, node)
+        for name, value in zip(node.output, outputs):
+            if name:
+                self.values[name] = value
+
+    # --- what converters use ---
+
+    def tensor(self, node: onnx.NodeProto, i: int) -> Value | None:
+        """Input `i` of `node` as a graph value, or None when the input is absent."""
+        if i >= len(node.input) or not node.input[i]:
+            return None
+        return self.tensor_named(node.input[i])
+
+    def tensor_named(self, name: str) -> Value:
+        """The graph value of ONNX tensor `name`, creating it from what is known if needed."""
+        if name not in self.values:
+            self.values[name] = self._materialize(name, self.known[name])
+        return self.values[name]
+
+    def static(self, node: onnx.NodeProto, i: int, what: str) -> Known | None:
+        """Input `i` of `node`, which must be known at import time (None when absent)."""
+        if i >= len(node.input) or not node.input[i]:
+            return None
+        known = self.known.get(node.input[i])
+        if known is None:
+            raise self.node_error(node, f"{what} (input '{node.input[i]}') must be known when the model "
+                                        "is imported: a constant, or computed from shapes")
+        return known
+
+    def static_ints(self, node: onnx.NodeProto, i: int, what: str) -> list[int] | None:
+        """Input `i` as a list of ints known at import time, with no symbolic entry."""
+        known = self.static(node, i, what)
+        if known is None:
+            return None
+        if not known.is_constant:
+            raise self.node_error(node, f"{what} (input '{node.input[i]}') depends on dynamic dimensions: "
+                                        f"{spell(known)}")
+        return known.ints()
+
+    def dims(self, name: str) -> list[int | Dim]:
+        """The dimensions of ONNX tensor `name`: sizes, or `Dim`s where not fixed."""
+        if name in self.values:
+            return [d if d >= 0 else Dim(name, i) for i, d in enumerate(self.values[name].shape)]
+        return list(self.known[name].array.shape)
+
+    def name(self, node: onnx.NodeProto, suffix: str = "") -> str:
+        """A fresh graph node name for (a part of) `node`."""
+        base = node.name or f"{node.op_type}_{self.node_index}"
+        return self.claim(base + suffix)
+
+    def claim(self, name: str) -> str:
+        """`name`, or `name_<n>` when a node already has it."""
+        candidate, n = name, 0
+        while candidate in self.names:
+            n += 1
+            candidate = f"{name}_{n}"
+        self.names.add(candidate)
+        return candidate
+
+    def dtype_of(self, elem_type: int, what: str) -> dt.DType:
+        try:
+            return dt.from_numpy(helper.tensor_dtype_to_np_dtype(elem_type))
+        except (GeError, KeyError, TypeError):
+            raise self.error(f"{what} has element type {onnx.TensorProto.DataType.Name(elem_type)}, which "
+                             "GE tensors cannot hold") from None
+
+    def error(self, message: str) -> GeError:
+        return GeError(message, context={"onnx": self.label})
+
+    def node_error(self, node: onnx.NodeProto, message: str) -> GeError:
+        return GeError(f"{node.op_type}: {message}",
+                       context={"onnx": self.label, "node": node.name or f"#{self.node_index}"})
+
+    # --- known values as graph values ---
+
+    def _materialize(self, name: str, known: Known) -> Value:
+        """A graph value computing `known`: a const, or shape arithmetic for symbolic entries."""
+        if known.is_constant:
+            return self.g.const(known.array, name=self.claim(name))
+        pieces = [self._piece(name, run) for run in runs(known.array.reshape(-1))]
+        vector = pieces[0] if len(pieces) == 1 else self.g.concat(pieces, 0, name=self.claim(f"{name}/concat"))
+        if known.dtype != np.int64:
+            vector = self.g.cast(vector, dt.from_numpy(known.dtype), name=self.claim(f"{name}/cast"))
+        if known.array.ndim == 0:
+            vector = self.g.squeeze(vector, [0], name=self.claim(f"{name}/squeeze"))
+        return vector
+
+    def _piece(self, name: str, run: list) -> Value:
+        """A run of ints (a const) or of consecutive dimensions of one tensor (a slice of its shape)."""
+        if not isinstance(run[0], Dim):
+            return self.g.const(np.array(run, np.int64), name=self.claim(f"{name}/const"))
+        tensor = run[0].tensor
+        if tensor not in self.shapes:
+            self.shapes[tensor] = self.g.shape(self.tensor_named(tensor), name=self.claim(f"{tensor}/shape"))
+        first = run[0].axis
+        return self.g.slice(self.shapes[tensor], [first], [first + len(run)], name=self.claim(f"{name}/dims"))

@@ -1,0 +1,72 @@
+"""Sliding-window ops over NCHW images: convolution and pooling."""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Sequence
+
+import onnx
+
+from dfir.frontend.ge.onnx.attributes import attributes_of
+from dfir.frontend.ge.onnx.ops.converter import Converter, require_image, unary
+
+if TYPE_CHECKING:
+    from dfir.frontend.ge.graph import Value
+    from dfir.frontend.ge.onnx.importer import Importer
+
+def _window_pads(imp: Importer, node: onnx.NodeProto, x: Value, kernel: Sequence[int],
+                 attrs: dict) -> list[int]:
+    """ONNX `pads` ([h_begin, w_begin, h_end, w_end]) or `auto_pad` as ge pads [top, bottom, left, right]."""
+    auto = attrs.get("auto_pad", "NOTSET")
+    if auto == "NOTSET":
+        pads = list(attrs.get("pads", [0, 0, 0, 0]))
+        if len(pads) != 4:
+            raise imp.node_error(node, f"pads must have 4 entries for a 2-D window, got {pads}")
+        return [pads[0], pads[2], pads[1], pads[3]]
+    if auto == "VALID":
+        return [0, 0, 0, 0]
+    if auto not in ("SAME_UPPER", "SAME_LOWER"):
+        raise imp.node_error(node, f"auto_pad '{auto}' is not one of NOTSET, VALID, SAME_UPPER, SAME_LOWER")
+    sizes = x.shape[2:]
+    if -1 in sizes:
+        raise imp.node_error(node, f"auto_pad {auto} needs fixed spatial dimensions, got shape {x.shape}")
+    pads = []
+    strides, dilations = attrs.get("strides", [1, 1]), attrs.get("dilations", [1, 1])
+    for size, k, stride, dilation in zip(sizes, kernel, strides, dilations):
+        total = max(0, (-(-size // stride) - 1) * stride + dilation * (k - 1) + 1 - size)
+        small, large = total // 2, total - total // 2
+        pads += [small, large] if auto == "SAME_UPPER" else [large, small]
+    return pads
+
+
+def _conv(imp, node):
+    x, w = imp.tensor(node, 0), imp.tensor(node, 1)
+    require_image(imp, node, x)
+    attrs = attributes_of(node)
+    kernel = attrs.get("kernel_shape", w.shape[2:])
+    return [imp.g.conv2d(x, w, imp.tensor(node, 2), strides=list(attrs.get("strides", [1, 1])),
+                         pads=_window_pads(imp, node, x, kernel, attrs),
+                         dilations=list(attrs.get("dilations", [1, 1])), groups=attrs.get("group", 1),
+                         name=imp.name(node))]
+
+
+def _pool(method: str) -> Converter:
+    def convert(imp, node):
+        x = imp.tensor(node, 0)
+        require_image(imp, node, x)
+        if len(node.output) > 1 and node.output[1]:
+            raise imp.node_error(node, "the Indices output is not supported")
+        attrs = attributes_of(node)
+        kernel = list(attrs["kernel_shape"])
+        flags = {"ceil_mode": bool(attrs.get("ceil_mode", 0))}
+        if method == "avg_pool":
+            flags["count_include_pad"] = bool(attrs.get("count_include_pad", 0))
+        return [getattr(imp.g, method)(x, kernel, strides=list(attrs.get("strides", [1, 1])),
+                                       pads=_window_pads(imp, node, x, kernel, attrs),
+                                       dilations=list(attrs.get("dilations", [1, 1])), **flags,
+                                       name=imp.name(node))]
+    return convert
+
+
+CONVERTERS: dict[str, Converter] = {
+    "Conv": _conv, "MaxPool": _pool("max_pool"), "AveragePool": _pool("avg_pool"),
+    "GlobalAveragePool": unary("global_avg_pool"),
+}
