@@ -1,0 +1,58 @@
+// dfir view: click a node to see its attributes and source line; expand a GE graph or a
+// sub-FlowGraph into its own drawing. The scene's data is the JSON in #dfir-scene.
+(function () {
+  "use strict";
+  const scene = JSON.parse(document.getElementById("dfir-scene").textContent);
+  const details = document.getElementById("details");
+  const boxes = {};
+  for (const diagram of Object.values(scene.diagrams)) Object.assign(boxes, diagram.boxes);
+
+  function element(tag, className, text) {
+    const node = document.createElement(tag);
+    if (className) node.className = className;
+    if (text !== undefined) node.textContent = text;
+    return node;
+  }
+
+  function attributeList(attrs) {
+    const list = element("dl", "attrs");
+    for (const [name, value] of Object.entries(attrs)) {
+      list.append(element("dt", "", name), element("dd", "", value));
+    }
+    return list;
+  }
+
+  function expand(diagramId) {
+    const section = document.getElementById(diagramId);
+    section.hidden = false;
+    section.classList.add("expanded");
+    section.scrollIntoView({block: "nearest"});
+  }
+
+  function select(id) {
+    document.querySelectorAll("g.node.selected").forEach(g => g.classList.remove("selected"));
+    document.getElementById(id).classList.add("selected");
+    const box = boxes[id];
+    details.replaceChildren(element("h3", "", box.label), element("div", "kind", box.kind));
+    if (box.loc) {
+      details.append(element("div", "loc", box.loc));
+      if (box.source) details.append(element("pre", "source", box.source));
+    }
+    if (box.expands) {
+      const button = element("button", "expand", "expand " + scene.diagrams[box.expands].title);
+      button.addEventListener("click", () => expand(box.expands));
+      details.append(button);
+    }
+    details.append(attributeList(box.attrs));
+  }
+
+  document.querySelectorAll("svg g.node").forEach(g => {
+    g.addEventListener("click", () => select(g.id));
+    if (boxes[g.id].expands) g.addEventListener("dblclick", () => expand(boxes[g.id].expands));
+  });
+  document.querySelectorAll("button.collapse").forEach(button => button.addEventListener("click", () => {
+    const section = button.closest("section");
+    section.hidden = true;
+    section.classList.remove("expanded");
+  }));
+})();
