@@ -211,7 +211,7 @@ def _cache_prune(args: argparse.Namespace) -> int:
 def _compile(args: argparse.Namespace) -> int:
     options = parse_options(args.option)
     graph = find_graph(script_globals(args.script), args.graph, (FlowGraph, Graph))
-    written = compiler.compile(graph, options).save(args.output)
+    written = compiler.compile(graph, options, progress=True).save(args.output)
     print(f"wrote {written}")
     return 0
 
