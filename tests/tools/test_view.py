@@ -19,6 +19,7 @@ from dfir.dialects import df
 from dfir.ge.error import GeError
 from dfir.lowering.om_writer import write_bundle, write_om
 from dfir.om.schema import PartitionType
+from dfir.runtime.om import read_om
 from dfir.tools.cli import main as cli
 from dfir.tools.view import view
 from dfir.tools.view.layout import diagram_svg
@@ -63,14 +64,14 @@ def test_the_scene_of_a_placed_pipeline():
     assert [(d.id, d.title, d.kind) for d in scene.diagrams] == [
         ("d0", "df.graph @balanced", "flow"), ("d1", "df.graph @sub", "flow"), ("d2", "ge.graph @mlp", "ge")]
     assert [(b.label, b.kind, b.cluster, b.expands) for b in flow.boxes] == [
-        ("input", "data", None, None),
-        ("scatter_fnode\nbalance scatter", "node", "host", None),
-        ("mlp_node #0/2", "graph", "device 0:0:0", "d2"),
-        ("mlp_node #1/2", "graph", "device 0:0:1", "d2"),
-        ("gather 2", "gather", None, None),
-        ("gather_fnode\nbalance gather", "node", "host", None),
-        ("post", "graph", "host", "d1"),
-        ("output", "output", None, None)]
+        ("input", "data", None, ()),
+        ("scatter_fnode\nbalance scatter", "node", "host", ()),
+        ("mlp_node #0/2", "graph", "device 0:0:0", ("d2",)),
+        ("mlp_node #1/2", "graph", "device 0:0:1", ("d2",)),
+        ("gather 2", "gather", None, ()),
+        ("gather_fnode\nbalance gather", "node", "host", ()),
+        ("post", "graph", "host", ("d1",)),
+        ("output", "output", None, ())]
     assert [(e.tail, e.head, e.label) for e in flow.edges] == [
         ("d0_n0", "d0_n1", "input"),
         ("d0_n1", "d0_n2", "scatter_fnode:0 (route label)"), ("d0_n1", "d0_n3", "scatter_fnode:0 (route label)"),
@@ -93,6 +94,37 @@ def test_the_scene_of_a_placed_pipeline():
     assert output.attrs["max_bytes"] == "array<i64: 32>"
     assert mlp.attrs == {"backend": "reference", "arena_bytes": "64 : i64", "arena_lower_bound": "64 : i64"}
     assert [e.label for e in mlp.edges][:2] == ["!ge.tensor<[2, 4], f32>", "!ge.tensor<[4, 4], f32>"]
+
+
+def test_a_udf_expands_to_the_graphs_it_invokes():
+    module = parse_ir("""
+        df.func_pp @caller_pp [#df.func<"call"(0) -> (0)>] {kind = "py_func"} {
+          df.invoked_closure "mlp_key" @mlp_pp
+          df.invoked_closure "sub_key" @sub_pp
+        }
+        df.graph_pp @mlp_pp graph @mlp {framework = "ge"}
+        df.flow_graph_pp @sub_pp graph @sub
+        ge.graph @mlp {
+          %x = ge.data 0 "x" : !ge.tensor<[2], f32>
+          ge.output %x : !ge.tensor<[2], f32>
+        }
+        df.func_pp @id_pp [#df.func<"id"(0) -> (0)>] {kind = "py_func"}
+        df.graph @sub {
+          %0 = df.data "y" index 0
+          %1 = df.node "inner"(%0) pp @id_pp : 1 -> 1
+          df.output %1
+        }
+        df.graph @main {
+          %0 = df.data "x" index 0
+          %1 = df.node "caller"(%0) pp @caller_pp : 1 -> 1
+          df.output %1
+        }
+    """, "closures.mlir")
+    main, sub, mlp = scene_of(module, "closures.mlir").diagrams
+    assert (main.title, sub.title, mlp.title) == ("df.graph @main", "df.graph @sub", "ge.graph @mlp")
+    caller = main.boxes[1]
+    assert (caller.label, caller.kind, caller.expands) == ("caller\ninvokes mlp_key, sub_key", "node", ("d2", "d1"))
+    assert (caller.attrs["pp.invokes mlp_key"], caller.attrs["pp.invokes sub_key"]) == ("@mlp", "@sub")
 
 
 def test_the_script_its_om_and_its_ir_give_one_page(tmp_path, capsys, monkeypatch):
@@ -121,7 +153,6 @@ def test_the_script_its_om_and_its_ir_give_one_page(tmp_path, capsys, monkeypatc
 
 
 def _ir_text_of(om: Path) -> str:
-    from dfir.runtime.om import read_om
     return bytes(read_om(str(om)).models[0].partition(PartitionType.IR_TEXT).data).decode()
 
 
@@ -169,7 +200,7 @@ def test_a_ge_graph_script_draws_its_ops(tmp_path):
     assert view(str(script), str(tmp_path / "net.html")) == 2
     flow, ops = scene_data(tmp_path / "net.html")["diagrams"].values()
     assert [b["label"] for b in flow["boxes"].values()] == ["x", "net", "output"]
-    assert flow["boxes"]["d0_n1"]["expands"] == "d1" and flow["clusters"] == ["host"]
+    assert flow["boxes"]["d0_n1"]["expands"] == ["d1"] and flow["clusters"] == ["host"]
     assert [b["label"] for b in ops["boxes"].values()] == [
         "ge.data\n!ge.tensor<[-1, 3], f32>", "ge.relu\n!ge.tensor<[-1, 3], f32>", "ge.output"]
     assert ops["boxes"]["d1_n1"]["loc"] == "net.py:7"
@@ -273,4 +304,14 @@ def test_without_graphviz_dot_the_error_says_what_to_install(tmp_path, monkeypat
     monkeypatch.setenv("PATH", str(tmp_path))
     with pytest.raises(GeError, match=r"^dfir view lays graphs out with Graphviz's dot, which is not installed "
                                       r"\(Debian: apt-get install graphviz\)$"):
+        view(str(PLACED), str(tmp_path / "g.svg"), "svg")
+
+
+def test_a_failing_dot_is_an_error_quoting_it(tmp_path, monkeypatch):
+    fake = tmp_path / "dot"
+    fake.write_text("#!/bin/sh\necho 'Error: layout failed' >&2\nexit 3\n")
+    fake.chmod(0o755)
+    monkeypatch.setenv("PATH", str(tmp_path))
+    with pytest.raises(GeError, match=r"^Graphviz's dot failed on df.graph @balanced \(exit status 3\): "
+                                      r"Error: layout failed$"):
         view(str(PLACED), str(tmp_path / "g.svg"), "svg")

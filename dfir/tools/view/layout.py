@@ -32,7 +32,9 @@ def diagram_svg(diagram: Diagram) -> str:
         raise GeError("dfir view lays graphs out with Graphviz's dot, which is not installed "
                       "(Debian: apt-get install graphviz)") from None
     except subprocess.CalledProcessError as error:
-        raise GeError(f"Graphviz's dot failed on {diagram.title}: {error.stderr}") from None
+        stderr = error.stderr.decode(errors="replace") if isinstance(error.stderr, bytes) else error.stderr
+        raise GeError(f"Graphviz's dot failed on {diagram.title} (exit status {error.returncode}): "
+                      f"{(stderr or '').strip()}") from None
     return svg[svg.index("<svg"):]
 
 

@@ -2,7 +2,7 @@
 data as JSON, so the page opens without a network.
 
 Each diagram is a `<section class="diagram" id=...>` holding its SVG; the drawings that a node
-expands to (GE graphs, sub-FlowGraphs) start hidden. The JSON (`#dfir-scene`) holds every box's
+expands to (GE graphs, sub-FlowGraphs, invoked closures) start hidden. The JSON (`#dfir-scene`) holds every box's
 label, kind, attributes, `loc` and the text of its source line when the file is found.
 """
 from __future__ import annotations
@@ -21,7 +21,7 @@ from dfir.tools.view.scene import Box, Diagram, Scene
 def page_html(title: str, scenes: Sequence[Scene], source_folders: Sequence[str]) -> str:
     """The page of `scenes`; source lines are looked up under `source_folders`, in order."""
     diagrams = [diagram for scene in scenes for diagram in scene.diagrams]
-    expanded = {box.expands for diagram in diagrams for box in diagram.boxes if box.expands}
+    expanded = {target for diagram in diagrams for box in diagram.boxes for target in box.expands}
     data = {"title": title,
             "diagrams": {d.id: _diagram_data(d, source_folders) for d in diagrams}}
     sections = "\n".join(_section(d, hidden=d.id in expanded) for d in diagrams)
@@ -70,7 +70,7 @@ def _diagram_data(diagram: Diagram, source_folders: Sequence[str]) -> dict:
 
 def _box_data(box: Box, source_folders: Sequence[str]) -> dict:
     return {"label": box.label, "kind": box.kind, "attrs": box.attrs, "loc": box.loc,
-            "source": _source_line(box.loc, source_folders), "expands": box.expands}
+            "source": _source_line(box.loc, source_folders), "expands": list(box.expands)}
 
 
 def _source_line(loc: str | None, folders: Sequence[str]) -> str | None:

@@ -5,7 +5,8 @@ in its device), an oval per `df.data` input, a dot per `df.gather` and one `outp
 edges carry the data names (`x`, `pre_fnode:0`) and, into a replica, the dispatch rule. Nodes
 placed on logical devices sit in one cluster per device inside one cluster per server. A
 `ge.graph` diagram has a box per op, its edges the tensor types. A node whose process point runs
-a GE graph or a sub-FlowGraph `expands` to that graph's diagram. Every box keeps its op's
+a GE graph or a sub-FlowGraph, or whose UDF invokes them by key, `expands` to their diagrams
+(`run_flow_model`'s closures). Every box keeps its op's
 attributes as text and its `loc`, the Python line that built it.
 
 Reading builds nothing that runs: UDF payloads stay base64 text (shown by size only), and
@@ -42,7 +43,7 @@ class Box:
     attrs: dict[str, str]
     loc: str | None = None
     cluster: str | None = None
-    expands: str | None = None
+    expands: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -113,11 +114,6 @@ def _flow_diagram(graph: df.GraphOp, ids: dict[str, str], points: dict[str, Oper
     return diagram
 
 
-def _graph_attrs(op: Operation) -> dict[str, str]:
-    return {name: _attribute_text(name, value) for name, value in {**op.properties, **op.attributes}.items()
-            if name != "sym_name"}
-
-
 def _flow_box(diagram: Diagram, op: Operation, ids: dict[str, str], points: dict[str, Operation]) -> Box:
     if isinstance(op, df.DataOp):
         return diagram.add_box(op.data_name.data, "data", _op_attrs(op), loc=_loc(op))
@@ -127,14 +123,30 @@ def _flow_box(diagram: Diagram, op: Operation, ids: dict[str, str], points: dict
         return diagram.add_box("output", "output", {"outputs": str(len(op.outputs))})
     assert isinstance(op, df.NodeOp), f"a verified df.graph holds no {op.name}"
     point = points[op.pp.root_reference.data]
-    target = getattr(point, "graph", None)
-    expands = None if target is None else ids.get(target.root_reference.data)
+    closures = _closures(point, points)
+    expands = tuple(ids[sym] for sym in (_graph_run_by(point), *closures.values()) if sym in ids)
     attrs = {**_op_attrs(op), **{f"pp.{name}": text for name, text in _op_attrs(point).items()}}
-    return diagram.add_box(_node_label(op), "graph" if expands else "node", attrs, loc=_loc(op),
+    for key, sym in closures.items():
+        attrs[f"pp.invokes {key}"] = f"@{sym}"
+    kind = "graph" if isinstance(point, df.GraphPpOp | df.FlowGraphPpOp) else "node"
+    return diagram.add_box(_node_label(op, list(closures)), kind, attrs, loc=_loc(op),
                            cluster=_device_cluster(diagram, op.device), expands=expands)
 
 
-def _node_label(node: df.NodeOp) -> str:
+def _graph_run_by(point: Operation) -> str | None:
+    """The graph a GE graph or FlowGraph process point runs (None for a UDF)."""
+    return point.graph.root_reference.data if isinstance(point, df.GraphPpOp | df.FlowGraphPpOp) else None
+
+
+def _closures(point: Operation, points: dict[str, Operation]) -> dict[str, str]:
+    """The graphs a UDF's invoked closures run, by closure key."""
+    if not isinstance(point, df.FuncPpOp):
+        return {}
+    return {closure.key.data: _graph_run_by(points[closure.pp.root_reference.data])
+            for closure in point.closures.block.ops}
+
+
+def _node_label(node: df.NodeOp, invoked: list[str]) -> str:
     label = node.node_name.data
     if node.instance is not None:
         label += f" #{node.instance.index.data}/{node.instance.count.data}"
@@ -142,6 +154,8 @@ def _node_label(node: df.NodeOp) -> str:
         label += f"\nbalance {node.balance.role.data}"
     if node.align is not None:
         label += f"\naligned (cache {node.align.cache.data})"
+    if invoked:
+        label += f"\ninvokes {', '.join(invoked)}"
     return label
 
 
@@ -186,42 +200,42 @@ def _ge_diagram(graph: ge.GraphOp, ids: dict[str, str]) -> Diagram:
     for op in graph.block.ops:
         boxes[op] = diagram.add_box(_ge_label(op), "op", _ge_attrs(op), loc=_loc(op))
         for value in op.operands:
-            diagram.add_edge(boxes[value.owner], boxes[op], _text(value.type))
+            diagram.add_edge(boxes[value.owner], boxes[op], str(value.type))
     return diagram
 
 
 def _ge_label(op: Operation) -> str:
     """`ge.matmul` and its result types: shapes with their ranges."""
-    types = ", ".join(_text(result.type) for result in op.results)
+    types = ", ".join(str(result.type) for result in op.results)
     return f"{op.name}\n{types}" if types else op.name
 
 
 def _ge_attrs(op: Operation) -> dict[str, str]:
     attrs = _op_attrs(op)
     for index, result in enumerate(op.results):
-        attrs[f"result {index}"] = _text(result.type)
+        attrs[f"result {index}"] = str(result.type)
     return attrs
 
 
 # -- attributes as text ------------------------------------------------------------------------
 
-def _op_attrs(op: Operation) -> dict[str, str]:
-    """An op's properties and attributes as text (`loc` apart), in IR spelling."""
+def _op_attrs(op: Operation, left_out: str = "loc") -> dict[str, str]:
+    """An op's properties and attributes but `left_out` as text, in IR spelling."""
     return {name: _attribute_text(name, value) for name, value in {**op.properties, **op.attributes}.items()
-            if name != "loc"}
+            if name != left_out}
+
+
+def _graph_attrs(graph: Operation) -> dict[str, str]:
+    return _op_attrs(graph, left_out="sym_name")
 
 
 def _attribute_text(name: str, value: Attribute) -> str:
     if isinstance(value, DenseIntOrFPElementsAttr):
-        return f"dense {_text(value.get_type())} (values not shown)"
+        return f"dense {value.get_type()} (values not shown)"
     if name == "payload" and isinstance(value, StringAttr):
         return f"{len(value.data)} bytes of base64 (not loaded)"
     if isinstance(value, StringAttr):
         return value.data
-    return _text(value)
-
-
-def _text(value: Attribute) -> str:
     return str(value)
 
 

@@ -38,9 +38,9 @@
       details.append(element("div", "loc", box.loc));
       if (box.source) details.append(element("pre", "source", box.source));
     }
-    if (box.expands) {
-      const button = element("button", "expand", "expand " + scene.diagrams[box.expands].title);
-      button.addEventListener("click", () => expand(box.expands));
+    for (const target of box.expands) {
+      const button = element("button", "expand", "expand " + scene.diagrams[target].title);
+      button.addEventListener("click", () => expand(target));
       details.append(button);
     }
     details.append(attributeList(box.attrs));
@@ -48,7 +48,7 @@
 
   document.querySelectorAll("svg g.node").forEach(g => {
     g.addEventListener("click", () => select(g.id));
-    if (boxes[g.id].expands) g.addEventListener("dblclick", () => expand(boxes[g.id].expands));
+    g.addEventListener("dblclick", () => boxes[g.id].expands.forEach(expand));
   });
   document.querySelectorAll("button.collapse").forEach(button => button.addEventListener("click", () => {
     const section = button.closest("section");
