@@ -111,3 +111,23 @@ def test_expanding_a_ge_node_draws_its_ops(page, browser):
     section.find_element(By.CSS_SELECTOR, "button.collapse").click()
     assert not section.is_displayed()
     assert [entry for entry in browser.get_log("browser") if entry["level"] in ("SEVERE", "WARNING")] == []
+
+
+def test_finding_nodes_by_name_and_zooming(page, browser):
+    browser.get(page.as_uri())
+    browser.find_element(By.ID, "find").send_keys("MODEL_B")
+    found = browser.find_elements(By.CSS_SELECTOR, "#d0 g.node.found")
+    assert sorted(scene_of(browser)["diagrams"]["d0"]["boxes"][g.get_attribute("id")]["label"] for g in found) == \
+        ["model_b_fnode #0/2", "model_b_fnode #1/2"]
+    browser.set_window_size(800, 1000)  # narrower than the drawing: fitted, it shrinks
+    try:
+        svg = browser.find_element(By.CSS_SELECTOR, "#d0 svg")
+        fitted = svg.size["width"]
+        zoom = browser.find_element(By.CSS_SELECTOR, "#d0 button.zoom")
+        zoom.click()
+        assert zoom.text == "fit" and svg.size["width"] > fitted * 1.2
+        zoom.click()
+        assert zoom.text == "actual size" and svg.size["width"] == fitted
+    finally:
+        browser.set_window_size(1400, 1000)
+    assert [entry for entry in browser.get_log("browser") if entry["level"] in ("SEVERE", "WARNING")] == []

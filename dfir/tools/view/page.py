@@ -36,7 +36,8 @@ def page_html(title: str, scenes: Sequence[Scene], source_folders: Sequence[str]
 </head>
 <body>
 <header><h1>{html.escape(title)}</h1><p>{count} graph{"" if count == 1 else "s"}; click a node to see its
-attributes, double-click a GE graph or sub-FlowGraph to expand it</p></header>
+attributes, double-click a GE graph or sub-FlowGraph to expand it</p>
+<input id="find" type="search" placeholder="find nodes by name" aria-label="find nodes by name"></header>
 <main>
 <div id="diagrams">
 {sections}
@@ -56,7 +57,8 @@ def _section(diagram: Diagram, hidden: bool) -> str:
                     for name, value in diagram.attrs.items())
     collapse = '<button class="collapse">collapse</button>' if hidden else ""
     return (f'<section class="diagram" id="{diagram.id}" data-kind="{diagram.kind}"{" hidden" if hidden else ""}>\n'
-            f"<h2>{html.escape(diagram.title)}{collapse}</h2>\n<dl class=\"attrs\">{attrs}</dl>\n"
+            f'<h2>{html.escape(diagram.title)}<button class="zoom">actual size</button>{collapse}</h2>\n'
+            f'<dl class="attrs">{attrs}</dl>\n'
             f'<div class="canvas">{diagram_svg(diagram)}</div>\n</section>')
 
 

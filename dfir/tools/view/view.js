@@ -50,6 +50,17 @@
     g.addEventListener("click", () => select(g.id));
     g.addEventListener("dblclick", () => boxes[g.id].expands.forEach(expand));
   });
+  document.querySelectorAll("button.zoom").forEach(button => button.addEventListener("click", () => {
+    const canvas = button.closest("section").querySelector(".canvas");
+    canvas.classList.toggle("actual-size");
+    button.textContent = canvas.classList.contains("actual-size") ? "fit" : "actual size";
+  }));
+  document.getElementById("find").addEventListener("input", event => {
+    const text = event.target.value.trim().toLowerCase();
+    document.querySelectorAll("svg g.node").forEach(g => {
+      g.classList.toggle("found", text !== "" && boxes[g.id].label.toLowerCase().includes(text));
+    });
+  });
   document.querySelectorAll("button.collapse").forEach(button => button.addEventListener("click", () => {
     const section = button.closest("section");
     section.hidden = true;
