@@ -88,6 +88,7 @@ def test_the_scene_of_a_placed_pipeline():
         "ge.data\n!ge.tensor<[2, 4], f32>", "ge.const\n!ge.tensor<[4, 4], f32>",
         "ge.matmul\n!ge.tensor<[2, 4], f32>", "ge.add\n!ge.tensor<[2, 4], f32>",
         "ge.relu\n!ge.tensor<[2, 4], f32>", "ge.output"]
+    assert [b.kind for b in mlp.boxes] == ["data", "op", "op", "op", "op", "output"]
     const, matmul, output = mlp.boxes[1], mlp.boxes[2], mlp.boxes[5]
     assert const.attrs["value"] == "dense tensor<4x4xf32> (values not shown)"
     assert (matmul.attrs["slots"], matmul.attrs["name"]) == ("[#ge.slot<0, 64>]", "matmul_0")

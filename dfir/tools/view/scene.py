@@ -82,10 +82,6 @@ class Scene:
     title: str
     diagrams: list[Diagram]
 
-    def diagram(self, diagram_id: str) -> Diagram:
-        return next(d for d in self.diagrams if d.id == diagram_id)
-
-
 def scene_of(module: ModuleOp, title: str, prefix: str = "") -> Scene:
     """The scene of `module`: its df.graphs (the one no process point runs first), then its
     ge.graphs, with ids starting with `prefix`; a GeError if it holds neither."""
@@ -198,7 +194,8 @@ def _ge_diagram(graph: ge.GraphOp, ids: dict[str, str]) -> Diagram:
     diagram = Diagram(ids[graph.sym_name.data], f"ge.graph @{graph.sym_name.data}", "ge", attrs)
     boxes: dict[Operation, Box] = {}
     for op in graph.block.ops:
-        boxes[op] = diagram.add_box(_ge_label(op), "op", _ge_attrs(op), loc=_loc(op))
+        kind = "data" if isinstance(op, ge.DataOp) else "output" if isinstance(op, ge.OutputOp) else "op"
+        boxes[op] = diagram.add_box(_ge_label(op), kind, _ge_attrs(op), loc=_loc(op))
         for value in op.operands:
             diagram.add_edge(boxes[value.owner], boxes[op], str(value.type))
     return diagram
