@@ -23,7 +23,7 @@ from __future__ import annotations
 import base64
 import hashlib
 from dataclasses import dataclass, field, replace
-from typing import Any, Mapping
+from typing import Any, Callable, Mapping
 
 import numpy as np
 from xdsl.dialects.builtin import DictionaryAttr, ModuleOp, StringAttr
@@ -131,11 +131,13 @@ def the_graph(module: ModuleOp) -> GraphOp:
 
 
 def lower_graph(module: ModuleOp, reuse: Mapping[str, LoweredGraph] | None = None,
-                skeleton: Skeleton | None = None, channel_depth: int = DEFAULT_CHANNEL_DEPTH) -> LoweredGraph:
+                skeleton: Skeleton | None = None, channel_depth: int = DEFAULT_CHANNEL_DEPTH,
+                on_compiled: Callable[[str], None] | None = None) -> LoweredGraph:
     """The plan of the module's graph. `reuse` maps process point symbols to units lowered
     before, merged instead of lowering those points; the units lowered here are in `units`.
     `skeleton`, the graph's skeleton lowered before, is used instead of lowering the graph.
-    `channel_depth` is the depth the runtime gives the model's channels."""
+    `channel_depth` is the depth the runtime gives the model's channels. `on_compiled` is told
+    the name of each GE graph IREE has compiled (the compile's progress)."""
     symbols = {op.sym_name.data: op for op in module.ops if hasattr(op, "sym_name")}
     if skeleton is None:
         skeleton = graph_skeleton(the_graph(module), symbols)
@@ -147,7 +149,7 @@ def lower_graph(module: ModuleOp, reuse: Mapping[str, LoweredGraph] | None = Non
         if sym not in entries:
             unit = (reuse or {}).get(sym)
             if unit is None:
-                unit = units[sym] = lower_unit(symbols, sym)
+                unit = units[sym] = lower_unit(symbols, sym, on_compiled)
             entries[sym] = tables.merge(unit)
         return entries[sym]
 
@@ -180,10 +182,11 @@ def _align_entry(align: AlignAttr | None) -> Align | None:
     return Align(align.cache.data, align.timeout.data, bool(align.dropout.data))
 
 
-def lower_unit(symbols: Mapping[str, object], sym: str) -> LoweredGraph:
+def lower_unit(symbols: Mapping[str, object], sym: str,
+               on_compiled: Callable[[str], None] | None = None) -> LoweredGraph:
     """Process point `sym` lowered on its own: a `UnitPlan`, its indexes and weight offsets local
-    to the unit."""
-    entries = _ProcessPointEntries(symbols)
+    to the unit (`on_compiled`: see `lower_graph`)."""
+    entries = _ProcessPointEntries(symbols, on_compiled)
     entry = entries.entry(sym)
     blobs = entries.blobs
     return LoweredGraph(UnitPlan(entry, tuple(entries.udfs), tuple(entries.ge_graphs), tuple(entries.so_bins),
@@ -338,8 +341,9 @@ def _user_attrs(node: NodeOp) -> dict:
 class _ProcessPointEntries:
     """Plan entries of process points, each lowered once, and the tables and blobs they refer to."""
 
-    def __init__(self, symbols: Mapping[str, object]):
+    def __init__(self, symbols: Mapping[str, object], on_compiled: Callable[[str], None] | None = None):
         self.symbols = symbols
+        self.on_compiled = on_compiled
         self.blobs = _Blobs()
         self.udfs: list[UdfBlob] = []
         self.ge_graphs: list[GeGraph] = []
@@ -416,6 +420,8 @@ class _ProcessPointEntries:
             raise GeError(f"ge.graph @{name}: backend {backend!r} runs compiled code, but the graph has no "
                           f"codegen region (convert-ge-to-linalg makes it)")
         compiled = compile_executable(text, backend, graph=name)
+        if self.on_compiled is not None:
+            self.on_compiled(name)
         meta = Executable(0, backend, compiled.target, compiled.sha256, len(compiled.vmfb))
         index = _deduplicated(meta, compiled.vmfb, self.executables, self._executable_by_digest,
                               self.blobs.executables)

@@ -42,3 +42,15 @@ def test_main_job_compiles_saves_loads_and_runs(tmp_path, capsys):
     assert [r.tolist() for r in results] == [[[2, 2], [2, 2]], [[4, 4], [4, 4]], [[6, 6], [6, 6]]]
     assert "transaction 3: ret=0" in capsys.readouterr().out
     assert all(r.dtype == np.int32 for r in results)
+
+
+def test_seed_align_pairs_the_replicas_results_by_transaction(monkeypatch):
+    monkeypatch.setenv("DFIR_GE_BACKEND", "reference")
+    example = load_example("seed_align")
+    try:
+        results = example.run(4)
+    finally:
+        example.df.finalize()
+    column_sums = np.arange(16, dtype=np.float32).reshape(4, 4).sum(axis=0) / 16
+    for i, result in enumerate(results):  # relu(x @ w) + (-x) * 2 for x = i
+        np.testing.assert_allclose(result, np.tile(i * column_sums - 2 * i, (2, 1)), rtol=1e-6)

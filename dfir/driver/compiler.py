@@ -13,6 +13,7 @@ from dfir.driver.cache.incremental import CachedCompile
 from dfir.driver.cache.settings import cache_settings
 from dfir.driver.job import CompiledModel, CompileJob
 from dfir.driver.pipeline import phases_until
+from dfir.driver.progress import NO_PROGRESS, CompileProgress
 from dfir.frontend.dataflow.flow_graph import FlowGraph
 from dfir.frontend.options import validate_options
 from dfir.om.keys import signing_key
@@ -37,13 +38,15 @@ class DirectCompile:
 
 
 def compile(graph, options: dict[str, str] | None = None, stop_after: str | None = None, *,
-            sign_with=None) -> CompiledModel:
+            sign_with=None, progress: bool = False) -> CompiledModel:
     """Compile a FlowGraph or GE Graph: import, run the phases (up to `stop_after`), lower to `.om`.
 
     A FlowGraph compiles with the options it would feed with (`df.init`'s, then its own), which
     `options` override: the most specific setting wins. The `.om` is signed with `sign_with`
     (an Ed25519 private key's PEM path or a loaded key, see `dfir.om.keys.signing_key`), else
-    with the key env DFIR_SIGNING_KEY names, else left unsigned."""
+    with the key env DFIR_SIGNING_KEY names, else left unsigned. With `progress`, stderr shows
+    the phases (and IREE's GE graphs) as they run on a terminal, else one summary line at the
+    end (`dfir.driver.progress`)."""
     options = validate_options(options, api="dfir.compile")
     if isinstance(graph, FlowGraph):
         options = {**graph.compile_options(), **options}
@@ -51,7 +54,9 @@ def compile(graph, options: dict[str, str] | None = None, stop_after: str | None
         key = signing_key(sign_with)
     except GeError as error:
         raise GeError(error.error_message, "dfir.compile") from None
-    return strategy_for(options, stop_after).compile(CompileJob(options, key), graph, stop_after)
+    reporter = CompileProgress([p.name for p in phases_until(stop_after)]) if progress else NO_PROGRESS
+    with reporter.reporting(getattr(graph, "name", type(graph).__name__)):
+        return strategy_for(options, stop_after).compile(CompileJob(options, key, reporter), graph, stop_after)
 
 
 def strategy_for(options: dict[str, str], stop_after: str | None) -> CompileStrategy:

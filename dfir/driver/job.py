@@ -15,12 +15,14 @@ from xdsl.printer import Printer
 from xdsl.utils.exceptions import DiagnosticException, VerifyException
 
 from dfir.core.errors import GeError
+from dfir.dialects import ge
 from dfir.dialects.df import DF
 from dfir.dialects.ge import GE
 from dfir.dialects.upstream import UPSTREAM_DIALECTS
 from dfir.driver.cache.resource_config import canonical_config, load_resource_config, resource_config_path
 from dfir.driver.cache.settings import DEPLOY_INFO_OPTION, compile_salt
 from dfir.driver.pipeline import pipeline_spec, run_phases
+from dfir.driver.progress import NO_PROGRESS, SilentProgress
 from dfir.frontend.dataflow.flow_graph import FlowGraph
 from dfir.frontend.deploy import DeployInfo, load_checked_deploy_info
 from dfir.frontend.ge.graph import Graph
@@ -30,7 +32,7 @@ from dfir.frontend.options import BACKEND_OPTION, CHANNEL_DEPTH_OPTION, default_
 from dfir.lowering.om import om_bytes
 from dfir.lowering.plan import LoweredGraph, Skeleton, lower_graph
 from dfir.om.keys import SigningKey
-from dfir.om.plan import DEFAULT_CHANNEL_DEPTH
+from dfir.om.plan import DEFAULT_CHANNEL_DEPTH, IREE_BACKENDS
 from dfir.om.signature import signed
 
 
@@ -137,12 +139,14 @@ class Lowering(NamedTuple):
 
 
 class CompileJob:
-    """One compile: its options, the key that signs its `.om` (None: unsigned), its report and
-    timings, and the steps `compile` composes."""
+    """One compile: its options, the key that signs its `.om` (None: unsigned), its report,
+    timings and progress reporter, and the steps `compile` composes."""
 
-    def __init__(self, options: dict[str, str], signing_key: SigningKey | None = None):
+    def __init__(self, options: dict[str, str], signing_key: SigningKey | None = None,
+                 progress: SilentProgress = NO_PROGRESS):
         self.options = options
         self.signing_key = signing_key
+        self.progress = progress
         self.report = CompileReport()
         self.timings: dict[str, float] = {}
         self.ctx = make_context()
@@ -160,6 +164,7 @@ class CompileJob:
 
     def import_graph(self, graph, **importer_args) -> ModuleOp:
         """The module of `graph` (see `import_graph`)."""
+        self.progress.phase("import")
         return import_graph(graph, self.options, **importer_args)
 
     @contextmanager
@@ -177,7 +182,8 @@ class CompileJob:
         with self.timed("passes"):
             try:
                 run_phases(self.ctx, module, stop_after, self.report, start_after=start_after,
-                           pass_options=self.pass_options, verify=verify, skip_absent=skip_absent)
+                           pass_options=self.pass_options, verify=verify, skip_absent=skip_absent,
+                           on_phase=self.progress.phase)
             except (VerifyException, DiagnosticException) as error:
                 raise GeError(str(error), "dfir.compile") from error
 
@@ -186,8 +192,12 @@ class CompileJob:
               skeleton: Skeleton | None = None) -> Lowering:
         """Lower the module to `.om` bytes, merging the units in `reuse`, the graph's plan
         `skeleton` and the op texts in `printed` instead of lowering and printing those again."""
+        self.progress.phase("lower")
+        self.progress.expect_executables(sum(1 for op in module.ops if isinstance(op, ge.GraphOp)
+                                             and op.backend is not None and op.backend.data in IREE_BACKENDS))
         with self.timed("lower"):
-            lowered = lower_graph(module, reuse, skeleton, channel_depth(self.options))
+            lowered = lower_graph(module, reuse, skeleton, channel_depth(self.options),
+                                  on_compiled=self.progress.executable_done)
             ir_text, texts = print_module_parts(module, printed)
             om = om_bytes(lowered, ir_text, resource_config=self._resource_bytes,
                           cache_manifest=cache_manifest)
@@ -199,6 +209,7 @@ class CompileJob:
         """A model the compile cache had whole: its `.om` (signed again by this compile's key, if
         it has one; as stored otherwise, so a model signed where it was compiled stays so) and
         final IR."""
+        self.progress.from_cache()
         if self.signing_key is not None:
             om = signed(om, self.signing_key)
         return CompiledModel(None, om, self.report, self.timings, ir_text)

@@ -75,14 +75,16 @@ def pipeline_spec(stop_after: str) -> str:
 def run_phases(ctx: Context, module: ModuleOp, stop_after: str | None, report: list[str], *,
                start_after: str | None = None,
                pass_options: Mapping[str, Mapping[str, object]] | None = None,
-               verify: Callable[[ModuleOp], None] = ModuleOp.verify, skip_absent: bool = False) -> None:
+               verify: Callable[[ModuleOp], None] = ModuleOp.verify, skip_absent: bool = False,
+               on_phase: Callable[[str], None] | None = None) -> None:
     """Run the phases in place, verifying after each; each pass appends its summary to `report`.
 
     `start_after` resumes after a phase already run (the module is then not verified first);
     `pass_options` sets options of passes by pass name (`{"fingerprint-subgraphs": {"salt": s}}`);
     `verify` checks the module (the compile cache checks only what it compiles again);
     `skip_absent` skips the phases that act on none of the module's top-level ops (the compile
-    cache's module holds only what it compiles again).
+    cache's module holds only what it compiles again); `on_phase` is told the name of each phase
+    as it starts (the compile's progress).
     """
     phases = phases_until(stop_after)
     if start_after is None:
@@ -93,6 +95,8 @@ def run_phases(ctx: Context, module: ModuleOp, stop_after: str | None, report: l
     for phase in phases:
         if skip_absent and phase.acts_on and present.isdisjoint(phase.acts_on):
             continue
+        if on_phase is not None and phase.passes:  # import and lower are steps of the job, not passes
+            on_phase(phase.name)
         for compiler_pass in phase.passes:
             overrides = (pass_options or {}).get(compiler_pass.name)
             if overrides:

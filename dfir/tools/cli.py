@@ -2,6 +2,7 @@
 
     dfir compile SCRIPT.py -o model.om [--graph NAME] [--option KEY=VALUE ...]
     dfir inspect model.om
+    dfir view MODEL.om|IR.mlir|SCRIPT.py -o graph.html [--format html|svg] [--graph NAME]
     dfir run model.om --input NAME=FILE.npy ... [--output-dir DIR] [--timeout MS]
     dfir cache ls|verify|prune DIR [--keep N]
     dfir udf new NAME [--lang python|cpp] [--dir PARENT]
@@ -18,9 +19,8 @@ from __future__ import annotations
 
 import argparse
 import os
-import runpy
 import sys
-from typing import Any, Mapping, Sequence
+from typing import Sequence
 
 import numpy as np
 
@@ -35,6 +35,8 @@ from dfir.runtime import loader
 from dfir.runtime.loader import Bundle
 from dfir.tools.deploy_template import write_deploy_template
 from dfir.tools.inspect_om import inspect_om
+from dfir.tools.scripts import find_graph, script_globals
+from dfir.tools.view import view
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -62,6 +64,13 @@ def _parser() -> argparse.ArgumentParser:
     inspect_cmd = commands.add_parser("inspect", help="print the header, partitions and plan of an .om")
     inspect_cmd.add_argument("model", help="the .om file")
     inspect_cmd.set_defaults(command=_inspect)
+
+    view_cmd = commands.add_parser("view", help="draw a model, IR or script's graph as an HTML page or SVG")
+    view_cmd.add_argument("source", help="an .om model, an .mlir IR file or a Python script building a graph")
+    view_cmd.add_argument("-o", "--output", required=True, help="the file to write (graph.html, graph.svg)")
+    view_cmd.add_argument("--format", default="html", help="html (interactive, the default) or svg")
+    view_cmd.add_argument("--graph", help="the script's global holding the graph (when there are several)")
+    view_cmd.set_defaults(command=_view)
 
     run_cmd = commands.add_parser("run", help="feed .npy inputs to an .om and print or save its outputs")
     run_cmd.add_argument("model", help="the .om file")
@@ -104,7 +113,7 @@ def _add_deploy_commands(commands) -> None:
 
 
 def _deploy_template(args: argparse.Namespace) -> int:
-    graph = find_graph(_script_globals(args.script), args.graph, (FlowGraph,))
+    graph = find_graph(script_globals(args.script), args.graph, (FlowGraph,))
     count = write_deploy_template(graph, args.output, args.device)
     print(f"wrote {args.output}: {count} node{'' if count == 1 else 's'} on {args.device}")
     return 0
@@ -201,14 +210,20 @@ def _cache_prune(args: argparse.Namespace) -> int:
 
 def _compile(args: argparse.Namespace) -> int:
     options = parse_options(args.option)
-    graph = find_graph(_script_globals(args.script), args.graph, (FlowGraph, Graph))
-    written = compiler.compile(graph, options).save(args.output)
+    graph = find_graph(script_globals(args.script), args.graph, (FlowGraph, Graph))
+    written = compiler.compile(graph, options, progress=True).save(args.output)
     print(f"wrote {written}")
     return 0
 
 
 def _inspect(args: argparse.Namespace) -> int:
     sys.stdout.write(inspect_om(args.model))
+    return 0
+
+
+def _view(args: argparse.Namespace) -> int:
+    count = view(args.source, args.output, args.format, args.graph)
+    print(f"wrote {args.output}: {count} graph{'' if count == 1 else 's'}")
     return 0
 
 
@@ -257,36 +272,6 @@ def parse_options(items: Sequence[str]) -> dict[str, str]:
             raise GeError(f"--option {key} is given twice")
         options[key] = value
     return options
-
-
-def find_graph(namespace: Mapping[str, Any], name: str | None, graph_types: tuple[type, ...]) -> Any:
-    """The graph among a script's globals: the one named `name`, else the only one there is."""
-    graphs = {key: value for key, value in namespace.items() if isinstance(value, graph_types)}
-    kinds = " or ".join(t.__name__ for t in graph_types)
-    if name is not None:
-        if name not in graphs:
-            found = f"; it defines {', '.join(sorted(graphs))}" if graphs else ""
-            raise GeError(f"the script has no {kinds} named {name!r}{found}")
-        return graphs[name]
-    if len(graphs) != 1:
-        if not graphs:
-            raise GeError(f"the script defines no {kinds} among its globals")
-        raise GeError(f"the script defines {len(graphs)} graphs ({', '.join(sorted(graphs))}); "
-                      f"choose one with --graph NAME")
-    return next(iter(graphs.values()))
-
-
-def _script_globals(script: str) -> dict[str, Any]:
-    """The globals of `script` after running it (not as __main__), its folder first on sys.path."""
-    if not os.path.isfile(script):
-        raise GeError(f"script {script!r} does not exist")
-    folder = os.path.dirname(os.path.abspath(script))
-    sys.path.insert(0, folder)
-    try:
-        return runpy.run_path(script, run_name="__dfir_compile__")
-    finally:
-        if folder in sys.path:
-            sys.path.remove(folder)
 
 
 def _load_npy(name: str, path: str) -> np.ndarray:

@@ -165,6 +165,7 @@ class _IncrementalCompile:
         `fingerprint_module`), with the fingerprints of what was not imported given (step 2)."""
         assert [type(p) for p in phases_until("fingerprint")[-1].passes] == [FingerprintSubgraphs], \
             "the compile cache runs the fingerprint phase itself: it must hold only fingerprint-subgraphs"
+        self.job.progress.phase("fingerprint")
         for op in module.ops:
             if isinstance(op, df.GraphPpOp) and op.sym_name.data in self.stand_ins:
                 fingerprint = self.known_points[self.point_keys[op.sym_name.data]]
