@@ -63,7 +63,7 @@ __all__ = ["BACKENDS", "GE", "LOC_ATTR", "REQUESTED_BACKEND_ATTR", "GraphOp", "O
            "ReciprocalOp", "FloorOp", "CeilOp", "RoundOp", "SinOp", "CosOp", "TanOp", "AsinOp", "AcosOp",
            "AtanOp", "SinhOp", "CoshOp", "AsinhOp", "AcoshOp", "AtanhOp", "SoftplusOp", "SoftsignOp",
            "MishOp", "HardSwishOp", "IsNanOp", "IsInfOp", "LeakyReluOp", "EluOp", "CeluOp",
-           "ThresholdedReluOp", "SeluOp", "HardSigmoidOp", "ShrinkOp"]
+           "ThresholdedReluOp", "SeluOp", "HardSigmoidOp", "ShrinkOp", "TriluOp"]
 
 
 BACKENDS = ("reference", "iree-cpu", "iree-cuda")
@@ -1421,6 +1421,34 @@ class ShrinkOp(_UnaryOp):
 
 
 @irdl_op_definition
+class TriluOp(ShapedOp):
+    """The upper (`upper`) or lower triangle of the last two dimensions of the input, the rest
+    zero: with `upper`, element [..., i, j] is kept where j - i >= k, otherwise where j - i <= k
+    (as ONNX Trilu; k = 0 is the main diagonal).
+
+        %y = ge.trilu %x k 1 upper : !ge.tensor<[-1, 4, 5], f32>
+    """
+
+    name = "ge.trilu"
+
+    T: ClassVar = VarConstraint("T", base(GeTensorType))
+    input = operand_def(T)
+    k = prop_def(IntegerAttr[I64])
+    upper = opt_prop_def(UnitAttr)
+    result = result_def(T)
+
+    traits = traits_def(Pure())
+
+    assembly_format = "$input `k` $k (`upper` $upper^)? attr-dict `:` type($result)"
+
+    @classmethod
+    def infer_types(cls, operand_types, properties, operand_values=None):
+        (x,) = operand_types
+        if x.rank < 2:
+            raise VerifyException(f"{cls.name}: input must have rank >= 2, got {format_shape(x)}")
+        return [x]
+
+@irdl_op_definition
 class BatchMatMulOp(ShapedOp):
     """Batched matrix product; `adj_x` / `adj_y` transpose the last two dimensions of an operand
     first, and leading (batch) dimensions broadcast.
@@ -2268,4 +2296,4 @@ GE = Dialect("ge", [GraphOp, OutputOp, DataOp, ConstOp, AddOp, SubOp, MulOp, Rel
                     AbsOp, SignOp, ReciprocalOp, FloorOp, CeilOp, RoundOp, SinOp, CosOp, TanOp,
                     AsinOp, AcosOp, AtanOp, SinhOp, CoshOp, AsinhOp, AcoshOp, AtanhOp, SoftplusOp,
                     SoftsignOp, MishOp, HardSwishOp, IsNanOp, IsInfOp, LeakyReluOp, EluOp, CeluOp,
-                    ThresholdedReluOp, SeluOp, HardSigmoidOp, ShrinkOp], [GeTensorType, SlotAttr])
+                    ThresholdedReluOp, SeluOp, HardSigmoidOp, ShrinkOp, TriluOp], [GeTensorType, SlotAttr])

@@ -177,6 +177,29 @@ def test_integer_mod_by_zero_is_zero():
     assert floored.tolist() == truncated.tolist() == [0, 0, 0]
 
 
+@pytest.mark.parametrize("k", [None, 0, 2, -1, -5, 9])
+@pytest.mark.parametrize("upper", [0, 1])
+def test_trilu_matches_onnxruntime(upper, k):
+    inputs = {"x": values((2, 4, 6), np.float32, 5)}
+    weights = {} if k is None else {"k": np.array(k, np.int64)}
+    model = onnx_model([node("Trilu", ["x", *weights], upper=upper)], inputs, weights, dynamic=True)
+    check(model, inputs)
+
+
+def test_trilu_of_integers_and_with_k_from_shapes():
+    inputs = {"x": values((3, 5), np.int64, 6, -100, 100)}
+    nodes = [node("Shape", ["x"], ["shape"]), node("Gather", ["shape", "zero"], ["k"]),
+             helper.make_node("Trilu", ["x", "k"], ["y"], name="trilu")]
+    check(onnx_model(nodes, inputs, {"zero": np.array(0, np.int64)}), inputs)
+
+
+def test_trilu_with_a_k_input_is_refused():
+    inputs = {"x": values((3, 5), np.float32, 6), "k": np.array(1, np.int64)}
+    assert _import_error(onnx_model([node("Trilu", ["x", "k"])], inputs)) == (
+        "onnx=g; node=trilu; Trilu: k (input 'k') must be known when the model is imported: a constant, or computed "
+        "from shapes")
+
+
 # --- activations -----------------------------------------------------------------------------------
 
 ACTIVATIONS = [("LeakyRelu", {}), ("LeakyRelu", {"alpha": 0.3}), ("Elu", {}), ("Elu", {"alpha": 0.5}),
@@ -341,6 +364,8 @@ BUILD_ERRORS = [
     (lambda g, x, b: g.prelu(x, g.const(np.ones((2, 3, 4), np.float32))),
      "graph=g; node=prelu_0; ge.prelu: slope [2, 3, 4] does not broadcast to the input [3, 4]"),
     (lambda g, x, b: g.prelu(b, b), "graph=g; node=prelu_0; ge.prelu: input must have a numeric element type, got i1"),
+    (lambda g, x, b: g.trilu(b), "graph=g; node=trilu_0; ge.trilu: input must have rank >= 2, got [4]"),
+    (lambda g, x, b: g.trilu(x, k=0.5), "graph=g; trilu k must be an int, got 0.5"),
 ]
 
 

@@ -576,6 +576,12 @@ class Graph:
         """`x * tanh(softplus(x))`."""
         return self._add_op(ge.MishOp, name, "mish", (x,))
 
+    def trilu(self, x: Value, k: int = 0, upper: bool = True, name: str | None = None) -> Value:
+        """The upper (or, with `upper` False, lower) triangle of the last two dimensions of `x`
+        from diagonal `k` on, the rest zero."""
+        properties = {"k": self._int(k, "trilu k"), **self._flags("trilu", upper=upper)}
+        return self._add_op(ge.TriluOp, name, "trilu", (x,), properties)
+
     def prelu(self, x: Value, slope: Value, name: str | None = None) -> Value:
         """`x` where it is >= 0, else `x * slope`; `slope` broadcasts to `x`."""
         return self._add_op(ge.PReluOp, name, "prelu", (x, slope))

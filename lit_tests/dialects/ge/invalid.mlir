@@ -801,3 +801,13 @@ ge.graph @leaky_relu_of_integers {
   %z = ge.leaky_relu %x alpha 1.000000e-01 : !ge.tensor<[3], i8>
   ge.output %z : !ge.tensor<[3], i8>
 }
+
+// -----
+
+// Trilu of a vector, which has no diagonal.
+// CHECK: ge.trilu: input must have rank >= 2, got [3]
+ge.graph @trilu_of_a_vector {
+  %x = ge.data 0 "x" : !ge.tensor<[3], f32>
+  %z = ge.trilu %x k 0 upper : !ge.tensor<[3], f32>
+  ge.output %z : !ge.tensor<[3], f32>
+}

@@ -468,3 +468,19 @@ ge.graph @activations {
   %prelu = ge.prelu %x, %s : (!ge.tensor<[-1, 3], f32>, !ge.tensor<[3], f32>) -> !ge.tensor<[-1, 3], f32>
   ge.output %leaky, %elu, %celu, %thresholded, %selu, %hard_sigmoid, %shrink, %hard_swish, %softplus, %softsign, %mish, %prelu : !ge.tensor<[-1, 3], f32>, !ge.tensor<[-1, 3], f32>, !ge.tensor<[-1, 3], f32>, !ge.tensor<[-1, 3], f32>, !ge.tensor<[-1, 3], f32>, !ge.tensor<[-1, 3], f32>, !ge.tensor<[-1, 3], f32>, !ge.tensor<[-1, 3], f32>, !ge.tensor<[-1, 3], f32>, !ge.tensor<[-1, 3], f32>, !ge.tensor<[-1, 3], f32>, !ge.tensor<[-1, 3], f32>
 }
+
+// Trilu keeps a triangle of the last two dimensions from diagonal k; without upper, the lower one.
+// CHECK-LABEL: ge.graph @triangles {
+// CHECK-NEXT:    %x = ge.data 0 "x" : !ge.tensor<[-1, 4, 5], f32>
+// CHECK-NEXT:    %upper = ge.trilu %x k 1 upper : !ge.tensor<[-1, 4, 5], f32>
+// CHECK-NEXT:    %lower = ge.trilu %x k -2 : !ge.tensor<[-1, 4, 5], f32>
+// CHECK-NEXT:    ge.output %upper, %lower : !ge.tensor<[-1, 4, 5], f32>, !ge.tensor<[-1, 4, 5], f32>
+// CHECK-NEXT:  }
+// GENERIC-LABEL: "ge.graph"() <{sym_name = "triangles"}> ({
+// GENERIC:         %upper = "ge.trilu"(%x) <{k = 1 : i64, upper}> : (!ge.tensor<[-1, 4, 5], f32>) -> !ge.tensor<[-1, 4, 5], f32>
+ge.graph @triangles {
+  %x = ge.data 0 "x" : !ge.tensor<[-1, 4, 5], f32>
+  %upper = ge.trilu %x k 1 upper : !ge.tensor<[-1, 4, 5], f32>
+  %lower = ge.trilu %x k -2 : !ge.tensor<[-1, 4, 5], f32>
+  ge.output %upper, %lower : !ge.tensor<[-1, 4, 5], f32>, !ge.tensor<[-1, 4, 5], f32>
+}

@@ -129,7 +129,7 @@ def test_math_functions_match_the_reference():
     u = g.data(1, [6], dt.DT_FLOAT, name="u")  # inside (-1, 1)
     g.set_outputs([g.neg(x), g.abs(x), g.sign(x), g.reciprocal(x), g.floor(x), g.ceil(x), g.round(x),
                    g.sin(x), g.cos(x), g.tan(u), g.asin(u), g.acos(u), g.atan(x), g.sinh(x), g.cosh(x), g.asinh(x),
-                   g.acosh(g.add(g.abs(x), g.const(np.float32(1.0)))), g.atanh(u)])
+                   g.acosh(g.add(g.abs(x), g.const(np.float32(1.0)))), g.atanh(u), g.trilu(x, -1, upper=False)])
     x_values = np.float32([[0.5, 1.5, 2.5, -0.5, -2.5, 0.0], [-0.0, 3.7, -3.2, np.nan, 1e-3, -4.0]])
     assert_lowering_matches(g, [x_values, np.float32([-0.9, -0.5, 0.1, 0.3, 0.6, 0.99])], rtol=1e-5, atol=1e-6)
 
@@ -141,7 +141,7 @@ def test_integer_math_and_remainders_match_the_reference():
     p = g.data(2, [5], dt.DT_UINT16, name="p")
     g.set_outputs([g.neg(a), g.abs(a), g.sign(a), g.neg(p), g.abs(p), g.sign(p),
                    g.mod(a, b), g.mod(a, b, fmod=True), g.mod(p, g.const(np.uint16([3, 0, 7, 1, 65535]))),
-                   g.mod(p, g.const(np.uint16(6)), fmod=True)])
+                   g.mod(p, g.const(np.uint16(6)), fmod=True), g.trilu(a, 2), g.trilu(a)])
     a_values = np.int32([[7, -7, 7, -7, -2**31], [0, 13, -13, 5, 2**31 - 1]])
     assert_lowering_matches(g, [a_values, np.int32([3, 3, -3, 0, -1]), np.uint16([0, 1, 65535, 300, 9])])
 
