@@ -296,6 +296,18 @@ def test_dropout_at_inference_is_the_identity_with_an_all_true_mask():
     check(onnx_model([node("Dropout", ["x"])], inputs, dynamic=True), inputs)
 
 
+def test_comparisons_and_where_of_known_values_fold_at_import():
+    """A Reshape target computed with Equal and Where from constants is known when imported."""
+    inputs = {"x": floats_between(-1, 1).reshape(12)}
+    nodes = [node("Equal", ["target", "zero"], ["is_zero"]), node("Not", ["is_zero"], ["kept"]),
+             node("Where", ["kept", "target", "fill"], ["shape"]), node("Reshape", ["x", "shape"], ["y"])]
+    weights = {"target": np.array([0, 4], np.int64), "zero": np.array(0, np.int64), "fill": np.array([3, 3], np.int64)}
+    model = onnx_model(nodes, inputs, weights)
+    (got,) = check(model, inputs)
+    assert got.shape == (3, 4)
+    assert [op.name for op in Graph.from_onnx(model).to_ir().block.ops] == ["ge.data", "ge.reshape", "ge.output"]
+
+
 # --- errors ----------------------------------------------------------------------------------------
 
 def _import_error(model) -> str:
