@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 from onnx import TensorProto, helper
 
+import dfir
 import dfir.data_type as dt
 from dfir.ge.error import GeError
 from dfir.ge.graph import Graph
@@ -391,3 +392,27 @@ def test_builder_errors_name_the_node_the_op_and_the_numbers(build, message):
     line = build.__code__.co_firstlineno
     text = str(info.value).replace(f"; at=test_ge_elementwise.py:{line}", "")
     assert f"at=test_ge_elementwise.py:{line}" not in text and text == message
+
+
+# --- whole pipeline --------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("backend", ["reference", "iree-cpu"])
+def test_a_model_of_the_new_ops_compiles_loads_and_matches_onnxruntime(backend):
+    """Planned arena (reference) or an IREE executable: a gated activation with a mask."""
+    nodes = [node("Greater", ["x", "threshold"], ["above"]), node("HardSwish", ["x"], ["swish"]),
+             node("LeakyRelu", ["x"], ["leaky"], alpha=0.2), node("Where", ["above", "swish", "leaky"], ["gated"]),
+             node("Clip", ["gated", "lo", "hi"], ["clipped"]), node("Not", ["above"], ["below"]),
+             node("Cast", ["below"], ["mask"], to=TensorProto.FLOAT), node("Mul", ["clipped", "mask"], ["y"])]
+    inputs = {"x": floats_between(-4, 4)}
+    weights = {"threshold": np.float32([0.5, -0.5, 0.0, 1.0]), "lo": np.array(-0.5, np.float32),
+               "hi": np.array(2.5, np.float32)}
+    model = onnx_model(nodes, inputs, weights, dynamic=True)
+    compiled = dfir.compile(Graph.from_onnx(model), options={"dfir.ge.backend": backend})
+    with dfir.load(compiled.om) as runtime:
+        for rows in (1, 5):
+            x = rng(rows).uniform(-4, 4, (rows, 4)).astype(np.float32)
+            runtime.feed_data([x])
+            outputs, _, ret = runtime.fetch_data(timeout=5000)
+            assert ret == 0
+            expected = check(model, {"x": x})[0]
+            np.testing.assert_allclose(outputs[0].numpy(), expected, rtol=1e-5, atol=1e-6)
