@@ -55,7 +55,8 @@ def test_float_comparisons_with_nan_are_false():
 @given(shapes=hnp.mutually_broadcastable_shapes(num_shapes=2, max_dims=3, max_side=4),
        op=st.sampled_from(["And", "Or", "Xor"]), seed=st.integers(0, 2**16))
 def test_logical_ops_broadcast_like_onnxruntime(shapes, op, seed):
-    inputs = {"a": values(shapes.input_shapes[0], np.bool_, seed), "b": values(shapes.input_shapes[1], np.bool_, seed + 1)}
+    a, b = shapes.input_shapes
+    inputs = {"a": values(a, np.bool_, seed), "b": values(b, np.bool_, seed + 1)}
     check(onnx_model([node(op, ["a", "b"])], inputs), inputs)
 
 
@@ -164,7 +165,8 @@ def test_float_mod_matches_onnxruntime(dtype):
     inputs = {"a": np.array([5.5, -5.5, 5.5, -5.5, 0.0], dtype), "b": np.array([2.0, 2.0, -2.0, -2.0, 3.0], dtype)}
     check(onnx_model([node("Mod", ["a", "b"], fmod=1)], inputs), inputs)
     g = Graph("floored")
-    a, b = g.data(0, [5], dt.from_numpy(np.dtype(dtype)), name="a"), g.data(1, [5], dt.from_numpy(np.dtype(dtype)), name="b")
+    ge_dtype = dt.from_numpy(np.dtype(dtype))
+    a, b = g.data(0, [5], ge_dtype, name="a"), g.data(1, [5], ge_dtype, name="b")
     g.set_outputs([g.mod(a, b)])
     (got,), _ = run_graph(g, [inputs["a"], inputs["b"]])
     assert got.tolist() == [1.5, 0.5, -0.5, -1.5, 0.0]
@@ -347,7 +349,8 @@ def test_bit_shift_with_an_unknown_direction_is_refused():
 
 
 def test_a_float_only_op_on_integers_names_the_node():
-    graph = helper.make_graph([node("Shrink", ["x"])], "g", [helper.make_tensor_value_info("x", TensorProto.INT32, [2])],
+    graph = helper.make_graph([node("Shrink", ["x"])], "g",
+                              [helper.make_tensor_value_info("x", TensorProto.INT32, [2])],
                               [helper.make_tensor_value_info("y0", TensorProto.INT32, [2])])
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)])
     message = re.sub(r"; at=[^;]*", "", _import_error(model))
@@ -356,22 +359,31 @@ def test_a_float_only_op_on_integers_names_the_node():
 
 BUILD_ERRORS = [
     (lambda g, x, b: g.equal(x, b), "graph=g; node=equal_0; ge.equal: element types differ: lhs f32, rhs i1"),
-    (lambda g, x, b: g.logical_and(x, x), "graph=g; node=logical_and_0; ge.logical_and: lhs must have element type i1, got f32"),
-    (lambda g, x, b: g.logical_not(x), "graph=g; node=logical_not_0; ge.logical_not: operand must have element type i1, got f32"),
-    (lambda g, x, b: g.bitwise_or(x, x), "graph=g; node=bitwise_or_0; ge.bitwise_or: lhs must have an integer element type, got f32"),
-    (lambda g, x, b: g.bitwise_and(b, b), "graph=g; node=bitwise_and_0; ge.bitwise_and: lhs must have an integer element type, got i1"),
-    (lambda g, x, b: g.bitwise_not(b), "graph=g; node=bitwise_not_0; ge.bitwise_not: operand must have an integer element type, got i1"),
-    (lambda g, x, b: g.bit_shift(x, x, "up"), "graph=g; node=bit_shift_0; ge.bit_shift: direction must be one of left, right, got 'up'"),
+    (lambda g, x, b: g.logical_and(x, x),
+     "graph=g; node=logical_and_0; ge.logical_and: lhs must have element type i1, got f32"),
+    (lambda g, x, b: g.logical_not(x),
+     "graph=g; node=logical_not_0; ge.logical_not: operand must have element type i1, got f32"),
+    (lambda g, x, b: g.bitwise_or(x, x),
+     "graph=g; node=bitwise_or_0; ge.bitwise_or: lhs must have an integer element type, got f32"),
+    (lambda g, x, b: g.bitwise_and(b, b),
+     "graph=g; node=bitwise_and_0; ge.bitwise_and: lhs must have an integer element type, got i1"),
+    (lambda g, x, b: g.bitwise_not(b),
+     "graph=g; node=bitwise_not_0; ge.bitwise_not: operand must have an integer element type, got i1"),
+    (lambda g, x, b: g.bit_shift(x, x, "up"),
+     "graph=g; node=bit_shift_0; ge.bit_shift: direction must be one of left, right, got 'up'"),
     (lambda g, x, b: g.bit_shift(x, x, 1), "graph=g; bit_shift direction must be a str, got 1"),
-    (lambda g, x, b: g.select(x, x, x), "graph=g; node=select_0; ge.select: condition must have element type i1, got f32"),
+    (lambda g, x, b: g.select(x, x, x),
+     "graph=g; node=select_0; ge.select: condition must have element type i1, got f32"),
     (lambda g, x, b: g.select(b, x, b), "graph=g; node=select_0; ge.select: element types differ: lhs f32, rhs i1"),
     (lambda g, x, b: g.select(g.const(np.ones((2,), bool)), x, x),
      "graph=g; node=select_0; ge.select: shapes [2] and [3, 4] do not broadcast: dimension 1 is 2 vs 4"),
-    (lambda g, x, b: g.is_nan(b), "graph=g; node=is_nan_0; ge.is_nan: operand must have a floating-point element type, got i1"),
+    (lambda g, x, b: g.is_nan(b),
+     "graph=g; node=is_nan_0; ge.is_nan: operand must have a floating-point element type, got i1"),
     (lambda g, x, b: g.is_inf(x, detect_positive=1), "graph=g; is_inf detect_positive must be a bool, got 1"),
     (lambda g, x, b: g.mod(b, b), "graph=g; node=mod_0; ge.mod: lhs must have a numeric element type, got i1"),
     (lambda g, x, b: g.neg(b), "graph=g; node=neg_0; ge.neg: operand must have a numeric element type, got i1"),
-    (lambda g, x, b: g.floor(b), "graph=g; node=floor_0; ge.floor: operand must have a floating-point element type, got i1"),
+    (lambda g, x, b: g.floor(b),
+     "graph=g; node=floor_0; ge.floor: operand must have a floating-point element type, got i1"),
     (lambda g, x, b: g.leaky_relu(x, alpha="0.1"), "graph=g; leaky_relu alpha must be a number, got '0.1'"),
     (lambda g, x, b: g.celu(x, alpha=0.0), "graph=g; node=celu_0; ge.celu: alpha must not be 0"),
     (lambda g, x, b: g.prelu(x, g.const(np.ones((2, 3, 4), np.float32))),
