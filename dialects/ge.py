@@ -27,7 +27,7 @@ from typing import ClassVar, Mapping, Sequence
 
 from xdsl.dialects.builtin import (I64, AnyFloat, DenseArrayBase, DenseIntOrFPElementsAttr, FloatAttr,
                                    Float64Type, IntegerAttr, IntegerType, StringAttr, SymbolNameConstraint,
-                                   TensorType, UnitAttr, i64)
+                                   TensorType, UnitAttr, i1, i64)
 from xdsl.ir import Attribute, Block, Dialect, Operation, Region, SSAValue, TypeAttribute
 from xdsl.irdl import (IRDLOperation, VarConstraint, base, irdl_op_definition, opt_attr_def,
                        operand_def, opt_operand_def, opt_prop_def, opt_region_def, prop_def, region_def, result_def,
@@ -43,10 +43,10 @@ from dfir.dialects.ge_plan_attrs import SlotAttr
 from dfir.dialects.ge_shapes import (MAX_KNOWN_ELEMENTS, ValueRanges, broadcast_dims, check_count, check_min,
                                      check_window_properties, dim_shift, dim_sum, element_range, format_shape,
                                      intersect_dims, is_compatible, known_operands, normalize_axes, normalize_axis,
-                                     prop_flag, prop_int, prop_ints, require_float, require_image_format,
-                                     require_index, require_rank, require_same_element_type,
-                                     require_same_element_types, slice_dim, slice_params, value_binary, window_dim,
-                                     windows_of)
+                                     prop_flag, prop_int, prop_ints, require_bool, require_float,
+                                     require_image_format, require_index, require_integer, require_number,
+                                     require_rank, require_same_element_type, require_same_element_types, slice_dim,
+                                     slice_params, value_binary, window_dim, windows_of)
 from dfir.dialects.ge_types import DimRange, GeTensorType, dtype_of, format_dims
 
 __all__ = ["BACKENDS", "GE", "LOC_ATTR", "REQUESTED_BACKEND_ATTR", "GraphOp", "OutputOp", "DataOp", "ConstOp", "VariableOp", "IdentityOp", "AddOp", "SubOp",
@@ -56,7 +56,14 @@ __all__ = ["BACKENDS", "GE", "LOC_ATTR", "REQUESTED_BACKEND_ATTR", "GraphOp", "O
            "ReshapeOp", "TransposeOp", "ConcatOp", "SplitOp", "SliceOp", "GatherOp", "SqueezeOp",
            "UnsqueezeOp", "PadOp", "FlattenOp", "ReduceSumOp", "ReduceMeanOp", "ReduceMaxOp", "CastOp",
            "ShapeOp", "ResizeBilinearOp", "ShapedOp", "ValueRanges", "const_type", "op_name_of",
-           "slice_bounds", "slice_length"]
+           "slice_bounds", "slice_length",
+           "EqualOp", "LessOp", "GreaterOp", "LessEqualOp", "GreaterEqualOp", "LogicalAndOp",
+           "LogicalOrOp", "LogicalXorOp", "BitwiseAndOp", "BitwiseOrOp", "BitwiseXorOp", "BitShiftOp",
+           "ModOp", "PReluOp", "SelectOp", "LogicalNotOp", "BitwiseNotOp", "NegOp", "AbsOp", "SignOp",
+           "ReciprocalOp", "FloorOp", "CeilOp", "RoundOp", "SinOp", "CosOp", "TanOp", "AsinOp", "AcosOp",
+           "AtanOp", "SinhOp", "CoshOp", "AsinhOp", "AcoshOp", "AtanhOp", "SoftplusOp", "SoftsignOp",
+           "MishOp", "HardSwishOp", "IsNanOp", "IsInfOp", "LeakyReluOp", "EluOp", "CeluOp",
+           "ThresholdedReluOp", "SeluOp", "HardSigmoidOp", "ShrinkOp", "TriluOp"]
 
 
 BACKENDS = ("reference", "iree-cpu", "iree-cuda")
@@ -757,6 +764,689 @@ class MinimumOp(_ElementwiseBinaryOp):
     name = "ge.minimum"
     VALUE_RULE = staticmethod(range_min)
 
+
+# --- comparisons, logic and bitwise ops -----------------------------------------------------------
+
+class _CompareOp(_ElementwiseBinaryOp):
+    """`lhs <relation> rhs` element by element with numpy broadcasting; same element types, an
+    i1 result. Float comparisons are ordered: NaN compares false."""
+
+    @classmethod
+    def infer_types(cls, operand_types, properties, operand_values=None):
+        (result,) = super().infer_types(operand_types, properties)
+        return [GeTensorType(result.dims, i1, result.tensor_format)]
+
+
+@irdl_op_definition
+class EqualOp(_CompareOp):
+    """`lhs == rhs` element by element.
+
+        %z = ge.equal %x, %y : (!ge.tensor<[2, 3], i32>, !ge.tensor<[3], i32>) -> !ge.tensor<[2, 3], i1>
+    """
+
+    name = "ge.equal"
+
+
+@irdl_op_definition
+class LessOp(_CompareOp):
+    """`lhs < rhs` element by element.
+
+        %z = ge.less %x, %y : (!ge.tensor<[2, 3], f32>, !ge.tensor<[3], f32>) -> !ge.tensor<[2, 3], i1>
+    """
+
+    name = "ge.less"
+
+
+@irdl_op_definition
+class GreaterOp(_CompareOp):
+    """`lhs > rhs` element by element.
+
+        %z = ge.greater %x, %y : (!ge.tensor<[2, 3], f32>, !ge.tensor<[3], f32>) -> !ge.tensor<[2, 3], i1>
+    """
+
+    name = "ge.greater"
+
+
+@irdl_op_definition
+class LessEqualOp(_CompareOp):
+    """`lhs <= rhs` element by element.
+
+        %z = ge.less_equal %x, %y : (!ge.tensor<[2, 3], ui8>, !ge.tensor<[], ui8>) -> !ge.tensor<[2, 3], i1>
+    """
+
+    name = "ge.less_equal"
+
+
+@irdl_op_definition
+class GreaterEqualOp(_CompareOp):
+    """`lhs >= rhs` element by element.
+
+        %z = ge.greater_equal %x, %y : (!ge.tensor<[2, 3], f16>, !ge.tensor<[2, 1], f16>) -> !ge.tensor<[2, 3], i1>
+    """
+
+    name = "ge.greater_equal"
+
+
+class _LogicalOp(_ElementwiseBinaryOp):
+    """A boolean function of two i1 tensors, with numpy broadcasting."""
+
+    @classmethod
+    def infer_types(cls, operand_types, properties, operand_values=None):
+        require_bool(cls.name, operand_types[0], "lhs")
+        return super().infer_types(operand_types, properties)
+
+
+@irdl_op_definition
+class LogicalAndOp(_LogicalOp):
+    """`lhs and rhs` element by element.
+
+        %z = ge.logical_and %a, %b : (!ge.tensor<[2, 3], i1>, !ge.tensor<[3], i1>) -> !ge.tensor<[2, 3], i1>
+    """
+
+    name = "ge.logical_and"
+
+
+@irdl_op_definition
+class LogicalOrOp(_LogicalOp):
+    """`lhs or rhs` element by element.
+
+        %z = ge.logical_or %a, %b : (!ge.tensor<[2, 3], i1>, !ge.tensor<[3], i1>) -> !ge.tensor<[2, 3], i1>
+    """
+
+    name = "ge.logical_or"
+
+
+@irdl_op_definition
+class LogicalXorOp(_LogicalOp):
+    """`lhs != rhs` on booleans, element by element.
+
+        %z = ge.logical_xor %a, %b : (!ge.tensor<[2, 3], i1>, !ge.tensor<[3], i1>) -> !ge.tensor<[2, 3], i1>
+    """
+
+    name = "ge.logical_xor"
+
+
+class _BitwiseOp(_ElementwiseBinaryOp):
+    """A bitwise function of two integer tensors (two's complement), with numpy broadcasting."""
+
+    @classmethod
+    def infer_types(cls, operand_types, properties, operand_values=None):
+        require_integer(cls.name, operand_types[0], "lhs")
+        return super().infer_types(operand_types, properties)
+
+
+@irdl_op_definition
+class BitwiseAndOp(_BitwiseOp):
+    """`lhs & rhs` element by element.
+
+        %z = ge.bitwise_and %x, %y : (!ge.tensor<[4], i32>, !ge.tensor<[4], i32>) -> !ge.tensor<[4], i32>
+    """
+
+    name = "ge.bitwise_and"
+
+
+@irdl_op_definition
+class BitwiseOrOp(_BitwiseOp):
+    """`lhs | rhs` element by element.
+
+        %z = ge.bitwise_or %x, %y : (!ge.tensor<[4], ui8>, !ge.tensor<[], ui8>) -> !ge.tensor<[4], ui8>
+    """
+
+    name = "ge.bitwise_or"
+
+
+@irdl_op_definition
+class BitwiseXorOp(_BitwiseOp):
+    """`lhs ^ rhs` element by element.
+
+        %z = ge.bitwise_xor %x, %y : (!ge.tensor<[4], i16>, !ge.tensor<[4], i16>) -> !ge.tensor<[4], i16>
+    """
+
+    name = "ge.bitwise_xor"
+
+
+_SHIFT_DIRECTIONS = ("left", "right")
+
+
+@irdl_op_definition
+class BitShiftOp(_BitwiseOp):
+    """`lhs << rhs` (direction "left") or `lhs >> rhs` ("right": logical for unsigned types,
+    arithmetic for signed ones), element by element with numpy broadcasting. A shift by the bit
+    width or more gives 0 (-1 for a negative signed value shifted right).
+
+        %z = ge.bit_shift %x, %n direction "right" : (!ge.tensor<[4], ui32>, !ge.tensor<[4], ui32>) -> !ge.tensor<[4], ui32>
+    """
+
+    name = "ge.bit_shift"
+
+    direction = prop_def(StringAttr)
+
+    assembly_format = "$lhs `,` $rhs `direction` $direction attr-dict `:` functional-type(operands, results)"
+
+    @classmethod
+    def infer_types(cls, operand_types, properties, operand_values=None):
+        direction = properties["direction"].data
+        if direction not in _SHIFT_DIRECTIONS:
+            raise VerifyException(f"{cls.name}: direction must be one of {', '.join(_SHIFT_DIRECTIONS)}, "
+                                  f"got '{direction}'")
+        return super().infer_types(operand_types, properties)
+
+
+@irdl_op_definition
+class ModOp(_ElementwiseBinaryOp):
+    """The remainder of `lhs / rhs` element by element, with numpy broadcasting: with `fmod` it
+    has the sign of `lhs` (C's fmod, truncated division), without it the sign of `rhs` (floored
+    division, Python's `%`). An integer remainder by 0 is 0.
+
+        %z = ge.mod %x, %y : (!ge.tensor<[2, 3], i32>, !ge.tensor<[3], i32>) -> !ge.tensor<[2, 3], i32>
+        %r = ge.mod %a, %b fmod : (!ge.tensor<[4], f32>, !ge.tensor<[4], f32>) -> !ge.tensor<[4], f32>
+    """
+
+    name = "ge.mod"
+
+    fmod = opt_prop_def(UnitAttr)
+
+    assembly_format = "$lhs `,` $rhs (`fmod` $fmod^)? attr-dict `:` functional-type(operands, results)"
+
+    @classmethod
+    def infer_types(cls, operand_types, properties, operand_values=None):
+        require_number(cls.name, operand_types[0], "lhs")
+        return super().infer_types(operand_types, properties)
+
+
+@irdl_op_definition
+class PReluOp(_ElementwiseBinaryOp):
+    """`x` where it is >= 0, else `x * slope`; the slope broadcasts to `x` (numpy's rules), and
+    the result has the shape of `x`.
+
+        %y = ge.prelu %x, %slope : (!ge.tensor<[-1, 3, 4], f32>, !ge.tensor<[3, 1], f32>) -> !ge.tensor<[-1, 3, 4], f32>
+    """
+
+    name = "ge.prelu"
+
+    @classmethod
+    def infer_types(cls, operand_types, properties, operand_values=None):
+        x, slope = operand_types
+        require_number(cls.name, x, "input")
+        (result,) = super().infer_types(operand_types, properties)
+        if result.rank != x.rank or any(r.intersect(d) is None for r, d in zip(result.dims, x.dims)):
+            raise VerifyException(f"{cls.name}: slope {format_shape(slope)} does not broadcast to the input "
+                                  f"{format_shape(x)}")
+        return [x]
+
+
+@irdl_op_definition
+class SelectOp(ShapedOp):
+    """`x` where `condition` is true, else `y`, element by element; all three broadcast together
+    (numpy's rules, as ONNX Where). `x` and `y` share the result's element type.
+
+        %z = ge.select %c, %x, %y : (!ge.tensor<[2, 1], i1>, !ge.tensor<[3], f32>, !ge.tensor<[], f32>) -> !ge.tensor<[2, 3], f32>
+    """
+
+    name = "ge.select"
+
+    condition = operand_def(GeTensorType)
+    x = operand_def(GeTensorType)
+    y = operand_def(GeTensorType)
+    result = result_def(GeTensorType)
+
+    traits = traits_def(Pure())
+
+    assembly_format = "$condition `,` $x `,` $y attr-dict `:` functional-type(operands, results)"
+
+    @classmethod
+    def infer_types(cls, operand_types, properties, operand_values=None):
+        condition, x, y = operand_types
+        require_bool(cls.name, condition, "condition")
+        require_same_element_type(cls.name, x, y)
+        dims = broadcast_dims(f"{cls.name}: shapes", x.dims, y.dims)
+        dims = broadcast_dims(f"{cls.name}: shapes", condition.dims, dims)
+        wider = max((x, y, condition), key=lambda t: t.rank)
+        return [GeTensorType(dims, x.element_type, wider.tensor_format)]
+
+
+# --- element-wise functions of one tensor ----------------------------------------------------------
+
+@irdl_op_definition
+class LogicalNotOp(_UnaryOp):
+    """`not x` of an i1 tensor, element by element.
+
+        %y = ge.logical_not %x : !ge.tensor<[2, 3], i1>
+    """
+
+    name = "ge.logical_not"
+
+    @classmethod
+    def infer_types(cls, operand_types, properties, operand_values=None):
+        require_bool(cls.name, operand_types[0])
+        return [operand_types[0]]
+
+
+@irdl_op_definition
+class BitwiseNotOp(_UnaryOp):
+    """`~x` of an integer tensor (two's complement), element by element.
+
+        %y = ge.bitwise_not %x : !ge.tensor<[2, 3], i32>
+    """
+
+    name = "ge.bitwise_not"
+
+    @classmethod
+    def infer_types(cls, operand_types, properties, operand_values=None):
+        require_integer(cls.name, operand_types[0])
+        return [operand_types[0]]
+
+
+class _NumericUnaryOp(_UnaryOp):
+    """An element-wise function of one float or integer tensor; the result has the operand's type."""
+
+    @classmethod
+    def infer_types(cls, operand_types, properties, operand_values=None):
+        require_number(cls.name, operand_types[0])
+        return [operand_types[0]]
+
+
+@irdl_op_definition
+class NegOp(_NumericUnaryOp):
+    """`-x`, element by element (integers wrap around).
+
+        %y = ge.neg %x : !ge.tensor<[2, 3], i32>
+    """
+
+    name = "ge.neg"
+
+
+@irdl_op_definition
+class AbsOp(_NumericUnaryOp):
+    """`|x|`, element by element (the most negative signed integer stays itself).
+
+        %y = ge.abs %x : !ge.tensor<[2, 3], f32>
+    """
+
+    name = "ge.abs"
+
+
+@irdl_op_definition
+class SignOp(_NumericUnaryOp):
+    """-1, 0 or 1 by the sign of `x`, element by element; NaN stays NaN.
+
+        %y = ge.sign %x : !ge.tensor<[2, 3], f32>
+    """
+
+    name = "ge.sign"
+
+
+@irdl_op_definition
+class ReciprocalOp(_UnaryOp):
+    """`1 / x`, element by element.
+
+        %y = ge.reciprocal %x : !ge.tensor<[2, 3], f32>
+    """
+
+    name = "ge.reciprocal"
+
+
+@irdl_op_definition
+class FloorOp(_UnaryOp):
+    """The largest integer <= `x`, element by element.
+
+        %y = ge.floor %x : !ge.tensor<[2, 3], f32>
+    """
+
+    name = "ge.floor"
+
+
+@irdl_op_definition
+class CeilOp(_UnaryOp):
+    """The smallest integer >= `x`, element by element.
+
+        %y = ge.ceil %x : !ge.tensor<[2, 3], f32>
+    """
+
+    name = "ge.ceil"
+
+
+@irdl_op_definition
+class RoundOp(_UnaryOp):
+    """The nearest integer to `x`, halves to even (2.5 -> 2, 3.5 -> 4), element by element.
+
+        %y = ge.round %x : !ge.tensor<[2, 3], f32>
+    """
+
+    name = "ge.round"
+
+
+@irdl_op_definition
+class SinOp(_UnaryOp):
+    """Sine, element by element.
+
+        %y = ge.sin %x : !ge.tensor<[2, 3], f32>
+    """
+
+    name = "ge.sin"
+
+
+@irdl_op_definition
+class CosOp(_UnaryOp):
+    """Cosine, element by element.
+
+        %y = ge.cos %x : !ge.tensor<[2, 3], f32>
+    """
+
+    name = "ge.cos"
+
+
+@irdl_op_definition
+class TanOp(_UnaryOp):
+    """Tangent, element by element.
+
+        %y = ge.tan %x : !ge.tensor<[2, 3], f32>
+    """
+
+    name = "ge.tan"
+
+
+@irdl_op_definition
+class AsinOp(_UnaryOp):
+    """Arcsine, element by element (NaN outside [-1, 1]).
+
+        %y = ge.asin %x : !ge.tensor<[2, 3], f32>
+    """
+
+    name = "ge.asin"
+
+
+@irdl_op_definition
+class AcosOp(_UnaryOp):
+    """Arccosine, element by element (NaN outside [-1, 1]).
+
+        %y = ge.acos %x : !ge.tensor<[2, 3], f32>
+    """
+
+    name = "ge.acos"
+
+
+@irdl_op_definition
+class AtanOp(_UnaryOp):
+    """Arctangent, element by element.
+
+        %y = ge.atan %x : !ge.tensor<[2, 3], f32>
+    """
+
+    name = "ge.atan"
+
+
+@irdl_op_definition
+class SinhOp(_UnaryOp):
+    """Hyperbolic sine, element by element.
+
+        %y = ge.sinh %x : !ge.tensor<[2, 3], f32>
+    """
+
+    name = "ge.sinh"
+
+
+@irdl_op_definition
+class CoshOp(_UnaryOp):
+    """Hyperbolic cosine, element by element.
+
+        %y = ge.cosh %x : !ge.tensor<[2, 3], f32>
+    """
+
+    name = "ge.cosh"
+
+
+@irdl_op_definition
+class AsinhOp(_UnaryOp):
+    """Inverse hyperbolic sine, element by element.
+
+        %y = ge.asinh %x : !ge.tensor<[2, 3], f32>
+    """
+
+    name = "ge.asinh"
+
+
+@irdl_op_definition
+class AcoshOp(_UnaryOp):
+    """Inverse hyperbolic cosine, element by element (NaN below 1).
+
+        %y = ge.acosh %x : !ge.tensor<[2, 3], f32>
+    """
+
+    name = "ge.acosh"
+
+
+@irdl_op_definition
+class AtanhOp(_UnaryOp):
+    """Inverse hyperbolic tangent, element by element (NaN outside [-1, 1]).
+
+        %y = ge.atanh %x : !ge.tensor<[2, 3], f32>
+    """
+
+    name = "ge.atanh"
+
+
+@irdl_op_definition
+class SoftplusOp(_UnaryOp):
+    """`log(1 + exp(x))`, element by element, without overflow for large `x`.
+
+        %y = ge.softplus %x : !ge.tensor<[2, 3], f32>
+    """
+
+    name = "ge.softplus"
+
+
+@irdl_op_definition
+class SoftsignOp(_UnaryOp):
+    """`x / (1 + |x|)`, element by element.
+
+        %y = ge.softsign %x : !ge.tensor<[2, 3], f32>
+    """
+
+    name = "ge.softsign"
+
+
+@irdl_op_definition
+class MishOp(_UnaryOp):
+    """`x * tanh(softplus(x))`, element by element.
+
+        %y = ge.mish %x : !ge.tensor<[2, 3], f32>
+    """
+
+    name = "ge.mish"
+
+
+@irdl_op_definition
+class HardSwishOp(_UnaryOp):
+    """`x * max(0, min(1, x / 6 + 1 / 2))`, element by element.
+
+        %y = ge.hard_swish %x : !ge.tensor<[2, 3], f32>
+    """
+
+    name = "ge.hard_swish"
+
+
+class _FloatTestOp(ShapedOp):
+    """A test of each element of a float tensor, as an i1 tensor of its shape."""
+
+    input = operand_def(GeTensorType)
+    result = result_def(GeTensorType)
+
+    traits = traits_def(Pure())
+
+    assembly_format = "$input attr-dict `:` functional-type(operands, results)"
+
+    @classmethod
+    def infer_types(cls, operand_types, properties, operand_values=None):
+        (x,) = operand_types
+        require_float(cls.name, x)
+        return [GeTensorType(x.dims, i1, x.tensor_format)]
+
+
+@irdl_op_definition
+class IsNanOp(_FloatTestOp):
+    """Whether each element of a float tensor is NaN.
+
+        %y = ge.is_nan %x : (!ge.tensor<[2, 3], f32>) -> !ge.tensor<[2, 3], i1>
+    """
+
+    name = "ge.is_nan"
+
+
+@irdl_op_definition
+class IsInfOp(_FloatTestOp):
+    """Whether each element of a float tensor is an infinity, as an i1 tensor of its shape:
+    +inf counts with `detect_positive`, -inf with `detect_negative` (ONNX IsInf sets both by
+    default).
+
+        %y = ge.is_inf %x detect_positive detect_negative : (!ge.tensor<[2, 3], f32>) -> !ge.tensor<[2, 3], i1>
+    """
+
+    name = "ge.is_inf"
+
+    detect_positive = opt_prop_def(UnitAttr)
+    detect_negative = opt_prop_def(UnitAttr)
+
+    assembly_format = ("$input (`detect_positive` $detect_positive^)? (`detect_negative` $detect_negative^)? "
+                       "attr-dict `:` functional-type(operands, results)")
+
+
+# --- activations with parameters -------------------------------------------------------------------
+
+@irdl_op_definition
+class LeakyReluOp(_UnaryOp):
+    """`x` where it is >= 0, else `alpha * x`, element by element.
+
+        %y = ge.leaky_relu %x alpha 1.000000e-01 : !ge.tensor<[2, 3], f32>
+    """
+
+    name = "ge.leaky_relu"
+
+    alpha = prop_def(FloatAttr[Float64Type])
+
+    assembly_format = "$input `alpha` $alpha attr-dict `:` type($result)"
+
+
+@irdl_op_definition
+class EluOp(_UnaryOp):
+    """`x` where it is > 0, else `alpha * (exp(x) - 1)`, element by element.
+
+        %y = ge.elu %x alpha 1.000000e+00 : !ge.tensor<[2, 3], f32>
+    """
+
+    name = "ge.elu"
+
+    alpha = prop_def(FloatAttr[Float64Type])
+
+    assembly_format = "$input `alpha` $alpha attr-dict `:` type($result)"
+
+
+@irdl_op_definition
+class CeluOp(_UnaryOp):
+    """`max(0, x) + min(0, alpha * (exp(x / alpha) - 1))`, element by element; alpha is not 0.
+
+        %y = ge.celu %x alpha 1.000000e+00 : !ge.tensor<[2, 3], f32>
+    """
+
+    name = "ge.celu"
+
+    alpha = prop_def(FloatAttr[Float64Type])
+
+    assembly_format = "$input `alpha` $alpha attr-dict `:` type($result)"
+
+    @classmethod
+    def infer_types(cls, operand_types, properties, operand_values=None):
+        if properties["alpha"].value.data == 0:
+            raise VerifyException(f"{cls.name}: alpha must not be 0")
+        return super().infer_types(operand_types, properties)
+
+
+@irdl_op_definition
+class ThresholdedReluOp(_UnaryOp):
+    """`x` where it is > alpha, else 0, element by element.
+
+        %y = ge.thresholded_relu %x alpha 1.000000e+00 : !ge.tensor<[2, 3], f32>
+    """
+
+    name = "ge.thresholded_relu"
+
+    alpha = prop_def(FloatAttr[Float64Type])
+
+    assembly_format = "$input `alpha` $alpha attr-dict `:` type($result)"
+
+
+@irdl_op_definition
+class SeluOp(_UnaryOp):
+    """`gamma * x` where `x` > 0, else `gamma * alpha * (exp(x) - 1)`, element by element.
+
+        %y = ge.selu %x alpha 1.673260e+00 gamma 1.050700e+00 : !ge.tensor<[2, 3], f32>
+    """
+
+    name = "ge.selu"
+
+    alpha = prop_def(FloatAttr[Float64Type])
+    gamma = prop_def(FloatAttr[Float64Type])
+
+    assembly_format = "$input `alpha` $alpha `gamma` $gamma attr-dict `:` type($result)"
+
+
+@irdl_op_definition
+class HardSigmoidOp(_UnaryOp):
+    """`max(0, min(1, alpha * x + beta))`, element by element.
+
+        %y = ge.hard_sigmoid %x alpha 2.000000e-01 beta 5.000000e-01 : !ge.tensor<[2, 3], f32>
+    """
+
+    name = "ge.hard_sigmoid"
+
+    alpha = prop_def(FloatAttr[Float64Type])
+    beta = prop_def(FloatAttr[Float64Type])
+
+    assembly_format = "$input `alpha` $alpha `beta` $beta attr-dict `:` type($result)"
+
+
+@irdl_op_definition
+class ShrinkOp(_UnaryOp):
+    """`x - bias` where `x` > lambd, `x + bias` where `x` < -lambd, else 0, element by element.
+
+        %y = ge.shrink %x bias 0.000000e+00 lambd 5.000000e-01 : !ge.tensor<[2, 3], f32>
+    """
+
+    name = "ge.shrink"
+
+    bias = prop_def(FloatAttr[Float64Type])
+    lambd = prop_def(FloatAttr[Float64Type])
+
+    assembly_format = "$input `bias` $bias `lambd` $lambd attr-dict `:` type($result)"
+
+
+@irdl_op_definition
+class TriluOp(ShapedOp):
+    """The upper (`upper`) or lower triangle of the last two dimensions of the input, the rest
+    zero: with `upper`, element [..., i, j] is kept where j - i >= k, otherwise where j - i <= k
+    (as ONNX Trilu; k = 0 is the main diagonal).
+
+        %y = ge.trilu %x k 1 upper : !ge.tensor<[-1, 4, 5], f32>
+    """
+
+    name = "ge.trilu"
+
+    T: ClassVar = VarConstraint("T", base(GeTensorType))
+    input = operand_def(T)
+    k = prop_def(IntegerAttr[I64])
+    upper = opt_prop_def(UnitAttr)
+    result = result_def(T)
+
+    traits = traits_def(Pure())
+
+    assembly_format = "$input `k` $k (`upper` $upper^)? attr-dict `:` type($result)"
+
+    @classmethod
+    def infer_types(cls, operand_types, properties, operand_values=None):
+        (x,) = operand_types
+        if x.rank < 2:
+            raise VerifyException(f"{cls.name}: input must have rank >= 2, got {format_shape(x)}")
+        return [x]
 
 @irdl_op_definition
 class BatchMatMulOp(ShapedOp):
@@ -1599,4 +2289,11 @@ GE = Dialect("ge", [GraphOp, OutputOp, DataOp, ConstOp, AddOp, SubOp, MulOp, Rel
                     LogOp, TanhOp, SigmoidOp, GeluOp, ErfOp, BatchMatMulOp, GemmOp, Conv2DOp, MaxPoolOp,
                     AvgPoolOp, GlobalAvgPoolOp, BatchNormOp, LayerNormOp, SoftmaxOp, TransposeOp, ConcatOp,
                     SplitOp, SliceOp, GatherOp, SqueezeOp, UnsqueezeOp, PadOp, FlattenOp, ReduceSumOp,
-                    ReduceMeanOp, ReduceMaxOp, CastOp, ShapeOp, ResizeBilinearOp], [GeTensorType, SlotAttr])
+                    ReduceMeanOp, ReduceMaxOp, CastOp, ShapeOp, ResizeBilinearOp,
+                    EqualOp, LessOp, GreaterOp, LessEqualOp, GreaterEqualOp, LogicalAndOp,
+                    LogicalOrOp, LogicalXorOp, BitwiseAndOp, BitwiseOrOp, BitwiseXorOp,
+                    BitShiftOp, ModOp, PReluOp, SelectOp, LogicalNotOp, BitwiseNotOp, NegOp,
+                    AbsOp, SignOp, ReciprocalOp, FloorOp, CeilOp, RoundOp, SinOp, CosOp, TanOp,
+                    AsinOp, AcosOp, AtanOp, SinhOp, CoshOp, AsinhOp, AcoshOp, AtanhOp, SoftplusOp,
+                    SoftsignOp, MishOp, HardSwishOp, IsNanOp, IsInfOp, LeakyReluOp, EluOp, CeluOp,
+                    ThresholdedReluOp, SeluOp, HardSigmoidOp, ShrinkOp, TriluOp], [GeTensorType, SlotAttr])

@@ -12,7 +12,7 @@ from collections import Counter
 from functools import reduce
 from typing import Mapping, Sequence
 
-from xdsl.dialects.builtin import AnyFloat, i32, i64
+from xdsl.dialects.builtin import AnyFloat, IntegerType, i1, i32, i64
 from xdsl.ir import Attribute
 from xdsl.utils.exceptions import VerifyException
 
@@ -24,7 +24,7 @@ __all__ = ["MAX_KNOWN_ELEMENTS", "ValueRanges", "broadcast_dims", "check_count",
            "is_compatible", "known_operands", "normalize_axes", "normalize_axis", "prop_flag", "prop_int",
            "prop_ints", "require_float", "require_image_format", "require_index", "require_rank",
            "require_same_element_type", "require_same_element_types", "slice_dim", "slice_params",
-           "value_binary", "window_dim", "windows_of"]
+           "value_binary", "window_dim", "windows_of", "require_bool", "require_integer", "require_number"]
 
 
 def format_shape(t: GeTensorType) -> str:
@@ -74,6 +74,22 @@ def require_float(op_name: str, t: GeTensorType, what: str = "operand") -> None:
     if not isinstance(t.element_type, AnyFloat):
         raise VerifyException(f"{op_name}: {what} must have a floating-point element type, got "
                               f"{t.element_type}")
+
+
+def require_bool(op_name: str, t: GeTensorType, what: str = "operand") -> None:
+    if t.element_type != i1:
+        raise VerifyException(f"{op_name}: {what} must have element type i1, got {t.element_type}")
+
+
+def require_integer(op_name: str, t: GeTensorType, what: str = "operand") -> None:
+    if not isinstance(t.element_type, IntegerType) or t.element_type == i1:
+        raise VerifyException(f"{op_name}: {what} must have an integer element type, got {t.element_type}")
+
+
+def require_number(op_name: str, t: GeTensorType, what: str = "operand") -> None:
+    """A float or integer element type (not i1)."""
+    if t.element_type == i1:
+        raise VerifyException(f"{op_name}: {what} must have a numeric element type, got i1")
 
 
 def require_index(op_name: str, t: GeTensorType, what: str) -> None:

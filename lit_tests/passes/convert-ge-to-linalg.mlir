@@ -60,3 +60,29 @@ ge.graph @ipow {
   %y = ge.pow %x, %x {name = "p"} : (!ge.tensor<[2], i32>, !ge.tensor<[2], i32>) -> !ge.tensor<[2], i32>
   ge.output %y : !ge.tensor<[2], i32>
 }
+
+// A comparison yields i1 elements from arith.cmpf, select reads them, and an activation's
+// parameter becomes a constant of the element type.
+// CHECK-LABEL: ge.graph @compare_select backend "iree-cpu" {
+// CHECK:         linalg.generic {{.*}} ins(%{{.*}}, %{{.*}} : tensor<?x4xf32>, tensor<4xf32>) outs(%{{.*}} : tensor<?x4xi1>)
+// CHECK:           arith.cmpf olt, %{{.*}}, %{{.*}} : f32
+// CHECK:         linalg.generic {{.*}} ins(%{{.*}}, %{{.*}}, %{{.*}} : tensor<?x4xi1>, tensor<?x4xf32>, tensor<4xf32>) outs(%{{.*}} : tensor<?x4xf32>)
+// CHECK:           arith.select %{{.*}}, %{{.*}}, %{{.*}} : f32
+// CHECK:           arith.constant 1.000000e-01 : f32
+// CHECK:           arith.mulf
+ge.graph @compare_select {
+  %x = ge.data 0 "x" : !ge.tensor<[-1, 4], f32>
+  %y = ge.data 1 "y" : !ge.tensor<[4], f32>
+  %lt = ge.less %x, %y : (!ge.tensor<[-1, 4], f32>, !ge.tensor<[4], f32>) -> !ge.tensor<[-1, 4], i1>
+  %m = ge.select %lt, %x, %y : (!ge.tensor<[-1, 4], i1>, !ge.tensor<[-1, 4], f32>, !ge.tensor<[4], f32>) -> !ge.tensor<[-1, 4], f32>
+  %a = ge.leaky_relu %m alpha 1.000000e-01 : !ge.tensor<[-1, 4], f32>
+  ge.output %a : !ge.tensor<[-1, 4], f32>
+}
+
+// A float remainder has no lowering (xDSL's arith has no remf): auto keeps the reference kernels.
+// CHECK-LABEL: ge.graph @float_mod backend "reference" attributes {backend_fallback = "ge.mod 'm': no float remainder in upstream arith as xDSL has it (element type f32)"} {
+ge.graph @float_mod {
+  %x = ge.data 0 "x" : !ge.tensor<[2], f32>
+  %y = ge.mod %x, %x fmod {name = "m"} : (!ge.tensor<[2], f32>, !ge.tensor<[2], f32>) -> !ge.tensor<[2], f32>
+  ge.output %y : !ge.tensor<[2], f32>
+}

@@ -89,3 +89,22 @@ ge.graph @resize_scaled {
   %y = ge.resize_bilinear %x, %hw2 align_corners : (!ge.tensor<[1, 3, 1:1728, 1:1728], f32, NCHW>, !ge.tensor<[2], i64>) -> !ge.tensor<[1, 3, -1, -1], f32, NCHW>
   ge.output %y : !ge.tensor<[1, 3, -1, -1], f32, NCHW>
 }
+
+// Select broadcasts its condition and both values together: a size-1 condition dimension takes
+// the values' range, and a comparison's i1 result carries its operands' broadcast range.
+// CHECK-LABEL: ge.graph @select_broadcasts_three_ways
+// CHECK-NEXT:    %x = ge.data 0 "x" : !ge.tensor<[1:8, 1, 4], f32>
+// CHECK-NEXT:    %y = ge.data 1 "y" : !ge.tensor<[3, 1], f32>
+// CHECK-NEXT:    %c = ge.data 2 "c" : !ge.tensor<[2:5, 1, 1], i1>
+// CHECK-NEXT:    %lt = ge.less %x, %y : (!ge.tensor<[1:8, 1, 4], f32>, !ge.tensor<[3, 1], f32>) -> !ge.tensor<[1:8, 3, 4], i1>
+// CHECK-NEXT:    %z = ge.select %c, %x, %y : (!ge.tensor<[2:5, 1, 1], i1>, !ge.tensor<[1:8, 1, 4], f32>, !ge.tensor<[3, 1], f32>) -> !ge.tensor<[2:5, 3, 4], f32>
+// CHECK-NEXT:    %w = ge.select %lt, %z, %x : (!ge.tensor<[1:8, 3, 4], i1>, !ge.tensor<[2:5, 3, 4], f32>, !ge.tensor<[1:8, 1, 4], f32>) -> !ge.tensor<[2:5, 3, 4], f32>
+ge.graph @select_broadcasts_three_ways {
+  %x = ge.data 0 "x" : !ge.tensor<[1:8, 1, 4], f32>
+  %y = ge.data 1 "y" : !ge.tensor<[3, 1], f32>
+  %c = ge.data 2 "c" : !ge.tensor<[2:5, 1, 1], i1>
+  %lt = ge.less %x, %y : (!ge.tensor<[1:8, 1, 4], f32>, !ge.tensor<[3, 1], f32>) -> !ge.tensor<[-1, 3, 4], i1>
+  %z = ge.select %c, %x, %y : (!ge.tensor<[2:5, 1, 1], i1>, !ge.tensor<[1:8, 1, 4], f32>, !ge.tensor<[3, 1], f32>) -> !ge.tensor<[-1, 3, 4], f32>
+  %w = ge.select %lt, %z, %x : (!ge.tensor<[-1, 3, 4], i1>, !ge.tensor<[-1, 3, 4], f32>, !ge.tensor<[1:8, 1, 4], f32>) -> !ge.tensor<[-1, 3, 4], f32>
+  ge.output %w : !ge.tensor<[-1, 3, 4], f32>
+}

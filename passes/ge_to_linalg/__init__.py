@@ -11,11 +11,13 @@ from typing import Callable, Sequence
 
 from xdsl.ir import Operation, SSAValue
 
-from dfir.passes.ge_to_linalg import constants, contraction, elementwise, movement, reduction, resize, window
+from dfir.passes.ge_to_linalg import (activation, constants, contraction, elementwise, logic, movement, reduction,
+                                      resize, window)
 from dfir.passes.ge_to_linalg.builder import FuncBuilder
 
 Lowering = Callable[[FuncBuilder, Operation], Sequence[SSAValue]]
 
 LOWERINGS: dict[type[Operation], Lowering] = {**constants.LOWERINGS, **contraction.LOWERINGS,
                                               **elementwise.LOWERINGS, **movement.LOWERINGS,
-                                              **reduction.LOWERINGS, **resize.LOWERINGS, **window.LOWERINGS}
+                                              **reduction.LOWERINGS, **resize.LOWERINGS, **window.LOWERINGS,
+                                              **logic.LOWERINGS, **activation.LOWERINGS}

@@ -20,13 +20,13 @@ from typing import Callable
 
 from xdsl.dialects import arith
 from xdsl.dialects import math as m
-from xdsl.dialects.builtin import IntegerType
+from xdsl.dialects.builtin import IndexType, IntegerType
 from xdsl.ir import Attribute, Operation, SSAValue
 
 from dfir.dialects import ge
-from dfir.passes.ge_to_linalg.builder import Body, FuncBuilder, Unsupported, is_float, is_unsigned, signless
+from dfir.passes.ge_to_linalg.builder import Body, FuncBuilder, IndexMath, Unsupported, is_float, is_unsigned, signless
 
-__all__ = ["LOWERINGS", "convert"]
+__all__ = ["LOWERINGS", "convert", "pointwise"]
 
 Scalar = Callable[[Body, Attribute, SSAValue, SSAValue], SSAValue]
 """(body, element type as the ge type has it, lhs, rhs) -> result."""
@@ -52,6 +52,15 @@ _BINARY: dict[type[Operation], Scalar] = {
     ge.MinimumOp: _by_kind(arith.MinimumfOp, arith.MinSIOp, arith.MinUIOp),
     ge.PowOp: _by_kind(m.PowFOp, None),
 }
+
+
+def pointwise(builder: FuncBuilder, op: Operation,
+              scalar: Callable[..., SSAValue]) -> list[SSAValue]:
+    """The op as one element-wise `linalg.generic`: `scalar(body, element type of the first
+    operand, *operand elements)` at every position of the result, the operands broadcast."""
+    element_type = op.operands[0].type.element_type
+    return [builder.elementwise([builder.value(v) for v in op.operands], op.results[0].type,
+                                lambda b, *xs: scalar(b, element_type, *xs))]
 
 
 def _binary(builder: FuncBuilder, op: Operation) -> list[SSAValue]:
@@ -157,5 +166,95 @@ def _cast(builder: FuncBuilder, op: Operation) -> list[SSAValue]:
                                 lambda b, x: convert(b, source, target, x))]
 
 
+# --- math functions ------------------------------------------------------------------------------
+
+def _neg(b: Body, t: Attribute, x: SSAValue) -> SSAValue:
+    return b.add(arith.NegfOp(x) if is_float(t) else arith.SubiOp(b.constant(0, t), x))
+
+
+def _abs(b: Body, t: Attribute, x: SSAValue) -> SSAValue:
+    if is_unsigned(t):
+        return x
+    return b.add(m.AbsFOp(x) if is_float(t) else m.AbsIOp(x))
+
+
+def _sign(b: Body, t: Attribute, x: SSAValue) -> SSAValue:
+    """1 above 0, -1 below; else `x` itself for floats (0, -0 or NaN), 0 for integers."""
+    zero = b.constant(0, t)
+    if is_float(t):
+        above, below = b.add(arith.CmpfOp(x, zero, "ogt")), b.add(arith.CmpfOp(x, zero, "olt"))
+        rest = x
+    else:
+        above = b.add(arith.CmpiOp(x, zero, "ugt" if is_unsigned(t) else "sgt"))
+        below = b.add(arith.CmpiOp(x, zero, "slt")) if not is_unsigned(t) else None
+        rest = zero
+    if below is not None:
+        rest = b.add(arith.SelectOp(below, b.constant(-1, t), rest))
+    return b.add(arith.SelectOp(above, b.constant(1, t), rest))
+
+
+def _reciprocal(b: Body, t: Attribute, x: SSAValue) -> SSAValue:
+    return b.add(arith.DivfOp(b.constant(1.0, t), x))
+
+
+_FLOAT_MATH: dict[type[Operation], type[Operation]] = {
+    ge.FloorOp: m.FloorOp, ge.CeilOp: m.CeilOp, ge.RoundOp: m.RoundEvenOp, ge.SinOp: m.SinOp, ge.CosOp: m.CosOp,
+    ge.TanOp: m.TanOp, ge.AsinOp: m.AsinOp, ge.AcosOp: m.AcosOp, ge.AtanOp: m.AtanOp, ge.SinhOp: m.SinhOp,
+    ge.CoshOp: m.CoshOp, ge.AsinhOp: m.AsinhOp, ge.AcoshOp: m.AcoshOp, ge.AtanhOp: m.AtanhOp,
+}
+"""Float ops that are one `math` op."""
+
+_MATH: dict[type[Operation], Unary] = {
+    ge.NegOp: _neg, ge.AbsOp: _abs, ge.SignOp: _sign, ge.ReciprocalOp: _reciprocal,
+    **{cls: _math(math_op) for cls, math_op in _FLOAT_MATH.items()},
+}
+
+
+def _math_function(builder: FuncBuilder, op: Operation) -> list[SSAValue]:
+    return pointwise(builder, op, _MATH[type(op)])
+
+
+def _mod(builder: FuncBuilder, op: ge.ModOp) -> list[SSAValue]:
+    element_type = op.operands[0].type.element_type
+    if is_float(element_type):
+        raise Unsupported(f"no float remainder in upstream arith as xDSL has it (element type {element_type})")
+    floored = "fmod" not in op.properties and not is_unsigned(element_type)
+    return pointwise(builder, op, lambda b, t, x, y: _integer_remainder(b, t, x, y, floored))
+
+
+def _integer_remainder(b: Body, t: Attribute, x: SSAValue, y: SSAValue, floored: bool) -> SSAValue:
+    """`x rem y` with the sign of `x` (or of `y` when `floored`); by 0 it is 0, as numpy's.
+
+    arith's remainder is undefined for a divisor of 0 (and signed overflow of MIN rem -1): those
+    divide by 1 instead, whose remainder is 0 too."""
+    zero, one = b.constant(0, t), b.constant(1, t)
+    unsafe = b.add(arith.CmpiOp(y, zero, "eq"))
+    if not is_unsigned(t):
+        unsafe = b.add(arith.OrIOp(unsafe, b.add(arith.CmpiOp(y, b.constant(-1, t), "eq"))))
+    divisor = b.add(arith.SelectOp(unsafe, one, y))
+    if is_unsigned(t):
+        return b.add(arith.RemUIOp(x, divisor))
+    r = b.add(arith.RemSIOp(x, divisor))
+    if not floored:
+        return r
+    signs_differ = b.add(arith.XOrIOp(b.add(arith.CmpiOp(r, zero, "slt")), b.add(arith.CmpiOp(divisor, zero, "slt"))))
+    adjust = b.add(arith.AndIOp(signs_differ, b.add(arith.CmpiOp(r, zero, "ne"))))
+    return b.add(arith.SelectOp(adjust, b.add(arith.AddiOp(r, divisor)), r))
+
+
+def _trilu(builder: FuncBuilder, op: ge.TriluOp) -> list[SSAValue]:
+    """`x` where the diagonal offset `j - i` of the last two loop indexes is on the kept side of
+    `k`, else 0."""
+    rank = op.results[0].type.rank
+    predicate = "sge" if "upper" in op.properties else "sle"
+
+    def keep(b: Body, t: Attribute, x: SSAValue) -> SSAValue:
+        offset = IndexMath(b).sub(b.index(rank - 1), b.index(rank - 2))
+        kept = b.add(arith.CmpiOp(offset, b.constant(op.k.value.data, IndexType()), predicate))
+        return b.add(arith.SelectOp(kept, x, b.constant(0, t)))
+    return pointwise(builder, op, keep)
+
+
 LOWERINGS = {**{cls: _binary for cls in _BINARY}, **{cls: _unary for cls in _UNARY},
-             ge.IdentityOp: _identity, ge.CastOp: _cast}
+             ge.IdentityOp: _identity, ge.CastOp: _cast, **{cls: _math_function for cls in _MATH},
+             ge.ModOp: _mod, ge.TriluOp: _trilu}

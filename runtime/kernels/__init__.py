@@ -11,8 +11,10 @@ window larger than its padded input) is a GeError saying which.
 from __future__ import annotations
 
 from dfir.runtime.kernels import (
+    activation,
     contraction,
     elementwise,
+    logic,
     movement,
     normalization,
     reduction,
@@ -23,7 +25,7 @@ from dfir.runtime.kernels.kernel import Kernel
 
 __all__ = ["KERNELS", "Kernel"]
 
-FAMILIES = (elementwise, contraction, window, normalization, movement, reduction, resize)
+FAMILIES = (elementwise, contraction, window, normalization, movement, reduction, resize, logic, activation)
 
 KERNELS: dict[str, Kernel] = {op: kernel for family in FAMILIES for op, kernel in family.KERNELS.items()}
 """Plan op name -> its kernel."""

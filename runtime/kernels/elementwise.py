@@ -1,4 +1,4 @@
-"""Elementwise kernels: arithmetic, activations and casts."""
+"""Elementwise kernels: arithmetic, math functions, activations and casts."""
 from __future__ import annotations
 
 import numpy as np
@@ -107,6 +107,25 @@ def _gelu(args, attrs):
     return ((0.5 * x * (1.0 + _erf_float64(x / np.sqrt(2.0)))).astype(x.dtype, copy=False),)
 
 
+def _mod(args, attrs):
+    x, y = args
+    with np.errstate(divide="ignore", invalid="ignore"):
+        if attrs.get("fmod"):
+            return (np.fmod(x, y),)
+        return (np.mod(x, y),)
+
+
+def _math(function) -> Kernel:
+    """The kernel applying a numpy ufunc of one operand."""
+    return lambda args, attrs: (function(args[0]),)
+
+
+def _trilu(args, attrs):
+    (x,) = args
+    triangle = np.triu if attrs.get("upper") else np.tril
+    return (triangle(x, attrs["k"]),)
+
+
 def _cast(args, attrs):
     return (args[0].astype(dt.to_numpy(dt.from_name(attrs["to"]))),)
 
@@ -129,4 +148,24 @@ KERNELS: dict[str, Kernel] = {
     "erf": _erf,
     "gelu": _gelu,
     "cast": _cast,
+    "mod": _mod,
+    "neg": _math(np.negative),
+    "abs": _math(np.abs),
+    "sign": _math(np.sign),
+    "reciprocal": _math(np.reciprocal),
+    "floor": _math(np.floor),
+    "ceil": _math(np.ceil),
+    "round": _math(np.round),
+    "sin": _math(np.sin),
+    "cos": _math(np.cos),
+    "tan": _math(np.tan),
+    "asin": _math(np.arcsin),
+    "acos": _math(np.arccos),
+    "atan": _math(np.arctan),
+    "sinh": _math(np.sinh),
+    "cosh": _math(np.cosh),
+    "asinh": _math(np.arcsinh),
+    "acosh": _math(np.arccosh),
+    "atanh": _math(np.arctanh),
+    "trilu": _trilu,
 }

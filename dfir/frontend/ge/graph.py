@@ -371,6 +371,221 @@ class Graph:
         properties["size"] = self._ints(size, "resize_bilinear size")
         return self._add_op(ge.ResizeBilinearOp, name, "resize_bilinear", (x, ()), properties)
 
+    # --- comparisons, logic and bitwise ops ---
+
+    def equal(self, x: Value, y: Value, name: str | None = None) -> Value:
+        """`x == y` as a bool tensor, with numpy broadcasting."""
+        return self._add_op(ge.EqualOp, name, "equal", (x, y))
+
+    def less(self, x: Value, y: Value, name: str | None = None) -> Value:
+        """`x < y` as a bool tensor, with numpy broadcasting."""
+        return self._add_op(ge.LessOp, name, "less", (x, y))
+
+    def greater(self, x: Value, y: Value, name: str | None = None) -> Value:
+        """`x > y` as a bool tensor, with numpy broadcasting."""
+        return self._add_op(ge.GreaterOp, name, "greater", (x, y))
+
+    def less_equal(self, x: Value, y: Value, name: str | None = None) -> Value:
+        """`x <= y` as a bool tensor, with numpy broadcasting."""
+        return self._add_op(ge.LessEqualOp, name, "less_equal", (x, y))
+
+    def greater_equal(self, x: Value, y: Value, name: str | None = None) -> Value:
+        """`x >= y` as a bool tensor, with numpy broadcasting."""
+        return self._add_op(ge.GreaterEqualOp, name, "greater_equal", (x, y))
+
+    def logical_and(self, x: Value, y: Value, name: str | None = None) -> Value:
+        """`x and y` of bool tensors, with numpy broadcasting."""
+        return self._add_op(ge.LogicalAndOp, name, "logical_and", (x, y))
+
+    def logical_or(self, x: Value, y: Value, name: str | None = None) -> Value:
+        """`x or y` of bool tensors, with numpy broadcasting."""
+        return self._add_op(ge.LogicalOrOp, name, "logical_or", (x, y))
+
+    def logical_xor(self, x: Value, y: Value, name: str | None = None) -> Value:
+        """`x != y` of bool tensors, with numpy broadcasting."""
+        return self._add_op(ge.LogicalXorOp, name, "logical_xor", (x, y))
+
+    def logical_not(self, x: Value, name: str | None = None) -> Value:
+        """`not x` of a bool tensor."""
+        return self._add_op(ge.LogicalNotOp, name, "logical_not", (x,))
+
+    def bitwise_and(self, x: Value, y: Value, name: str | None = None) -> Value:
+        """`x & y` of integer tensors, with numpy broadcasting."""
+        return self._add_op(ge.BitwiseAndOp, name, "bitwise_and", (x, y))
+
+    def bitwise_or(self, x: Value, y: Value, name: str | None = None) -> Value:
+        """`x | y` of integer tensors, with numpy broadcasting."""
+        return self._add_op(ge.BitwiseOrOp, name, "bitwise_or", (x, y))
+
+    def bitwise_xor(self, x: Value, y: Value, name: str | None = None) -> Value:
+        """`x ^ y` of integer tensors, with numpy broadcasting."""
+        return self._add_op(ge.BitwiseXorOp, name, "bitwise_xor", (x, y))
+
+    def bitwise_not(self, x: Value, name: str | None = None) -> Value:
+        """`~x` of an integer tensor."""
+        return self._add_op(ge.BitwiseNotOp, name, "bitwise_not", (x,))
+
+    def bit_shift(self, x: Value, shift: Value, direction: str, name: str | None = None) -> Value:
+        """`x << shift` (direction "left") or `x >> shift` ("right") of integer tensors; shifts by
+        the bit width or more give 0 (-1 for negative signed values shifted right)."""
+        return self._add_op(ge.BitShiftOp, name, "bit_shift", (x, shift),
+                            {"direction": self._str(direction, "bit_shift direction")})
+
+    def select(self, condition: Value, x: Value, y: Value, name: str | None = None) -> Value:
+        """`x` where the bool `condition` is true, else `y`; all three broadcast (as ONNX Where)."""
+        return self._add_op(ge.SelectOp, name, "select", (condition, x, y))
+
+    def is_nan(self, x: Value, name: str | None = None) -> Value:
+        """Whether each element of a float tensor is NaN, as a bool tensor."""
+        return self._add_op(ge.IsNanOp, name, "is_nan", (x,))
+
+    def is_inf(self, x: Value, detect_positive: bool = True, detect_negative: bool = True,
+               name: str | None = None) -> Value:
+        """Whether each element of a float tensor is +inf (with `detect_positive`) or -inf (with
+        `detect_negative`), as a bool tensor."""
+        return self._add_op(ge.IsInfOp, name, "is_inf", (x,),
+                            self._flags("is_inf", detect_positive=detect_positive, detect_negative=detect_negative))
+
+    # --- element-wise math ---
+
+    def mod(self, x: Value, y: Value, fmod: bool = False, name: str | None = None) -> Value:
+        """The remainder of `x / y`: with the sign of `y`, or with `fmod` of `x`."""
+        return self._add_op(ge.ModOp, name, "mod", (x, y), self._flags("mod", fmod=fmod))
+
+    def neg(self, x: Value, name: str | None = None) -> Value:
+        """`-x` of a numeric tensor."""
+        return self._add_op(ge.NegOp, name, "neg", (x,))
+
+    def abs(self, x: Value, name: str | None = None) -> Value:
+        """`|x|` of a numeric tensor."""
+        return self._add_op(ge.AbsOp, name, "abs", (x,))
+
+    def sign(self, x: Value, name: str | None = None) -> Value:
+        """-1, 0 or 1 by the sign of each element of a numeric tensor."""
+        return self._add_op(ge.SignOp, name, "sign", (x,))
+
+    def reciprocal(self, x: Value, name: str | None = None) -> Value:
+        """`1 / x` of a float tensor."""
+        return self._add_op(ge.ReciprocalOp, name, "reciprocal", (x,))
+
+    def floor(self, x: Value, name: str | None = None) -> Value:
+        """Each element of a float tensor rounded down."""
+        return self._add_op(ge.FloorOp, name, "floor", (x,))
+
+    def ceil(self, x: Value, name: str | None = None) -> Value:
+        """Each element of a float tensor rounded up."""
+        return self._add_op(ge.CeilOp, name, "ceil", (x,))
+
+    def round(self, x: Value, name: str | None = None) -> Value:
+        """Each element of a float tensor rounded to the nearest integer, halves to even."""
+        return self._add_op(ge.RoundOp, name, "round", (x,))
+
+    def sin(self, x: Value, name: str | None = None) -> Value:
+        """Sine of a float tensor."""
+        return self._add_op(ge.SinOp, name, "sin", (x,))
+
+    def cos(self, x: Value, name: str | None = None) -> Value:
+        """Cosine of a float tensor."""
+        return self._add_op(ge.CosOp, name, "cos", (x,))
+
+    def tan(self, x: Value, name: str | None = None) -> Value:
+        """Tangent of a float tensor."""
+        return self._add_op(ge.TanOp, name, "tan", (x,))
+
+    def asin(self, x: Value, name: str | None = None) -> Value:
+        """Arcsine of a float tensor."""
+        return self._add_op(ge.AsinOp, name, "asin", (x,))
+
+    def acos(self, x: Value, name: str | None = None) -> Value:
+        """Arccosine of a float tensor."""
+        return self._add_op(ge.AcosOp, name, "acos", (x,))
+
+    def atan(self, x: Value, name: str | None = None) -> Value:
+        """Arctangent of a float tensor."""
+        return self._add_op(ge.AtanOp, name, "atan", (x,))
+
+    def sinh(self, x: Value, name: str | None = None) -> Value:
+        """Hyperbolic sine of a float tensor."""
+        return self._add_op(ge.SinhOp, name, "sinh", (x,))
+
+    def cosh(self, x: Value, name: str | None = None) -> Value:
+        """Hyperbolic cosine of a float tensor."""
+        return self._add_op(ge.CoshOp, name, "cosh", (x,))
+
+    def asinh(self, x: Value, name: str | None = None) -> Value:
+        """Inverse hyperbolic sine of a float tensor."""
+        return self._add_op(ge.AsinhOp, name, "asinh", (x,))
+
+    def acosh(self, x: Value, name: str | None = None) -> Value:
+        """Inverse hyperbolic cosine of a float tensor."""
+        return self._add_op(ge.AcoshOp, name, "acosh", (x,))
+
+    def atanh(self, x: Value, name: str | None = None) -> Value:
+        """Inverse hyperbolic tangent of a float tensor."""
+        return self._add_op(ge.AtanhOp, name, "atanh", (x,))
+
+    # --- activations ---
+
+    def leaky_relu(self, x: Value, alpha: float = 0.01, name: str | None = None) -> Value:
+        """`x` where it is >= 0, else `alpha * x`."""
+        return self._add_op(ge.LeakyReluOp, name, "leaky_relu", (x,), {"alpha": self._float(alpha, "leaky_relu alpha")})
+
+    def elu(self, x: Value, alpha: float = 1.0, name: str | None = None) -> Value:
+        """`x` where it is > 0, else `alpha * (exp(x) - 1)`."""
+        return self._add_op(ge.EluOp, name, "elu", (x,), {"alpha": self._float(alpha, "elu alpha")})
+
+    def celu(self, x: Value, alpha: float = 1.0, name: str | None = None) -> Value:
+        """`max(0, x) + min(0, alpha * (exp(x / alpha) - 1))`."""
+        return self._add_op(ge.CeluOp, name, "celu", (x,), {"alpha": self._float(alpha, "celu alpha")})
+
+    def selu(self, x: Value, alpha: float = 1.67326319217681884765625, gamma: float = 1.05070102214813232421875,
+             name: str | None = None) -> Value:
+        """`gamma * x` where `x` > 0, else `gamma * alpha * (exp(x) - 1)` (ONNX's defaults)."""
+        return self._add_op(ge.SeluOp, name, "selu", (x,),
+                            {"alpha": self._float(alpha, "selu alpha"), "gamma": self._float(gamma, "selu gamma")})
+
+    def thresholded_relu(self, x: Value, alpha: float = 1.0, name: str | None = None) -> Value:
+        """`x` where it is > alpha, else 0."""
+        return self._add_op(ge.ThresholdedReluOp, name, "thresholded_relu", (x,),
+                            {"alpha": self._float(alpha, "thresholded_relu alpha")})
+
+    def hard_sigmoid(self, x: Value, alpha: float = 0.2, beta: float = 0.5, name: str | None = None) -> Value:
+        """`max(0, min(1, alpha * x + beta))`."""
+        return self._add_op(ge.HardSigmoidOp, name, "hard_sigmoid", (x,),
+                            {"alpha": self._float(alpha, "hard_sigmoid alpha"),
+                             "beta": self._float(beta, "hard_sigmoid beta")})
+
+    def hard_swish(self, x: Value, name: str | None = None) -> Value:
+        """`x * max(0, min(1, x / 6 + 1 / 2))`."""
+        return self._add_op(ge.HardSwishOp, name, "hard_swish", (x,))
+
+    def shrink(self, x: Value, bias: float = 0.0, lambd: float = 0.5, name: str | None = None) -> Value:
+        """`x - bias` where `x` > lambd, `x + bias` where `x` < -lambd, else 0."""
+        return self._add_op(ge.ShrinkOp, name, "shrink", (x,),
+                            {"bias": self._float(bias, "shrink bias"), "lambd": self._float(lambd, "shrink lambd")})
+
+    def softplus(self, x: Value, name: str | None = None) -> Value:
+        """`log(1 + exp(x))`."""
+        return self._add_op(ge.SoftplusOp, name, "softplus", (x,))
+
+    def softsign(self, x: Value, name: str | None = None) -> Value:
+        """`x / (1 + |x|)`."""
+        return self._add_op(ge.SoftsignOp, name, "softsign", (x,))
+
+    def mish(self, x: Value, name: str | None = None) -> Value:
+        """`x * tanh(softplus(x))`."""
+        return self._add_op(ge.MishOp, name, "mish", (x,))
+
+    def trilu(self, x: Value, k: int = 0, upper: bool = True, name: str | None = None) -> Value:
+        """The upper (or, with `upper` False, lower) triangle of the last two dimensions of `x`
+        from diagonal `k` on, the rest zero."""
+        properties = {"k": self._int(k, "trilu k"), **self._flags("trilu", upper=upper)}
+        return self._add_op(ge.TriluOp, name, "trilu", (x,), properties)
+
+    def prelu(self, x: Value, slope: Value, name: str | None = None) -> Value:
+        """`x` where it is >= 0, else `x * slope`; `slope` broadcasts to `x`."""
+        return self._add_op(ge.PReluOp, name, "prelu", (x, slope))
+
     def _window_properties(self, kind: str, kernel, strides, pads, dilations) -> dict[str, Attribute]:
         return {"kernel": self._ints(kernel, f"{kind} kernel", 2), "strides": self._ints(strides, f"{kind} strides", 2),
                 "pads": self._ints(pads, f"{kind} pads", 4), "dilations": self._ints(dilations, f"{kind} dilations", 2)}

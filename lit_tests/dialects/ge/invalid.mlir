@@ -628,3 +628,186 @@ ge.graph @gpu backend "gpu" {
   %x = ge.data 0 "x" : !ge.tensor<[2], f32>
   ge.output %x : !ge.tensor<[2], f32>
 }
+
+// -----
+
+// A comparison of operands with different element types.
+// CHECK: ge.less: element types differ: lhs f32, rhs i32
+ge.graph @compare_mixed_types {
+  %x = ge.data 0 "x" : !ge.tensor<[3], f32>
+  %y = ge.data 1 "y" : !ge.tensor<[3], i32>
+  %z = ge.less %x, %y : (!ge.tensor<[3], f32>, !ge.tensor<[3], i32>) -> !ge.tensor<[3], i1>
+  ge.output %z : !ge.tensor<[3], i1>
+}
+
+// -----
+
+// A comparison declared with the operands' element type instead of i1.
+// CHECK: ge.equal: result type !ge.tensor<[3], f32> is incompatible with the inferred type !ge.tensor<[3], i1>
+ge.graph @compare_result_type {
+  %x = ge.data 0 "x" : !ge.tensor<[3], f32>
+  %z = ge.equal %x, %x : (!ge.tensor<[3], f32>, !ge.tensor<[3], f32>) -> !ge.tensor<[3], f32>
+  ge.output %z : !ge.tensor<[3], f32>
+}
+
+// -----
+
+// A logical op on floats.
+// CHECK: ge.logical_or: lhs must have element type i1, got f32
+ge.graph @logical_of_floats {
+  %x = ge.data 0 "x" : !ge.tensor<[3], f32>
+  %z = ge.logical_or %x, %x : (!ge.tensor<[3], f32>, !ge.tensor<[3], f32>) -> !ge.tensor<[3], f32>
+  ge.output %z : !ge.tensor<[3], f32>
+}
+
+// -----
+
+// Not of an integer tensor.
+// CHECK: ge.logical_not: operand must have element type i1, got i32
+ge.graph @not_of_integers {
+  %x = ge.data 0 "x" : !ge.tensor<[3], i32>
+  %z = ge.logical_not %x : !ge.tensor<[3], i32>
+  ge.output %z : !ge.tensor<[3], i32>
+}
+
+// -----
+
+// A bitwise op on booleans.
+// CHECK: ge.bitwise_xor: lhs must have an integer element type, got i1
+ge.graph @bitwise_of_booleans {
+  %x = ge.data 0 "x" : !ge.tensor<[3], i1>
+  %z = ge.bitwise_xor %x, %x : (!ge.tensor<[3], i1>, !ge.tensor<[3], i1>) -> !ge.tensor<[3], i1>
+  ge.output %z : !ge.tensor<[3], i1>
+}
+
+// -----
+
+// Bitwise not of floats.
+// CHECK: ge.bitwise_not: operand must have an integer element type, got f32
+ge.graph @bitwise_not_of_floats {
+  %x = ge.data 0 "x" : !ge.tensor<[3], f32>
+  %z = ge.bitwise_not %x : !ge.tensor<[3], f32>
+  ge.output %z : !ge.tensor<[3], f32>
+}
+
+// -----
+
+// A shift in a direction that is neither left nor right.
+// CHECK: ge.bit_shift: direction must be one of left, right, got 'up'
+ge.graph @shift_direction {
+  %x = ge.data 0 "x" : !ge.tensor<[3], ui8>
+  %z = ge.bit_shift %x, %x direction "up" : (!ge.tensor<[3], ui8>, !ge.tensor<[3], ui8>) -> !ge.tensor<[3], ui8>
+  ge.output %z : !ge.tensor<[3], ui8>
+}
+
+// -----
+
+// A select whose condition is not boolean.
+// CHECK: ge.select: condition must have element type i1, got f32
+ge.graph @select_condition {
+  %x = ge.data 0 "x" : !ge.tensor<[3], f32>
+  %z = ge.select %x, %x, %x : (!ge.tensor<[3], f32>, !ge.tensor<[3], f32>, !ge.tensor<[3], f32>) -> !ge.tensor<[3], f32>
+  ge.output %z : !ge.tensor<[3], f32>
+}
+
+// -----
+
+// A select whose condition does not broadcast with its values.
+// CHECK: ge.select: shapes [2, 4] and [2, 3] do not broadcast: dimension 1 is 4 vs 3
+ge.graph @select_shapes {
+  %c = ge.data 0 "c" : !ge.tensor<[2, 4], i1>
+  %x = ge.data 1 "x" : !ge.tensor<[2, 3], f32>
+  %z = ge.select %c, %x, %x : (!ge.tensor<[2, 4], i1>, !ge.tensor<[2, 3], f32>, !ge.tensor<[2, 3], f32>) -> !ge.tensor<[2, 3], f32>
+  ge.output %z : !ge.tensor<[2, 3], f32>
+}
+
+// -----
+
+// The remainder of booleans.
+// CHECK: ge.mod: lhs must have a numeric element type, got i1
+ge.graph @mod_of_booleans {
+  %x = ge.data 0 "x" : !ge.tensor<[3], i1>
+  %z = ge.mod %x, %x : (!ge.tensor<[3], i1>, !ge.tensor<[3], i1>) -> !ge.tensor<[3], i1>
+  ge.output %z : !ge.tensor<[3], i1>
+}
+
+// -----
+
+// Negating booleans.
+// CHECK: ge.neg: operand must have a numeric element type, got i1
+ge.graph @neg_of_booleans {
+  %x = ge.data 0 "x" : !ge.tensor<[3], i1>
+  %z = ge.neg %x : !ge.tensor<[3], i1>
+  ge.output %z : !ge.tensor<[3], i1>
+}
+
+// -----
+
+// Rounding integers.
+// CHECK: ge.round: operand must have a floating-point element type, got i32
+ge.graph @round_of_integers {
+  %x = ge.data 0 "x" : !ge.tensor<[3], i32>
+  %z = ge.round %x : !ge.tensor<[3], i32>
+  ge.output %z : !ge.tensor<[3], i32>
+}
+
+// -----
+
+// A float test of integers.
+// CHECK: ge.is_inf: operand must have a floating-point element type, got i64
+ge.graph @is_inf_of_integers {
+  %x = ge.data 0 "x" : !ge.tensor<[3], i64>
+  %z = ge.is_inf %x detect_positive : (!ge.tensor<[3], i64>) -> !ge.tensor<[3], i1>
+  ge.output %z : !ge.tensor<[3], i1>
+}
+
+// -----
+
+// A prelu slope that would grow the input.
+// CHECK: ge.prelu: slope [2, 3] does not broadcast to the input [3]
+ge.graph @prelu_slope_grows_input {
+  %x = ge.data 0 "x" : !ge.tensor<[3], f32>
+  %s = ge.data 1 "s" : !ge.tensor<[2, 3], f32>
+  %z = ge.prelu %x, %s : (!ge.tensor<[3], f32>, !ge.tensor<[2, 3], f32>) -> !ge.tensor<[3], f32>
+  ge.output %z : !ge.tensor<[3], f32>
+}
+
+// -----
+
+// A prelu of booleans.
+// CHECK: ge.prelu: input must have a numeric element type, got i1
+ge.graph @prelu_of_booleans {
+  %x = ge.data 0 "x" : !ge.tensor<[3], i1>
+  %z = ge.prelu %x, %x : (!ge.tensor<[3], i1>, !ge.tensor<[3], i1>) -> !ge.tensor<[3], i1>
+  ge.output %z : !ge.tensor<[3], i1>
+}
+
+// -----
+
+// Celu divides by alpha, which must not be 0.
+// CHECK: ge.celu: alpha must not be 0
+ge.graph @celu_alpha_zero {
+  %x = ge.data 0 "x" : !ge.tensor<[3], f32>
+  %z = ge.celu %x alpha 0.000000e+00 : !ge.tensor<[3], f32>
+  ge.output %z : !ge.tensor<[3], f32>
+}
+
+// -----
+
+// An activation of integers.
+// CHECK: ge.leaky_relu: operand must have a floating-point element type, got i8
+ge.graph @leaky_relu_of_integers {
+  %x = ge.data 0 "x" : !ge.tensor<[3], i8>
+  %z = ge.leaky_relu %x alpha 1.000000e-01 : !ge.tensor<[3], i8>
+  ge.output %z : !ge.tensor<[3], i8>
+}
+
+// -----
+
+// Trilu of a vector, which has no diagonal.
+// CHECK: ge.trilu: input must have rank >= 2, got [3]
+ge.graph @trilu_of_a_vector {
+  %x = ge.data 0 "x" : !ge.tensor<[3], f32>
+  %z = ge.trilu %x k 0 upper : !ge.tensor<[3], f32>
+  ge.output %z : !ge.tensor<[3], f32>
+}

@@ -308,3 +308,179 @@ ge.graph @resize {
   %plain = ge.resize_bilinear %fixed size [112, 160] : (!ge.tensor<[1, 3, 224, 320], f32, NCHW>) -> !ge.tensor<[1, 3, 112, 160], f32, NCHW>
   ge.output %dynamic, %plain : !ge.tensor<[1, 3, -1, -1], f32, NCHW>, !ge.tensor<[1, 3, 112, 160], f32, NCHW>
 }
+
+// Comparisons and float tests broadcast numpy-style to an i1 result; is_inf names the signs it detects.
+// CHECK-LABEL: ge.graph @comparisons {
+// CHECK-NEXT:    %x = ge.data 0 "x" : !ge.tensor<[-1, 3], f32>
+// CHECK-NEXT:    %y = ge.data 1 "y" : !ge.tensor<[3], f32>
+// CHECK-NEXT:    %eq = ge.equal %x, %y : (!ge.tensor<[-1, 3], f32>, !ge.tensor<[3], f32>) -> !ge.tensor<[-1, 3], i1>
+// CHECK-NEXT:    %lt = ge.less %x, %y : (!ge.tensor<[-1, 3], f32>, !ge.tensor<[3], f32>) -> !ge.tensor<[-1, 3], i1>
+// CHECK-NEXT:    %gt = ge.greater %x, %y : (!ge.tensor<[-1, 3], f32>, !ge.tensor<[3], f32>) -> !ge.tensor<[-1, 3], i1>
+// CHECK-NEXT:    %le = ge.less_equal %x, %y : (!ge.tensor<[-1, 3], f32>, !ge.tensor<[3], f32>) -> !ge.tensor<[-1, 3], i1>
+// CHECK-NEXT:    %ge = ge.greater_equal %x, %y : (!ge.tensor<[-1, 3], f32>, !ge.tensor<[3], f32>) -> !ge.tensor<[-1, 3], i1>
+// CHECK-NEXT:    %nan = ge.is_nan %x : (!ge.tensor<[-1, 3], f32>) -> !ge.tensor<[-1, 3], i1>
+// CHECK-NEXT:    %inf = ge.is_inf %x detect_positive detect_negative : (!ge.tensor<[-1, 3], f32>) -> !ge.tensor<[-1, 3], i1>
+// CHECK-NEXT:    %neg_inf = ge.is_inf %x detect_negative : (!ge.tensor<[-1, 3], f32>) -> !ge.tensor<[-1, 3], i1>
+// CHECK-NEXT:    ge.output %eq, %lt, %gt, %le, %ge, %nan, %inf, %neg_inf : !ge.tensor<[-1, 3], i1>, !ge.tensor<[-1, 3], i1>, !ge.tensor<[-1, 3], i1>, !ge.tensor<[-1, 3], i1>, !ge.tensor<[-1, 3], i1>, !ge.tensor<[-1, 3], i1>, !ge.tensor<[-1, 3], i1>, !ge.tensor<[-1, 3], i1>
+// CHECK-NEXT:  }
+// GENERIC-LABEL: "ge.graph"() <{sym_name = "comparisons"}> ({
+// GENERIC:         %neg_inf = "ge.is_inf"(%x) <{detect_negative}> : (!ge.tensor<[-1, 3], f32>) -> !ge.tensor<[-1, 3], i1>
+ge.graph @comparisons {
+  %x = ge.data 0 "x" : !ge.tensor<[-1, 3], f32>
+  %y = ge.data 1 "y" : !ge.tensor<[3], f32>
+  %eq = ge.equal %x, %y : (!ge.tensor<[-1, 3], f32>, !ge.tensor<[3], f32>) -> !ge.tensor<[-1, 3], i1>
+  %lt = ge.less %x, %y : (!ge.tensor<[-1, 3], f32>, !ge.tensor<[3], f32>) -> !ge.tensor<[-1, 3], i1>
+  %gt = ge.greater %x, %y : (!ge.tensor<[-1, 3], f32>, !ge.tensor<[3], f32>) -> !ge.tensor<[-1, 3], i1>
+  %le = ge.less_equal %x, %y : (!ge.tensor<[-1, 3], f32>, !ge.tensor<[3], f32>) -> !ge.tensor<[-1, 3], i1>
+  %ge = ge.greater_equal %x, %y : (!ge.tensor<[-1, 3], f32>, !ge.tensor<[3], f32>) -> !ge.tensor<[-1, 3], i1>
+  %nan = ge.is_nan %x : (!ge.tensor<[-1, 3], f32>) -> !ge.tensor<[-1, 3], i1>
+  %inf = ge.is_inf %x detect_positive detect_negative : (!ge.tensor<[-1, 3], f32>) -> !ge.tensor<[-1, 3], i1>
+  %neg_inf = ge.is_inf %x detect_negative : (!ge.tensor<[-1, 3], f32>) -> !ge.tensor<[-1, 3], i1>
+  ge.output %eq, %lt, %gt, %le, %ge, %nan, %inf, %neg_inf : !ge.tensor<[-1, 3], i1>, !ge.tensor<[-1, 3], i1>, !ge.tensor<[-1, 3], i1>, !ge.tensor<[-1, 3], i1>, !ge.tensor<[-1, 3], i1>, !ge.tensor<[-1, 3], i1>, !ge.tensor<[-1, 3], i1>, !ge.tensor<[-1, 3], i1>
+}
+
+// Logic ops on i1, bitwise ops and shifts on integers, select broadcasting all three operands.
+// CHECK-LABEL: ge.graph @logic_and_bits {
+// CHECK-NEXT:    %a = ge.data 0 "a" : !ge.tensor<[2, 1], i1>
+// CHECK-NEXT:    %b = ge.data 1 "b" : !ge.tensor<[3], i1>
+// CHECK-NEXT:    %n = ge.data 2 "n" : !ge.tensor<[-1, 3], ui8>
+// CHECK-NEXT:    %x = ge.data 3 "x" : !ge.tensor<[3], f32>
+// CHECK-NEXT:    %and = ge.logical_and %a, %b : (!ge.tensor<[2, 1], i1>, !ge.tensor<[3], i1>) -> !ge.tensor<[2, 3], i1>
+// CHECK-NEXT:    %or = ge.logical_or %a, %b : (!ge.tensor<[2, 1], i1>, !ge.tensor<[3], i1>) -> !ge.tensor<[2, 3], i1>
+// CHECK-NEXT:    %xor = ge.logical_xor %a, %b : (!ge.tensor<[2, 1], i1>, !ge.tensor<[3], i1>) -> !ge.tensor<[2, 3], i1>
+// CHECK-NEXT:    %not = ge.logical_not %b : !ge.tensor<[3], i1>
+// CHECK-NEXT:    %band = ge.bitwise_and %n, %n : (!ge.tensor<[-1, 3], ui8>, !ge.tensor<[-1, 3], ui8>) -> !ge.tensor<[-1, 3], ui8>
+// CHECK-NEXT:    %bor = ge.bitwise_or %n, %n : (!ge.tensor<[-1, 3], ui8>, !ge.tensor<[-1, 3], ui8>) -> !ge.tensor<[-1, 3], ui8>
+// CHECK-NEXT:    %bxor = ge.bitwise_xor %n, %n : (!ge.tensor<[-1, 3], ui8>, !ge.tensor<[-1, 3], ui8>) -> !ge.tensor<[-1, 3], ui8>
+// CHECK-NEXT:    %bnot = ge.bitwise_not %n : !ge.tensor<[-1, 3], ui8>
+// CHECK-NEXT:    %shl = ge.bit_shift %n, %n direction "left" : (!ge.tensor<[-1, 3], ui8>, !ge.tensor<[-1, 3], ui8>) -> !ge.tensor<[-1, 3], ui8>
+// CHECK-NEXT:    %picked = ge.select %a, %x, %x : (!ge.tensor<[2, 1], i1>, !ge.tensor<[3], f32>, !ge.tensor<[3], f32>) -> !ge.tensor<[2, 3], f32>
+// CHECK-NEXT:    ge.output %and, %or, %xor, %not, %band, %bor, %bxor, %bnot, %shl, %picked : !ge.tensor<[2, 3], i1>, !ge.tensor<[2, 3], i1>, !ge.tensor<[2, 3], i1>, !ge.tensor<[3], i1>, !ge.tensor<[-1, 3], ui8>, !ge.tensor<[-1, 3], ui8>, !ge.tensor<[-1, 3], ui8>, !ge.tensor<[-1, 3], ui8>, !ge.tensor<[-1, 3], ui8>, !ge.tensor<[2, 3], f32>
+// CHECK-NEXT:  }
+// GENERIC-LABEL: "ge.graph"() <{sym_name = "logic_and_bits"}> ({
+// GENERIC:         %shl = "ge.bit_shift"(%n, %n) <{direction = "left"}> : (!ge.tensor<[-1, 3], ui8>, !ge.tensor<[-1, 3], ui8>) -> !ge.tensor<[-1, 3], ui8>
+ge.graph @logic_and_bits {
+  %a = ge.data 0 "a" : !ge.tensor<[2, 1], i1>
+  %b = ge.data 1 "b" : !ge.tensor<[3], i1>
+  %n = ge.data 2 "n" : !ge.tensor<[-1, 3], ui8>
+  %x = ge.data 3 "x" : !ge.tensor<[3], f32>
+  %and = ge.logical_and %a, %b : (!ge.tensor<[2, 1], i1>, !ge.tensor<[3], i1>) -> !ge.tensor<[2, 3], i1>
+  %or = ge.logical_or %a, %b : (!ge.tensor<[2, 1], i1>, !ge.tensor<[3], i1>) -> !ge.tensor<[2, 3], i1>
+  %xor = ge.logical_xor %a, %b : (!ge.tensor<[2, 1], i1>, !ge.tensor<[3], i1>) -> !ge.tensor<[2, 3], i1>
+  %not = ge.logical_not %b : !ge.tensor<[3], i1>
+  %band = ge.bitwise_and %n, %n : (!ge.tensor<[-1, 3], ui8>, !ge.tensor<[-1, 3], ui8>) -> !ge.tensor<[-1, 3], ui8>
+  %bor = ge.bitwise_or %n, %n : (!ge.tensor<[-1, 3], ui8>, !ge.tensor<[-1, 3], ui8>) -> !ge.tensor<[-1, 3], ui8>
+  %bxor = ge.bitwise_xor %n, %n : (!ge.tensor<[-1, 3], ui8>, !ge.tensor<[-1, 3], ui8>) -> !ge.tensor<[-1, 3], ui8>
+  %bnot = ge.bitwise_not %n : !ge.tensor<[-1, 3], ui8>
+  %shl = ge.bit_shift %n, %n direction "left" : (!ge.tensor<[-1, 3], ui8>, !ge.tensor<[-1, 3], ui8>) -> !ge.tensor<[-1, 3], ui8>
+  %picked = ge.select %a, %x, %x : (!ge.tensor<[2, 1], i1>, !ge.tensor<[3], f32>, !ge.tensor<[3], f32>) -> !ge.tensor<[2, 3], f32>
+  ge.output %and, %or, %xor, %not, %band, %bor, %bxor, %bnot, %shl, %picked : !ge.tensor<[2, 3], i1>, !ge.tensor<[2, 3], i1>, !ge.tensor<[2, 3], i1>, !ge.tensor<[3], i1>, !ge.tensor<[-1, 3], ui8>, !ge.tensor<[-1, 3], ui8>, !ge.tensor<[-1, 3], ui8>, !ge.tensor<[-1, 3], ui8>, !ge.tensor<[-1, 3], ui8>, !ge.tensor<[2, 3], f32>
+}
+
+// Element-wise math: mod (floored, or fmod), sign-aware ops of any number type, float functions.
+// CHECK-LABEL: ge.graph @math_functions {
+// CHECK-NEXT:    %x = ge.data 0 "x" : !ge.tensor<[-1, 3], f32>
+// CHECK-NEXT:    %i = ge.data 1 "i" : !ge.tensor<[3], i32>
+// CHECK-NEXT:    %mod = ge.mod %i, %i : (!ge.tensor<[3], i32>, !ge.tensor<[3], i32>) -> !ge.tensor<[3], i32>
+// CHECK-NEXT:    %fmod = ge.mod %x, %x fmod : (!ge.tensor<[-1, 3], f32>, !ge.tensor<[-1, 3], f32>) -> !ge.tensor<[-1, 3], f32>
+// CHECK-NEXT:    %neg = ge.neg %i : !ge.tensor<[3], i32>
+// CHECK-NEXT:    %abs = ge.abs %i : !ge.tensor<[3], i32>
+// CHECK-NEXT:    %sign = ge.sign %x : !ge.tensor<[-1, 3], f32>
+// CHECK-NEXT:    %reciprocal = ge.reciprocal %x : !ge.tensor<[-1, 3], f32>
+// CHECK-NEXT:    %floor = ge.floor %x : !ge.tensor<[-1, 3], f32>
+// CHECK-NEXT:    %ceil = ge.ceil %x : !ge.tensor<[-1, 3], f32>
+// CHECK-NEXT:    %round = ge.round %x : !ge.tensor<[-1, 3], f32>
+// CHECK-NEXT:    %sin = ge.sin %x : !ge.tensor<[-1, 3], f32>
+// CHECK-NEXT:    %cos = ge.cos %x : !ge.tensor<[-1, 3], f32>
+// CHECK-NEXT:    %tan = ge.tan %x : !ge.tensor<[-1, 3], f32>
+// CHECK-NEXT:    %asin = ge.asin %x : !ge.tensor<[-1, 3], f32>
+// CHECK-NEXT:    %acos = ge.acos %x : !ge.tensor<[-1, 3], f32>
+// CHECK-NEXT:    %atan = ge.atan %x : !ge.tensor<[-1, 3], f32>
+// CHECK-NEXT:    %sinh = ge.sinh %x : !ge.tensor<[-1, 3], f32>
+// CHECK-NEXT:    %cosh = ge.cosh %x : !ge.tensor<[-1, 3], f32>
+// CHECK-NEXT:    %asinh = ge.asinh %x : !ge.tensor<[-1, 3], f32>
+// CHECK-NEXT:    %acosh = ge.acosh %x : !ge.tensor<[-1, 3], f32>
+// CHECK-NEXT:    %atanh = ge.atanh %x : !ge.tensor<[-1, 3], f32>
+// CHECK-NEXT:    ge.output %mod, %fmod, %neg, %abs, %sign, %reciprocal, %floor, %ceil, %round, %sin, %cos, %tan, %asin, %acos, %atan, %sinh, %cosh, %asinh, %acosh, %atanh : !ge.tensor<[3], i32>, !ge.tensor<[-1, 3], f32>, !ge.tensor<[3], i32>, !ge.tensor<[3], i32>, !ge.tensor<[-1, 3], f32>, !ge.tensor<[-1, 3], f32>, !ge.tensor<[-1, 3], f32>, !ge.tensor<[-1, 3], f32>, !ge.tensor<[-1, 3], f32>, !ge.tensor<[-1, 3], f32>, !ge.tensor<[-1, 3], f32>, !ge.tensor<[-1, 3], f32>, !ge.tensor<[-1, 3], f32>, !ge.tensor<[-1, 3], f32>, !ge.tensor<[-1, 3], f32>, !ge.tensor<[-1, 3], f32>, !ge.tensor<[-1, 3], f32>, !ge.tensor<[-1, 3], f32>, !ge.tensor<[-1, 3], f32>, !ge.tensor<[-1, 3], f32>
+// CHECK-NEXT:  }
+// GENERIC-LABEL: "ge.graph"() <{sym_name = "math_functions"}> ({
+// GENERIC:         %fmod = "ge.mod"(%x, %x) <{fmod}> : (!ge.tensor<[-1, 3], f32>, !ge.tensor<[-1, 3], f32>) -> !ge.tensor<[-1, 3], f32>
+ge.graph @math_functions {
+  %x = ge.data 0 "x" : !ge.tensor<[-1, 3], f32>
+  %i = ge.data 1 "i" : !ge.tensor<[3], i32>
+  %mod = ge.mod %i, %i : (!ge.tensor<[3], i32>, !ge.tensor<[3], i32>) -> !ge.tensor<[3], i32>
+  %fmod = ge.mod %x, %x fmod : (!ge.tensor<[-1, 3], f32>, !ge.tensor<[-1, 3], f32>) -> !ge.tensor<[-1, 3], f32>
+  %neg = ge.neg %i : !ge.tensor<[3], i32>
+  %abs = ge.abs %i : !ge.tensor<[3], i32>
+  %sign = ge.sign %x : !ge.tensor<[-1, 3], f32>
+  %reciprocal = ge.reciprocal %x : !ge.tensor<[-1, 3], f32>
+  %floor = ge.floor %x : !ge.tensor<[-1, 3], f32>
+  %ceil = ge.ceil %x : !ge.tensor<[-1, 3], f32>
+  %round = ge.round %x : !ge.tensor<[-1, 3], f32>
+  %sin = ge.sin %x : !ge.tensor<[-1, 3], f32>
+  %cos = ge.cos %x : !ge.tensor<[-1, 3], f32>
+  %tan = ge.tan %x : !ge.tensor<[-1, 3], f32>
+  %asin = ge.asin %x : !ge.tensor<[-1, 3], f32>
+  %acos = ge.acos %x : !ge.tensor<[-1, 3], f32>
+  %atan = ge.atan %x : !ge.tensor<[-1, 3], f32>
+  %sinh = ge.sinh %x : !ge.tensor<[-1, 3], f32>
+  %cosh = ge.cosh %x : !ge.tensor<[-1, 3], f32>
+  %asinh = ge.asinh %x : !ge.tensor<[-1, 3], f32>
+  %acosh = ge.acosh %x : !ge.tensor<[-1, 3], f32>
+  %atanh = ge.atanh %x : !ge.tensor<[-1, 3], f32>
+  ge.output %mod, %fmod, %neg, %abs, %sign, %reciprocal, %floor, %ceil, %round, %sin, %cos, %tan, %asin, %acos, %atan, %sinh, %cosh, %asinh, %acosh, %atanh : !ge.tensor<[3], i32>, !ge.tensor<[-1, 3], f32>, !ge.tensor<[3], i32>, !ge.tensor<[3], i32>, !ge.tensor<[-1, 3], f32>, !ge.tensor<[-1, 3], f32>, !ge.tensor<[-1, 3], f32>, !ge.tensor<[-1, 3], f32>, !ge.tensor<[-1, 3], f32>, !ge.tensor<[-1, 3], f32>, !ge.tensor<[-1, 3], f32>, !ge.tensor<[-1, 3], f32>, !ge.tensor<[-1, 3], f32>, !ge.tensor<[-1, 3], f32>, !ge.tensor<[-1, 3], f32>, !ge.tensor<[-1, 3], f32>, !ge.tensor<[-1, 3], f32>, !ge.tensor<[-1, 3], f32>, !ge.tensor<[-1, 3], f32>, !ge.tensor<[-1, 3], f32>
+}
+
+// Activations keep their operand's type; parameters print as f64 properties; prelu broadcasts its slope.
+// CHECK-LABEL: ge.graph @activations {
+// CHECK-NEXT:    %x = ge.data 0 "x" : !ge.tensor<[-1, 3], f32>
+// CHECK-NEXT:    %s = ge.data 1 "s" : !ge.tensor<[3], f32>
+// CHECK-NEXT:    %leaky = ge.leaky_relu %x alpha 1.000000e-01 : !ge.tensor<[-1, 3], f32>
+// CHECK-NEXT:    %elu = ge.elu %x alpha 1.000000e+00 : !ge.tensor<[-1, 3], f32>
+// CHECK-NEXT:    %celu = ge.celu %x alpha 2.000000e+00 : !ge.tensor<[-1, 3], f32>
+// CHECK-NEXT:    %thresholded = ge.thresholded_relu %x alpha 5.000000e-01 : !ge.tensor<[-1, 3], f32>
+// CHECK-NEXT:    %selu = ge.selu %x alpha 1.500000e+00 gamma 2.000000e+00 : !ge.tensor<[-1, 3], f32>
+// CHECK-NEXT:    %hard_sigmoid = ge.hard_sigmoid %x alpha 2.000000e-01 beta 5.000000e-01 : !ge.tensor<[-1, 3], f32>
+// CHECK-NEXT:    %shrink = ge.shrink %x bias 0.000000e+00 lambd 5.000000e-01 : !ge.tensor<[-1, 3], f32>
+// CHECK-NEXT:    %hard_swish = ge.hard_swish %x : !ge.tensor<[-1, 3], f32>
+// CHECK-NEXT:    %softplus = ge.softplus %x : !ge.tensor<[-1, 3], f32>
+// CHECK-NEXT:    %softsign = ge.softsign %x : !ge.tensor<[-1, 3], f32>
+// CHECK-NEXT:    %mish = ge.mish %x : !ge.tensor<[-1, 3], f32>
+// CHECK-NEXT:    %prelu = ge.prelu %x, %s : (!ge.tensor<[-1, 3], f32>, !ge.tensor<[3], f32>) -> !ge.tensor<[-1, 3], f32>
+// CHECK-NEXT:    ge.output %leaky, %elu, %celu, %thresholded, %selu, %hard_sigmoid, %shrink, %hard_swish, %softplus, %softsign, %mish, %prelu : !ge.tensor<[-1, 3], f32>, !ge.tensor<[-1, 3], f32>, !ge.tensor<[-1, 3], f32>, !ge.tensor<[-1, 3], f32>, !ge.tensor<[-1, 3], f32>, !ge.tensor<[-1, 3], f32>, !ge.tensor<[-1, 3], f32>, !ge.tensor<[-1, 3], f32>, !ge.tensor<[-1, 3], f32>, !ge.tensor<[-1, 3], f32>, !ge.tensor<[-1, 3], f32>, !ge.tensor<[-1, 3], f32>
+// CHECK-NEXT:  }
+// GENERIC-LABEL: "ge.graph"() <{sym_name = "activations"}> ({
+// GENERIC:         %selu = "ge.selu"(%x) <{alpha = 1.500000e+00 : f64, gamma = 2.000000e+00 : f64}> : (!ge.tensor<[-1, 3], f32>) -> !ge.tensor<[-1, 3], f32>
+ge.graph @activations {
+  %x = ge.data 0 "x" : !ge.tensor<[-1, 3], f32>
+  %s = ge.data 1 "s" : !ge.tensor<[3], f32>
+  %leaky = ge.leaky_relu %x alpha 1.000000e-01 : !ge.tensor<[-1, 3], f32>
+  %elu = ge.elu %x alpha 1.000000e+00 : !ge.tensor<[-1, 3], f32>
+  %celu = ge.celu %x alpha 2.000000e+00 : !ge.tensor<[-1, 3], f32>
+  %thresholded = ge.thresholded_relu %x alpha 5.000000e-01 : !ge.tensor<[-1, 3], f32>
+  %selu = ge.selu %x alpha 1.500000e+00 gamma 2.000000e+00 : !ge.tensor<[-1, 3], f32>
+  %hard_sigmoid = ge.hard_sigmoid %x alpha 2.000000e-01 beta 5.000000e-01 : !ge.tensor<[-1, 3], f32>
+  %shrink = ge.shrink %x bias 0.000000e+00 lambd 5.000000e-01 : !ge.tensor<[-1, 3], f32>
+  %hard_swish = ge.hard_swish %x : !ge.tensor<[-1, 3], f32>
+  %softplus = ge.softplus %x : !ge.tensor<[-1, 3], f32>
+  %softsign = ge.softsign %x : !ge.tensor<[-1, 3], f32>
+  %mish = ge.mish %x : !ge.tensor<[-1, 3], f32>
+  %prelu = ge.prelu %x, %s : (!ge.tensor<[-1, 3], f32>, !ge.tensor<[3], f32>) -> !ge.tensor<[-1, 3], f32>
+  ge.output %leaky, %elu, %celu, %thresholded, %selu, %hard_sigmoid, %shrink, %hard_swish, %softplus, %softsign, %mish, %prelu : !ge.tensor<[-1, 3], f32>, !ge.tensor<[-1, 3], f32>, !ge.tensor<[-1, 3], f32>, !ge.tensor<[-1, 3], f32>, !ge.tensor<[-1, 3], f32>, !ge.tensor<[-1, 3], f32>, !ge.tensor<[-1, 3], f32>, !ge.tensor<[-1, 3], f32>, !ge.tensor<[-1, 3], f32>, !ge.tensor<[-1, 3], f32>, !ge.tensor<[-1, 3], f32>, !ge.tensor<[-1, 3], f32>
+}
+
+// Trilu keeps a triangle of the last two dimensions from diagonal k; without upper, the lower one.
+// CHECK-LABEL: ge.graph @triangles {
+// CHECK-NEXT:    %x = ge.data 0 "x" : !ge.tensor<[-1, 4, 5], f32>
+// CHECK-NEXT:    %upper = ge.trilu %x k 1 upper : !ge.tensor<[-1, 4, 5], f32>
+// CHECK-NEXT:    %lower = ge.trilu %x k -2 : !ge.tensor<[-1, 4, 5], f32>
+// CHECK-NEXT:    ge.output %upper, %lower : !ge.tensor<[-1, 4, 5], f32>, !ge.tensor<[-1, 4, 5], f32>
+// CHECK-NEXT:  }
+// GENERIC-LABEL: "ge.graph"() <{sym_name = "triangles"}> ({
+// GENERIC:         %upper = "ge.trilu"(%x) <{k = 1 : i64, upper}> : (!ge.tensor<[-1, 4, 5], f32>) -> !ge.tensor<[-1, 4, 5], f32>
+ge.graph @triangles {
+  %x = ge.data 0 "x" : !ge.tensor<[-1, 4, 5], f32>
+  %upper = ge.trilu %x k 1 upper : !ge.tensor<[-1, 4, 5], f32>
+  %lower = ge.trilu %x k -2 : !ge.tensor<[-1, 4, 5], f32>
+  ge.output %upper, %lower : !ge.tensor<[-1, 4, 5], f32>, !ge.tensor<[-1, 4, 5], f32>
+}

@@ -121,3 +121,36 @@ def test_integer_pow_has_no_lowering():
 def test_float_pow_matches():
     g = _binary_graph("pow", [(2, 2), (2,)], np.float32)
     assert_lowering_matches(g, [np.array([[1, 2], [3, 4]], np.float32), np.array([0.5, 2], np.float32)])
+
+
+def test_math_functions_match_the_reference():
+    g = Graph("math")
+    x = g.data(0, [-1, 6], dt.DT_FLOAT, name="x")
+    u = g.data(1, [6], dt.DT_FLOAT, name="u")  # inside (-1, 1)
+    g.set_outputs([g.neg(x), g.abs(x), g.sign(x), g.reciprocal(x), g.floor(x), g.ceil(x), g.round(x),
+                   g.sin(x), g.cos(x), g.tan(u), g.asin(u), g.acos(u), g.atan(x), g.sinh(x), g.cosh(x), g.asinh(x),
+                   g.acosh(g.add(g.abs(x), g.const(np.float32(1.0)))), g.atanh(u), g.trilu(x, -1, upper=False)])
+    x_values = np.float32([[0.5, 1.5, 2.5, -0.5, -2.5, 0.0], [-0.0, 3.7, -3.2, np.nan, 1e-3, -4.0]])
+    assert_lowering_matches(g, [x_values, np.float32([-0.9, -0.5, 0.1, 0.3, 0.6, 0.99])], rtol=1e-5, atol=1e-6)
+
+
+def test_integer_math_and_remainders_match_the_reference():
+    g = Graph("integer_math")
+    a = g.data(0, [-1, 5], dt.DT_INT32, name="a")
+    b = g.data(1, [5], dt.DT_INT32, name="b")
+    p = g.data(2, [5], dt.DT_UINT16, name="p")
+    g.set_outputs([g.neg(a), g.abs(a), g.sign(a), g.neg(p), g.abs(p), g.sign(p),
+                   g.mod(a, b), g.mod(a, b, fmod=True), g.mod(p, g.const(np.uint16([3, 0, 7, 1, 65535]))),
+                   g.mod(p, g.const(np.uint16(6)), fmod=True), g.trilu(a, 2), g.trilu(a)])
+    a_values = np.int32([[7, -7, 7, -7, -2**31], [0, 13, -13, 5, 2**31 - 1]])
+    assert_lowering_matches(g, [a_values, np.int32([3, 3, -3, 0, -1]), np.uint16([0, 1, 65535, 300, 9])])
+
+
+def test_float_mod_has_no_lowering():
+    g = Graph("float_mod")
+    x = g.data(0, [2], dt.DT_FLOAT, name="x")
+    g.set_outputs([g.mod(x, x, fmod=True, name="m")])
+    (graph,) = converted(g, backend="auto").ops
+    assert graph.backend.data == "reference"
+    assert graph.attributes["backend_fallback"].data == (
+        "ge.mod 'm': no float remainder in upstream arith as xDSL has it (element type f32)")

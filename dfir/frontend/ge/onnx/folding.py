@@ -1,5 +1,5 @@
 """Folding: nodes that compute shapes (Constant, Shape, Gather, Slice, Concat, Unsqueeze, Squeeze,
-Reshape, Cast, Identity, integer arithmetic) get their value at import time, with the dimensions
+Reshape, Cast, Identity, integer arithmetic, comparisons, logic and Where) get their value at import time, with the dimensions
 of dynamic inputs as symbols (`Dim`). A folder returns None where it cannot (a symbolic entry
 where a number is needed): the node is then converted into graph ops.
 """
@@ -118,11 +118,31 @@ def _truncating_divide(x: np.ndarray, y: np.ndarray) -> np.ndarray:
     return quotient + ((quotient * y != x) & ((x < 0) != (y < 0)))
 
 
+def _fold_elementwise(function: Callable[..., np.ndarray]) -> Folder:
+    """A comparison or logic op of constants (a symbolic dimension's value is known only at run time)."""
+    def fold(imp, node, inputs):
+        if not all(k.is_constant for k in inputs):
+            return None
+        return Known.of(np.asarray(function(*(k.array for k in inputs))))
+    return fold
+
+
+def _fold_where(imp, node, inputs):
+    condition, x, y = inputs
+    if not condition.is_constant:
+        return None
+    return Known.of(np.asarray(np.where(condition.array, x.array, y.array)), np.result_type(x.dtype, y.dtype))
+
+
 FOLDERS: dict[str, Folder] = {
     "Constant": _fold_constant, "Identity": _fold_identity, "Shape": _fold_shape, "Cast": _fold_cast,
     "Gather": _fold_gather, "Slice": _fold_slice, "Concat": _fold_concat, "Unsqueeze": _fold_unsqueeze,
     "Squeeze": _fold_squeeze, "Reshape": _fold_reshape,
     "Add": _fold_arithmetic(np.add), "Sub": _fold_arithmetic(np.subtract),
     "Mul": _fold_arithmetic(np.multiply), "Div": _fold_arithmetic(_truncating_divide),
+    "Equal": _fold_elementwise(np.equal), "Less": _fold_elementwise(np.less), "Greater": _fold_elementwise(np.greater),
+    "LessOrEqual": _fold_elementwise(np.less_equal), "GreaterOrEqual": _fold_elementwise(np.greater_equal),
+    "And": _fold_elementwise(np.logical_and), "Or": _fold_elementwise(np.logical_or),
+    "Not": _fold_elementwise(np.logical_not), "Where": _fold_where,
 }
 """Op type -> how it computes its value at import time when its inputs are known (None: it cannot)."""
