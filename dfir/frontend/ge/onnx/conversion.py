@@ -1,0 +1,74 @@
+"""Conversion: a model of an older opset becomes one of the opset the importer reads, and its
+shapes are inferred.
+
+1. A default-domain opset below `MIN_OPSET` is refused; one below `READ_OPSET` is converted to
+   `READ_OPSET` by `onnx.version_converter` (a note on the `dfir.onnx` logger says from which
+   opset to which). A node the converter cannot convert is a GeError naming its op and node.
+2. ONNX shape inference (with data propagation) annotates the tensors with their types and
+   shapes, which folding and the importer use.
+"""
+from __future__ import annotations
+
+import logging
+
+import onnx
+from onnx import shape_inference, version_converter
+
+from dfir.core.errors import GeError
+from dfir.frontend.ge.onnx.attributes import node_label
+
+MIN_OPSET = 7
+"""The oldest default-domain opset dfir imports (older ones are converted only from 7 on)."""
+
+READ_OPSET = 13
+"""The opset the op mapping reads: models of an older opset are converted to it."""
+
+_log = logging.getLogger("dfir.onnx")
+
+
+def default_opset(proto: onnx.ModelProto) -> int | None:
+    versions = [o.version for o in proto.opset_import if o.domain in ("", "ai.onnx")]
+    return versions[0] if versions else None
+
+
+def converted(proto: onnx.ModelProto, label: str) -> onnx.ModelProto:
+    """`proto` at `READ_OPSET` or later (converted if older), see the module docstring."""
+    opset = default_opset(proto)
+    if opset is None or opset >= READ_OPSET:  # without default-domain ops there is nothing to convert
+        return proto
+    if opset < MIN_OPSET:
+        raise GeError(f"ONNX model '{label}' uses opset {opset} of the default domain; dfir imports opset "
+                      f"{MIN_OPSET} or later")
+    try:
+        result = version_converter.convert_version(proto, READ_OPSET)
+    except Exception as error:  # the converter raises ConvertError, or RuntimeError for a failed check
+        raise GeError(f"ONNX model '{label}' cannot be converted from opset {opset} to {READ_OPSET}: "
+                      f"{_culprit(proto, str(error))}") from None
+    _log.warning("ONNX model '%s': converted from opset %d to opset %d (onnx.version_converter)",
+                 label, opset, READ_OPSET)
+    return result
+
+
+def _culprit(proto: onnx.ModelProto, message: str) -> str:
+    """The converter's message, led by the nodes whose op type it names."""
+    detail = message.strip().splitlines()[-1] if message.strip() else "the converter failed"
+    named = sorted({n.op_type for n in proto.graph.node if n.op_type in message},
+                   key=len, reverse=True)[:1]
+    nodes = [node_label(n, i) for i, n in enumerate(proto.graph.node) if n.op_type in named]
+    if not nodes:
+        return detail
+    return f"{named[0]} ({'node' if len(nodes) == 1 else 'nodes'} {', '.join(nodes)}): {detail}"
+
+
+def with_inferred_shapes(proto: onnx.ModelProto, label: str) -> onnx.ModelProto:
+    """`proto` with the type and shape of every tensor inferred (`value_info`) where it can be.
+
+    Strict inference stops at the first node it cannot infer, which onnx's own inference of
+    some function bodies does for valid models: then the shapes are inferred leniently, and the
+    op mapping's checks (and the GE verifiers) judge the model."""
+    try:
+        return shape_inference.infer_shapes(proto, check_type=True, strict_mode=True, data_prop=True)
+    except shape_inference.InferenceError as error:
+        _log.warning("ONNX model '%s': shape inference failed (%s); importing with the shapes it could infer",
+                     label, str(error).strip().splitlines()[0])
+        return shape_inference.infer_shapes(proto, data_prop=True)
