@@ -7,7 +7,6 @@ import inspect
 
 import numpy as np
 import onnx
-import onnxruntime as ort
 import pytest
 from onnx import TensorProto, helper, numpy_helper
 
@@ -17,29 +16,7 @@ import dfir.dataflow as df
 from dfir.ge.error import GeError
 from dfir.ge.graph import Graph
 
-RNG = np.random.default_rng(7)
-
-
-def weight(name: str, shape, scale: float = 0.5) -> onnx.TensorProto:
-    return numpy_helper.from_array((RNG.standard_normal(shape) * scale).astype(np.float32), name)
-
-
-def ints(name: str, values) -> onnx.TensorProto:
-    return numpy_helper.from_array(np.array(values, np.int64), name)
-
-
-def tensor_info(name: str, shape, elem=TensorProto.FLOAT) -> onnx.ValueInfoProto:
-    return helper.make_tensor_value_info(name, elem, shape)
-
-
-def model(nodes, inputs, outputs, initializers=(), opset: int = 18, name: str = "net") -> onnx.ModelProto:
-    graph = helper.make_graph(nodes, name, inputs, outputs, list(initializers))
-    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
-
-
-def reference(proto: onnx.ModelProto, feeds: dict[str, np.ndarray]) -> list[np.ndarray]:
-    session = ort.InferenceSession(proto.SerializeToString(), providers=["CPUExecutionProvider"])
-    return session.run(None, feeds)
+from onnx_models import RNG, ints, model, reference, tensor_info, weight
 
 
 def mlp() -> onnx.ModelProto:

@@ -4,15 +4,18 @@ shapes are inferred.
 1. A default-domain opset below `MIN_OPSET` is refused; one below `READ_OPSET` is converted to
    `READ_OPSET` by `onnx.version_converter` (a note on the `dfir.onnx` logger says from which
    opset to which). A node the converter cannot convert is a GeError naming its op and node.
+   Resize nodes made from Upsample or Resize-10 keep those ops' coordinate mapping, which the
+   converter drops.
 2. ONNX shape inference (with data propagation) annotates the tensors with their types and
    shapes, which folding and the importer use.
 """
 from __future__ import annotations
 
 import logging
+import re
 
 import onnx
-from onnx import shape_inference, version_converter
+from onnx import helper, shape_inference, version_converter
 
 from dfir.core.errors import GeError
 from dfir.frontend.ge.onnx.attributes import node_label
@@ -44,20 +47,42 @@ def converted(proto: onnx.ModelProto, label: str) -> onnx.ModelProto:
     except Exception as error:  # the converter raises ConvertError, or RuntimeError for a failed check
         raise GeError(f"ONNX model '{label}' cannot be converted from opset {opset} to {READ_OPSET}: "
                       f"{_culprit(proto, str(error))}") from None
+    if opset < 11:
+        _keep_resize_10_semantics(result)
     _log.warning("ONNX model '%s': converted from opset %d to opset %d (onnx.version_converter)",
                  label, opset, READ_OPSET)
     return result
 
 
+def _keep_resize_10_semantics(proto: onnx.ModelProto) -> None:
+    """Upsample and Resize-10 map output to input coordinates as `asymmetric` (nearest: `floor`);
+    the converter leaves Resize-11's defaults (`half_pixel`, `round_prefer_floor`) in their place,
+    which moves every pixel: state the old behaviour on each Resize it made."""
+    for node in proto.graph.node:
+        if node.op_type != "Resize":
+            continue
+        present = {a.name for a in node.attribute}
+        if "coordinate_transformation_mode" not in present:
+            node.attribute.append(helper.make_attribute("coordinate_transformation_mode", "asymmetric"))
+        if "nearest_mode" not in present:
+            node.attribute.append(helper.make_attribute("nearest_mode", "floor"))
+
+
 def _culprit(proto: onnx.ModelProto, message: str) -> str:
-    """The converter's message, led by the nodes whose op type it names."""
-    detail = message.strip().splitlines()[-1] if message.strip() else "the converter failed"
-    named = sorted({n.op_type for n in proto.graph.node if n.op_type in message},
-                   key=len, reverse=True)[:1]
-    nodes = [node_label(n, i) for i, n in enumerate(proto.graph.node) if n.op_type in named]
-    if not nodes:
+    """The converter's message (its failed check, without the C++ source location), led by the
+    nodes it is about: those of the op type it names, else those with the attribute it names."""
+    lines = message.strip().splitlines()
+    detail = lines[-1].split("failed: ", 1)[-1] if lines else "the converter failed"
+    attribute_named = re.search(r"Attribute (\w+)", detail)
+    nodes = list(enumerate(proto.graph.node))
+    culprits = ([(i, n) for i, n in nodes if re.search(rf"\b{n.op_type}\b", message)]
+                or [(i, n) for i, n in nodes if attribute_named and any(a.name == attribute_named.group(1)
+                                                                        for a in n.attribute)])
+    if not culprits:
         return detail
-    return f"{named[0]} ({'node' if len(nodes) == 1 else 'nodes'} {', '.join(nodes)}): {detail}"
+    ops = ", ".join(dict.fromkeys(n.op_type for _, n in culprits))
+    labels = [node_label(n, i) for i, n in culprits]
+    return f"{ops} ({'node' if len(labels) == 1 else 'nodes'} {', '.join(labels)}): {detail}"
 
 
 def with_inferred_shapes(proto: onnx.ModelProto, label: str) -> onnx.ModelProto:

@@ -31,7 +31,8 @@ from dfir.core.shape_arith import slice_bounds
 from dfir.core.errors import GeError
 from dfir.frontend.ge.onnx.attributes import attribute, node_label
 from dfir.frontend.ge.onnx.conversion import default_opset
-from dfir.frontend.ge.onnx.folding import FOLDERS, MAX_FOLDED_ELEMENTS, evaluable, evaluate, numeric_tensors
+from dfir.frontend.ge.onnx import folding
+from dfir.frontend.ge.onnx.folding import FOLDERS, evaluable, evaluate, numeric_tensors
 from dfir.frontend.ge.onnx.known import Dim, Known, runs, spell
 from dfir.frontend.ge.onnx.ops import CONVERTERS
 
@@ -161,7 +162,7 @@ class Importer:
             return "dfir has no converter for this op"
         open_inputs = [name for name, k in zip(node.input, inputs) if name and (k is None or not k.is_constant)]
         if not open_inputs:
-            return f"its result holds more than {MAX_FOLDED_ELEMENTS} elements, too many to compute at import"
+            return f"its result holds more than {folding.MAX_FOLDED_ELEMENTS} elements, too many to compute at import"
         return (f"dfir has no converter for this op and computes it at import only from constant inputs; "
                 f"{', '.join(repr(i) for i in open_inputs)} {'is' if len(open_inputs) == 1 else 'are'} "
                 "known only at run time")

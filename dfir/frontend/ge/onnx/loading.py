@@ -74,7 +74,7 @@ def _load_external_data(proto: onnx.ModelProto, path: str) -> None:
                           f"'{location}', which does not exist next to the model")
     try:
         external_data_helper.load_external_data_for_model(proto, folder)
-    except (onnx.checker.ValidationError, OSError) as e:
+    except (onnx.checker.ValidationError, OSError, ValueError) as e:  # ValueError: a side file too short
         raise GeError(f"ONNX model file '{path}': its external data cannot be read: {e}") from None
     for tensor, location in external:
         expected = int(np.prod(tensor.dims, dtype=np.int64)) * helper.tensor_dtype_to_np_dtype(tensor.data_type).itemsize
