@@ -112,6 +112,21 @@ def test_a_fold_too_large_for_a_weight_is_refused_naming_the_node(monkeypatch):
                                "to compute at import")
 
 
+def test_a_node_after_a_fold_too_large_is_refused_naming_the_input(monkeypatch):
+    """Relu of a constant too large to fold runs as a ge.relu; the Det of it, which only folding
+    could compute, then has an input known only at run time."""
+    monkeypatch.setattr(folding, "MAX_FOLDED_ELEMENTS", 8)
+    nodes = [helper.make_node("Relu", ["c"], ["positive"], name="positive"),
+             helper.make_node("Det", ["positive"], ["det"], name="det"),
+             helper.make_node("Mul", ["x", "det"], ["y"], name="mul")]
+    proto = model(nodes, [tensor_info("x", [1])], [tensor_info("y", [1])],
+                  [numpy_helper.from_array(np.eye(3, dtype=np.float32), "c")])
+    with pytest.raises(GeError) as info:
+        Graph.from_onnx(proto)
+    assert str(info.value) == ("onnx=net; node=det; Det: dfir has no converter for this op and computes it at import "
+                               "only from constant inputs; 'positive' is known only at run time")
+
+
 def test_a_fold_that_fails_names_the_node_and_the_failure():
     nodes = [helper.make_node("Range", ["zero", "ten", "zero"], ["r"], name="endless"),
              helper.make_node("Identity", ["r"], ["y"], name="y")]

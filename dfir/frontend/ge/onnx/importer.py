@@ -27,11 +27,11 @@ import onnx
 from onnx import helper, numpy_helper
 
 from dfir.core import data_type as dt
-from dfir.core.shape_arith import slice_bounds
 from dfir.core.errors import GeError
+from dfir.core.shape_arith import slice_bounds
+from dfir.frontend.ge.onnx import folding
 from dfir.frontend.ge.onnx.attributes import attribute, node_label
 from dfir.frontend.ge.onnx.conversion import default_opset
-from dfir.frontend.ge.onnx import folding
 from dfir.frontend.ge.onnx.folding import FOLDERS, evaluable, evaluate, numeric_tensors
 from dfir.frontend.ge.onnx.known import Dim, Known, runs, spell
 from dfir.frontend.ge.onnx.ops import CONVERTERS
@@ -157,9 +157,8 @@ class Importer:
                 self.values[name] = value
 
     def _why_not_folded(self, node: onnx.NodeProto, inputs: list[Known | None]) -> str:
-        """Why a node dfir has no converter for could not be computed at import."""
-        if not evaluable(node):
-            return "dfir has no converter for this op"
+        """Why a node dfir has no converter for, which `check_supported` expected to fold, did not:
+        its result is too large, or an input was not folded (itself too large)."""
         open_inputs = [name for name, k in zip(node.input, inputs) if name and (k is None or not k.is_constant)]
         if not open_inputs:
             return f"its result holds more than {folding.MAX_FOLDED_ELEMENTS} elements, too many to compute at import"
