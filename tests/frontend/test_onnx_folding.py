@@ -138,6 +138,24 @@ def test_a_fold_that_fails_names_the_node_and_the_failure():
                         r"ZeroDivisionError: .+", str(info.value))
 
 
+def test_a_node_with_a_converter_that_the_reference_cannot_evaluate_is_converted(monkeypatch):
+    class Failing:
+        def __init__(self, node, opsets):
+            pass
+
+        def run(self, outputs, feeds):
+            raise ValueError("no kernel")
+
+    monkeypatch.setattr(folding, "ReferenceEvaluator", Failing)
+    nodes = [helper.make_node("Relu", ["c"], ["positive"], name="positive"),
+             helper.make_node("Mul", ["x", "positive"], ["y"], name="mul")]
+    proto = model(nodes, [tensor_info("x", [2])], [tensor_info("y", [2])],
+                  [numpy_helper.from_array(np.array([-1.0, 2.0], np.float32), "c")])
+    graph = Graph.from_onnx(proto)
+    assert ge_ops(graph) == ["ge.data", "ge.const", "ge.relu", "ge.mul"]
+    assert run_reference(graph, np.array([3.0, 3.0], np.float32))[0].tolist() == [0.0, 6.0]
+
+
 def test_an_empty_folded_value_is_an_output_that_runs():
     """Shape with start > end is empty: an empty weight, in a model with no other weights."""
     nodes = [helper.make_node("Shape", ["x"], ["y"], name="shape", start=2, end=1)]

@@ -21,7 +21,7 @@ from dfir.core.errors import GeError
 from dfir.frontend.ge.onnx.attributes import node_label
 
 MIN_OPSET = 7
-"""The oldest default-domain opset dfir imports (older ones are converted only from 7 on)."""
+"""The oldest default-domain opset dfir imports (opsets up to `READ_OPSET` are converted)."""
 
 READ_OPSET = 13
 """The opset the op mapping reads: models of an older opset are converted to it."""

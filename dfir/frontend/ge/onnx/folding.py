@@ -149,13 +149,17 @@ def evaluable(node: onnx.NodeProto) -> bool:
             and not any(a.type in (onnx.AttributeProto.GRAPH, onnx.AttributeProto.GRAPHS) for a in node.attribute))
 
 
-def evaluate(imp: Importer, node: onnx.NodeProto, inputs: list[Known | None]) -> list[Known] | None:
+def evaluate(imp: Importer, node: onnx.NodeProto, inputs: list[Known | None], required: bool) -> list[Known] | None:
     """The outputs of `node` computed by the reference implementation from numeric `inputs`
-    (None: a result is too large to keep as a weight). A failure is a GeError naming the node."""
+    (None: a result is too large to keep as a weight, or the evaluation failed and the node is
+    not `required` to fold: it has a converter). A failure of a required fold is a GeError
+    naming the node."""
     feeds = {name: known.array for name, known in zip(node.input, inputs) if name}
     try:
         results = ReferenceEvaluator(node, opsets={"": imp.opset}).run(None, feeds)
     except Exception as error:  # the reference ops raise whatever numpy raises
+        if not required:
+            return None
         raise imp.node_error(node, f"cannot be computed at import from its constant inputs: "
                                    f"{type(error).__name__}: {error}") from None
     arrays = [np.asarray(r) for r in results]

@@ -88,6 +88,9 @@ class Importer:
         self.node: onnx.NodeProto | None = None  # the node being imported, which errors name
         self.opset = default_opset(proto)
         self.types = inferred_types(proto)
+        infos = [*proto.graph.input, *proto.graph.value_info, *proto.graph.output]
+        self.elem_types = {vi.name: vi.type.tensor_type.elem_type for vi in infos
+                           if vi.type.WhichOneof("value") == "tensor_type" and vi.type.tensor_type.elem_type}
         self.symbols: dict[str, Dim] = {}  # dim_param -> the first graph input dimension it names
 
     def run(self) -> Graph:
@@ -144,7 +147,7 @@ class Importer:
                 self.known[node.output[0]] = folded
                 return
         if all_known and all(k is None or k.is_constant for k in inputs) and evaluable(node):
-            results = evaluate(self, node, inputs)
+            results = evaluate(self, node, inputs, required=node.op_type not in CONVERTERS)
             if results is not None:
                 self.known.update((name, known) for name, known in zip(node.output, results) if name)
                 return
@@ -217,9 +220,8 @@ class Importer:
         return Dim(name, axis)
 
     def inferred_type(self, name: str) -> int | None:
-        """The element type shape inference gives tensor `name` (None: unknown)."""
-        tensor_type = self.types.get(name)
-        return tensor_type.elem_type if tensor_type is not None and tensor_type.elem_type else None
+        """The element type the model (or shape inference) gives tensor `name` (None: unknown)."""
+        return self.elem_types.get(name)
 
     def name(self, node: onnx.NodeProto, suffix: str = "") -> str:
         """A fresh graph node name for (a part of) `node`."""
