@@ -222,7 +222,10 @@ class GeGraphRunner:
             raise self._error(f"weight {index} ({desc.dtype} {list(desc.shape)}, {desc.size} bytes "
                               f"at offset {desc.offset}) does not fit a weights buffer of "
                               f"{available} bytes")
-        view = np.frombuffer(buffer, dtype=dtype, count=count, offset=desc.offset).reshape(desc.shape)
+        if count == 0:  # an empty weight, in a model that may have no weights buffer at all
+            view = np.empty(desc.shape, dtype)
+        else:
+            view = np.frombuffer(buffer, dtype=dtype, count=count, offset=desc.offset).reshape(desc.shape)
         view.flags.writeable = False
         return view
 

@@ -4,10 +4,14 @@
 
 One module per concern:
 
-- `loading`: read the model (a path or an `onnx.ModelProto`), check it with the ONNX checker (a
-  missing, unreadable or invalid file is a GeError naming the file) and check its opset.
+- `loading`: read the model (a path or an `onnx.ModelProto`, with weights in side files as
+  external data), check it with the ONNX checker (a missing, unreadable or invalid file is a
+  GeError naming the file).
+- `conversion`: convert a model of an older opset (7 on) to the opset the op mapping reads, and
+  infer its shapes.
 - `known`: values known at import time, with the dimensions of dynamic inputs as symbols.
-- `folding`: nodes that compute shapes or constants are folded, their values computed here.
+- `folding`: nodes that compute shapes or constants are folded, their values computed here (by
+  onnx's reference implementation for nodes of constants).
 - `ops`: the op mapping, one module per op family: how a node of each ONNX op type becomes
   `Graph` ops.
 - `importer`: one import, walking the nodes the graph outputs need.
@@ -22,14 +26,15 @@ from typing import TYPE_CHECKING, Callable
 
 import onnx
 
+from dfir.frontend.ge.onnx.conversion import MIN_OPSET, READ_OPSET, converted, with_inferred_shapes
 from dfir.frontend.ge.onnx.importer import Importer, check_supported
-from dfir.frontend.ge.onnx.loading import MIN_OPSET, check_opset, load
+from dfir.frontend.ge.onnx.loading import load
 from dfir.frontend.ge.onnx.ops import CONVERTERS
 
 if TYPE_CHECKING:
     from dfir.frontend.ge.graph import Graph
 
-__all__ = ["import_onnx", "CONVERTERS", "MIN_OPSET"]
+__all__ = ["import_onnx", "CONVERTERS", "MIN_OPSET", "READ_OPSET"]
 
 
 def import_onnx(model: str | os.PathLike | onnx.ModelProto, new_graph: Callable[[str], Graph],
@@ -37,6 +42,6 @@ def import_onnx(model: str | os.PathLike | onnx.ModelProto, new_graph: Callable[
     """The graph of an ONNX model, built into `new_graph(name)` (a `Graph`, through its builder
     methods); `name` defaults to the file's stem or the graph's name."""
     proto, label, default_name = load(model)
-    check_opset(proto, label)
+    proto = with_inferred_shapes(converted(proto, label), label)
     check_supported(proto, label)
     return Importer(proto, label, new_graph(name or default_name)).run()

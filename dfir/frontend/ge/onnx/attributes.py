@@ -1,4 +1,4 @@
-"""A node's attributes as Python values."""
+"""A node's attributes as Python values, and how messages name a node."""
 from __future__ import annotations
 
 import onnx
@@ -18,3 +18,8 @@ def attributes_of(node: onnx.NodeProto) -> dict[str, object]:
 
 def attribute(node: onnx.NodeProto, name: str, default=None):
     return attributes_of(node).get(name, default)
+
+
+def node_label(node: onnx.NodeProto, index: int) -> str:
+    """How a message names node number `index`: its name quoted, else `#index`."""
+    return f"'{node.name}'" if node.name else f"#{index}"

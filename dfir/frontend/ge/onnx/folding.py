@@ -1,7 +1,13 @@
-"""Folding: nodes that compute shapes (Constant, Shape, Gather, Slice, Concat, Unsqueeze, Squeeze,
-Reshape, Cast, Identity, integer arithmetic, comparisons, logic and Where) get their value at import time, with the dimensions
-of dynamic inputs as symbols (`Dim`). A folder returns None where it cannot (a symbolic entry
-where a number is needed): the node is then converted into graph ops.
+"""Folding: values computed at import time.
+
+1. Nodes that compute shapes (Constant, Shape, Gather, Slice, Concat, Unsqueeze, Squeeze,
+   Reshape, Cast, Identity, integer arithmetic, Where) have a folder here that works on symbols too:
+   the dimensions of dynamic inputs are `Dim`s. A folder returns None where it cannot (a
+   symbolic entry where a number is needed): the node is then converted into graph ops.
+2. Any other deterministic node of the default domain whose inputs are all numbers (constants,
+   static shapes, values folded before it: ConstantOfShape, Range, Expand or Tile of constants,
+   comparisons and logic of constants...) is evaluated by onnx's reference implementation
+   (`onnx.reference.ReferenceEvaluator`), unless a result would exceed `MAX_FOLDED_ELEMENTS`.
 """
 from __future__ import annotations
 
@@ -10,6 +16,7 @@ from typing import TYPE_CHECKING, Callable
 import numpy as np
 import onnx
 from onnx import helper, numpy_helper
+from onnx.reference import ReferenceEvaluator
 
 from dfir.core.shape_arith import slice_bounds
 from dfir.frontend.ge.onnx.attributes import attribute, attributes_of
@@ -118,15 +125,6 @@ def _truncating_divide(x: np.ndarray, y: np.ndarray) -> np.ndarray:
     return quotient + ((quotient * y != x) & ((x < 0) != (y < 0)))
 
 
-def _fold_elementwise(function: Callable[..., np.ndarray]) -> Folder:
-    """A comparison or logic op of constants (a symbolic dimension's value is known only at run time)."""
-    def fold(imp, node, inputs):
-        if not all(k.is_constant for k in inputs):
-            return None
-        return Known.of(np.asarray(function(*(k.array for k in inputs))))
-    return fold
-
-
 def _fold_where(imp, node, inputs):
     condition, x, y = inputs
     if not condition.is_constant:
@@ -140,9 +138,59 @@ FOLDERS: dict[str, Folder] = {
     "Squeeze": _fold_squeeze, "Reshape": _fold_reshape,
     "Add": _fold_arithmetic(np.add), "Sub": _fold_arithmetic(np.subtract),
     "Mul": _fold_arithmetic(np.multiply), "Div": _fold_arithmetic(_truncating_divide),
-    "Equal": _fold_elementwise(np.equal), "Less": _fold_elementwise(np.less), "Greater": _fold_elementwise(np.greater),
-    "LessOrEqual": _fold_elementwise(np.less_equal), "GreaterOrEqual": _fold_elementwise(np.greater_equal),
-    "And": _fold_elementwise(np.logical_and), "Or": _fold_elementwise(np.logical_or),
-    "Not": _fold_elementwise(np.logical_not), "Where": _fold_where,
+    "Where": _fold_where,
 }
 """Op type -> how it computes its value at import time when its inputs are known (None: it cannot)."""
+
+
+NOT_FOLDED = frozenset({"RandomNormal", "RandomNormalLike", "RandomUniform", "RandomUniformLike", "Bernoulli",
+                        "Multinomial", "Dropout"})
+"""Ops never evaluated at import: their results are random (Dropout is random in training mode)."""
+
+MAX_FOLDED_ELEMENTS = 1 << 24
+"""A value folded by evaluation holds at most this many elements (it becomes a weight)."""
+
+
+def evaluable(node: onnx.NodeProto) -> bool:
+    """Whether `node` may be evaluated at import when its inputs are numbers (step 2)."""
+    return (node.domain in ("", "ai.onnx") and node.op_type not in NOT_FOLDED
+            and not any(a.type in (onnx.AttributeProto.GRAPH, onnx.AttributeProto.GRAPHS) for a in node.attribute))
+
+
+def evaluate(imp: Importer, node: onnx.NodeProto, inputs: list[Known | None], required: bool) -> list[Known] | None:
+    """The outputs of `node` computed by the reference implementation from numeric `inputs`
+    (None: a result is too large to keep as a weight, or the evaluation failed and the node is
+    not `required` to fold: it has a converter). A failure of a required fold is a GeError
+    naming the node."""
+    feeds = {name: known.array for name, known in zip(node.input, inputs) if name}
+    try:
+        results = ReferenceEvaluator(node, opsets={"": imp.opset}).run(None, feeds)
+    except Exception as error:  # the reference ops raise whatever numpy raises
+        if not required:
+            return None
+        raise imp.node_error(node, f"cannot be computed at import from its constant inputs: "
+                                   f"{type(error).__name__}: {error}") from None
+    arrays = [np.asarray(r) for r in results]
+    if any(a.size > MAX_FOLDED_ELEMENTS for a in arrays):
+        return None
+    return [Known.of(_as_declared(imp, name, a)) for name, a in zip(node.output, arrays)]
+
+
+def _as_declared(imp: Importer, name: str, array: np.ndarray) -> np.ndarray:
+    """`array` in the element type shape inference gives tensor `name` (the reference ops may
+    return numpy's default types)."""
+    elem = imp.inferred_type(name)
+    return array if elem is None else array.astype(helper.tensor_dtype_to_np_dtype(elem), copy=False)
+
+
+def numeric_tensors(proto: onnx.ModelProto, static_shape: Callable[[onnx.NodeProto], bool]) -> set[str]:
+    """The tensors that folding computes as numbers, as far as the model says before the walk:
+    initializers, Constant outputs, Shape outputs where `static_shape(node)`, and the outputs of
+    nodes of `FOLDERS` or `evaluable` ones whose inputs are all such tensors."""
+    numeric = {t.name for t in proto.graph.initializer}
+    for node in proto.graph.node:
+        inputs_numeric = all(not i or i in numeric for i in node.input)
+        if (node.op_type == "Constant" or (node.op_type == "Shape" and static_shape(node))
+                or (inputs_numeric and (node.op_type in FOLDERS or evaluable(node)))):
+            numeric.update(o for o in node.output if o)
+    return numeric

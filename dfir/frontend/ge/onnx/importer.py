@@ -1,13 +1,20 @@
 """One ONNX import: ONNX tensor names become Graph values or values known at import time.
 
+The model comes converted to the opset the op mapping reads, with its shapes inferred (see
+`conversion`).
+
 1. Inputs become `data` ops in order (initializers listed as inputs are weights, not inputs);
    a dimension without a `dim_value` (a `dim_param`, or nothing) is -1.
-2. Walk the nodes the graph outputs need, in order. A node with a folder (see `folding`) whose
-   inputs are all known at import time (for Shape: its input's rank) is folded: its value is
-   computed here. Any other node is converted by its entry of `CONVERTERS` into `Graph` ops.
-   Inputs an op takes as attributes (Reshape's shape, Slice's starts, Pad's pads...) must be
-   known; a known value used as a tensor operand becomes a `const` (or, with symbols, ops
-   computing it from `shape`) where it is first used.
+2. Walk the nodes the graph outputs need, in order. A node is folded (see `folding`) when it
+   can be: a folder whose inputs are all known at import time (for Shape: its input's rank),
+   or the reference evaluation of a node whose inputs are all numbers. Any other node is
+   converted by its entry of `CONVERTERS` into `Graph` ops. Inputs an op takes as attributes
+   (Reshape's shape, Slice's starts, Pad's pads...) must be known; a known value used as a
+   tensor operand becomes a `const` (or, with symbols, ops computing it from `shape`) where it
+   is first used.
+3. A dimension dfir's types leave open is taken from shape inference where it is fixed there;
+   one named by a `dim_param` is the dimension of the first graph input with that name, so
+   shape arithmetic across tensors of one batch size folds.
 
 Initializers become `const` ops named after them, created where first used.
 """
@@ -21,7 +28,11 @@ from onnx import helper, numpy_helper
 
 from dfir.core import data_type as dt
 from dfir.core.errors import GeError
-from dfir.frontend.ge.onnx.folding import FOLDERS
+from dfir.core.shape_arith import slice_bounds
+from dfir.frontend.ge.onnx import folding
+from dfir.frontend.ge.onnx.attributes import attribute, node_label
+from dfir.frontend.ge.onnx.conversion import default_opset
+from dfir.frontend.ge.onnx.folding import FOLDERS, evaluable, evaluate, numeric_tensors
 from dfir.frontend.ge.onnx.known import Dim, Known, runs, spell
 from dfir.frontend.ge.onnx.ops import CONVERTERS
 
@@ -31,19 +42,35 @@ if TYPE_CHECKING:
 
 def check_supported(proto: onnx.ModelProto, label: str) -> None:
     """One GeError listing every op type of `proto` that neither folds nor converts, with its nodes."""
+    types = inferred_types(proto)
+    numeric = numeric_tensors(proto, lambda node: _static_shape(node, types))
     unsupported: dict[str, list[str]] = {}
     for index, node in enumerate(proto.graph.node):
         op = node.op_type if node.domain in ("", "ai.onnx") else f"{node.domain}.{node.op_type}"
-        if op not in CONVERTERS and op not in FOLDERS:
-            unsupported.setdefault(op, []).append(_node_label(node, index))
+        folds = evaluable(node) and all(not i or i in numeric for i in node.input)
+        if op not in CONVERTERS and op not in FOLDERS and not folds:
+            unsupported.setdefault(op, []).append(node_label(node, index))
     if unsupported:
         listed = ", ".join(f"{op} ({'node' if len(nodes) == 1 else 'nodes'} {', '.join(nodes)})"
                            for op, nodes in unsupported.items())
         raise GeError(f"ONNX model '{label}' has ops dfir does not support: {listed}")
 
 
-def _node_label(node: onnx.NodeProto, index: int) -> str:
-    return f"'{node.name}'" if node.name else f"#{index}"
+def inferred_types(proto: onnx.ModelProto) -> dict[str, onnx.TypeProto.Tensor]:
+    """The tensor types shape inference gave the inputs and inner tensors of `proto` (not the
+    outputs, whose declared shapes are the model author's)."""
+    infos = [*proto.graph.input, *proto.graph.value_info]
+    return {vi.name: vi.type.tensor_type for vi in infos if vi.type.WhichOneof("value") == "tensor_type"}
+
+
+def _static_shape(node: onnx.NodeProto, types: dict[str, onnx.TypeProto.Tensor]) -> bool:
+    """Whether the dimensions a Shape node reads are all fixed, as shape inference says."""
+    tensor_type = types.get(node.input[0])
+    if tensor_type is None or not tensor_type.HasField("shape"):
+        return False
+    dims = list(tensor_type.shape.dim)
+    picked = dims[slice_bounds(len(dims), attribute(node, "start", 0), attribute(node, "end", len(dims)), 1)]
+    return all(d.HasField("dim_value") for d in picked)
 
 
 class Importer:
@@ -58,6 +85,13 @@ class Importer:
         self.names: set[str] = set()
         self.shapes: dict[str, Value] = {}
         self.node_index = 0
+        self.node: onnx.NodeProto | None = None  # the node being imported, which errors name
+        self.opset = default_opset(proto)
+        self.types = inferred_types(proto)
+        infos = [*proto.graph.input, *proto.graph.value_info, *proto.graph.output]
+        self.elem_types = {vi.name: vi.type.tensor_type.elem_type for vi in infos
+                           if vi.type.WhichOneof("value") == "tensor_type" and vi.type.tensor_type.elem_type}
+        self.symbols: dict[str, Dim] = {}  # dim_param -> the first graph input dimension it names
 
     def run(self) -> Graph:
         weights = {t.name: t for t in self.proto.graph.initializer}
@@ -65,6 +99,8 @@ class Importer:
             array = numpy_helper.to_array(tensor)
             self.known[name] = Known.of(array)
         inputs = [vi for vi in self.proto.graph.input if vi.name not in weights]
+        if not inputs:
+            raise self.error("the model has no inputs; a dfir graph runs when fed, so it needs at least one")
         for index, info in enumerate(inputs):
             self._add_input(index, info)
         needed = self._needed_nodes()
@@ -82,6 +118,9 @@ class Importer:
             raise self.error(f"input '{info.name}' is a {kind}, expected a tensor")
         tensor_type = info.type.tensor_type
         shape = [d.dim_value if d.HasField("dim_value") else -1 for d in tensor_type.shape.dim]
+        for axis, d in enumerate(tensor_type.shape.dim):
+            if d.HasField("dim_param"):
+                self.symbols.setdefault(d.dim_param, Dim(info.name, axis))
         dtype = self.dtype_of(tensor_type.elem_type, f"input '{info.name}'")
         self.values[info.name] = self.g.data(index, shape, dtype, name=self.claim(info.name))
 
@@ -98,7 +137,7 @@ class Importer:
         return needed
 
     def _visit(self, node: onnx.NodeProto, index: int) -> None:
-        self.node_index = index
+        self.node_index, self.node = index, node
         folder = FOLDERS.get(node.op_type)
         inputs = [self.known.get(i) if i else None for i in node.input]
         all_known = all(k is not None or not i for k, i in zip(inputs, node.input))
@@ -107,10 +146,28 @@ class Importer:
             if folded is not None:
                 self.known[node.output[0]] = folded
                 return
-        outputs = CONVERTERS[node.op_type](self, node)
+        if all_known and all(k is None or k.is_constant for k in inputs) and evaluable(node):
+            results = evaluate(self, node, inputs, required=node.op_type not in CONVERTERS)
+            if results is not None:
+                self.known.update((name, known) for name, known in zip(node.output, results) if name)
+                return
+        convert = CONVERTERS.get(node.op_type)
+        if convert is None:
+            raise self.node_error(node, self._why_not_folded(node, inputs))
+        outputs = convert(self, node)
         for name, value in zip(node.output, outputs):
             if name:
                 self.values[name] = value
+
+    def _why_not_folded(self, node: onnx.NodeProto, inputs: list[Known | None]) -> str:
+        """Why a node dfir has no converter for, which `check_supported` expected to fold, did not:
+        its result is too large, or an input was not folded (itself too large)."""
+        open_inputs = [name for name, k in zip(node.input, inputs) if name and (k is None or not k.is_constant)]
+        if not open_inputs:
+            return f"its result holds more than {folding.MAX_FOLDED_ELEMENTS} elements, too many to compute at import"
+        return (f"dfir has no converter for this op and computes it at import only from constant inputs; "
+                f"{', '.join(repr(i) for i in open_inputs)} {'is' if len(open_inputs) == 1 else 'are'} "
+                "known only at run time")
 
     # --- what converters use ---
 
@@ -149,8 +206,22 @@ class Importer:
     def dims(self, name: str) -> list[int | Dim]:
         """The dimensions of ONNX tensor `name`: sizes, or `Dim`s where not fixed."""
         if name in self.values:
-            return [d if d >= 0 else Dim(name, i) for i, d in enumerate(self.values[name].shape)]
+            return [d if d >= 0 else self._open_dim(name, i) for i, d in enumerate(self.values[name].shape)]
         return list(self.known[name].array.shape)
+
+    def _open_dim(self, name: str, axis: int) -> int | Dim:
+        """A dimension dfir's types leave open: fixed, or named, by shape inference (step 3)."""
+        tensor_type = self.types.get(name)
+        dims = tensor_type.shape.dim if tensor_type is not None and tensor_type.HasField("shape") else ()
+        if axis < len(dims) and dims[axis].HasField("dim_value"):
+            return dims[axis].dim_value
+        if axis < len(dims) and dims[axis].dim_param in self.symbols:
+            return self.symbols[dims[axis].dim_param]
+        return Dim(name, axis)
+
+    def inferred_type(self, name: str) -> int | None:
+        """The element type the model (or shape inference) gives tensor `name` (None: unknown)."""
+        return self.elem_types.get(name)
 
     def name(self, node: onnx.NodeProto, suffix: str = "") -> str:
         """A fresh graph node name for (a part of) `node`."""
@@ -174,6 +245,9 @@ class Importer:
                              "GE tensors cannot hold") from None
 
     def error(self, message: str) -> GeError:
+        """A GeError naming the model, and the node being imported if any."""
+        if self.node is not None:
+            return self.node_error(self.node, message)
         return GeError(message, context={"onnx": self.label})
 
     def node_error(self, node: onnx.NodeProto, message: str) -> GeError:

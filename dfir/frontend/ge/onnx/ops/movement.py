@@ -24,7 +24,8 @@ def _reshape_target(imp: Importer, node: onnx.NodeProto) -> list[int]:
     entries = list(known.array.reshape(-1))
     if attribute(node, "allowzero", 0) and any(e == 0 for e in entries if not isinstance(e, Dim)):
         raise imp.node_error(node, "allowzero 1 with a 0 in the shape is not supported")
-    target = [0 if e == Dim(node.input[0], i) else None if isinstance(e, Dim) else int(e)
+    own = imp.dims(node.input[0])
+    target = [(0 if i < len(own) and e == own[i] else None) if isinstance(e, Dim) else int(e)
               for i, e in enumerate(entries)]
     unknown = target.count(None)
     if unknown > 1 or (unknown and -1 in target):

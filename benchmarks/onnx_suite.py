@@ -1,0 +1,174 @@
+"""The ONNX operator test suite through dfir: every test case the installed `onnx` package
+generates (`onnx.backend.test.case`: one model per op form, with inputs and expected outputs)
+runs the way users run a model: Graph.from_onnx -> dfir.compile -> dfir.load -> feed_data /
+fetch_data, on the reference backend unless told otherwise. Outputs are compared as onnx's own
+backend tests compare them (same shapes and dtypes, `assert_allclose` with the case's rtol/atol).
+
+Each case ends as one of
+  matched   dfir ran it and agreed with the expected outputs;
+  refused   a GeError at import or compile: dfir said it cannot run the model, and why;
+  wrong     dfir ran it and disagreed (must be 0: what dfir cannot run exactly it refuses);
+  crashed   anything else: an exception that is not a GeError, or a failed run.
+The report gives the counts, the refusals by reason (the ops dfir lacks, by cases), and every
+wrong or crashed case by name. `imported` counts the cases that got through Graph.from_onnx.
+
+--write-baseline writes the names of the matched cases to tests/data/onnx_suite_matched.txt,
+which tests/frontend/test_onnx_suite.py keeps from shrinking.
+
+Run: python benchmarks/onnx_suite.py [--backend reference|auto|iree-cpu] [--sample N] [--cases REGEX]
+                                     [--top 25] [--write-baseline] [--smoke]
+"""
+from __future__ import annotations
+
+import argparse
+import collections
+import logging
+import re
+import sys
+import time
+import warnings
+from pathlib import Path
+from typing import Iterable, NamedTuple
+
+import numpy as np
+import onnx
+from onnx import numpy_helper
+
+import dfir
+from dfir.ge.error import GeError
+from dfir.ge.graph import Graph
+
+BASELINE = Path(__file__).resolve().parent.parent / "tests" / "data" / "onnx_suite_matched.txt"
+STATUSES = ("matched", "refused", "wrong", "crashed")
+
+
+class Outcome(NamedTuple):
+    name: str
+    status: str
+    reason: str = ""
+    imported: bool = False
+
+
+def collect_cases(pattern: str | None = None) -> list:
+    """The node test cases of the installed onnx package (their expected outputs computed by onnx)."""
+    from onnx.backend.test.case import node
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the generators overflow casts on purpose
+        cases = node.collect_testcases(None)
+    return [c for c in cases if pattern is None or re.search(pattern, c.name)]
+
+
+def run_case(case, backend: str = "reference") -> Outcome:
+    """One test case through dfir's public API."""
+    try:
+        graph = Graph.from_onnx(case.model)
+    except GeError as error:
+        return Outcome(case.name, "refused", f"import: {error}")
+    except Exception as error:  # noqa: BLE001 - a crash is what this reports
+        return Outcome(case.name, "crashed", f"import: {type(error).__name__}: {error}")
+    try:
+        compiled = dfir.compile(graph, {"dfir.ge.backend": backend})
+    except GeError as error:
+        return Outcome(case.name, "refused", f"compile: {error}", True)
+    except Exception as error:  # noqa: BLE001
+        return Outcome(case.name, "crashed", f"compile: {type(error).__name__}: {error}", True)
+    try:
+        with dfir.load(compiled.om) as model:
+            for inputs, expected in case.data_sets:
+                status, reason = _run_once(model, inputs, expected, case.rtol, case.atol)
+                if status != "matched":
+                    return Outcome(case.name, status, reason, True)
+    except Exception as error:  # noqa: BLE001
+        return Outcome(case.name, "crashed", f"run: {type(error).__name__}: {error}", True)
+    return Outcome(case.name, "matched", imported=True)
+
+
+def _run_once(model, inputs, expected, rtol: float, atol: float) -> tuple[str, str]:
+    inputs, expected = _arrays(inputs), _arrays(expected)
+    model.feed_data(inputs)
+    outputs, _, ret = model.fetch_data(timeout=60000)
+    if ret != 0:
+        return "crashed", f"run: {ret}"
+    if len(outputs) != len(expected):
+        return "wrong", f"{len(outputs)} outputs, expected {len(expected)}"
+    for i, (tensor, want) in enumerate(zip(outputs, expected)):
+        got = tensor.numpy()
+        if got.shape != want.shape or got.dtype != want.dtype:
+            return "wrong", f"output {i} is {got.dtype}{list(got.shape)}, expected {want.dtype}{list(want.shape)}"
+        try:
+            np.testing.assert_allclose(got, want, rtol=rtol, atol=atol)
+        except AssertionError as error:
+            return "wrong", f"output {i}: {str(error).strip().splitlines()[2] if 'Mismatch' in str(error) else error}"
+    return "matched", ""
+
+
+def _arrays(values) -> list:
+    """Data-set values as arrays (a case gives some, such as float16 ones, as TensorProtos)."""
+    return [numpy_helper.to_array(v) if isinstance(v, onnx.TensorProto) else v for v in values]
+
+
+def run_suite(cases: Iterable, backend: str = "reference") -> list[Outcome]:
+    logging.getLogger("dfir.onnx").setLevel(logging.ERROR)  # opset conversion notes, one per case
+    with warnings.catch_warnings(), np.errstate(all="ignore"):
+        warnings.simplefilter("ignore", RuntimeWarning)
+        return [run_case(case, backend) for case in cases]
+
+
+_UNSUPPORTED = re.compile(r"has ops dfir does not support: (.*)$")
+_LISTED_OP = re.compile(r"(?:^|\), )([\w.]+) \(nodes? ")
+_CONTEXT = re.compile(r"^(?:[a-z]+=[^;]*; )+")
+
+
+def refusal_reasons(outcome: Outcome) -> list[str]:
+    """What a refusal is counted under: each unsupported op, else the error's first words."""
+    listed = _UNSUPPORTED.search(outcome.reason)
+    if listed:
+        return [f"unsupported op {op}" for op in _LISTED_OP.findall(listed.group(1))]
+    stage, _, message = outcome.reason.partition(": ")
+    message = _CONTEXT.sub("", message)  # the model and node, named by every message
+    return [f"{stage}: {re.sub(r'(?<![A-Za-z])[0-9]+', 'N', message)[:90]}"]
+
+
+def report(outcomes: list[Outcome], seconds: float, backend: str, top: int) -> str:
+    counts = collections.Counter(o.status for o in outcomes)
+    total = len(outcomes)
+    lines = [f"onnx {onnx.__version__} operator test cases through dfir ({backend} backend), {seconds:.1f} s",
+             f"  cases     {total}",
+             f"  imported  {sum(o.imported for o in outcomes):5d}"]
+    lines += [f"  {status:<9} {counts[status]:5d}  ({100 * counts[status] / max(total, 1):.1f}%)" for status in STATUSES]
+    reasons = collections.Counter(r for o in outcomes if o.status == "refused" for r in refusal_reasons(o))
+    unsupported = sorted({r for r in reasons if r.startswith("unsupported op ")})
+    lines.append(f"refused by reason (cases; {len(unsupported)} unsupported ops in all), top {top}:")
+    lines += [f"  {n:5d}  {reason}" for reason, n in reasons.most_common(top)]
+    for status in ("wrong", "crashed"):
+        lines += [f"{status}: {o.name}: {o.reason[:300]}" for o in outcomes if o.status == status]
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--backend", default="reference", choices=("reference", "auto", "iree-cpu", "iree-cuda"))
+    parser.add_argument("--sample", type=int, default=0, help="run every k-th case only (0: all)")
+    parser.add_argument("--cases", help="only the cases whose name matches this regex")
+    parser.add_argument("--top", type=int, default=25, help="how many refusal reasons to list")
+    parser.add_argument("--write-baseline", action="store_true", help=f"write the matched names to {BASELINE}")
+    parser.add_argument("--smoke", action="store_true", help="a few cases only")
+    args = parser.parse_args(argv)
+    cases = collect_cases(args.cases)
+    if args.smoke:
+        cases = [c for c in cases if c.name.startswith(("test_add", "test_relu", "test_abs", "test_equal"))]
+    elif args.sample:
+        cases = cases[::args.sample]
+    start = time.perf_counter()
+    outcomes = run_suite(cases, args.backend)
+    print(report(outcomes, time.perf_counter() - start, args.backend, args.top))
+    if args.write_baseline:
+        if args.cases or args.sample or args.smoke or args.backend != "reference":
+            parser.error("--write-baseline needs the whole suite on the reference backend")
+        BASELINE.write_text("".join(f"{o.name}\n" for o in outcomes if o.status == "matched"))
+        print(f"wrote {BASELINE}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

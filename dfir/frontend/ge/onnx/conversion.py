@@ -1,0 +1,99 @@
+"""Conversion: a model of an older opset becomes one of the opset the importer reads, and its
+shapes are inferred.
+
+1. A default-domain opset below `MIN_OPSET` is refused; one below `READ_OPSET` is converted to
+   `READ_OPSET` by `onnx.version_converter` (a note on the `dfir.onnx` logger says from which
+   opset to which). A node the converter cannot convert is a GeError naming its op and node.
+   Resize nodes made from Upsample or Resize-10 keep those ops' coordinate mapping, which the
+   converter drops.
+2. ONNX shape inference (with data propagation) annotates the tensors with their types and
+   shapes, which folding and the importer use.
+"""
+from __future__ import annotations
+
+import logging
+import re
+
+import onnx
+from onnx import helper, shape_inference, version_converter
+
+from dfir.core.errors import GeError
+from dfir.frontend.ge.onnx.attributes import node_label
+
+MIN_OPSET = 7
+"""The oldest default-domain opset dfir imports (opsets up to `READ_OPSET` are converted)."""
+
+READ_OPSET = 13
+"""The opset the op mapping reads: models of an older opset are converted to it."""
+
+_log = logging.getLogger("dfir.onnx")
+
+
+def default_opset(proto: onnx.ModelProto) -> int | None:
+    versions = [o.version for o in proto.opset_import if o.domain in ("", "ai.onnx")]
+    return versions[0] if versions else None
+
+
+def converted(proto: onnx.ModelProto, label: str) -> onnx.ModelProto:
+    """`proto` at `READ_OPSET` or later (converted if older), see the module docstring."""
+    opset = default_opset(proto)
+    if opset is None or opset >= READ_OPSET:  # without default-domain ops there is nothing to convert
+        return proto
+    if opset < MIN_OPSET:
+        raise GeError(f"ONNX model '{label}' uses opset {opset} of the default domain; dfir imports opset "
+                      f"{MIN_OPSET} or later")
+    try:
+        result = version_converter.convert_version(proto, READ_OPSET)
+    except Exception as error:  # the converter raises ConvertError, or RuntimeError for a failed check
+        raise GeError(f"ONNX model '{label}' cannot be converted from opset {opset} to {READ_OPSET}: "
+                      f"{_culprit(proto, str(error))}") from None
+    if opset < 11:
+        _keep_resize_10_semantics(result)
+    _log.warning("ONNX model '%s': converted from opset %d to opset %d (onnx.version_converter)",
+                 label, opset, READ_OPSET)
+    return result
+
+
+def _keep_resize_10_semantics(proto: onnx.ModelProto) -> None:
+    """Upsample and Resize-10 map output to input coordinates as `asymmetric` (nearest: `floor`);
+    the converter leaves Resize-11's defaults (`half_pixel`, `round_prefer_floor`) in their place,
+    which moves every pixel: state the old behaviour on each Resize it made."""
+    for node in proto.graph.node:
+        if node.op_type != "Resize":
+            continue
+        present = {a.name for a in node.attribute}
+        if "coordinate_transformation_mode" not in present:
+            node.attribute.append(helper.make_attribute("coordinate_transformation_mode", "asymmetric"))
+        if "nearest_mode" not in present:
+            node.attribute.append(helper.make_attribute("nearest_mode", "floor"))
+
+
+def _culprit(proto: onnx.ModelProto, message: str) -> str:
+    """The converter's message (its failed check, without the C++ source location), led by the
+    nodes it is about: those of the op type it names, else those with the attribute it names."""
+    lines = message.strip().splitlines()
+    detail = lines[-1].split("failed: ", 1)[-1] if lines else "the converter failed"
+    attribute_named = re.search(r"Attribute (\w+)", detail)
+    nodes = list(enumerate(proto.graph.node))
+    culprits = ([(i, n) for i, n in nodes if re.search(rf"\b{n.op_type}\b", message)]
+                or [(i, n) for i, n in nodes if attribute_named and any(a.name == attribute_named.group(1)
+                                                                        for a in n.attribute)])
+    if not culprits:
+        return detail
+    ops = ", ".join(dict.fromkeys(n.op_type for _, n in culprits))
+    labels = [node_label(n, i) for i, n in culprits]
+    return f"{ops} ({'node' if len(labels) == 1 else 'nodes'} {', '.join(labels)}): {detail}"
+
+
+def with_inferred_shapes(proto: onnx.ModelProto, label: str) -> onnx.ModelProto:
+    """`proto` with the type and shape of every tensor inferred (`value_info`) where it can be.
+
+    Strict inference stops at the first node it cannot infer, which onnx's own inference of
+    some function bodies does for valid models: then the shapes are inferred leniently, and the
+    op mapping's checks (and the GE verifiers) judge the model."""
+    try:
+        return shape_inference.infer_shapes(proto, check_type=True, strict_mode=True, data_prop=True)
+    except shape_inference.InferenceError as error:
+        _log.warning("ONNX model '%s': shape inference failed (%s); importing with the shapes it could infer",
+                     label, str(error).strip().splitlines()[0])
+        return shape_inference.infer_shapes(proto, data_prop=True)
