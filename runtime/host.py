@@ -22,6 +22,7 @@ from dfir.frontend.flow_func.status import FLOW_FUNC_FAILED
 from dfir.frontend.flow_func.wrappers import user_frames
 from dfir.om.plan import (ClosureRef, CppProject, DataRef, Executable, GeGraph, GraphPoint, Node, Plan, PyProject,
                           PyUdf, Ref)
+from dfir.runtime.batching import BatchPoint, batch_funcs
 from dfir.runtime.ge_runner import GeGraphRunner
 from dfir.runtime.iree_runner import IreeGraphRunner
 from dfir.runtime.scheduler import FuncSpec, InputStream, NodeSpec, OutputSet, Source
@@ -126,6 +127,8 @@ def _build_node(plan: Plan, node_index: int, payloads: Sequence[udf.UdfPayload],
         funcs = _udf_funcs(f"{path}.pp", node, pp, payloads)
     elif isinstance(pp, GraphPoint):
         funcs = _ge_funcs(plan.ge_graphs[pp.graph], node, weights, runner_factory)
+    elif isinstance(pp, BatchPoint):
+        funcs = batch_funcs(node, pp)
     else:
         assert isinstance(pp, (PyProject, CppProject))
         funcs = project_funcs(projects, f"{path}.pp", replace(node, device=node.instances[instance]), pp,
