@@ -16,6 +16,7 @@ from dfir.ge.error import GeError
 from dfir.lowering.plan import lower_graph
 from dfir.om.plan import InputBatch, NodeRef, Plan
 from dfir.runtime.batching import BatchPoint, CountBatcher, TimeBatcher, with_batch_nodes
+from dfir.runtime.process_scheduler import WORKER_FAILED
 from test_replication import data, fn_pp, make_plan, node_entry, out
 
 EOS, SEG = int(df.FlowFlag.DATA_FLOW_FLAG_EOS), int(df.FlowFlag.DATA_FLOW_FLAG_SEG)
@@ -306,4 +307,51 @@ def test_a_refused_message_fails_its_own_transaction_only():
     assert int(ret) == FLOW_FUNC_ERR_PARAM_INVALID and info.transaction_id == 2
     outs, info, ret = graph.fetch_data(timeout=10_000)
     assert ret == 0 and outs[0].numpy().tolist() == [[2], [4]] and info.transaction_id == 3
+    df.finalize()
+
+
+@df.pyflow
+def pair_sum(a, b):
+    return a + b
+
+
+def test_with_alignment_two_batched_inputs_pair_by_their_newest_transaction():
+    a, b = df.FlowData(name="a"), df.FlowData(name="b")
+    node = pair_sum.fnode()
+    out = node(a, b)
+    for j in (0, 1):
+        node.map_input(j, node.process_points[0], j, [df.CountBatch(batch_size=2)])
+    graph = df.FlowGraph([out])
+    graph.set_inputs_align_attrs(16, 5_000)
+    for i in range(4):
+        graph.feed_data({a: np.array([i], np.int32), b: np.array([10 * i], np.int32)})
+    results = [graph.fetch_data(timeout=10_000) for _ in range(2)]
+    assert [(outs[0].numpy().tolist(), info.transaction_id, ret) for outs, info, ret in results] == [
+        ([[0], [11]], 2, 0), ([[22], [33]], 4, 0)]
+    df.finalize()
+
+
+@df.pyflow
+def exit_on_second_batch(x):
+    if int(np.sum(x)) == 7:
+        import os
+        os._exit(3)
+    return x
+
+
+def test_a_worker_dying_mid_batch_fails_the_transactions_of_the_lost_batch():
+    data = df.FlowData(name="x")
+    node = exit_on_second_batch.fnode()
+    out = node(data)
+    node.map_input(0, node.process_points[0], 0, [df.CountBatch(batch_size=2)])
+    graph = df.FlowGraph([out])
+    for i in (1, 2, 3, 4):
+        graph.feed_data({data: np.array([i], np.int32)})
+    outs, info, ret = graph.fetch_data(timeout=10_000)
+    assert (outs[0].numpy().tolist(), info.transaction_id, ret) == ([[1], [2]], 2, 0)
+    failures = [graph.fetch_data(timeout=10_000) for _ in range(4)]
+    # 3 and 4 were lost with the worker. Transactions settle by the id a result carries, so 1,
+    # whose result came out in the batch of 2, is reported too: a result is never missed.
+    assert [(info.transaction_id, int(ret)) for _, info, ret in failures] == [
+        (1, WORKER_FAILED), (3, WORKER_FAILED), (4, WORKER_FAILED), (0, WORKER_FAILED)]
     df.finalize()
