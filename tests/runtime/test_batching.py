@@ -110,6 +110,27 @@ def test_a_time_batch_ends_when_its_window_is_full_and_spans_its_inputs_times():
     assert (batch.meta.transaction_id, batch.meta.start_time, batch.meta.end_time) == (3, 10, 15)
 
 
+@settings(max_examples=40, deadline=None)
+@given(window=st.integers(1, 12), data=st.data())
+def test_time_batches_partition_contiguous_inputs_by_window(window, data):
+    # batches of durations summing to the window, then a remainder that never fills it
+    count = data.draw(st.integers(0, 4))
+    cuts = [sorted(data.draw(st.sets(st.integers(1, window - 1), max_size=window - 1))) if window > 1 else []
+            for _ in range(count)]
+    durations = [d for inner in cuts for d in (b - a for a, b in zip([0, *inner], [*inner, window]))]
+    durations += [data.draw(st.integers(0, window - 1))]  # the remainder: its batch stays open
+    batcher, start, outputs = TimeBatcher("n", TimeBatchSpec(window)), 0, []
+    for tid, duration in enumerate(durations, 1):
+        outputs += batcher.push(tensor(tid, [tid], start, start + duration), 0.0)
+        start += duration
+    assert [(o.meta.start_time, o.meta.end_time) for o in outputs] == [(k * window, (k + 1) * window)
+                                                                       for k in range(count)]
+    sizes = [len(inner) + 1 for inner in cuts]
+    ends = [sum(sizes[:k + 1]) for k in range(count)]
+    assert [o.meta.transaction_id for o in outputs] == ends
+    assert values(outputs) == [[[tid] for tid in range(end - size + 1, end + 1)] for end, size in zip(ends, sizes)]
+
+
 @pytest.mark.parametrize("dim, expected", [(-1, [[[1, 2]], [[3, 4]]]), (0, [[1, 2], [3, 4]]), (1, [[1, 2, 3, 4]])])
 def test_batch_dim_stacks_or_concatenates(dim, expected):
     batcher = TimeBatcher("n", TimeBatchSpec(2, batch_dim=dim))
@@ -133,11 +154,8 @@ def test_an_eos_or_seg_flag_ends_a_batch_and_drop_remainder_drops_it(flag):
 
 def test_a_window_of_minus_one_waits_for_a_flag_and_an_eos_marker_ends_it():
     batcher = TimeBatcher("n", TimeBatchSpec(-1))
-    for i in range(5):
-        assert batcher.push(tensor(i + 1, [i], i, i + 100), 0.0) == [] if i == 0 else True
-    batcher = TimeBatcher("n", TimeBatchSpec(-1))
-    batcher.push(tensor(1, [1], 0, 100), 0.0)
-    batcher.push(tensor(2, [2], 100, 300), 0.0)
+    assert batcher.push(tensor(1, [1], 0, 100), 0.0) == []
+    assert batcher.push(tensor(2, [2], 100, 300), 0.0) == []  # however long: no window
     batch, = batcher.push(Message.empty(TransactionMeta(3, 0, 0, EOS)), 0.0)
     assert batch.payload.tolist() == [[1], [2]]
     assert (batch.meta.start_time, batch.meta.end_time, batch.meta.flow_flags) == (0, 300, EOS)
