@@ -25,12 +25,12 @@ import threading
 import time
 
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # before numpy loads OpenBLAS (see the docstring)
-import numpy as np  # noqa: E402
+import numpy as np
 
-import dfir.data_type as dt  # noqa: E402
-import dfir.dataflow as df  # noqa: E402
-from dfir.frontend.dataflow import names  # noqa: E402
-from dfir.ge.graph import Graph  # noqa: E402
+import dfir.data_type as dt
+import dfir.dataflow as df
+from dfir.frontend.dataflow import names
+from dfir.ge.graph import Graph
 
 BATCH = 32
 WAIT_MS = 60_000

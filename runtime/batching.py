@@ -18,7 +18,6 @@ clears the batch being built: its inputs are still batched.
 """
 from __future__ import annotations
 
-import dataclasses
 import queue
 import time
 from dataclasses import dataclass, replace
@@ -30,7 +29,7 @@ from dfir.core.batching import NEW_DIM, BatchSpec, CountBatchSpec, TimeBatchSpec
 from dfir.core.flow_info import FlowFlag
 from dfir.core.messages import Kind, Message
 from dfir.frontend.flow_func.status import FLOW_FUNC_ERR_PARAM_INVALID
-from dfir.om.plan import Func, Node, NodeRef, Plan
+from dfir.om.plan import Node, NodeRef, Plan
 from dfir.runtime.scheduler import FuncSpec, OutputSet
 
 FUNC_NAME = "batch"
@@ -43,13 +42,6 @@ class BatchPoint:
 
     kind: ClassVar[str] = "batch"
     spec: BatchSpec
-
-    @property
-    def funcs(self) -> tuple[Func, ...]:
-        return (Func(FUNC_NAME, (0,), (0,), True),)
-
-    def to_json(self) -> dict:
-        return {"kind": self.kind, **dataclasses.asdict(self.spec)}
 
 
 def batch_node_name(node: str, spec: BatchSpec, index: int) -> str:

@@ -300,7 +300,7 @@ def test_a_count_batched_node_gets_each_batch_with_its_newest_transaction():
 def test_a_count_batch_with_timeout_and_padding_sends_what_it_has():
     data, graph = batched_graph(df.CountBatch(batch_size=4, timeout=50, padding=True))
     graph.feed_data({data: np.array([5], np.int32)})
-    outs, info, ret = graph.fetch_data(timeout=10_000)
+    outs, _, ret = graph.fetch_data(timeout=10_000)
     assert ret == 0 and outs[0].numpy().tolist() == [[6], [1], [1], [1]]  # zeros, plus one
     df.finalize()
 
