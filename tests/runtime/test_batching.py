@@ -2,6 +2,8 @@
 parameter and error path, the FlowInfo a batch carries, and whole graphs fed the users' way."""
 from __future__ import annotations
 
+import os
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -17,7 +19,8 @@ from dfir.lowering.plan import lower_graph
 from dfir.om.plan import InputBatch, NodeRef, Plan
 from dfir.runtime.batching import BatchPoint, CountBatcher, TimeBatcher, with_batch_nodes
 from dfir.runtime.process_scheduler import WORKER_FAILED
-from test_replication import data, fn_pp, make_plan, node_entry, out
+from dfir.runtime.model import RuntimeModel
+from test_replication import TWO_DEVICES, data, fetch_all, fn_payload, fn_pp, make_plan, node_entry, out
 
 EOS, SEG = int(df.FlowFlag.DATA_FLOW_FLAG_EOS), int(df.FlowFlag.DATA_FLOW_FLAG_SEG)
 
@@ -373,3 +376,22 @@ def test_a_worker_dying_mid_batch_fails_the_transactions_of_the_lost_batch():
     assert [(info.transaction_id, int(ret)) for _, info, ret in failures] == [
         (1, WORKER_FAILED), (3, WORKER_FAILED), (4, WORKER_FAILED), (0, WORKER_FAILED)]
     df.finalize()
+
+
+def batch_sum(x):
+    return np.array([int(x.sum()), os.getpid()], dtype=np.int64)
+
+
+def test_a_replicated_node_gets_its_batches_round_robin_from_one_batch_node():
+    node = node_entry("sum", [data(0)], 1, fn_pp(0, batch_sum, [0], [0]), TWO_DEVICES)
+    node["batch"] = [{"input": 0, "kind": "count", "batch_size": 2, "slide_stride": 1, "timeout": 0,
+                      "padding": False}]
+    with RuntimeModel(make_plan(1, [node], [out(0)]), [fn_payload(batch_sum)], None, "replicated") as model:
+        for t in range(1, 9):
+            assert model.feed_data([np.array([t])]) == 0
+        results = fetch_all(model, 7)
+    # a batch ends at each transaction from 2 on (stride 1); instance t % 2 takes the one of t
+    assert {t: int(r[0][0]) for t, r in results.items()} == {t: 2 * t - 1 for t in range(2, 9)}
+    pids = {t: int(r[0][1]) for t, r in results.items()}
+    assert len({pids[t] for t in (2, 4, 6, 8)}) == len({pids[t] for t in (3, 5, 7)}) == 1
+    assert pids[2] != pids[3]
