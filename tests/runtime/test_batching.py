@@ -13,6 +13,7 @@ import dfir
 import dfir.dataflow as df
 from dfir.core.batching import CountBatchSpec, TimeBatchSpec
 from dfir.core.messages import Kind, Message, TransactionMeta
+from dfir.frontend.dataflow import names
 from dfir.frontend.flow_func.status import FLOW_FUNC_ERR_PARAM_INVALID
 from dfir.ge.error import GeError
 from dfir.lowering.plan import lower_graph
@@ -395,3 +396,16 @@ def test_a_replicated_node_gets_its_batches_round_robin_from_one_batch_node():
     pids = {t: int(r[0][1]) for t, r in results.items()}
     assert len({pids[t] for t in (2, 4, 6, 8)}) == len({pids[t] for t in (3, 5, 7)}) == 1
     assert pids[2] != pids[3]
+
+
+def test_the_compile_cache_keys_a_graph_by_its_batching(tmp_path):
+    cached = {"ge.graph_compiler_cache_dir": str(tmp_path), "ge.graph_key": "batched"}
+    irs, keys = [], []
+    for size in (4, 8, 8):
+        names.reset()
+        _, graph = batched_graph(df.CountBatch(batch_size=size))
+        compiled = dfir.compile(graph, cached)
+        irs.append(compiled.ir)
+        keys += [line.split(": ")[2].split()[0] for line in compiled.report if line.startswith("cache: graph key")]
+    assert "size = 4," in irs[0] and "size = 8," in irs[1] and irs[2] == irs[1]
+    assert keys == ["miss;", "miss;", "hit"]  # another batch size is another graph
