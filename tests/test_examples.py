@@ -42,3 +42,11 @@ def test_main_job_compiles_saves_loads_and_runs(tmp_path, capsys):
     assert [r.tolist() for r in results] == [[[2, 2], [2, 2]], [[4, 4], [4, 4]], [[6, 6], [6, 6]]]
     assert "transaction 3: ret=0" in capsys.readouterr().out
     assert all(r.dtype == np.int32 for r in results)
+
+
+def test_input_batching():
+    example = load_example("input_batching")
+    samples = np.eye(4, dtype=np.float32).repeat(2, axis=0)  # rows e0, e0, e1, e1, ...: scores 1, 1, 2, 2, ...
+    assert example.count_batched(samples) == [(0, [1.0, 1.0, 2.0, 2.0], 4), (0, [3.0, 3.0, 4.0, 4.0], 8)]
+    assert example.time_batched([1, 2, 3, 4]) == [(0, [3], (0, 10)), (0, [7], (10, 20))]
+    example.df.finalize()
