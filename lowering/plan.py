@@ -163,14 +163,16 @@ def lower_graph(module: ModuleOp, reuse: Mapping[str, LoweredGraph] | None = Non
 def graph_skeleton(graph: GraphOp, symbols: Mapping[str, object] | None = None) -> Skeleton:
     """The graph's own part of its plan: all but the tables, each node's `pp` its symbol. The
     instances of a replicated node fold back into one plan node (at the first one's position);
-    the sub-FlowGraphs it runs are flattened into it (`symbols`: the module's symbol ops)."""
+    the sub-FlowGraphs it runs are flattened into it (`symbols`: the module's symbol ops). The
+    plan is `n_mapping` when the graph is or one of its nodes (a sub-FlowGraph's too) batches."""
     flat = flatten(graph, symbols or {})
+    nodes = tuple(_node_entry(node.name, node.instances, flat.ref) for node in flat.nodes)
     return Plan(name=graph.sym_name.data,
                 inputs=tuple(_input_entry(d) for d in sorted(graph.data_ops, key=lambda d: d.index.value.data)),
                 outputs=tuple(flat.ref(v, "graph output") for v in graph.output_op.outputs),
-                nodes=tuple(_node_entry(node.name, node.instances, flat.ref) for node in flat.nodes),
-                order=tuple(range(len(flat.nodes))), align=_align_entry(graph.align),
-                closures=flat.flow_closures(), n_mapping=graph.n_mapping is not None)
+                nodes=nodes, order=tuple(range(len(flat.nodes))), align=_align_entry(graph.align),
+                closures=flat.flow_closures(),
+                n_mapping=graph.n_mapping is not None or any(node.batch for node in nodes))
 
 
 def _align_entry(align: AlignAttr | None) -> Align | None:

@@ -409,3 +409,22 @@ def test_the_compile_cache_keys_a_graph_by_its_batching(tmp_path):
         keys += [line.split(": ")[2].split()[0] for line in compiled.report if line.startswith("cache: graph key")]
     assert "size = 4," in irs[0] and "size = 8," in irs[1] and irs[2] == irs[1]
     assert keys == ["miss;", "miss;", "hit"]  # another batch size is another graph
+
+
+def test_a_batched_node_of_a_sub_flow_graph_batches_and_makes_the_plan_n_mapping():
+    inner_data = df.FlowData(name="inner")
+    inner_node = plus_one.fnode()
+    inner_out = inner_node(inner_data)
+    inner_node.map_input(0, inner_node.process_points[0], 0, [df.CountBatch(batch_size=2)])
+    point = df.FlowGraphProcessPoint(df.FlowGraph([inner_out]))
+    outer = df.FlowNode(1, 1)
+    outer.add_process_point(point)
+    x = df.FlowData(name="x")
+    graph = df.FlowGraph([outer(x)])
+    plan = lower_graph(dfir.compile(graph, {}).module).plan
+    assert plan.n_mapping and [node.batch for node in plan.nodes] == [(InputBatch(0, CountBatchSpec(2)),)]
+    for value in (1, 2):
+        graph.feed_data({x: np.array([value], np.int32)})
+    outs, info, ret = graph.fetch_data(timeout=10_000)
+    assert (ret, outs[0].numpy().tolist(), info.transaction_id) == (0, [[2], [3]], 2)
+    df.finalize()
