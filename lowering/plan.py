@@ -40,8 +40,8 @@ from dfir.lowering.flatten import flatten
 from dfir.lowering.ge_graph import ge_graph_entry
 from dfir.lowering.iree_executable import compile_executable
 from dfir.om.plan import (DEFAULT_CHANNEL_DEPTH, IREE_BACKENDS, WEIGHT_ALIGNMENT, Align, CppProject, Executable, Func,
-                          GeGraph, GraphPoint, Input, InputBatch, Node, Plan, ProcessPoint, PyProject, PyUdf, SoBin, UdfBlob,
-                          Weight, list_from_json, process_point_from_json)
+                          GeGraph, GraphPoint, Input, InputBatch, Node, Plan, ProcessPoint, PyProject, PyUdf, SoBin,
+                          UdfBlob, Weight, list_from_json, process_point_from_json)
 
 _FUNC_KINDS = ("py_func", "py_project", "cpp_project")
 

@@ -13,8 +13,8 @@ from dfir.frontend.dataflow.pyflow import method, pyflow
 from dfir.frontend.dataflow.session import finalize, init
 from dfir.dataflow import utils
 
-__all__ = ["CountBatch", "TimeBatch", "DT_BF16", "DT_BOOL", "DT_DOUBLE", "DT_FLOAT", "DT_FLOAT16", "DT_INT8", "DT_INT16", "DT_INT32",
-           "DT_INT64", "DT_STRING", "DT_UINT8", "DT_UINT16", "DT_UINT32", "DT_UINT64", "DType",
+__all__ = ["CountBatch", "DT_BF16", "DT_BOOL", "DT_DOUBLE", "DT_FLOAT", "DT_FLOAT16", "DT_INT8", "DT_INT16",
+           "DT_INT32", "DT_INT64", "DT_STRING", "DT_UINT8", "DT_UINT16", "DT_UINT32", "DT_UINT64", "DType",
            "FlowData", "FlowFlag", "FlowGraph", "FlowGraphProcessPoint", "FlowInfo", "FlowNode", "FlowOutput", "Framework",
-           "FuncProcessPoint", "GraphProcessPoint", "Tensor", "TensorDesc", "alloc_tensor", "finalize",
+           "FuncProcessPoint", "GraphProcessPoint", "Tensor", "TensorDesc", "TimeBatch", "alloc_tensor", "finalize",
            "init", "method", "pyflow", "utils"]

@@ -13,8 +13,8 @@ from dfir.om import plan
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "execution-plan.md"
 DATACLASSES = [plan.Plan, plan.Input, plan.DataRef, plan.NodeRef, plan.ClosureRef, plan.FlowClosure, plan.Align,
-               plan.Node, plan.InputBatch, plan.Func, plan.PyUdf, plan.PyProject, plan.CppProject, plan.GraphPoint, plan.UdfBlob,
-               plan.SoBin, plan.Executable, plan.GeGraph,
+               plan.Node, plan.InputBatch, plan.Func, plan.PyUdf, plan.PyProject, plan.CppProject, plan.GraphPoint,
+               plan.UdfBlob, plan.SoBin, plan.Executable, plan.GeGraph,
                plan.GeInput, plan.GeOp, plan.ArenaSlot, plan.Weight]
 
 
