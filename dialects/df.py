@@ -22,7 +22,8 @@ from collections.abc import Iterable, Sequence
 from typing import ClassVar
 
 import networkx as nx
-from xdsl.dialects.builtin import I64, ArrayAttr, DictionaryAttr, IntegerAttr, StringAttr, SymbolRefAttr, i64
+from xdsl.dialects.builtin import (I64, ArrayAttr, DictionaryAttr, IntegerAttr, StringAttr, SymbolRefAttr, UnitAttr,
+                                   i64)
 from xdsl.ir import Attribute, Block, Dialect, Operation, ParametrizedAttribute, Region, SSAValue, TypeAttribute
 from xdsl.irdl import (IRDLOperation, irdl_attr_definition, irdl_op_definition, lazy_traits_def, opt_attr_def,
                        opt_prop_def,
@@ -32,7 +33,8 @@ from xdsl.printer import Printer
 from xdsl.traits import HasParent, IsTerminator, NoTerminator, SymbolOpInterface
 from xdsl.utils.exceptions import VerifyException
 
-from dfir.dialects.df_attrs import DF_ATTRIBUTES, AlignAttr, BalanceAttr, DeviceAttr, FuncAttr, InstanceAttr
+from dfir.dialects.df_attrs import (DF_ATTRIBUTES, AlignAttr, BalanceAttr, CountBatchAttr, DeviceAttr, FuncAttr,
+                                    InstanceAttr, TimeBatchAttr)
 from dfir.dialects.df_params import params_of
 
 
@@ -124,6 +126,7 @@ class NodeOp(IRDLOperation):
     instance = opt_attr_def(InstanceAttr)
     dispatch = opt_attr_def(StringAttr)
     align = opt_attr_def(AlignAttr)
+    batch = opt_attr_def(ArrayAttr[CountBatchAttr | TimeBatchAttr])
     traits = lazy_traits_def(lambda: (HasParent(GraphOp),))
 
     def __init__(self, node_name: str, pp: str, inputs: Sequence[SSAValue], input_num: int,
@@ -155,6 +158,14 @@ class NodeOp(IRDLOperation):
         expected, got = self.output_num.value.data, len(self.outputs)
         if got != expected:
             raise VerifyException(f"{self.label}: expected {expected} outputs (output_num), got {got}")
+        batched = [attr.input_index for attr in self.batch.data] if self.batch is not None else []
+        for index in batched:
+            if index >= len(self.inputs):
+                raise VerifyException(f"{self.label}: batch on input {index}, but the node has "
+                                      f"{len(self.inputs)} inputs")
+        if batched != sorted(set(batched)):
+            raise VerifyException(f"{self.label}: batch inputs {batched} must be distinct and in "
+                                  "increasing order")
 
     @classmethod
     def parse(cls, parser: Parser) -> NodeOp:
@@ -282,6 +293,10 @@ class GraphOp(IRDLOperation):
           %1 = df.node "relu"(%0) pp @relu_pp : 1 -> 1
           df.output %1
         }
+
+    `align` is the graph's input alignment (`set_inputs_align_attrs`); `n_mapping` says that some
+    node turns a number of inputs into another number of outputs (`set_contains_n_mapping_node`,
+    or a batched input: the importer sets it then).
     """
 
     name = "df.graph"
@@ -289,10 +304,11 @@ class GraphOp(IRDLOperation):
     sym_name = prop_def(StringAttr)
     options = opt_prop_def(DictionaryAttr)
     align = opt_prop_def(AlignAttr)
+    n_mapping = opt_prop_def(UnitAttr)
     body = region_def("single_block")
     traits = traits_def(SymbolOpInterface())
 
-    PROPERTY_NAMES: ClassVar[tuple[str, ...]] = ("options", "align")
+    PROPERTY_NAMES: ClassVar[tuple[str, ...]] = ("options", "align", "n_mapping")
 
     def __init__(self, sym_name: str, body: Region, options: dict[str, str] | None = None):
         props: dict[str, Attribute] = {"sym_name": StringAttr(sym_name)}

@@ -8,10 +8,14 @@ Each one prints in a short custom form that parses back identically:
     #df.instance<0 of 2>                          replica 0 of a node replicated twice
     #df.align<cache = 256, timeout = 60000, dropout>   input alignment of a graph
     #df.balance<scatter>   #df.balance<gather>    balance role of a node
+    #df.count_batch<input = 0, size = 32, stride = 0, timeout = 0, padding>   a batched input
+    #df.time_batch<input = 1, window = 5, dim = -1, drop_remainder>           (dfir.core.batching)
 """
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import astuple
+from typing import ClassVar
 
 from xdsl.dialects.builtin import ArrayAttr, IntAttr, StringAttr
 from xdsl.ir import ParametrizedAttribute
@@ -19,6 +23,8 @@ from xdsl.irdl import irdl_attr_definition
 from xdsl.parser import AttrParser
 from xdsl.printer import Printer
 from xdsl.utils.exceptions import VerifyException
+
+from dfir.core.batching import BatchSpec, CountBatchSpec, TimeBatchSpec
 
 
 def _ints(values: Sequence[int]) -> ArrayAttr[IntAttr]:
@@ -235,4 +241,95 @@ class DTypeAttr(ParametrizedAttribute):
         printer.print_string(f"<{self.dtype_name.data}>")
 
 
-DF_ATTRIBUTES = [FuncAttr, DeviceAttr, InstanceAttr, AlignAttr, BalanceAttr, DTypeAttr]
+def _parse_fields(parser: AttrParser, names: Sequence[str], flag: str) -> tuple[list[int], bool]:
+    """`name = int` for each of `names`, comma-separated, then an optional `, flag`."""
+    values = []
+    for k, name in enumerate(names):
+        if k:
+            parser.parse_punctuation(",")
+        parser.parse_keyword(name)
+        parser.parse_punctuation("=")
+        values.append(parser.parse_integer(allow_negative=True))
+    flagged = parser.parse_optional_punctuation(",") is not None
+    if flagged:
+        parser.parse_keyword(flag)
+    return values, flagged
+
+
+class _BatchAttr(ParametrizedAttribute):
+    """A batched node input (its index `input`) and its batching; the spec's fields as
+    (`FIELDS` names in the IR, then the flag)."""
+
+    FIELDS: ClassVar[tuple[str, ...]] = ()
+    FLAG: ClassVar[str] = ""
+    SPEC: ClassVar[type] = CountBatchSpec
+
+    def __init__(self, input_index: int, spec: BatchSpec):
+        super().__init__(IntAttr(input_index), *(IntAttr(int(value)) for value in astuple(spec)))
+
+    @property
+    def input_index(self) -> int:
+        return self.parameters[0].data
+
+    def spec(self) -> BatchSpec:
+        return self.SPEC(*(p.data for p in self.parameters[1:-1]), bool(self.parameters[-1].data))
+
+    def verify(self) -> None:
+        if self.input_index < 0:
+            raise VerifyException(f"#{self.name} input {self.input_index} is negative")
+        problem = self.spec().problem()
+        if problem is not None:
+            raise VerifyException(f"#{self.name} on input {self.input_index}: {problem}")
+
+    @classmethod
+    def parse_parameters(cls, parser: AttrParser):
+        with parser.in_angle_brackets():
+            values, flagged = _parse_fields(parser, ("input", *cls.FIELDS), cls.FLAG)
+        return (*(IntAttr(v) for v in values), IntAttr(int(flagged)))
+
+    def print_parameters(self, printer: Printer) -> None:
+        fields = ", ".join(f"{name} = {p.data}" for name, p in zip(("input", *self.FIELDS), self.parameters))
+        tail = f", {self.FLAG}" if self.parameters[-1].data else ""
+        printer.print_string(f"<{fields}{tail}>")
+
+
+@irdl_attr_definition
+class CountBatchAttr(_BatchAttr):
+    """Input `input` batched by count: `size` messages, sliding by `stride`, sent after `timeout` ms
+    (0: never) incomplete or, with `padding`, zero-padded."""
+
+    name = "df.count_batch"
+    FIELDS: ClassVar[tuple[str, ...]] = ("size", "stride", "timeout")
+    FLAG: ClassVar[str] = "padding"
+    SPEC: ClassVar[type] = CountBatchSpec
+
+    input: IntAttr
+    size: IntAttr
+    stride: IntAttr
+    timeout: IntAttr
+    padding: IntAttr
+
+
+@irdl_attr_definition
+class TimeBatchAttr(_BatchAttr):
+    """Input `input` batched by time: `window` ms (-1: until an EOS or SEG flag), joined along `dim`
+    (-1: a new leading one); `drop_remainder` drops a batch its window does not fill."""
+
+    name = "df.time_batch"
+    FIELDS: ClassVar[tuple[str, ...]] = ("window", "dim")
+    FLAG: ClassVar[str] = "drop_remainder"
+    SPEC: ClassVar[type] = TimeBatchSpec
+
+    input: IntAttr
+    window: IntAttr
+    dim: IntAttr
+    drop_remainder: IntAttr
+
+
+def batch_attr(input_index: int, spec: BatchSpec) -> CountBatchAttr | TimeBatchAttr:
+    """The attribute of input `input_index` batched by `spec`."""
+    return CountBatchAttr(input_index, spec) if isinstance(spec, CountBatchSpec) else TimeBatchAttr(input_index, spec)
+
+
+DF_ATTRIBUTES = [FuncAttr, DeviceAttr, InstanceAttr, AlignAttr, BalanceAttr, DTypeAttr, CountBatchAttr,
+                 TimeBatchAttr]

@@ -40,8 +40,8 @@ from dfir.lowering.flatten import flatten
 from dfir.lowering.ge_graph import ge_graph_entry
 from dfir.lowering.iree_executable import compile_executable
 from dfir.om.plan import (DEFAULT_CHANNEL_DEPTH, IREE_BACKENDS, WEIGHT_ALIGNMENT, Align, CppProject, Executable, Func,
-                          GeGraph, GraphPoint, Input, Node, Plan, ProcessPoint, PyProject, PyUdf, SoBin, UdfBlob,
-                          Weight, list_from_json, process_point_from_json)
+                          GeGraph, GraphPoint, Input, InputBatch, Node, Plan, ProcessPoint, PyProject, PyUdf, SoBin,
+                          UdfBlob, Weight, list_from_json, process_point_from_json)
 
 _FUNC_KINDS = ("py_func", "py_project", "cpp_project")
 
@@ -165,14 +165,16 @@ def lower_graph(module: ModuleOp, reuse: Mapping[str, LoweredGraph] | None = Non
 def graph_skeleton(graph: GraphOp, symbols: Mapping[str, object] | None = None) -> Skeleton:
     """The graph's own part of its plan: all but the tables, each node's `pp` its symbol. The
     instances of a replicated node fold back into one plan node (at the first one's position);
-    the sub-FlowGraphs it runs are flattened into it (`symbols`: the module's symbol ops)."""
+    the sub-FlowGraphs it runs are flattened into it (`symbols`: the module's symbol ops). The
+    plan is `n_mapping` when the graph is or one of its nodes (a sub-FlowGraph's too) batches."""
     flat = flatten(graph, symbols or {})
+    nodes = tuple(_node_entry(node.name, node.instances, flat.ref) for node in flat.nodes)
     return Plan(name=graph.sym_name.data,
                 inputs=tuple(_input_entry(d) for d in sorted(graph.data_ops, key=lambda d: d.index.value.data)),
                 outputs=tuple(flat.ref(v, "graph output") for v in graph.output_op.outputs),
-                nodes=tuple(_node_entry(node.name, node.instances, flat.ref) for node in flat.nodes),
-                order=tuple(range(len(flat.nodes))), align=_align_entry(graph.align),
-                closures=flat.flow_closures())
+                nodes=nodes, order=tuple(range(len(flat.nodes))), align=_align_entry(graph.align),
+                closures=flat.flow_closures(),
+                n_mapping=graph.n_mapping is not None or any(node.batch for node in nodes))
 
 
 def _align_entry(align: AlignAttr | None) -> Align | None:
@@ -313,7 +315,8 @@ def _node_entry(name: str, instances: list[NodeOp], edge) -> Node[Symbol]:
         balance=None if balance is None else balance.role.data, align=_align_entry(attr("align", AlignAttr)),
         invokes={} if invokes is None else {key: tuple(_spelling(d) for d in placed.data)
                                             for key, placed in sorted(invokes.data.items())},
-        attrs=_user_attrs(node), pp=Symbol(node.pp.root_reference.data))
+        attrs=_user_attrs(node), pp=Symbol(node.pp.root_reference.data),
+        batch=tuple(InputBatch(attr.input_index, attr.spec()) for attr in (node.batch.data if node.batch else ())))
 
 
 def _spelling(device) -> str:

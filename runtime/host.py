@@ -22,6 +22,7 @@ from dfir.frontend.flow_func.status import FLOW_FUNC_FAILED
 from dfir.frontend.flow_func.wrappers import user_frames
 from dfir.om.plan import (ClosureRef, CppProject, DataRef, Executable, GeGraph, GraphPoint, Node, Plan, PyProject,
                           PyUdf, Ref)
+from dfir.runtime.batching import BatchPoint, batch_funcs, with_batch_nodes
 from dfir.runtime.ge_runner import GeGraphRunner
 from dfir.runtime.iree_runner import IreeGraphRunner
 from dfir.runtime.scheduler import FuncSpec, InputStream, NodeSpec, OutputSet, Source
@@ -63,9 +64,11 @@ def build_nodes(plan: Plan | dict, udf_payloads: Sequence[bytes | memoryview], w
     index builds the node's instance 0, an `InstanceRef` that instance. A UDF project's
     `MetaParams` tell each instance its device (`instances[k]` of the plan entry), instance id
     and instance count. `flow_closures` (a `flow_closures.FlowClosurePorts`; a worker's) runs the
-    sub-FlowGraphs UDFs invoke; without it, a plan with flow closures cannot be built.
+    sub-FlowGraphs UDFs invoke; without it, a plan with flow closures cannot be built. A plan's
+    batched inputs get their batch nodes first (`batching.with_batch_nodes`: indexes in `only`
+    count those).
     """
-    plan = Plan.of(plan)
+    plan = with_batch_nodes(Plan.of(plan))
     payloads = _PickledPayloads(udf_payloads)
     compiled = list(zip(plan.executables, executables))
     board = ExceptionBoard()
@@ -126,6 +129,8 @@ def _build_node(plan: Plan, node_index: int, payloads: Sequence[udf.UdfPayload],
         funcs = _udf_funcs(f"{path}.pp", node, pp, payloads)
     elif isinstance(pp, GraphPoint):
         funcs = _ge_funcs(plan.ge_graphs[pp.graph], node, weights, runner_factory)
+    elif isinstance(pp, BatchPoint):
+        funcs = batch_funcs(node, pp)
     else:
         assert isinstance(pp, (PyProject, CppProject))
         funcs = project_funcs(projects, f"{path}.pp", replace(node, device=node.instances[instance]), pp,

@@ -19,6 +19,7 @@ from dfir.core.flow_info import FlowFlag, FlowInfo
 from dfir.core.messages import Kind, Message, TransactionMeta, transaction_fields
 from dfir.core.tensor import Tensor
 from dfir.om.plan import Input, Plan
+from dfir.runtime.batching import with_batch_nodes
 from dfir.runtime import host
 from dfir.runtime.input_check import FedInputChecks
 from dfir.runtime.iree_device import share_one_malloc_arena
@@ -46,7 +47,7 @@ class RuntimeModel:
     def __init__(self, plan: Plan | dict, udf_payloads: Sequence[bytes | memoryview],
                  weights: memoryview | None, name: str, *, channel_depth: int | None = None,
                  so_bins: Sequence[bytes | memoryview] = (), executables: Sequence[bytes | memoryview] = ()):
-        plan = Plan.of(plan)
+        plan = with_batch_nodes(Plan.of(plan))
         self.name = name
         self._inputs = plan.inputs
         self._input_names = [spec.name for spec in self._inputs]

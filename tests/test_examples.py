@@ -54,3 +54,11 @@ def test_seed_align_pairs_the_replicas_results_by_transaction(monkeypatch):
     column_sums = np.arange(16, dtype=np.float32).reshape(4, 4).sum(axis=0) / 16
     for i, result in enumerate(results):  # relu(x @ w) + (-x) * 2 for x = i
         np.testing.assert_allclose(result, np.tile(i * column_sums - 2 * i, (2, 1)), rtol=1e-6)
+
+
+def test_input_batching():
+    example = load_example("input_batching")
+    samples = np.eye(4, dtype=np.float32).repeat(2, axis=0)  # rows e0, e0, e1, e1, ...: scores 1, 1, 2, 2, ...
+    assert example.count_batched(samples) == [(0, [1.0, 1.0, 2.0, 2.0], 4), (0, [3.0, 3.0, 4.0, 4.0], 8)]
+    assert example.time_batched([1, 2, 3, 4]) == [(0, [3], (0, 10)), (0, [7], (10, 20))]
+    example.df.finalize()

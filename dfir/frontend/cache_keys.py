@@ -142,7 +142,7 @@ class _Walk:
     def _graph_lines(self, graph: FlowGraph, walk: FlowWalk) -> None:
         self._subwalks.update(walk.subgraphs)
         self.add("flow graph", graph.name, sorted(graph.graph_options.items()), graph.align,
-                 graph.exception_catch)
+                 graph.exception_catch, graph.contains_n_mapping_node)
         for pp, node in walk.points:
             self._process_point(pp, node)
         data_index = {id(data): i for i, data in enumerate(walk.datas)}
@@ -160,7 +160,8 @@ class _Walk:
             pp = node.process_points[0]
             line = repr(("node", node.name, node.loc, node.alias, node.input_num, node.output_num,
                          sorted(node.attrs.items()), node.balance, _port_map(node.input_map),
-                         _port_map(node.output_map), [source(anchor) for anchor in node.input_anchors]))
+                         _port_map(node.output_map), [source(anchor) for anchor in node.input_anchors],
+                         sorted(node.input_batches.items())))
             self.lines.append(f"{line} runs {self._pp_index[id(pp)]}")
             self.flow_lines.append(f"{line} runs {self._pp_metadata[id(pp)]}")
         self.add("outputs", [source(output) for output in graph.outputs])

@@ -16,14 +16,14 @@ import re
 from collections.abc import Callable
 
 import cloudpickle
-from xdsl.dialects.builtin import (BoolAttr, DenseArrayBase, DictionaryAttr, IntegerAttr, ModuleOp,
-                                   StringAttr, i64)
+from xdsl.dialects.builtin import (ArrayAttr, BoolAttr, DenseArrayBase, DictionaryAttr, IntegerAttr, ModuleOp,
+                                   StringAttr, UnitAttr, i64)
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 
 from dfir.core.errors import GeError
 from dfir.dialects.df import (DataOp, FlowGraphPpOp, FuncPpOp, GraphOp, GraphPpOp, InvokedClosureOp,
                               NodeOp, OutputOp)
-from dfir.dialects.df_attrs import AlignAttr, BalanceAttr, FuncAttr
+from dfir.dialects.df_attrs import AlignAttr, BalanceAttr, FuncAttr, batch_attr
 from dfir.dialects.df_params import params_attr
 from dfir.frontend.dataflow.flow_graph import FlowGraph
 from dfir.frontend.dataflow.graph import FlowData, FlowNode, FlowOutput
@@ -215,6 +215,8 @@ def _node_attributes(node: FlowNode, udf: UdfSpec | None) -> dict[str, Attribute
         attrs["user_attrs"] = DictionaryAttr({k: _attr_value(v) for k, v in sorted(node.attrs.items())})
     if node.balance is not None:
         attrs["balance"] = BalanceAttr(node.balance)
+    if node.input_batches:
+        attrs["batch"] = ArrayAttr([batch_attr(index, spec) for index, spec in sorted(node.input_batches.items())])
     if udf is not None and udf.resources:
         attrs["resources"] = DictionaryAttr({str(k): StringAttr(str(v))
                                              for k, v in sorted(udf.resources.items())})
@@ -261,6 +263,7 @@ def import_flow_graph(graph: FlowGraph, *, payloads: dict[int, tuple] | None = N
 def _flow_graph_op(graph: FlowGraph, sym: str, datas: list[FlowData], nodes: list[FlowNode],
                    node_symbols: list[str]) -> GraphOp:
     """Step 3 of the module docstring: the `df.graph` of `graph` as symbol `sym`."""
+    _check_batching(graph, nodes)
     block = Block()
     values: dict[tuple[int, int], SSAValue] = {}
     for index, data in enumerate(datas):
@@ -278,7 +281,17 @@ def _flow_graph_op(graph: FlowGraph, sym: str, datas: list[FlowData], nodes: lis
     graph_op = GraphOp(sym, Region(block), graph.graph_options)
     if graph.align is not None:
         graph_op.properties["align"] = AlignAttr(*graph.align)
+    if graph.contains_n_mapping_node or any(node.input_batches for node in nodes):
+        graph_op.properties["n_mapping"] = UnitAttr()
     return graph_op
+
+
+def _check_batching(graph: FlowGraph, nodes: list[FlowNode]) -> None:
+    """GE refuses a batched input in a graph that catches exceptions."""
+    for node in nodes:
+        if node.input_batches and graph.exception_catch:
+            raise GeError(f"node {node.name} ({node.loc}): TimeBatch or CountBatch cannot be set on input "
+                          f"{min(node.input_batches)} while exception catch is enabled")
 
 
 def _key(anchor: FlowData | FlowOutput) -> tuple[int, int]:

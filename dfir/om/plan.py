@@ -22,6 +22,7 @@ libraries, IREE executables, weights). `to_json()` gives back the JSON document 
 """
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import math
@@ -31,6 +32,7 @@ from types import MappingProxyType
 from typing import Any, Callable, ClassVar, Generic, Mapping, NoReturn, Sequence, TypeVar, Union
 
 from dfir.core import data_type as dt
+from dfir.core.batching import BatchSpec, CountBatchSpec, TimeBatchSpec
 from dfir.core.errors import GeError
 from dfir.core.udf_params import INT64_RANGE, LIST_TAGS, SCALAR_TAGS, TAGS, InitParam
 
@@ -47,14 +49,14 @@ IREE_BACKENDS = GE_BACKENDS[1:]                       # those that run a compile
 
 OPTIONAL_NODE_FIELDS: Mapping[str, Any] = MappingProxyType({
     "alias": None, "loc": None, "attrs": {}, "device": None, "instances": [],
-    "dispatch": "round_robin", "balance": None, "align": None, "invokes": {}})
+    "dispatch": "round_robin", "balance": None, "align": None, "invokes": {}, "batch": []})
 """Node fields a plan may leave out, and what an absent one reads as (`device`: `instances[0]`,
 else the host; `instances`: `[device]`)."""
 DEFAULT_CHANNEL_DEPTH = 128
 MAX_CHANNEL_DEPTH = 65536
 OPTIONAL_PLAN_FIELDS: Mapping[str, Any] = MappingProxyType({
     "order": None, "align": None, "udfs": [], "ge_graphs": [], "so_bins": [], "executables": [],
-    "channel_depth": DEFAULT_CHANNEL_DEPTH, "closures": []})
+    "channel_depth": DEFAULT_CHANNEL_DEPTH, "closures": [], "n_mapping": False})
 """Plan fields a plan may leave out, and what an absent one reads as (`order`: node order)."""
 OPTIONAL_GE_FIELDS: Mapping[str, Any] = MappingProxyType({
     "weights": [], "arena_bytes": None, "output_max_bytes": None, "backend": "reference", "executable": None,
@@ -179,6 +181,41 @@ class Align:
     def from_json(cls, value: Any, path: str) -> Align:
         o = _Object(value, path, ("cache", "timeout", "dropout"))
         return cls(o.read("cache", _int_in(0, MAX_CACHE)), o.read("timeout", _timeout), o.read("dropout", _bool))
+
+
+@dataclass(frozen=True)
+class InputBatch:
+    """Node input `input` batched by `spec` (`TimeBatch` / `CountBatch`, dfir.core.batching):
+    `{"input": 0, "kind": "count", "batch_size": 32, "slide_stride": 0, "timeout": 0,
+    "padding": false}` or `{"input": 1, "kind": "time", "time_window": 5, "batch_dim": -1,
+    "drop_remainder": false}`."""
+
+    input: int
+    spec: BatchSpec
+
+    def to_json(self) -> dict:
+        kind = "count" if isinstance(self.spec, CountBatchSpec) else "time"
+        return {"input": self.input, "kind": kind, **dataclasses.asdict(self.spec)}
+
+    @classmethod
+    def from_json(cls, value: Any, path: str) -> InputBatch:
+        kind = _Object(value, path, ("input", "kind", *_BATCH_FIELDS["count"], *_BATCH_FIELDS["time"])).read(
+            "kind", _choice(*_BATCH_FIELDS))
+        o = _Object(value, path, ("input", "kind", *_BATCH_FIELDS[kind]))
+        if kind == "count":
+            spec: BatchSpec = CountBatchSpec(o.read("batch_size", _int), o.read("slide_stride", _int),
+                                             o.read("timeout", _int), o.read("padding", _bool))
+        else:
+            spec = TimeBatchSpec(o.read("time_window", _int), o.read("batch_dim", _int),
+                                 o.read("drop_remainder", _bool))
+        problem = spec.problem()
+        if problem is not None:
+            _fail(path, problem)
+        return cls(o.read("input", _count), spec)
+
+
+_BATCH_FIELDS = {"count": ("batch_size", "slide_stride", "timeout", "padding"),
+                 "time": ("time_window", "batch_dim", "drop_remainder")}
 
 
 # -- process points -------------------------------------------------------------------------------
@@ -313,7 +350,8 @@ PP = TypeVar("PP")
 @dataclass(frozen=True)
 class Node(Generic[PP]):
     """A logical node (however many instances it has) and its process point. `device` is
-    `instances[0]`; `align` is None unless the node pairs its inputs."""
+    `instances[0]`; `align` is None unless the node pairs its inputs; `batch` lists its batched
+    inputs, by increasing input index."""
 
     name: str
     alias: str | None
@@ -329,14 +367,18 @@ class Node(Generic[PP]):
     invokes: Mapping[str, tuple[str, ...]]
     attrs: Mapping[str, Any]
     pp: PP
+    batch: tuple[InputBatch, ...] = ()
 
     def to_json(self) -> dict:
-        return {"name": self.name, "alias": self.alias, "loc": self.loc, "input_num": self.input_num,
+        document = {"name": self.name, "alias": self.alias, "loc": self.loc, "input_num": self.input_num,
                 "output_num": self.output_num, "inputs": [ref.to_json() for ref in self.inputs],
                 "device": self.device, "instances": list(self.instances), "dispatch": self.dispatch,
                 "balance": self.balance, "align": None if self.align is None else self.align.to_json(),
                 "invokes": {key: list(devices) for key, devices in self.invokes.items()},
                 "attrs": dict(self.attrs), "pp": self.pp.to_json()}
+        if self.batch:
+            document["batch"] = [batch.to_json() for batch in self.batch]
+        return document
 
     @classmethod
     def from_json(cls, value: Any, path: str,
@@ -353,7 +395,8 @@ class Node(Generic[PP]):
                    input_num, o.read("output_num", _int_in(0, MAX_PORTS)), inputs, device, instances,
                    o.read("dispatch", _choice(*DISPATCH_RULES)), o.read("balance", _optional(_choice(*BALANCE_ROLES))),
                    o.read("align", _optional(Align.from_json)), o.read("invokes", _mapping(_tuple(_device))),
-                   o.read("attrs", _mapping(_scalar)), o.read("pp", read_pp))
+                   o.read("attrs", _mapping(_scalar)), o.read("pp", read_pp),
+                   o.read("batch", _tuple(InputBatch.from_json)))
 
 
 def device_id(device: str) -> int:
@@ -667,6 +710,7 @@ class Plan(Generic[PP]):
     channel_depth: int = DEFAULT_CHANNEL_DEPTH
     closures: tuple[FlowClosure, ...] = ()
     executables: tuple[Executable, ...] = ()
+    n_mapping: bool = False
 
     def to_json(self) -> dict:
         document = {"format": self.format, "name": self.name, "inputs": [i.to_json() for i in self.inputs],
@@ -682,6 +726,8 @@ class Plan(Generic[PP]):
             document["closures"] = [c.to_json() for c in self.closures]
         if self.executables:
             document["executables"] = [e.to_json() for e in self.executables]
+        if self.n_mapping:
+            document["n_mapping"] = True
         return document
 
     def to_bytes(self) -> bytes:
@@ -705,7 +751,7 @@ class Plan(Generic[PP]):
                    o.read("ge_graphs", _tuple(GeGraph._read)), o.read("so_bins", _tuple(SoBin.from_json)),
                    version, o.read("channel_depth", _int_in(1, MAX_CHANNEL_DEPTH)),
                    o.read("closures", _tuple(FlowClosure.from_json)),
-                   o.read("executables", _tuple(Executable.from_json)))
+                   o.read("executables", _tuple(Executable.from_json)), o.read("n_mapping", _bool))
         plan.check(where)
         return plan
 
@@ -778,6 +824,11 @@ class Plan(Generic[PP]):
                                              f"{_show(built_for)}")
         if isinstance(pp, GraphPoint):
             self._check_graph_point(node, pp, path)
+        for b, batch in enumerate(node.batch):
+            _check_index(batch.input, f"{path}.batch[{b}].input", node.input_num)
+            if b and batch.input <= node.batch[b - 1].input:
+                _fail(f"{path}.batch[{b}].input", f"{batch.input} does not follow {node.batch[b - 1].input}: "
+                                                  "batched inputs are distinct, in increasing order")
 
     def _check_closure(self, closure: FlowClosure, path: str) -> None:
         """A flow closure belongs to a UDF project node and its outputs are refs of the plan."""

@@ -143,7 +143,18 @@ def _node_summary(node: _PlanValue) -> str:
         summary += f" udf={pp.get('udf').integer()} funcs=[{funcs}]"
     elif kind == "ge_graph":
         summary += f" graph={pp.get('graph').integer()}"
+    batches = node.optional("batch", []).items()
+    if batches:
+        summary += f" batch=[{','.join(_batch_summary(batch) for batch in batches)}]"
     return summary
+
+
+def _batch_summary(batch: _PlanValue) -> str:
+    """`input0:count(batch_size=32,padding=false,slide_stride=0,timeout=0)`: a batched input and
+    its fields, in the plan's (sorted) order."""
+    head = f"input{batch.get('input').integer()}:{batch.get('kind').text()}"
+    fields = ",".join(f"{key}={_compact(value)}" for key, value in batch.value.items() if key not in ("input", "kind"))
+    return f"{head}({fields})"
 
 
 def _source(source: _PlanValue) -> str:

@@ -188,8 +188,8 @@ _DELETE = object()
     ("pyflow_chain", ("nodes", 0, "pp", "funcs", 0, "inputs", 1), 2,
      "plan.nodes[0].pp.funcs[0].inputs[1]: 2 is out of range [0, 2)"),
     ("pyflow_chain", ("nodes", 0, "color"), "red",
-     'plan.nodes[0]: unknown field "color"; expected "alias", "align", "attrs", "balance", "device", "dispatch", '
-     '"input_num", "inputs", "instances", "invokes", "loc", "name", "output_num", "pp"'),
+     'plan.nodes[0]: unknown field "color"; expected "alias", "align", "attrs", "balance", "batch", "device", '
+     '"dispatch", "input_num", "inputs", "instances", "invokes", "loc", "name", "output_num", "pp"'),
     ("pyflow_chain", ("nodes", 0, "pp", "kind"), "py_func",
      'plan.nodes[0].pp.kind: "py_func" is not one of "py_udf", "py_project", "cpp_project", "ge_graph"'),
     ("pyflow_chain", ("format",), 2, "plan.format: 2 is out of range [1, 1]"),

@@ -408,10 +408,11 @@ def test_an_invoked_closure_has_no_point_key():
 
 
 FRONTEND_ATTRIBUTES = {
-    df.FlowGraph: {"outputs", "graph_options", "name", "align", "exception_catch", "_model", "_compiled"},
+    df.FlowGraph: {"outputs", "graph_options", "name", "align", "exception_catch", "contains_n_mapping_node",
+                   "_model", "_compiled"},
     df.FlowData: {"schema", "name", "loc"},
     df.FlowNode: {"input_num", "output_num", "name", "alias", "loc", "process_points", "input_map",
-                  "output_map", "attrs", "balance", "input_anchors"},
+                  "input_batches", "output_map", "attrs", "balance", "input_anchors"},
     df.FuncProcessPoint: {"compile_config_path", "workspace_dir", "name", "init_params", "invoked_closures",
                           "udf"},
     UdfSpec: {"payload", "funcs", "resources"},

@@ -27,6 +27,7 @@ class FlowGraph:
         self.name = names.unique_name(name, "FlowGraph", user_location())
         self.align: tuple[int, int, bool] | None = None
         self.exception_catch = False
+        self.contains_n_mapping_node = False
         self._model = None
         self._compiled = None
 
@@ -53,9 +54,10 @@ class FlowGraph:
         self.exception_catch = bool(enable_exception_catch)
 
     def set_contains_n_mapping_node(self, contains_n_mapping_node: bool) -> None:
+        """Whether some node turns a number of inputs into another number of outputs (a batched
+        input makes it so on its own); the graph and its plan record it (`n_mapping`)."""
         self._check_not_built("set_contains_n_mapping_node")
-        if contains_n_mapping_node:
-            raise GeError("N-mapping nodes are not supported yet")
+        self.contains_n_mapping_node = bool(contains_n_mapping_node)
 
     def compile_options(self) -> dict[str, str]:
         """The options this graph compiles with: `init`'s, overridden by the graph's own."""

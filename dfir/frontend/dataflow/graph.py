@@ -7,6 +7,7 @@ from typing import Any, Sequence
 from dfir.core.errors import GeError
 from dfir.core.tensor import Tensor, TensorDesc
 from dfir.frontend.dataflow import names
+from dfir.frontend.dataflow.batching import batch_spec
 from dfir.frontend.source import user_location
 
 
@@ -56,6 +57,7 @@ class FlowNode:
         self.alias: str | None = None
         self.process_points: list = []
         self.input_map: dict[int, tuple[Any, int]] = {}
+        self.input_batches: dict[int, Any] = {}  # node input -> its dfir.core.batching spec
         self.output_map: dict[int, tuple[Any, int]] = {}
         self.attrs: dict[str, bool | int | str] = {}
         self.balance: str | None = None
@@ -95,9 +97,12 @@ class FlowNode:
         if not 0 <= node_input_index < self.input_num:
             raise GeError(f"node {self.name}: map_input node_input_index {node_input_index} is "
                           f"outside [0, {self.input_num})")
-        if input_attrs:
-            raise GeError(f"node {self.name}: input_attrs (TimeBatch/CountBatch) are not supported yet")
+        spec = batch_spec(self.name, node_input_index, input_attrs)
         self.input_map[node_input_index] = (pp, pp_input_index)
+        if spec is None:
+            self.input_batches.pop(node_input_index, None)
+        else:
+            self.input_batches[node_input_index] = spec
 
     def map_output(self, node_output_index: int, pp, pp_output_index: int) -> None:
         if not 0 <= node_output_index < self.output_num:

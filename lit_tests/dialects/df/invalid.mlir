@@ -446,3 +446,80 @@ df.graph @wrong_arity {
   %y = df.node "wrong_ports"(%a, %b) pp @one_in_pp : 2 -> 1
   df.output %y
 }
+
+// -----
+
+// A CountBatch needs a positive batch size.
+// CHECK: #df.count_batch on input 0: CountBatch.batch_size should be larger than zero, but got 0
+df.func_pp @id_pp [#df.func<"id"(0) -> (0)>] {kind = "py_func"}
+df.graph @zero_batch_size {
+  %x = df.data "x" index 0
+  %n = df.node "n"(%x) pp @id_pp {batch = [#df.count_batch<input = 0, size = 0, stride = 0, timeout = 0>]} : 1 -> 1
+  df.output %n
+}
+
+// -----
+
+// The sliding stride lies in [0, batch_size].
+// CHECK: #df.count_batch on input 0: CountBatch.slide_stride should be in [0, 4], but got 5
+df.func_pp @id_pp [#df.func<"id"(0) -> (0)>] {kind = "py_func"}
+df.graph @stride_past_batch {
+  %x = df.data "x" index 0
+  %n = df.node "n"(%x) pp @id_pp {batch = [#df.count_batch<input = 0, size = 4, stride = 5, timeout = 0>]} : 1 -> 1
+  df.output %n
+}
+
+// -----
+
+// The timeout lies in [0, 4294967295) ms.
+// CHECK: #df.count_batch on input 0: CountBatch.timeout should be in [0, 4294967295) ms, but got -1
+df.func_pp @id_pp [#df.func<"id"(0) -> (0)>] {kind = "py_func"}
+df.graph @negative_timeout {
+  %x = df.data "x" index 0
+  %n = df.node "n"(%x) pp @id_pp {batch = [#df.count_batch<input = 0, size = 4, stride = 0, timeout = -1>]} : 1 -> 1
+  df.output %n
+}
+
+// -----
+
+// A time window is -1 or positive.
+// CHECK: #df.time_batch on input 0: TimeBatch.time_window should be -1 or larger than zero, but got 0
+df.func_pp @id_pp [#df.func<"id"(0) -> (0)>] {kind = "py_func"}
+df.graph @zero_window {
+  %x = df.data "x" index 0
+  %n = df.node "n"(%x) pp @id_pp {batch = [#df.time_batch<input = 0, window = 0, dim = -1>]} : 1 -> 1
+  df.output %n
+}
+
+// -----
+
+// batch_dim is -1 (a new dimension) or a dimension.
+// CHECK: #df.time_batch on input 0: TimeBatch.batch_dim should be -1 or larger, but got -2
+df.func_pp @id_pp [#df.func<"id"(0) -> (0)>] {kind = "py_func"}
+df.graph @bad_batch_dim {
+  %x = df.data "x" index 0
+  %n = df.node "n"(%x) pp @id_pp {batch = [#df.time_batch<input = 0, window = 5, dim = -2>]} : 1 -> 1
+  df.output %n
+}
+
+// -----
+
+// A batch names an input of its node.
+// CHECK: node "n": batch on input 1, but the node has 1 inputs
+df.func_pp @id_pp [#df.func<"id"(0) -> (0)>] {kind = "py_func"}
+df.graph @batch_past_inputs {
+  %x = df.data "x" index 0
+  %n = df.node "n"(%x) pp @id_pp {batch = [#df.count_batch<input = 1, size = 4, stride = 0, timeout = 0>]} : 1 -> 1
+  df.output %n
+}
+
+// -----
+
+// One batch per input, in input order.
+// CHECK: node "j": batch inputs [0, 0] must be distinct and in increasing order
+df.func_pp @join_pp [#df.func<"join"(0, 1) -> (0)>] {kind = "py_func"}
+df.graph @two_batches_on_one_input {
+  %x = df.data "x" index 0
+  %j = df.node "j"(%x, %x) pp @join_pp {batch = [#df.count_batch<input = 0, size = 4, stride = 0, timeout = 0>, #df.time_batch<input = 0, window = 5, dim = -1>]} : 2 -> 1
+  df.output %j
+}
