@@ -98,7 +98,21 @@ def call_layer(graph: df.FlowGraph, a: np.ndarray, b: np.ndarray, count: int) ->
                              so_bins=[p.data for p in model.partitions_of(PartitionType.SO_BINS)])
     run = nodes[0].funcs[0].run
     inputs = [Message.tensor(TransactionMeta(1), a), Message.tensor(TransactionMeta(1), b)]
-    return per_call(lambda: list(run(inputs)), count)
+    results = []
+    seconds = per_call(lambda: results.append(list(run(inputs))), count)
+    for output_sets in results:
+        check_output(output_sets, a, b)
+    return seconds
+
+
+def check_output(output_sets: list, a: np.ndarray, b: np.ndarray) -> None:
+    """One output set holding `a + b + 1` on output 0, of transaction 1; exits if not."""
+    expected = (a + b + 1).tolist()
+    if len(output_sets) != 1 or len(output_sets[0]) != 1:
+        sys.exit(f"the call layer emitted {output_sets!r}, expected one message")
+    port, message = output_sets[0][0]
+    if (port, message.ret_code, message.meta.transaction_id, message.payload.tolist()) != (0, 0, 1, expected):
+        sys.exit(f"the call layer emitted {message!r} on output {port}, expected {expected}")
 
 
 def main() -> None:
