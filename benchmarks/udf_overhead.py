@@ -28,6 +28,14 @@ from dfir.frontend.dataflow import names
 from dfir.frontend.udf.scaffold import new_project
 
 
+TARGETS = [  # (UDF kind, "call layer" or "runtime", at most, unit)
+    ("decorator UDF", "runtime", 5, "x bare"),
+    ("flow_func Python UDF", "runtime", 10, "x bare"),
+    ("C++ UDF", "call layer", 2, "us"),
+    ("C++ UDF", "runtime", 5, "us"),
+]
+
+
 def bare_add(a, b):
     return a + b + 1
 
@@ -136,6 +144,13 @@ def main() -> None:
     for kind, layer, runtime in rows:
         print(f"{kind:22} {layer * 1e6:14.2f} {layer / baseline:8.1f} {runtime * 1e6:15.1f} "
               f"{runtime / baseline:8.1f}")
+    print("targets (this run):")
+    measured = {(kind, what): seconds for kind, layer, runtime in rows
+                for what, seconds in (("call layer", layer), ("runtime", runtime))}
+    for kind, what, limit, unit in TARGETS:
+        value = measured[(kind, what)] / baseline if unit == "x bare" else measured[(kind, what)] * 1e6
+        verdict = "met" if value <= limit else "MISSED"
+        print(f"  {kind}, {what}: {value:.1f} {unit} (target <= {limit} {unit}: {verdict})")
 
 
 if __name__ == "__main__":

@@ -45,6 +45,7 @@ from dfir.runtime import _native
 from dfir.runtime.scheduler import DEFAULT_CHANNEL_DEPTH, Cancelled, FuncSpec, OutputSet
 
 RunnerFactory = Callable[[GeGraph, Any], Any]  # (ge_graphs entry, weights) -> object with .run(arrays)
+_NO_TRANSACTION = TransactionMeta()  # a call's transaction until it has read an input
 
 
 @dataclass(frozen=True)
@@ -160,8 +161,7 @@ class ProjectCall:
     closures: Closures
 
     def __call__(self, inputs: list) -> Iterable[OutputSet]:
-        state = RunState(self.func, len(self.outputs), TransactionMeta(), self.closures.invoke,
-                         self.exceptions)
+        state = RunState(self.func, len(self.outputs), _NO_TRANSACTION, self.closures.invoke, self.exceptions)
         scope = CallScope(self.node, self.func)
         with call_scope(scope):
             try:

@@ -52,7 +52,7 @@ class ExceptionBoard:
             return self._raised.get(transaction_id)
 
 
-@dataclass
+@dataclass(slots=True)
 class RunState:
     """One proc call as the runtime sets it up and reads it back afterwards."""
 
