@@ -389,9 +389,11 @@ def test_logs_of_the_library_reach_python_logging_with_the_node(workspace, tmp_p
 
 @pytest.fixture
 def pass_through(workspace):
-    """A bare native instance of the library's PassThrough func (one input, one output)."""
+    """A bare native instance of the library's PassThrough func (one input, one output), the
+    library taken from a compiled model (compiling builds it)."""
     from dfir.runtime import _native
-    library = _native.load_udf_library((workspace / "release" / "libadd.so").read_bytes(), "libadd.so")
+    om = read_om(dfir.compile(project_graph(one_func(workspace, "PassThrough"), 1, 1)).om)
+    library = _native.load_udf_library(om.models[0].partitions_of(PartitionType.SO_BINS)[0].data, "libadd.so")
     facts = {"name": "n", "input_num": 1, "output_num": 1, "work_path": "", "device_id": -1,
              "instance_id": 0, "instance_num": 1}
     instance = _native.UdfInstance(library, facts, [], ["PassThrough"])
@@ -411,10 +413,13 @@ def test_tensors_cross_to_the_library_and_back_as_messages_without_copies(pass_t
     assert np.shares_memory(out.payload, array)
 
 
-def test_the_latest_transaction_of_a_call_is_its_transaction_and_labels_cross(pass_through):
+def test_a_call_belongs_to_its_latest_transaction_and_labels_cross(pass_through):
     older, newer = TransactionMeta(3), TransactionMeta(9, user_data=b"u")
-    message = Message(newer, Kind.RAW, np.arange(4, dtype=np.uint8), route_label=2, data_label=7)
-    assert pass_through(Message.tensor(older, np.zeros(1, np.int32)), message)[4] is newer
+    raw = Message(older, Kind.RAW, np.arange(4, dtype=np.uint8), route_label=2, data_label=7)
+    ret, [(_, out)], _, _, transaction = pass_through(raw, Message.tensor(newer, np.zeros(1, np.int32)))
+    assert ret == 0 and transaction is newer
+    assert (out.kind, out.payload.tolist(), out.route_label, out.data_label) == (Kind.RAW, [0, 1, 2, 3], 2, 7)
+    assert out.meta == TransactionMeta(3, user_data=b"u"), "its own fields, the call's user data"
 
 
 @pytest.mark.parametrize("message, problem", [
