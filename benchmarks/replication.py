@@ -5,8 +5,9 @@ is bound by its core and the GIL: only instances in separate processes can go fa
 is compiled twice through the public API, with a deploy file and a resource config (two
 devices): once with the node on `0:0:0`, once on `0:0:0~1` (replicate-instances makes two
 instances, round-robin by transaction id). Each run feeds N messages from a thread while the
-main thread fetches them all; both layouts run alternately, the best of the rounds counts, and
-the ratio is printed against the target (>= 1.6x on a 2-core machine).
+main thread fetches them all (every value is checked after the clock stops); both layouts run
+alternately, the best of the rounds counts, and the ratio is printed against the target (>= 1.6x
+on a 2-core machine).
 
 Run: python benchmarks/replication.py [--messages N] [--rounds R] [--smoke]
 """
@@ -15,6 +16,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import sys
 import tempfile
 import threading
 import time
@@ -61,20 +63,35 @@ def compile_layout(folder: Path, devices: str):
 
 
 def run_once(model, messages: int) -> float:
-    """msg/s of feeding `messages` transactions (a feeder thread) and fetching them all."""
+    """msg/s of feeding `messages` transactions (a feeder thread) and fetching them all; every
+    value is checked once the clock stops (replicas finish out of order: they are compared as
+    a set, each value appearing once)."""
     def feed() -> None:
         for t in range(messages):
             assert model.feed_data({"x": np.array([t], dtype=np.int64)}) == 0
 
+    values = []
     start = time.perf_counter()
     feeder = threading.Thread(target=feed)
     feeder.start()
     for _ in range(messages):
-        _, _, ret = model.fetch_data(timeout=WAIT_MS)
+        outputs, _, ret = model.fetch_data(timeout=WAIT_MS)
         if ret != 0:
             raise RuntimeError(f"fetch_data failed: {ret!r}")
+        values.append(outputs[0].numpy())
     feeder.join()
-    return messages / (time.perf_counter() - start)
+    elapsed = time.perf_counter() - start
+    check_values(values, messages)
+    return messages / elapsed
+
+
+def check_values(values: list[np.ndarray], messages: int) -> None:
+    """`values` are burn's results of 0 .. messages-1, in any order; exits naming what is wrong."""
+    bit = burn_steps(0, BURN_STEPS)
+    wrong = [v for v in values if v.dtype != np.int64 or v.shape != (1,)]
+    got = sorted(int(v[0]) for v in values)
+    if wrong or got != [t + bit for t in range(messages)]:
+        sys.exit(f"wrong results: {wrong[:3] or got[:10]} (expected {messages} values x + {bit})")
 
 
 def per_message_ms() -> float:

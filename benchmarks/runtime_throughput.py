@@ -1,13 +1,15 @@
 """Runtime throughput and latency: dfir against the usual ways to run a pipeline, in one run.
 
 Workloads (the same 3-stage pipeline x+1, x*2, x-3 everywhere):
-  W1  int32 [1, 2] tensors: messages/s over N messages (a feeder thread feeds, the main thread
-      fetches), then p50/p99 latency of one message at a time.
+  W1  int32 [1, 2] tensors: messages/s over N messages (a feeder thread feeds, at most
+      W1_WINDOW in flight, the main thread fetches), then p50/p99 latency of one message at a time.
   W2  float32 tensors of 4 MiB and 64 MiB: payload GB/s (at most WINDOW messages in flight).
 Variants: the plain function-call loop (the floor), threads with queue.Queue, one process per
 stage with a multiprocessing.Queue per edge, Ray actors and Ray Compiled Graphs (when `ray` is
-installed), and dfir (compiled with dfir.compile, loaded with dfir.load) with all stages on one
-device and with each stage on its own device (deploy info + resource config).
+installed), and dfir with all stages on one device and with each stage on its own device (deploy
+info + resource config), on both of its paths: the FlowGraph's own (`graph.feed_data({x: a})`,
+`graph.fetch_data()`, as the seeds' users write it) and the model's (`dfir.load(dfir.compile(graph)
+.om)`, fed a list). Every result of every variant is checked, after its clock stops.
 Ratios against the issue's targets close the report; they hold within one run on a noisy machine.
 
 Run: python benchmarks/runtime_throughput.py [--smoke]
@@ -19,10 +21,12 @@ import json
 import multiprocessing
 import queue
 import statistics
+import sys
 import tempfile
 import threading
 import time
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Callable
 
@@ -47,6 +51,7 @@ def minus_three(x):
 
 STAGES = (add_one, times_two, minus_three)
 QUEUE_DEPTH = 128  # every queue-based variant, dfir's channels included
+W1_WINDOW = 64     # W1: messages in flight at most
 WINDOW = 4         # W2: messages in flight at most (bounds memory: 4 x 64 MiB per hop)
 
 
@@ -135,19 +140,30 @@ def _stage_loop(fn, source, sink):
     sink.put(None)
 
 
-class Dfir:
-    """The pipeline as a FlowGraph, compiled and loaded; `per_stage` puts each stage on a device."""
+def _pipeline_graph(per_stage: bool, workdir: Path) -> tuple[df.FlowData, df.FlowGraph]:
+    """The 3-stage pipeline as a FlowGraph (its input and the graph); `per_stage` puts each
+    stage on its own device (deploy info + resource config in the graph's options)."""
+    names.reset()
+    data = out = df.FlowData(name="x")
+    for fn in STAGES:
+        out = df.pyflow(fn).fnode()(out)
+    return data, df.FlowGraph([out], _placement_files(workdir) if per_stage else {})
+
+
+def _placement(per_stage: bool) -> str:
+    return "one device per stage" if per_stage else "one device"
+
+
+class DfirModel:
+    """The model path: the FlowGraph compiled with dfir.compile, loaded with dfir.load, fed a
+    list (`model.feed_data([x])`)."""
 
     concurrent = True
 
     def __init__(self, per_stage: bool, workdir: Path):
-        self.name = "dfir, one device per stage" if per_stage else "dfir, one device"
-        names.reset()
-        out = df.FlowData(name="x")
-        for fn in STAGES:
-            out = df.pyflow(fn).fnode()(out)
-        options = _placement_files(workdir) if per_stage else {}
-        self._model = dfir.load(dfir.compile(df.FlowGraph([out]), options).om)
+        self.name = f"dfir model, {_placement(per_stage)}"
+        _, graph = _pipeline_graph(per_stage, workdir)
+        self._model = dfir.load(dfir.compile(graph).om)
 
     def put(self, x):
         self._model.feed_data([x])
@@ -159,6 +175,30 @@ class Dfir:
 
     def close(self):
         self._model.close()
+
+
+class DfirFlowGraph:
+    """The seeds' path: `graph.feed_data({x: array})` (the first feed compiles and loads the
+    graph, done here) and `graph.fetch_data()`."""
+
+    concurrent = True
+
+    def __init__(self, per_stage: bool, workdir: Path):
+        self.name = f"dfir FlowGraph, {_placement(per_stage)}"
+        self._input, self._graph = _pipeline_graph(per_stage, workdir)
+        self.put(np.zeros([1, 2], np.int32))
+        np.testing.assert_array_equal(self.get(), minus_three(times_two(add_one(np.zeros([1, 2], np.int32)))))
+
+    def put(self, x):
+        self._graph.feed_data({self._input: x})
+
+    def get(self):
+        tensors, _, ret = self._graph.fetch_data()
+        assert ret == 0, ret.message
+        return tensors[0].numpy()
+
+    def close(self):
+        df.finalize()  # closes the model the graph loaded
 
 
 def _placement_files(workdir: Path) -> dict[str, str]:
@@ -262,42 +302,53 @@ class Row:
     extra: dict = field(default_factory=dict)
 
 
-def throughput(pipeline, x: np.ndarray, count: int, window: int | None) -> float:
-    """Messages per second: a feeder thread puts `count` copies of `x`, this thread gets them;
-    with `window`, at most that many are in flight."""
-    expected = minus_three(times_two(add_one(x)))
+def throughput(pipeline, x: np.ndarray, count: int, window: int) -> float:
+    """Messages per second: a feeder thread puts `count` copies of `x`, at most `window` in
+    flight, this thread gets them. Every result is checked, after the clock stops."""
+    results = []
     if not pipeline.concurrent:
         start = time.perf_counter()
         for _ in range(count):
             pipeline.put(x)
-            pipeline.get()
-        return count / (time.perf_counter() - start)
-    credits = threading.Semaphore(window or count)
+            results.append(pipeline.get())
+        elapsed = time.perf_counter() - start
+    else:
+        credits = threading.Semaphore(window)
 
-    def feed():
+        def feed():
+            for _ in range(count):
+                credits.acquire()
+                pipeline.put(x)
+        feeder = threading.Thread(target=feed, daemon=True)
+        start = time.perf_counter()
+        feeder.start()
         for _ in range(count):
-            credits.acquire()
-            pipeline.put(x)
-    feeder = threading.Thread(target=feed, daemon=True)
-    start = time.perf_counter()
-    feeder.start()
-    for i in range(count):
-        result = pipeline.get()
-        if i == 0 and x.size <= 16:
-            np.testing.assert_array_equal(result, expected)
-        credits.release()
-    elapsed = time.perf_counter() - start
-    feeder.join()
+            results.append(pipeline.get())
+            credits.release()
+        elapsed = time.perf_counter() - start
+        feeder.join()
+    check_results(pipeline.name, x, results, count)
     return count / elapsed
 
 
+def check_results(variant: str, x: np.ndarray, results: list, count: int) -> None:
+    """Every result is the pipeline's value of `x`; exits naming the variant and the message."""
+    expected = minus_three(times_two(add_one(x)))
+    if len(results) != count:
+        sys.exit(f"{variant}: {len(results)} results for {count} messages")
+    for i, result in enumerate(results):
+        if not np.array_equal(result, expected) or result.dtype != expected.dtype:
+            sys.exit(f"{variant}: result {i} of x {x.dtype}{list(x.shape)} is wrong: {result!r}")
+
+
 def latency_us(pipeline, x: np.ndarray, count: int) -> tuple[float, float]:
-    samples = []
+    samples, results = [], []
     for _ in range(count):
         start = time.perf_counter()
         pipeline.put(x)
-        pipeline.get()
+        results.append(pipeline.get())
         samples.append((time.perf_counter() - start) * 1e6)
+    check_results(pipeline.name, x, results, count)
     samples.sort()
     return statistics.median(samples), samples[min(len(samples) - 1, int(len(samples) * 0.99))]
 
@@ -307,7 +358,7 @@ def run_variant(factory, sizes: Sizes, workdir: Path) -> list[Row]:
     rows = []
     try:
         small = np.array([[1, 2]], dtype=np.int32)
-        rate = throughput(pipeline, small, sizes.w1_messages, None)
+        rate = throughput(pipeline, small, sizes.w1_messages, W1_WINDOW)
         p50, p99 = latency_us(pipeline, small, sizes.w1_latency)
         rows.append(Row("W1 int32[1,2]", pipeline.name, rate, p50, p99))
         for nbytes, count in sizes.w2_messages.items():
@@ -319,12 +370,16 @@ def run_variant(factory, sizes: Sizes, workdir: Path) -> list[Row]:
     return rows
 
 
-TARGETS = [  # (workload, variant, baseline variant, at least)
-    ("W1 int32[1,2]", "dfir, one device", "threads + queue.Queue", 1.0),
-    ("W1 int32[1,2]", "dfir, one device per stage", "processes + multiprocessing.Queue", 3.0),
-    ("W1 int32[1,2]", "dfir, one device per stage", "ray compiled graph", 20.0),
-    ("W2 f32 64 MiB", "dfir, one device per stage", "plain loop", 0.8),
-    ("W2 f32 64 MiB", "dfir, one device per stage", "processes + multiprocessing.Queue", 10.0),
+TARGETS = [  # (workload, variant, baseline variant, at least), for both paths
+    *((w, f"dfir {path}, {v}", b, t) for path in ("FlowGraph", "model") for w, v, b, t in (
+        ("W1 int32[1,2]", "one device", "threads + queue.Queue", 2.0),
+        ("W1 int32[1,2]", "one device per stage", "processes + multiprocessing.Queue", 5.0),
+        ("W1 int32[1,2]", "one device", "plain loop", 0.5),  # stretch
+        ("W1 int32[1,2]", "one device per stage", "ray compiled graph", 20.0),
+        ("W2 f32 64 MiB", "one device per stage", "plain loop", 0.8),
+        ("W2 f32 64 MiB", "one device per stage", "processes + multiprocessing.Queue", 10.0))),
+    ("W1 int32[1,2]", "dfir FlowGraph, one device", "dfir model, one device", 0.9),
+    ("W1 int32[1,2]", "dfir FlowGraph, one device per stage", "dfir model, one device per stage", 0.9),
 ]
 
 
@@ -358,7 +413,8 @@ def main() -> None:
               "(pip install ray to add them)\n")
     with tempfile.TemporaryDirectory() as workdir:
         factories = [PlainLoop, ThreadsQueue, ProcessesMpQueue, *extra,
-                     lambda: Dfir(False, Path(workdir)), lambda: Dfir(True, Path(workdir))]
+                     *(partial(kind, per_stage, Path(workdir)) for kind in (DfirModel, DfirFlowGraph)
+                       for per_stage in (False, True))]
         rows = []
         for factory in factories:
             try:

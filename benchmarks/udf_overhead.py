@@ -28,6 +28,14 @@ from dfir.frontend.dataflow import names
 from dfir.frontend.udf.scaffold import new_project
 
 
+TARGETS = [  # (UDF kind, "call layer" or "runtime", at most, unit)
+    ("decorator UDF", "runtime", 5, "x bare"),
+    ("flow_func Python UDF", "runtime", 10, "x bare"),
+    ("C++ UDF", "call layer", 2, "us"),
+    ("C++ UDF", "runtime", 5, "us"),
+]
+
+
 def bare_add(a, b):
     return a + b + 1
 
@@ -98,7 +106,21 @@ def call_layer(graph: df.FlowGraph, a: np.ndarray, b: np.ndarray, count: int) ->
                              so_bins=[p.data for p in model.partitions_of(PartitionType.SO_BINS)])
     run = nodes[0].funcs[0].run
     inputs = [Message.tensor(TransactionMeta(1), a), Message.tensor(TransactionMeta(1), b)]
-    return per_call(lambda: list(run(inputs)), count)
+    results = []
+    seconds = per_call(lambda: results.append(list(run(inputs))), count)
+    for output_sets in results:
+        check_output(output_sets, a, b)
+    return seconds
+
+
+def check_output(output_sets: list, a: np.ndarray, b: np.ndarray) -> None:
+    """One output set holding `a + b + 1` on output 0, of transaction 1; exits if not."""
+    expected = (a + b + 1).tolist()
+    if len(output_sets) != 1 or len(output_sets[0]) != 1:
+        sys.exit(f"the call layer emitted {output_sets!r}, expected one message")
+    port, message = output_sets[0][0]
+    if (port, message.ret_code, message.meta.transaction_id, message.payload.tolist()) != (0, 0, 1, expected):
+        sys.exit(f"the call layer emitted {message!r} on output {port}, expected {expected}")
 
 
 def main() -> None:
@@ -122,6 +144,13 @@ def main() -> None:
     for kind, layer, runtime in rows:
         print(f"{kind:22} {layer * 1e6:14.2f} {layer / baseline:8.1f} {runtime * 1e6:15.1f} "
               f"{runtime / baseline:8.1f}")
+    print("targets (this run):")
+    measured = {(kind, what): seconds for kind, layer, runtime in rows
+                for what, seconds in (("call layer", layer), ("runtime", runtime))}
+    for kind, what, limit, unit in TARGETS:
+        value = measured[(kind, what)] / baseline if unit == "x bare" else measured[(kind, what)] * 1e6
+        verdict = "met" if value <= limit else "MISSED"
+        print(f"  {kind}, {what}: {value:.1f} {unit} (target <= {limit} {unit}: {verdict})")
 
 
 if __name__ == "__main__":

@@ -228,10 +228,12 @@ class UdfInstance:
     def __init__(self, library: UdfLibrary, facts: dict[str, Any], params: list[tuple[str, str, Any]],
                  funcs: list[str]) -> None: ...
     def init(self) -> tuple[int, str]: ...
-    def proc(self, func: str, output_num: int, inputs: list[tuple], meta: tuple[int, int, int, int],
-             user_data: bytes, exception: tuple[int, int] | None,
-             invoke: Callable[..., Any] | None) -> tuple[int, list[tuple[int, tuple]], list[str],
-                                                         tuple[int, int] | None, int]: ...
+    def proc_messages(self, func: str, output_num: int, inputs: list[Any],
+                      exception_of: Callable[[int], tuple[int, int] | None],
+                      invoke: Callable[..., Any] | None) -> tuple[int, list[tuple[int, Any]], list[str],
+                                                                  tuple[int, int] | None, Any]:
+        """Run a plain func on Messages (dfir.core.messages) with the GIL released: (ret,
+        [(index, Message)], problems, (code, context) or None, the call's TransactionMeta)."""
     def proc_stream(self, func: str, output_num: int, input_num: int, depth: int,
                     take: Callable[[int, int], tuple[int, tuple | None]], size: Callable[[int], int],
                     meta: tuple[int, int, int, int], user_data: bytes, exception: tuple[int, int] | None,
@@ -239,5 +241,9 @@ class UdfInstance:
                                                                 tuple[int, int] | None, int]:
         """A stream-input func: `take(input, timeout_ms) -> (status, message tuple or None)`."""
 
+def configure_udf_messages(message_type: type, meta_type: type, new_message: Callable[..., Any], tensor: Any,
+                           raw: Any, empty: Any, dtypes: dict[int, Any]) -> None:
+    """Set the Python types `UdfInstance.proc_messages` reads and builds; `dtypes` maps GE data
+    type numbers to numpy dtypes."""
 def set_udf_log_handler(handler: Callable[[int, str, str, int, str], None] | None) -> None:
     """handler(level, node, func, instance, text) receives C++ UDF log records (None: stderr)."""

@@ -51,6 +51,7 @@ class RuntimeModel:
         self.name = name
         self._inputs = plan.inputs
         self._input_names = [spec.name for spec in self._inputs]
+        self._name_positions = {name: k for k, name in enumerate(self._input_names)}
         self._num_outputs = len(plan.outputs)
         self._all_outputs = list(range(self._num_outputs))
         self._transaction_ids = itertools.count(1)
@@ -240,16 +241,37 @@ class RuntimeModel:
             raise self._error(api, "the model is closed") from None
 
     def _ready_arrays(self, feed: Any) -> list[np.ndarray] | None:
-        """`feed` itself when it lists one numpy array per input that is already of the input's
-        dtype and shape (what `_as_array` would return unchanged), else None."""
+        """The fed arrays in feed order when `feed` gives every input a numpy array that is
+        already of the input's dtype and shape (what `_as_array` would return unchanged): a list
+        in feed order, or a dict keyed as `_position` reads keys. Else None: the general path
+        then converts the values or says what is wrong."""
         checks = self._ready_checks
-        if type(feed) is not list and type(feed) is not tuple or not checks or len(feed) != len(checks):
+        kind = type(feed)
+        if kind is not list and kind is not tuple and kind is not dict or not checks or len(feed) != len(checks):
+            return None
+        if kind is dict and (feed := self._ordered(feed)) is None:
             return None
         for value, (dtype, shape) in zip(feed, checks):
             if type(value) is not np.ndarray or (value.dtype == _OBJECT if dtype is None else value.dtype != dtype) or (
                     shape is not None and value.shape != shape and not _shape_fits(shape, value.shape)):
                 return None
-        return list(feed)
+        return feed if kind is dict else list(feed)
+
+    def _ordered(self, feed: dict) -> list[Any] | None:
+        """The values of a dict feed that names each input once (by name, position or an object
+        with a `.name`), in feed order; None when a key names no input or one input twice."""
+        ordered = [_MISSING] * len(self._inputs)
+        positions = self._name_positions
+        for key, value in feed.items():
+            if type(key) is int:
+                position = key if 0 <= key < len(ordered) else None
+            else:
+                name = key if type(key) is str else getattr(key, "name", None)
+                position = positions.get(name) if type(name) is str else None
+            if position is None or ordered[position] is not _MISSING:
+                return None
+            ordered[position] = value
+        return ordered
 
     def _values_by_position(self, api: str, feed: dict | Sequence, partial: bool) -> list[Any]:
         """The fed value of each input in feed order (`_MISSING` where partial feeding skips one)."""
@@ -283,10 +305,10 @@ class RuntimeModel:
                                        f"{len(self._inputs)} inputs {self._input_names}")
             return key
         name = key if isinstance(key, str) else getattr(key, "name", None)
-        if name not in self._input_names:
+        if not isinstance(name, str) or name not in self._name_positions:
             raise self._error(api, f"feed names input {name if name is not None else repr(key)!r}, "
                                    f"but the model's inputs are {self._input_names}")
-        return self._input_names.index(name)
+        return self._name_positions[name]
 
     def _check_graph_inputs(self, arrays: Sequence[Any]) -> None:
         """GeError naming the input fed a tensor its GE graphs cannot take (`FedInputChecks`)."""

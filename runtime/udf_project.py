@@ -28,7 +28,7 @@ import numpy as np
 
 from dfir.core import data_type as dt
 from dfir.core.errors import GeError
-from dfir.core.messages import Kind, Message, TransactionMeta
+from dfir.core.messages import Kind, Message, TransactionMeta, new_message
 from dfir.frontend.flow_func.logger import logger
 from dfir.frontend.flow_func.meta_params import MetaParams, NodeFacts
 from dfir.frontend.flow_func.msg import FlowMsg
@@ -45,6 +45,7 @@ from dfir.runtime import _native
 from dfir.runtime.scheduler import DEFAULT_CHANNEL_DEPTH, Cancelled, FuncSpec, OutputSet
 
 RunnerFactory = Callable[[GeGraph, Any], Any]  # (ge_graphs entry, weights) -> object with .run(arrays)
+_NO_TRANSACTION = TransactionMeta()  # a call's transaction until it has read an input
 
 
 @dataclass(frozen=True)
@@ -160,8 +161,7 @@ class ProjectCall:
     closures: Closures
 
     def __call__(self, inputs: list) -> Iterable[OutputSet]:
-        state = RunState(self.func, len(self.outputs), TransactionMeta(), self.closures.invoke,
-                         self.exceptions)
+        state = RunState(self.func, len(self.outputs), _NO_TRANSACTION, self.closures.invoke, self.exceptions)
         scope = CallScope(self.node, self.func)
         with call_scope(scope):
             try:
@@ -287,6 +287,8 @@ _CODE_OF_NUMPY = {numpy_dtype: code for code, numpy_dtype in _NUMPY_OF_CODE.item
 _TENSOR, _RAW, _EMPTY = 0, 1, 2  # the native tuple's `payload` (runtime/bindings/udf_bindings.cc)
 _LOADED: dict[str, Any] = {}  # sha256 -> _native.UdfLibrary
 _LOAD_LOCK = threading.Lock()
+_native.configure_udf_messages(Message, TransactionMeta, new_message, Kind.TENSOR, Kind.RAW, Kind.EMPTY,
+                               {code: np.dtype(numpy_dtype) for code, numpy_dtype in _NUMPY_OF_CODE.items()})
 
 
 def _array(dtype: int, shape: Sequence[int], data: Any) -> np.ndarray:
@@ -298,16 +300,13 @@ class CppProjectCall(ProjectCall):
     instance: Any = None  # a _native.UdfInstance
 
     def _run(self, state: RunState, inputs: list) -> Any:
+        """A plain proc reads the input Messages and builds the output ones natively."""
         if self.stream_input:
             return self._run_stream(state, inputs)
-        meta = state.meta = _latest_meta(inputs)
-        tuples = [_native_message(j, message) for j, message in enumerate(inputs)]
-        result = self.instance.proc(
-            self.func, len(self.outputs), tuples,
-            (meta.transaction_id, meta.start_time, meta.end_time, meta.flow_flags), meta.user_data,
-            self.exceptions.get(meta.transaction_id),
-            lambda key, tensors, timeout: self.closures.invoke_native(key, tensors, timeout, meta))
-        return self._settle(state, meta, result)
+        result = self.instance.proc_messages(self.func, len(self.outputs), inputs, self.exceptions.get,
+                                             self.closures.invoke_native)
+        state.meta = result[4]  # the latest input's transaction
+        return self._settle(state, state.meta, result)
 
     def _run_stream(self, state: RunState, streams: list) -> Any:
         """A stream-input proc: its FlowMsgQueues take from `streams` (one per input) through `take`;
@@ -349,23 +348,34 @@ class CppProjectCall(ProjectCall):
         state.outputs.extend(outputs)
         return ret
 
-    def _message(self, index: int, out: tuple, meta: TransactionMeta) -> Message:
-        """A native output tuple as a runtime message; its data stay where the library wrote them."""
-        payload, _, dtype, shape, data, ret_code, tid, start, end, flags, route, label = out
-        if (tid, start, end, flags) != (meta.transaction_id, meta.start_time, meta.end_time, meta.flow_flags):
-            meta = TransactionMeta(tid, start, end, flags, meta.user_data)
-        if ret_code:
-            return Message.failure(meta, ret_code, self._bad_ret_code(index, ret_code))
-        if payload == _TENSOR:
-            return Message(meta, Kind.TENSOR, _array(dtype, shape, data), route_label=route, data_label=label)
-        if payload == _RAW:
-            return Message(meta, Kind.RAW, np.frombuffer(data, dtype=np.uint8), route_label=route,
-                           data_label=label)
-        return Message(meta, Kind.EMPTY, route_label=route, data_label=label)
+    def _message(self, index: int, out: Message | tuple, meta: TransactionMeta) -> Message:
+        """An output the proc set (a Message; a stream-input proc's: a native tuple) as the runtime
+        message it emits: an output with a return code becomes the transaction's failure."""
+        if type(out) is tuple:
+            out = _tuple_message(out, meta)
+        if out.ret_code:
+            return Message.failure(out.meta, out.ret_code, self._bad_ret_code(index, out.ret_code))
+        return out
+
+
+def _tuple_message(out: tuple, meta: TransactionMeta) -> Message:
+    """A native output tuple as a runtime message (its return code kept); its data stay where the
+    library wrote them."""
+    payload, _, dtype, shape, data, ret_code, tid, start, end, flags, route, label = out
+    if (tid, start, end, flags) != (meta.transaction_id, meta.start_time, meta.end_time, meta.flow_flags):
+        meta = TransactionMeta(tid, start, end, flags, meta.user_data)
+    if payload == _TENSOR:
+        kind, array = Kind.TENSOR, _array(dtype, shape, data)
+    elif payload == _RAW:
+        kind, array = Kind.RAW, np.frombuffer(data, dtype=np.uint8)
+    else:
+        kind, array = Kind.EMPTY, None
+    return Message(meta, kind, array, ret_code, route_label=route, data_label=label)
 
 
 def _native_message(position: int, message: Message) -> tuple:
-    """A runtime message as the native tuple (runtime/bindings/udf_bindings.cc), not copied."""
+    """A runtime message as the native tuple of a stream-input call (runtime/bindings/
+    udf_bindings.cc), not copied."""
     kind, meta, data, dtype = message.kind, message.meta, None, -1
     if kind is Kind.TENSOR or kind is Kind.RAW:
         data = message.payload if message.payload.flags.c_contiguous else np.ascontiguousarray(message.payload)

@@ -1,5 +1,8 @@
 // Bindings of the C++ UDF host (runtime/native/udf_*): load a library, bind a node's funcs, call
-// them with the GIL released. Messages cross as tuples whose data are buffers, never copied:
+// them with the GIL released. A plain func's call (`proc_messages`) takes the runtime's
+// dfir.core.messages.Message objects and returns new ones, read and built here (the types are
+// set once by `configure_udf_messages`); a tensor's data are never copied: numpy arrays going
+// in, arrays over a `UdfBuffer` coming out. A stream-input call's messages cross as tuples:
 //
 //   (payload, msg_type, dtype, shape, data, ret_code, transaction_id, start_time, end_time,
 //    flow_flags, route_label, data_label)
@@ -7,6 +10,7 @@
 // `payload` is 0 (tensor), 1 (raw bytes) or 2 (empty); `dtype` GE's data type number; `data` an
 // object with the buffer protocol (a contiguous numpy array going in, a `UdfBuffer` coming out),
 // or None for an empty message. runtime/udf_project.py is the Python side.
+#include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
@@ -147,12 +151,13 @@ HostAttrValue::Value AttrFromPlan(const std::string& name, const std::string& ta
   throw UdfError("init param '" + name + "' has type '" + tag + "', which a C++ UDF cannot read");
 }
 
-// Calls Python's `invoke(key, [(dtype, shape, array)], timeout) -> (ret, [(dtype, shape, array)],
-// problem)` with the GIL held. `invoke` is borrowed: the proc binding's caller keeps it alive.
-ModelInvoker InvokerOf(PyObject* invoke) {
-  return [invoke](const std::string& key, const std::vector<std::shared_ptr<HostFlowMsg>>& inputs, int32_t timeout,
-                  const MsgMeta& meta, std::vector<std::shared_ptr<HostFlowMsg>>& outputs,
-                  std::string& problem) -> int32_t {
+// Calls Python's `invoke(key, [(dtype, shape, array)], timeout[, transaction]) -> (ret,
+// [(dtype, shape, array)], problem)` with the GIL held; `transaction` (a TransactionMeta) is
+// passed when given. Both are borrowed: the proc binding's caller keeps them alive.
+ModelInvoker InvokerOf(PyObject* invoke, PyObject* transaction = nullptr) {
+  return [invoke, transaction](const std::string& key, const std::vector<std::shared_ptr<HostFlowMsg>>& inputs,
+                               int32_t timeout, const MsgMeta& meta, std::vector<std::shared_ptr<HostFlowMsg>>& outputs,
+                               std::string& problem) -> int32_t {
     const py::gil_scoped_acquire gil;
     try {
       py::list arrays;
@@ -160,7 +165,11 @@ ModelInvoker InvokerOf(PyObject* invoke) {
         arrays.append(py::make_tuple(static_cast<int32_t>(msg->tensor()->GetDataType()), msg->tensor()->GetShape(),
                                      UdfBuffer{msg}));
       }
-      const auto result = py::reinterpret_borrow<py::object>(invoke)(key, arrays, timeout).cast<py::tuple>();
+      const auto function = py::reinterpret_borrow<py::object>(invoke);
+      const auto result = (transaction == nullptr
+                               ? function(key, arrays, timeout)
+                               : function(key, arrays, timeout, py::reinterpret_borrow<py::object>(transaction)))
+                              .cast<py::tuple>();
       const auto ret = result[0].cast<int32_t>();
       if (ret != FlowFunc::FLOW_FUNC_SUCCESS) {
         problem = result[2].cast<std::string>();
@@ -205,9 +214,9 @@ std::shared_ptr<UdfInstance> CreateInstance(std::shared_ptr<UdfLibrary> library,
   return std::make_shared<UdfInstance>(std::move(library), std::move(meta_params), funcs);
 }
 
-CallFacts CallOf(const py::tuple& meta, const py::bytes& user_data, const py::object& exception) {
+CallFacts CallOf(const MsgMeta& meta, const py::bytes& user_data, const py::object& exception) {
   CallFacts call;
-  call.meta = MetaOf(meta, 0);
+  call.meta = meta;
   call.user_data = user_data.cast<std::string>();
   if (!exception.is_none()) {
     const auto raised = exception.cast<py::tuple>();
@@ -218,26 +227,202 @@ CallFacts CallOf(const py::tuple& meta, const py::bytes& user_data, const py::ob
   return call;
 }
 
-py::tuple ResultTuple(const ProcResult& result) {
+// (ret, [(index, output)], problems, (code, context) or None, transaction), each output made
+// by `make(msg)`.
+template <typename MakeOutput>
+py::tuple ResultTuple(const ProcResult& result, const MakeOutput& make, py::object transaction) {
   py::list outputs;
-  for (const auto& output : result.outputs) outputs.append(py::make_tuple(output.index, TupleFromMsg(output.msg)));
+  for (const auto& output : result.outputs) outputs.append(py::make_tuple(output.index, make(output.msg)));
   py::object raised = py::none();
   if (result.raised) raised = py::make_tuple(result.raised_code, result.raised_context);
-  return py::make_tuple(result.ret, outputs, result.problems, raised, result.meta.transaction_id);
+  return py::make_tuple(result.ret, outputs, result.problems, raised, std::move(transaction));
 }
 
-py::tuple Proc(UdfInstance& instance, const std::string& func, size_t output_num, const py::list& inputs,
-               const py::tuple& meta, const py::bytes& user_data, const py::object& exception,
-               const py::object& invoke) {
+// -- runtime messages (dfir.core.messages) ----------------------------------------------------
+
+// The Python types a plain call reads and builds, set once by configure_udf_messages.
+struct MessageTypes {
+  py::object message_type;  // Message(meta, kind, payload, ret_code, error, route_label, data_label)
+  py::object meta_type;     // TransactionMeta(transaction_id, start_time, end_time, flow_flags, user_data)
+  py::object new_message;   // new_message(meta, kind, payload): a message without code or labels
+  py::object tensor, raw, empty;                  // the Kind members a C++ UDF takes
+  std::map<int32_t, py::dtype> dtype_of_code;     // GE data type number -> numpy dtype
+  std::vector<std::pair<py::object, int32_t>> code_of_dtype;  // numpy dtype (seen) -> GE number
+};
+
+MessageTypes& Messages() {
+  static auto* types = new MessageTypes();  // never destroyed: outlives interpreter teardown order
+  return *types;
+}
+
+// The attribute names read, interned once.
+struct MessageNames {
+  py::object meta = Intern("meta"), kind = Intern("kind"), payload = Intern("payload"), ret_code = Intern("ret_code"),
+             route_label = Intern("route_label"), data_label = Intern("data_label"),
+             transaction_id = Intern("transaction_id"), start_time = Intern("start_time"),
+             end_time = Intern("end_time"), flow_flags = Intern("flow_flags"), user_data = Intern("user_data"),
+             value = Intern("value");
+
+  static py::object Intern(const char* name) {
+    return py::reinterpret_steal<py::object>(PyUnicode_InternFromString(name));
+  }
+};
+
+const MessageNames& Names() {
+  static auto* names = new MessageNames();
+  return *names;
+}
+
+py::object Attr(const py::handle& object, const py::object& name) {
+  PyObject* value = PyObject_GetAttr(object.ptr(), name.ptr());
+  if (value == nullptr) throw py::error_already_set();
+  return py::reinterpret_steal<py::object>(value);
+}
+
+template <typename T>
+T AttrOf(const py::handle& object, const py::object& name) {
+  return Attr(object, name).cast<T>();
+}
+
+void ConfigureUdfMessages(py::object message_type, py::object meta_type, py::object new_message, py::object tensor,
+                          py::object raw, py::object empty, const py::dict& dtypes) {
+  MessageTypes& types = Messages();
+  types.message_type = std::move(message_type);
+  types.meta_type = std::move(meta_type);
+  types.new_message = std::move(new_message);
+  types.tensor = std::move(tensor);
+  types.raw = std::move(raw);
+  types.empty = std::move(empty);
+  for (const auto& [code, dtype] : dtypes) {
+    types.dtype_of_code[code.cast<int32_t>()] = py::reinterpret_borrow<py::dtype>(dtype);
+    types.code_of_dtype.emplace_back(py::reinterpret_borrow<py::object>(dtype), code.cast<int32_t>());
+  }
+}
+
+// GE's data type number of a numpy dtype, or -1: by identity first (numpy's dtypes are mostly
+// singletons), then by equality (remembered).
+int32_t CodeOfDtype(const py::dtype& dtype) {
+  auto& known = Messages().code_of_dtype;
+  for (const auto& [candidate, code] : known) {
+    if (candidate.is(dtype)) return code;
+  }
+  for (const auto& [candidate, code] : known) {
+    const int equal = PyObject_RichCompareBool(candidate.ptr(), dtype.ptr(), Py_EQ);
+    if (equal < 0) throw py::error_already_set();
+    if (equal == 1) {
+      known.emplace_back(dtype, code);
+      return code;
+    }
+  }
+  return -1;
+}
+
+MsgMeta MsgMetaOf(const py::handle& meta) {
+  const MessageNames& name = Names();
+  MsgMeta fields;
+  fields.transaction_id = AttrOf<uint64_t>(meta, name.transaction_id);
+  fields.start_time = AttrOf<uint64_t>(meta, name.start_time);
+  fields.end_time = AttrOf<uint64_t>(meta, name.end_time);
+  fields.flow_flags = AttrOf<uint32_t>(meta, name.flow_flags);
+  return fields;
+}
+
+// Input `position` of a plain call as a native message; UdfError for what a C++ UDF cannot take.
+std::shared_ptr<HostFlowMsg> MsgFromMessage(size_t position, const py::handle& message, const MsgMeta& meta) {
+  const MessageNames& name = Names();
+  const MessageTypes& types = Messages();
+  const py::object kind = Attr(message, name.kind);
+  std::shared_ptr<HostFlowMsg> msg;
+  if (kind.is(types.tensor) || kind.is(types.raw)) {
+    auto array = py::array::ensure(Attr(message, name.payload), py::array::c_style);
+    if (!array) throw py::error_already_set();
+    Buffer buffer;
+    HoldBuffer(array, buffer);
+    if (kind.is(types.raw)) {
+      msg = HostFlowMsg::Raw(std::move(buffer), meta);
+    } else {
+      const int32_t code = CodeOfDtype(array.dtype());
+      if (code < 0 || dfir::udf::ElementSize(static_cast<TensorDataType>(code)) == 0) {
+        throw UdfError("input " + std::to_string(position) + " is a " + py::str(array.dtype()).cast<std::string>() +
+                       " tensor, which a C++ UDF cannot take");
+      }
+      std::vector<int64_t> shape(array.shape(), array.shape() + array.ndim());
+      msg = HostFlowMsg::Tensor(std::move(shape), static_cast<TensorDataType>(code), std::move(buffer), meta);
+    }
+  } else if (kind.is(types.empty)) {
+    msg = HostFlowMsg::Empty(MsgType::MSG_TYPE_TENSOR_DATA, meta);
+  } else {
+    throw UdfError("input " + std::to_string(position) + " is a " + AttrOf<std::string>(kind, name.value) +
+                   " message; a C++ UDF takes tensors, raw data and empty messages");
+  }
+  msg->SetRetCode(AttrOf<int32_t>(message, name.ret_code));
+  msg->SetLabels(AttrOf<uint32_t>(message, name.data_label), AttrOf<uint32_t>(message, name.route_label));
+  return msg;
+}
+
+// The Message of an output: of the call's transaction `transaction` (a TransactionMeta with the
+// fields `fields`) unless the proc changed them; data viewed where the library wrote them. A
+// non-zero return code is kept (runtime/udf_project.py makes it the transaction's failure).
+py::object MessageFromMsg(const std::shared_ptr<HostFlowMsg>& msg, const py::object& transaction,
+                          const MsgMeta& fields) {
+  const MessageTypes& types = Messages();
+  const MsgMeta& meta = msg->meta();
+  py::object meta_object = transaction;
+  if (meta.transaction_id != fields.transaction_id || meta.start_time != fields.start_time ||
+      meta.end_time != fields.end_time || meta.flow_flags != fields.flow_flags) {
+    meta_object = types.meta_type(meta.transaction_id, meta.start_time, meta.end_time, meta.flow_flags,
+                                  Attr(transaction, Names().user_data));
+  }
+  py::object kind = types.empty;
+  py::object payload = py::none();
+  const Buffer& buffer = msg->buffer();
+  if (msg->tensor() != nullptr) {
+    const auto code = static_cast<int32_t>(msg->tensor()->GetDataType());
+    const auto dtype = types.dtype_of_code.find(code);
+    if (dtype == types.dtype_of_code.end()) {
+      throw UdfError("the UDF set a tensor of data type " + std::to_string(code) + ", which has no numpy type");
+    }
+    kind = types.tensor;
+    payload = py::array(dtype->second, msg->tensor()->GetShape(), buffer.data, py::cast(UdfBuffer{msg}));
+  } else if (msg->payload() == Payload::kRaw) {
+    kind = types.raw;
+    payload = py::array(py::dtype::of<uint8_t>(), {static_cast<py::ssize_t>(buffer.size)}, buffer.data,
+                        py::cast(UdfBuffer{msg}));
+  }
+  if (msg->GetRetCode() == 0 && msg->route_label() == 0 && msg->data_label() == 0) {
+    return types.new_message(meta_object, kind, payload);
+  }
+  return types.message_type(meta_object, kind, payload, msg->GetRetCode(), "", msg->route_label(), msg->data_label());
+}
+
+// A plain func's call on Messages: (ret, [(index, Message)], problems, (code, context) or None,
+// the TransactionMeta of the call: its latest input's). `exception_of(transaction_id)` tells an
+// exception a UDF raised for the transaction; `invoke` runs invoked models.
+py::tuple ProcMessages(UdfInstance& instance, const std::string& func, size_t output_num, const py::list& inputs,
+                       const py::object& exception_of, const py::object& invoke) {
+  if (!Messages().message_type) throw UdfError("the UDF message types are not configured");
   std::vector<std::shared_ptr<HostFlowMsg>> messages;
-  for (const auto& item : inputs) messages.push_back(MsgFromTuple(item.cast<py::tuple>()));
-  CallFacts call = CallOf(meta, user_data, exception);
+  py::object transaction = Messages().meta_type();
+  MsgMeta latest;
+  for (size_t j = 0; j < inputs.size(); ++j) {
+    const py::handle message = inputs[j];
+    py::object meta = Attr(message, Names().meta);
+    const MsgMeta fields = MsgMetaOf(meta);
+    messages.push_back(MsgFromMessage(j, message, fields));
+    if (fields.transaction_id >= latest.transaction_id) {
+      latest = fields;
+      transaction = std::move(meta);
+    }
+  }
+  CallFacts call = CallOf(latest, Attr(transaction, Names().user_data), exception_of(latest.transaction_id));
   ProcResult result;
   {
     const py::gil_scoped_release release;
-    result = instance.Proc(func, output_num, messages, std::move(call), InvokerOf(invoke.ptr()));
+    result = instance.Proc(func, output_num, messages, std::move(call), InvokerOf(invoke.ptr(), transaction.ptr()));
   }
-  return ResultTuple(result);
+  return ResultTuple(
+      result, [&](const std::shared_ptr<HostFlowMsg>& msg) { return MessageFromMsg(msg, transaction, latest); },
+      transaction);
 }
 
 // A stream-input call: `take(input, timeout_ms) -> (status, message tuple or None)` and
@@ -273,13 +458,13 @@ py::tuple ProcStream(UdfInstance& instance, const std::string& func, size_t outp
       return 0;
     }
   };
-  CallFacts call = CallOf(meta, user_data, exception);
+  CallFacts call = CallOf(MetaOf(meta, 0), user_data, exception);
   ProcResult result;
   {
     const py::gil_scoped_release release;
     result = instance.ProcStream(func, output_num, std::move(inputs), std::move(call), InvokerOf(invoke.ptr()));
   }
-  return ResultTuple(result);
+  return ResultTuple(result, TupleFromMsg, py::int_(result.meta.transaction_id));
 }
 
 // Python's log handler, held for the life of the process (records may come from any thread).
@@ -343,14 +528,17 @@ void SetupUdfBindings(py::module_& m) {
             return py::make_tuple(ret, problem);
           },
           "Init every object: (ret, why it failed).")
-      .def("proc", &Proc, py::arg("func"), py::arg("output_num"), py::arg("inputs"), py::arg("meta"),
-           py::arg("user_data"), py::arg("exception"), py::arg("invoke"),
-           "Run a func with the GIL released: (ret, [(index, message)], problems, (code, context) or None, "
-           "transaction id).")
+      .def("proc_messages", &ProcMessages, py::arg("func"), py::arg("output_num"), py::arg("inputs"),
+           py::arg("exception_of"), py::arg("invoke"),
+           "Run a func on Messages with the GIL released: (ret, [(index, Message)], problems, (code, context) "
+           "or None, the call's TransactionMeta).")
       .def("proc_stream", &ProcStream, py::arg("func"), py::arg("output_num"), py::arg("input_num"), py::arg("depth"),
            py::arg("take"), py::arg("size"), py::arg("meta"), py::arg("user_data"), py::arg("exception"),
            py::arg("invoke"), "Run a stream-input func with the GIL released; returns as `proc`.");
 
+  m.def("configure_udf_messages", &ConfigureUdfMessages, py::arg("message_type"), py::arg("meta_type"),
+        py::arg("new_message"), py::arg("tensor"), py::arg("raw"), py::arg("empty"), py::arg("dtypes"),
+        "Set the Python types `proc_messages` reads and builds; `dtypes` maps GE data type numbers to numpy dtypes.");
   m.def("set_udf_log_handler", &SetLogHandler, py::arg("handler"),
         "handler(level, node, func, instance, text) receives C++ UDF log records (None: stderr).");
 }

@@ -13,6 +13,7 @@ import pytest
 
 import dfir
 from dfir.core.flow_info import FlowInfo
+from dfir.core.messages import Kind, Message, TransactionMeta
 import dfir.data_type as dt
 import dfir.flow_func as ff
 from dfir.ge.error import GeError
@@ -386,21 +387,62 @@ def test_logs_of_the_library_reach_python_logging_with_the_node(workspace, tmp_p
     assert "INFO|logger|0|[logger#0 Add1] AddProc1: shape is same" in lines
 
 
-def test_tensors_cross_to_the_library_without_copies(workspace):
+@pytest.fixture
+def pass_through(workspace):
+    """A bare native instance of the library's PassThrough func (one input, one output), the
+    library taken from a compiled model (compiling builds it)."""
     from dfir.runtime import _native
-    library = _native.load_udf_library((workspace / "release" / "libadd.so").read_bytes(), "libadd.so")
+    om = read_om(dfir.compile(project_graph(one_func(workspace, "PassThrough"), 1, 1)).om)
+    library = _native.load_udf_library(om.models[0].partitions_of(PartitionType.SO_BINS)[0].data, "libadd.so")
     facts = {"name": "n", "input_num": 1, "output_num": 1, "work_path": "", "device_id": -1,
              "instance_id": 0, "instance_num": 1}
     instance = _native.UdfInstance(library, facts, [], ["PassThrough"])
     assert instance.init() == (0, "")
+    return lambda *messages: instance.proc_messages("PassThrough", 1, list(messages), lambda tid: None, None)
+
+
+def test_tensors_cross_to_the_library_and_back_as_messages_without_copies(pass_through):
+    meta = TransactionMeta(5, 1, 2, 0, b"ab")
     array = np.arange(6, dtype=np.float32).reshape(2, 3)
-    message = (0, 0, dt.DT_FLOAT.dtype, [2, 3], array, 0, 5, 1, 2, 0, 0, 0)
-    ret, outputs, problems, raised, _ = instance.proc("PassThrough", 1, [message], (5, 1, 2, 0), b"", None, None)
-    assert (ret, problems, raised) == (0, [], None)
-    index, (payload, _, dtype, shape, data, *meta) = outputs[0]
-    out = np.frombuffer(data, dtype=np.float32).reshape(shape)
-    assert (index, payload, dtype, shape, meta) == (0, 0, 0, [2, 3], [0, 5, 1, 2, 0, 0, 0])
-    assert np.shares_memory(out, array) and out.tolist() == array.tolist()
+    ret, outputs, problems, raised, transaction = pass_through(Message.tensor(meta, array))
+    assert (ret, problems, raised) == (0, [], None) and transaction is meta
+    [(index, out)] = outputs
+    assert (index, out.kind, out.ret_code, out.error, out.route_label, out.data_label) == (0, Kind.TENSOR, 0, "", 0, 0)
+    assert out.meta is meta, "metadata the UDF left alone is passed on, not rebuilt"
+    assert (out.payload.dtype, out.payload.shape, out.payload.tolist()) == (np.float32, (2, 3), array.tolist())
+    assert np.shares_memory(out.payload, array)
+
+
+def test_a_call_belongs_to_its_latest_transaction_and_labels_cross(pass_through):
+    older, newer = TransactionMeta(3), TransactionMeta(9, user_data=b"u")
+    raw = Message(older, Kind.RAW, np.arange(4, dtype=np.uint8), route_label=2, data_label=7)
+    ret, [(_, out)], _, _, transaction = pass_through(raw, Message.tensor(newer, np.zeros(1, np.int32)))
+    assert ret == 0 and transaction is newer
+    assert (out.kind, out.payload.tolist(), out.route_label, out.data_label) == (Kind.RAW, [0, 1, 2, 3], 2, 7)
+    assert out.meta == TransactionMeta(3, user_data=b"u"), "its own fields, the call's user data"
+
+
+@pytest.mark.parametrize("message, problem", [
+    (Message(TransactionMeta(1), Kind.OBJECT, {"k": 1}),
+     "input 0 is a object message; a C++ UDF takes tensors, raw data and empty messages"),
+    (Message.tensor(TransactionMeta(1), np.zeros(2, np.complex64)),
+     "input 0 is a complex64 tensor, which a C++ UDF cannot take"),
+    (Message.tensor(TransactionMeta(1), np.zeros(2, ">i4")), "input 0 is a >i4 tensor, which a C++ UDF cannot take"),
+])
+def test_a_message_a_cpp_udf_cannot_take_is_refused_naming_the_input(pass_through, message, problem):
+    with pytest.raises(GeError) as error:
+        pass_through(message)
+    assert error.value.error_message == problem
+
+
+def test_an_object_fed_to_a_cpp_udf_fails_its_transaction_naming_the_input(workspace):
+    graph = project_graph(one_func(workspace, "PassThrough", 1), 1, 1, name="objects")
+    with dfir.load(dfir.compile(graph).om) as model:
+        model.feed([{"not": "a tensor"}])
+        values, ret = model.fetch(timeout=5000)
+    assert (values, int(ret)) == ([], ff.FLOW_FUNC_FAILED)
+    assert ret.message == ("UDF objects.PassThrough returned FLOW_FUNC_FAILED (564000); PassThrough raised GeError: "
+                           "input 0 is a object message; a C++ UDF takes tensors, raw data and empty messages")
 
 
 def test_a_library_without_registered_funcs_is_refused(tmp_path):

@@ -8,6 +8,8 @@ import json
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import dfir
 import dfir.dataflow as df
@@ -15,6 +17,7 @@ from dfir.core.flow_info import FlowInfo
 from dfir.core.tensor import Tensor
 from dfir.core.udf_payload import UdfPayload
 from dfir.frontend.flow_func.status import FLOW_FUNC_FAILED
+from dfir.frontend.dataflow import names
 from dfir.ge.error import GeError
 from dfir.om.schema import PartitionType
 from dfir.runtime.model import RuntimeModel
@@ -178,3 +181,69 @@ def test_a_feed_the_ge_graph_cannot_take_fails_at_once_naming_the_input(array, g
         assert model.feed_data([np.ones((3, 4), np.float32)]) == 0
         outputs, _, ret = model.fetch_data(timeout=5000)
         assert ret == 0 and outputs[0].numpy().shape == (3, 2)
+
+
+# -- dict feeds --------------------------------------------------------------------------------
+
+@df.pyflow
+def _subtract(a, b):
+    return a - b
+
+
+@pytest.fixture(scope="module")
+def two_inputs():
+    """A loaded model of `a - b` over two FlowData, and those FlowData."""
+    names.reset()
+    a, b = df.FlowData(name="a"), df.FlowData(name="b")
+    with dfir.load(dfir.compile(df.FlowGraph([_subtract.fnode()(a, b)])).om) as model:
+        yield model, a, b
+
+
+def _without_general_path(model, monkeypatch):
+    def general(*_):
+        raise AssertionError("a feed of ready arrays took the general path")
+    monkeypatch.setattr(model._scheduler, "submit", general)
+
+
+@settings(max_examples=12, deadline=None)
+@given(key_kinds=st.tuples(*[st.sampled_from(["name", "position", "flow_data"])] * 2),
+       a_first=st.booleans(), values=st.tuples(st.integers(-100, 100), st.integers(-100, 100)))
+def test_a_dict_of_ready_arrays_is_fed_as_its_list_would_be(two_inputs, key_kinds, a_first, values):
+    model, a, b = two_inputs
+    keys = [{"name": data.name, "position": k, "flow_data": data}[kind]
+            for k, (data, kind) in enumerate(zip((a, b), key_kinds))]
+    arrays = [np.array([v], np.int64) for v in values]
+    items = list(zip(keys, arrays))
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        _without_general_path(model, monkeypatch)
+        assert model.feed_data(dict(items if a_first else items[::-1])) == 0
+    (tensor,), _, ret = model.fetch_data(timeout=WAIT_MS)
+    assert (tensor.numpy().tolist(), ret) == ([values[0] - values[1]], 0)
+
+
+@pytest.mark.parametrize("keys, expected", [
+    (("a", 0), "input 'a' is fed twice"),
+    (("a", "c"), "feed names input 'c', but the model's inputs are ['a', 'b']"),
+    (("a", 5), "input index 5 is out of range; the model has 2 inputs ['a', 'b']"),
+    (("a", True), "feed names input 'True', but the model's inputs are ['a', 'b']"),
+])
+def test_a_dict_of_ready_arrays_with_a_wrong_key_fails_as_the_general_path_says(two_inputs, keys, expected):
+    model = two_inputs[0]
+    with pytest.raises(GeError) as error:
+        model.feed_data({key: np.array([1], np.int64) for key in keys})
+    assert str(error.value) == f"feed_data failed; model={model.name}; {expected}"
+
+
+def test_a_flow_graph_feeds_its_loaded_model_without_compiling_again(monkeypatch):
+    names.reset()
+    x = df.FlowData(name="x")
+    graph = df.FlowGraph([_relay.fnode()(x)])
+    try:
+        assert graph.feed_data({x: np.array([1], np.int32)}) == 0
+        monkeypatch.setattr(graph, "compile", lambda: pytest.fail("compiled again"))
+        _without_general_path(graph._model, monkeypatch)
+        assert [graph.feed_data({x: np.array([k], np.int32)}) for k in (2, 3)] == [0, 0]
+        fetched = [graph.fetch_data(timeout=WAIT_MS) for _ in range(3)]
+        assert [outputs[0].numpy().tolist() for outputs, _, _ in fetched] == [[1], [2], [3]]
+    finally:
+        df.finalize()

@@ -23,6 +23,8 @@ from dfir.core.udf_payload import UdfPayload
 from dfir.flow_func import FlowMsgQueue
 from dfir.frontend.flow_func.status import FLOW_FUNC_FAILED
 from dfir.ge.error import GeError
+from dfir.ge.graph import Graph
+from dfir.lowering.ge_graph import lower_ge_graph
 from dfir.runtime import host
 from dfir.runtime.model import RuntimeModel
 from dfir.runtime.scheduler import FuncSpec, NodeSpec, Scheduler, Source
@@ -552,13 +554,10 @@ def test_ge_graph_node_runs_its_graph_and_fails_per_transaction():
 
 
 def test_ge_graph_node_runs_with_the_reference_kernels():
-    pytest.importorskip("dfir.runtime.ge_runner")
-    graph_module = pytest.importorskip("dfir.ge.graph")
-    lowering = pytest.importorskip("dfir.lowering.ge_graph")
-    g = graph_module.Graph("double_relu")
+    g = Graph("double_relu")
     x = g.data(0, shape=[-1], dtype=dt.DT_FLOAT, name="x")
     g.set_outputs([g.relu(g.add(x, x))])
-    entry, weights = lowering.lower_ge_graph(g.to_ir())
+    entry, weights = lower_ge_graph(g.to_ir())
     assert weights == []
     node = {"name": "dr", "input_num": 1, "output_num": 1, "inputs": [data(0)],
             "pp": {"kind": "ge_graph", "graph": 0}}

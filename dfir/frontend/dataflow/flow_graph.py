@@ -70,12 +70,13 @@ class FlowGraph:
         return self._compiled
 
     def _ensure_loaded(self):
+        if self._model is not None:  # every feed after the first: nothing to look up
+            return self._model
         compiled = self.compile()
         if self.compile_options().get("ge.runFlag") == "0":
             return None
-        if self._model is None:
-            self._model = session.engine().load(compiled.om)
-            session.track(self._model)
+        self._model = session.engine().load(compiled.om)
+        session.track(self._model)
         return self._model
 
     def _loaded_for_fetch(self):

@@ -9,13 +9,14 @@ being processed. The runtime turns its messages into FlowMsgs and back (`from_me
 """
 from __future__ import annotations
 
+from dataclasses import replace
 from enum import IntEnum
 from typing import Any
 
 import numpy as np
 
 from dfir.core import tensor as user_tensor
-from dfir.core.messages import Kind, Message, TransactionMeta
+from dfir.core.messages import Kind, Message, TransactionMeta, new_message
 from dfir.frontend.flow_func.tensor import Tensor
 
 
@@ -30,36 +31,35 @@ class MsgType(IntEnum):
 
 _TYPE_OF_KIND = {Kind.TENSOR: MsgType.TENSOR_DATA, Kind.RAW: MsgType.RAW_MSG,
                  Kind.OBJECT: MsgType.PICKLED_MSG, Kind.EMPTY: MsgType.TENSOR_DATA}
+_NO_META = TransactionMeta()
 
 
 class FlowMsg:
-    """See the module docstring. UDFs get FlowMsgs from the runtime or `MetaRunContext.alloc_*`."""
+    """See the module docstring. UDFs get FlowMsgs from the runtime or `MetaRunContext.alloc_*`.
 
-    __slots__ = ("_kind", "_payload", "_msg_type", "_ret_code", "_transaction_id", "_start_time",
-                 "_end_time", "_flow_flags", "_user_data", "_route_label", "_data_label")
+    It keeps its transaction's `TransactionMeta` as it came (a setter replaces it), so that a
+    message passed through unchanged costs no new metadata on its way back to the runtime."""
 
-    def __init__(self, kind: Kind, payload: Any = None, meta: TransactionMeta = TransactionMeta(),
+    __slots__ = ("_kind", "_payload", "_msg_type", "_ret_code", "_meta", "_route_label", "_data_label")
+
+    def __init__(self, kind: Kind, payload: Any = None, meta: TransactionMeta = _NO_META,
                  ret_code: int = 0, msg_type: MsgType | None = None):
         self._kind = kind
         self._payload = _tensor_view(payload) if kind is Kind.TENSOR else payload
-        self._msg_type = _TYPE_OF_KIND[kind] if msg_type is None else MsgType(msg_type)
+        self._msg_type = None if msg_type is None else MsgType(msg_type)  # None: the kind's (get_msg_type)
         self._ret_code = ret_code
-        self._transaction_id = meta.transaction_id
-        self._start_time = meta.start_time
-        self._end_time = meta.end_time
-        self._flow_flags = meta.flow_flags
-        self._user_data = meta.user_data
+        self._meta = meta
         self._route_label = 0
         self._data_label = 0
 
     def __repr__(self) -> str:
-        return (f"FlowMsg({self._msg_type.name}, ret_code={self._ret_code}, "
-                f"transaction_id={self._transaction_id})")
+        return (f"FlowMsg({self.get_msg_type().name}, ret_code={self._ret_code}, "
+                f"transaction_id={self._meta.transaction_id})")
 
     # -- content --------------------------------------------------------------------------------
 
     def get_msg_type(self) -> MsgType:
-        return self._msg_type
+        return _TYPE_OF_KIND[self._kind] if self._msg_type is None else self._msg_type
 
     def get_tensor(self) -> Tensor | None:
         """The tensor of a tensor message (its `numpy()` is the message's array), else None."""
@@ -82,28 +82,28 @@ class FlowMsg:
         self._ret_code = int(ret_code)
 
     def get_transaction_id(self) -> int:
-        return self._transaction_id
+        return self._meta.transaction_id
 
     def set_transaction_id(self, transaction_id: int) -> None:
-        self._transaction_id = int(transaction_id)
+        self._meta = replace(self._meta, transaction_id=int(transaction_id))
 
     def get_start_time(self) -> int:
-        return self._start_time
+        return self._meta.start_time
 
     def set_start_time(self, start_time: int) -> None:
-        self._start_time = int(start_time)
+        self._meta = replace(self._meta, start_time=int(start_time))
 
     def get_end_time(self) -> int:
-        return self._end_time
+        return self._meta.end_time
 
     def set_end_time(self, end_time: int) -> None:
-        self._end_time = int(end_time)
+        self._meta = replace(self._meta, end_time=int(end_time))
 
     def get_flow_flags(self) -> int:
-        return self._flow_flags
+        return self._meta.flow_flags
 
     def set_flow_flags(self, flow_flags: int) -> None:
-        self._flow_flags = int(flow_flags)
+        self._meta = replace(self._meta, flow_flags=int(flow_flags))
 
     def set_route_label(self, route_label: int) -> None:
         """Which replica of the consumer gets this message (0: none; see `BalanceConfig`)."""
@@ -126,23 +126,26 @@ class FlowMsg:
         return msg
 
     def meta(self) -> TransactionMeta:
-        return TransactionMeta(self._transaction_id, self._start_time, self._end_time,
-                               self._flow_flags, self._user_data)
+        return self._meta
 
     def set_labels(self, data_label: int, route_label: int) -> None:
         self._data_label, self._route_label = data_label, route_label
 
     def to_message(self, error: str) -> Message:
         """The runtime message of this FlowMsg; `error` explains a non-zero return code."""
-        meta = self.meta()
+        meta = self._meta
         if self._ret_code != 0:
             return Message.failure(meta, self._ret_code, error)
         payload = self._payload.numpy() if self._kind is Kind.TENSOR else self._payload
+        if not self._route_label and not self._data_label:
+            return new_message(meta, self._kind, payload)
         return Message(meta, self._kind, payload, route_label=self._route_label,
                        data_label=self._data_label)
 
 
 def _tensor_view(payload: Any) -> Tensor:
+    if type(payload) is np.ndarray:  # what the runtime hands over: the common case first
+        return Tensor(payload)
     if isinstance(payload, Tensor):
         return payload
     if isinstance(payload, user_tensor.Tensor):

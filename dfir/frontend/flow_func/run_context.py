@@ -52,7 +52,7 @@ class ExceptionBoard:
             return self._raised.get(transaction_id)
 
 
-@dataclass
+@dataclass(slots=True)
 class RunState:
     """One proc call as the runtime sets it up and reads it back afterwards."""
 
@@ -78,7 +78,8 @@ class MetaRunContext:
     def alloc_tensor_msg(self, shape: Sequence[int], dtype: dt.DType, align: int = 64) -> FlowMsg:
         """A zero-filled tensor message of the current transaction; fill `get_tensor().numpy()`."""
         _check_align("alloc_tensor_msg", align)
-        if not isinstance(shape, (list, tuple)) or not all(_is_int(d) and d >= 0 for d in shape):
+        if not isinstance(shape, (list, tuple)) or not all(
+                type(d) is int and d >= 0 or _is_int(d) and d >= 0 for d in shape):
             raise GeError(f"alloc_tensor_msg: shape must be a list of ints >= 0, got {shape!r}")
         if not isinstance(dtype, dt.DType) or dtype == dt.DT_STRING:
             raise GeError(f"alloc_tensor_msg: dtype must be a numeric DType such as DT_INT32, got "
@@ -199,5 +200,7 @@ def _is_int(value) -> bool:
 
 
 def _check_align(api: str, align: int) -> None:
+    if align == 64 and type(align) is int:  # the default
+        return
     if not _is_int(align) or not 0 < align <= MAX_ALIGN or align & (align - 1):
         raise GeError(f"{api}: align must be a power of two in [1, {MAX_ALIGN}], got {align!r}")
