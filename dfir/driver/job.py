@@ -172,7 +172,7 @@ class CompileJob:
             self.timings[step] = self.timings.get(step, 0.0) + time.perf_counter() - start
 
     def run_phases(self, module: ModuleOp, stop_after: str | None = None, *,
-                   start_after: str | None = None, verify=ModuleOp.verify, skip_absent: bool = False) -> None:
+                   start_after: str | None = None, verify=None, skip_absent: bool = False) -> None:
         """Run the phases (see `dfir.driver.pipeline.run_phases`); IR errors become GeErrors."""
         with self.timed("passes"):
             try:
