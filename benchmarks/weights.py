@@ -5,7 +5,7 @@ Each case builds `y = x + W` with W a float32 constant of the size, compiles it 
 checksum) and runs it once. The baseline, in the same run, reads the same file and hashes it
 with Python's hashlib (SHA-256 through OpenSSL). Prints seconds, GB/s, the ratios load /
 baseline and compile s per GiB, the IR text's size and the resident memory the load added
-against the weights' size.
+against the weights' size (the proportional set size of this process and the model's workers).
 
 The graph runs on the reference kernels by default (`--backend` chooses another): an IREE
 executable embeds its constants (docs/om-format.md, Weights), so its compile is IREE's own.
@@ -18,7 +18,6 @@ from __future__ import annotations
 import argparse
 import hashlib
 import os
-import resource
 import tempfile
 import time
 
@@ -52,8 +51,20 @@ def read_and_hash(path: str) -> float:
 
 
 def resident_bytes() -> int:
-    with open("/proc/self/statm") as f:
-        return int(f.read().split()[1]) * resource.getpagesize()
+    """The proportional set size (shared pages split among their users) of this process and its
+    children (the model's workers), from /proc."""
+    pids = [str(os.getpid())]
+    for task in os.listdir("/proc/self/task"):
+        with open(f"/proc/self/task/{task}/children") as f:
+            pids += f.read().split()
+    total = 0
+    for pid in pids:
+        try:
+            with open(f"/proc/{pid}/smaps_rollup") as f:
+                total += next(int(line.split()[1]) * 1024 for line in f if line.startswith("Pss:"))
+        except FileNotFoundError:  # a worker that ended meanwhile
+            pass
+    return total
 
 
 def measure(mib: int, folder: str, backend: str) -> dict[str, float]:
