@@ -109,8 +109,10 @@ def print_module_parts(module: ModuleOp, printed: Mapping[str, str] | None = Non
         text = (printed or {}).get(sym) if sym is not None else None
         if text is None:
             stream = io.StringIO()
-            Printer(stream=stream).print_op(op)
-            text = stream.getvalue().replace("\n", "\n  ")  # one level deeper, as in the module
+            printer = Printer(stream=stream)
+            with printer.indented():  # one level deeper, as in the module
+                printer.print_op(op)
+            text = stream.getvalue()
         if sym is not None:
             texts[sym] = text
         chunks.append(text)
