@@ -8,7 +8,7 @@ baseline and compile s per GiB, the IR text's size and the resident memory the l
 against the weights' size (the proportional set size of this process and the model's workers).
 
 The graph runs on the reference kernels by default (`--backend` chooses another): an IREE
-executable embeds its constants (docs/om-format.md, Weights), so its compile is IREE's own.
+executable embeds its constants (docs/om-format.md, "Weights"), so its compile is IREE's own.
 
 Run: python benchmarks/weights.py [--sizes 64,256] [--gib] [--backend reference] [--smoke]
      (--gib adds the 1024 MiB case)
