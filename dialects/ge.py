@@ -266,16 +266,22 @@ def const_type(value: DenseIntOrFPElementsAttr) -> GeTensorType:
     return GeTensorType([DimRange.fixed(s) for s in value.get_shape()], value.get_element_type())
 
 
+MAX_LISTED_ELEMENTS = 100
+"""The most elements xDSL prints as a list in a `dense` attribute; it prints more as hex bytes."""
+
+
 @irdl_op_definition
 class ConstOp(ShapedOp):
     """A constant tensor; its result type is the value's static shape and element type (ND).
 
-    The value is a builtin `dense` attribute. xDSL prints one with more than 100 elements as a
-    hex string of its raw little-endian bytes (`dense<"0x0000803F...">`) and parses that back
-    with a single `bytes.fromhex`, so weights of millions of elements print and parse in a
-    fraction of a second; small constants stay readable lists. xDSL 0.74 prints a NaN or an
-    infinity inside a list as a bit pattern that its parser reads back as an integer value, so
-    the custom form prints floats with such values in hex too (the generic form cannot help it).
+    The value is a builtin `dense` attribute. One with more than 100 elements, not all equal,
+    prints as a hex string of its raw little-endian bytes (`dense<"0x0000803F...">`), which
+    xDSL parses back with a single `bytes.fromhex`; the printer writes that string from the raw
+    bytes itself (xDSL's unpacks every element first), so weights of millions of elements print
+    and parse in a fraction of a second; small constants stay readable lists. xDSL 0.74 prints a
+    NaN or an infinity inside a list as a bit pattern that its parser reads back as an integer
+    value, so the custom form prints such small float constants in hex too (the generic form
+    cannot help it).
 
         %b = ge.const dense<[0.5, -1.0]> : tensor<2xf32>
     """
@@ -327,7 +333,7 @@ class ConstOp(ShapedOp):
 
     def print(self, printer: Printer) -> None:
         printer.print_string(" ")
-        if _has_non_finite_floats(self.value):
+        if _prints_as_hex(self.value):
             printer.print_string(f'dense<"0x{self.value.data.data.hex().upper()}"> : ')
             printer.print_attribute(self.value.type)
         else:
@@ -342,11 +348,17 @@ def _verify_value_type(op: ConstOp | VariableOp) -> None:
         raise VerifyException(f"{op.name}: result type {op.result.type} must be {expected}, the type of its value")
 
 
-def _has_non_finite_floats(value: DenseIntOrFPElementsAttr) -> bool:
-    element_type = value.get_element_type()
-    if not isinstance(element_type, AnyFloat):
-        return False
-    return not all(math.isfinite(v) for v in value.get_values())
+def _prints_as_hex(value: DenseIntOrFPElementsAttr) -> bool:
+    """Whether `value` prints as its hex bytes: over MAX_LISTED_ELEMENTS elements and not a
+    splat (as xDSL prints it), or a short list of floats holding a NaN or an infinity."""
+    raw, count, element_type = value.data.data, len(value), value.get_element_type()
+    listed = value.get_values
+    if count > MAX_LISTED_ELEMENTS:
+        width = len(raw) // count
+        if raw != raw[:width] * count:
+            return True
+        listed = lambda: element_type.unpack(raw[:width], 1)  # noqa: E731 - a splat lists one element
+    return isinstance(element_type, AnyFloat) and not all(math.isfinite(v) for v in listed())
 
 
 class _ElementwiseBinaryOp(ShapedOp):

@@ -114,8 +114,12 @@ def plan_wiring(plan: Plan | dict, name: str, depth: int) -> Wiring:
     deployments = [NodeDeployment.of(node) for node in nodes]
     units = tuple(host.InstanceRef(n, k) for n, d in enumerate(deployments) for k in range(len(d.instances)))
     devices = tuple(dict.fromkeys(device for d in deployments for device in d.instances))
-    unit_workers = tuple(devices.index(deployments[ref.node].instances[ref.instance]) for ref in units)
-    node_workers = [{w for ref, w in zip(units, unit_workers) if ref.node == n} for n in range(len(nodes))]
+    worker_of = {device: w for w, device in enumerate(devices)}
+    unit_workers = tuple(worker_of[deployments[ref.node].instances[ref.instance]] for ref in units)
+    node_units: list[list[int]] = [[] for _ in nodes]
+    for u, ref in enumerate(units):
+        node_units[ref.node].append(u)
+    node_workers = [{unit_workers[u] for u in us} for us in node_units]
     unit_bells = tuple(1 + u for u in range(len(units)))
     worker_bells = tuple(1 + len(units) + w for w in range(len(devices)))
     specs: list[channels.ChannelSpec] = []
@@ -123,7 +127,7 @@ def plan_wiring(plan: Plan | dict, name: str, depth: int) -> Wiring:
     groups: dict[Source, list[tuple[str, list[int]]]] = {}  # source -> (dispatch, channels) per consumer input
     for n, stub in enumerate(stubs):
         per_input: list[list[int]] = [[] for _ in stub.sources]
-        for u in (u for u, ref in enumerate(units) if ref.node == n):
+        for u in node_units[n]:
             for j, source in enumerate(stub.sources):
                 local = source.node is not None and node_workers[source.node] == {unit_workers[u]}
                 per_input[j].append(len(specs))
@@ -138,7 +142,7 @@ def plan_wiring(plan: Plan | dict, name: str, depth: int) -> Wiring:
         specs.append(channels.ChannelSpec(True, depth, DRIVER_BELL))
     closure_exits = []
     for closure in plan.closures:  # its outputs ring the invoking unit (a single-instance node)
-        bell = unit_bells[units.index(host.InstanceRef(closure.node, 0))]
+        bell = unit_bells[node_units[closure.node][0]]
         closure_exits.append((bell, tuple(range(len(specs), len(specs) + len(closure.outputs)))))
         for source in host.plan_sources(closure.outputs):
             groups.setdefault(source, []).append(("round_robin", [len(specs)]))

@@ -111,8 +111,10 @@ def print_module_parts(module: ModuleOp, printed: Mapping[str, str] | None = Non
         text = (printed or {}).get(sym) if sym is not None else None
         if text is None:
             stream = io.StringIO()
-            Printer(stream=stream).print_op(op)
-            text = stream.getvalue().replace("\n", "\n  ")  # one level deeper, as in the module
+            printer = Printer(stream=stream)
+            with printer.indented():  # one level deeper, as in the module
+                printer.print_op(op)
+            text = stream.getvalue()
         if sym is not None:
             texts[sym] = text
         chunks.append(text)
@@ -177,7 +179,7 @@ class CompileJob:
             self.timings[step] = self.timings.get(step, 0.0) + time.perf_counter() - start
 
     def run_phases(self, module: ModuleOp, stop_after: str | None = None, *,
-                   start_after: str | None = None, verify=ModuleOp.verify, skip_absent: bool = False) -> None:
+                   start_after: str | None = None, verify=None, skip_absent: bool = False) -> None:
         """Run the phases (see `dfir.driver.pipeline.run_phases`); IR errors become GeErrors."""
         with self.timed("passes"):
             try:

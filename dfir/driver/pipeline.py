@@ -1,7 +1,7 @@
 """The compiler's phases, as data: each a named tuple of passes with a one-line why.
 
 `dfir.compile(..., stop_after=PHASE)` and `dfir-opt --compile-to=PHASE` stop after PHASE; the
-module is verified after every phase. Lowering to `.om` follows the last phase and is not a pass.
+module is verified before the first phase, and after every phase what that phase acts on. Lowering to `.om` follows the last phase and is not a pass.
 """
 from __future__ import annotations
 
@@ -27,19 +27,21 @@ from dfir.passes.sort_nodes import SortNodes
 @dataclass(frozen=True)
 class Phase:
     """A named step of passes. `acts_on` names the top-level ops whose contents its passes read
-    and rewrite: the compile cache skips the phase when it compiles none of them again."""
+    and rewrite: the compile cache skips the phase when it compiles none of them again.
+    `tops_only` says its passes change the attributes of those ops and nothing nested in them."""
 
     name: str
     passes: tuple[ModulePass, ...]
     why: str
     acts_on: tuple[str, ...] = ()
+    tops_only: bool = False
 
 
 PHASES: tuple[Phase, ...] = (
     Phase("import", (), "the frontend builds the df/ge module; verified by the first phase"),
     Phase("fingerprint", (FingerprintSubgraphs(),),
           "key every process point and graph by content, before any pass, for the compile cache",
-          ("df.func_pp", "df.graph_pp", "ge.graph", "df.graph")),
+          ("df.func_pp", "df.graph_pp", "df.flow_graph_pp", "ge.graph", "df.graph"), tops_only=True),
     Phase("schedule", (SortNodes(),), "put every graph in topological order for lowering and reading",
           ("df.graph",)),
     Phase("shapes", (InferShapeRanges(),), "narrow every GE tensor type to the ranges its inputs allow",
@@ -75,20 +77,22 @@ def pipeline_spec(stop_after: str) -> str:
 def run_phases(ctx: Context, module: ModuleOp, stop_after: str | None, report: list[str], *,
                start_after: str | None = None,
                pass_options: Mapping[str, Mapping[str, object]] | None = None,
-               verify: Callable[[ModuleOp], None] = ModuleOp.verify, skip_absent: bool = False,
+               verify: Callable[[ModuleOp], None] | None = None, skip_absent: bool = False,
                on_phase: Callable[[str], None] | None = None) -> None:
     """Run the phases in place, verifying after each; each pass appends its summary to `report`.
 
     `start_after` resumes after a phase already run (the module is then not verified first);
     `pass_options` sets options of passes by pass name (`{"fingerprint-subgraphs": {"salt": s}}`);
-    `verify` checks the module (the compile cache checks only what it compiles again);
+    `verify` checks the module (the compile cache checks only what it compiles again); without
+    it the whole module is verified first and, after each phase, the top-level ops it acts on
+    (`verify_acted_on`: the other ops are as the last verify left them);
     `skip_absent` skips the phases that act on none of the module's top-level ops (the compile
     cache's module holds only what it compiles again); `on_phase` is told the name of each phase
     as it starts (the compile's progress).
     """
     phases = phases_until(stop_after)
     if start_after is None:
-        verify(module)
+        (verify or ModuleOp.verify)(module)
     else:
         phases = phases[len(phases_until(start_after)):]
     present = {op.name for op in module.ops}
@@ -106,4 +110,16 @@ def run_phases(ctx: Context, module: ModuleOp, stop_after: str | None, report: l
             if summary is not None:
                 report.append(f"{compiler_pass.name}: {summary(module)}")
         if phase.passes:
-            verify(module)
+            verify(module) if verify is not None else verify_acted_on(module, phase)
+
+
+def verify_acted_on(module: ModuleOp, phase: Phase) -> None:
+    """Verify the top-level ops `phase` acts on (all of them when it names none), and the ops
+    nested in them unless the phase changes only the tops. A phase's passes rewrite only those,
+    so verifying the rest again would repeat the cost of the last verify for nothing."""
+    if not phase.acts_on:
+        module.verify()
+        return
+    for op in module.ops:
+        if op.name in phase.acts_on:
+            op.verify(verify_nested_ops=not phase.tops_only)

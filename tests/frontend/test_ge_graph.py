@@ -252,6 +252,8 @@ def test_constants_print_and_parse_back_bit_exact():
         "weights": _rng(0).standard_normal((64, 33)).astype(np.float32),
         "small": np.float32([0.1, 0.123456791, -3e38, 1e-45]),
         "non_finite": np.float16([np.nan, np.inf, -1.5]),
+        "nan_splat": np.full(101, np.nan, np.float32),
+        "zero_splat": np.zeros((3, 50), np.float32),
         "flags": np.array([True, False, True]),
         "bytes": np.arange(200, dtype=np.uint8).reshape(2, 100),
         "scalar": np.float64(2.5),
@@ -262,6 +264,8 @@ def test_constants_print_and_parse_back_bit_exact():
     assert 'dense<"0x' in text.splitlines()[1]
     assert 'dense<[1.000000e-01, 0.123456791, -3.000000e+38, 1.401300e-45]> : tensor<4xf32>' in text
     assert 'dense<"0x007E007C00BE"> : tensor<3xf16>' in text
+    assert f'dense<"0x{"0000C07F" * 101}"> : tensor<101xf32>' in text  # a splat of NaN too
+    assert 'dense<0.000000e+00> : tensor<3x50xf32>' in text  # a long splat prints one value
     assert 'dense<[true, false, true]> : tensor<3xi1>' in text
     (reparsed,) = _parse(text).ops
     _, arrays = lower_ge_graph(reparsed)
