@@ -26,11 +26,12 @@ from dfir.frontend.deploy import DeployInfo, load_checked_deploy_info
 from dfir.frontend.ge.graph import Graph
 from dfir.frontend.importer import import_flow_graph, import_ge_graph
 from dfir.driver.host_backends import fastest_backend, host_cpu
-from dfir.frontend.options import BACKEND_OPTION, CHANNEL_DEPTH_OPTION, default_backend
+from dfir.frontend.options import (BACKEND_OPTION, CHANNEL_DEPTH_OPTION, CLUSTER_OPTION, RAY_ADDRESS_OPTION,
+                                   default_backend)
 from dfir.lowering.om import om_bytes
 from dfir.lowering.plan import LoweredGraph, Skeleton, lower_graph
 from dfir.om.keys import SigningKey
-from dfir.om.plan import DEFAULT_CHANNEL_DEPTH
+from dfir.om.plan import DEFAULT_CHANNEL_DEPTH, Cluster
 from dfir.om.signature import signed
 
 
@@ -187,7 +188,7 @@ class CompileJob:
         """Lower the module to `.om` bytes, merging the units in `reuse`, the graph's plan
         `skeleton` and the op texts in `printed` instead of lowering and printing those again."""
         with self.timed("lower"):
-            lowered = lower_graph(module, reuse, skeleton, channel_depth(self.options))
+            lowered = lower_graph(module, reuse, skeleton, channel_depth(self.options), cluster(self.options))
             ir_text, texts = print_module_parts(module, printed)
             om = om_bytes(lowered, ir_text, resource_config=self._resource_bytes,
                           cache_manifest=cache_manifest)
@@ -223,6 +224,11 @@ def _backend_salt(backends: Mapping[str, str]) -> dict[str, str]:
     backend or another CPU keys another cache entry."""
     return {**{f"{BACKEND_OPTION}:{name}": value for name, value in backends.items()},
             f"{BACKEND_OPTION}:host_cpu": host_cpu()}
+
+
+def cluster(options: Mapping[str, str]) -> Cluster:
+    """Where the options say the model's servers run (`dfir.runtime.cluster`, `dfir.runtime.ray_address`)."""
+    return Cluster(options.get(CLUSTER_OPTION, "local"), options.get(RAY_ADDRESS_OPTION, ""))
 
 
 def channel_depth(options: Mapping[str, str]) -> int:
