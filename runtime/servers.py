@@ -38,13 +38,14 @@ class Server:
 def plan_servers(devices: Sequence[str], nodes_of: Sequence[Sequence[str]],
                  resource_config: bytes | memoryview | None) -> list[Server]:
     """The servers of the workers `devices` (worker w runs the nodes `nodes_of[w]`), in order of
-    their first worker; the host's workers belong to none."""
+    their first worker; the host's workers belong to none, and so do all workers of a model
+    without a resource config."""
     placed: dict[tuple[int, int], list[int]] = {}
     for w, device in enumerate(devices):
         if device != HOST:
             cluster, node_id = (int(part) for part in device.split(":")[:2])
             placed.setdefault((cluster, node_id), []).append(w)
-    if not placed:
+    if not placed or resource_config is None:  # a plan written by hand: every device is this machine's
         return []
     listed = _listed_servers(resource_config)
     servers = []
@@ -79,10 +80,8 @@ def is_host_address(ipaddr: str) -> bool:
     return True
 
 
-def _listed_servers(resource_config: bytes | memoryview | None) -> dict[tuple[int, int], dict]:
+def _listed_servers(resource_config: bytes | memoryview) -> dict[tuple[int, int], dict]:
     """(cluster, node_id) -> the `cluster_nodes` entry, for every server of the config."""
-    if resource_config is None:
-        return {}
     config = json.loads(bytes(resource_config))
     return {(c, node["node_id"]): node for c, cluster in enumerate(config.get("cluster", []))
             for node in cluster.get("cluster_nodes", [])}
