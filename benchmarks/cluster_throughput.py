@@ -25,7 +25,7 @@ import tempfile
 from pathlib import Path
 
 os.environ["RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"] = "0"  # every Ray process on the loopback
-os.environ.setdefault("RAY_CGRAPH_get_timeout", "60")
+os.environ.setdefault("RAY_CGRAPH_get_timeout", "10" if "--smoke" in sys.argv else "60")  # read as Ray loads
 os.environ["PYTHONPATH"] = os.pathsep.join([str(Path(__file__).resolve().parent), os.environ.get("PYTHONPATH", "")])
 
 import ray  # noqa: E402

@@ -131,6 +131,10 @@ class RayScheduler(ProcessScheduler):
                          workers=[w for w, place in enumerate(place_of_worker) if place is None])
         try:
             self._start_servers(parts, depth, place_of_worker)
+        except (RayError, GetTimeoutError) as error:
+            self.close()
+            raise GeError(f"starting the servers' Ray actors failed: {type(error).__name__}: {error}",
+                          "dfir.load") from None
         except BaseException:
             self.close()
             raise
@@ -199,7 +203,7 @@ class RayScheduler(ProcessScheduler):
         """Close this process's scheduler, then the servers' (see the module docstring, 6)."""
         was_closed = self.closed
         super().close(wait)
-        if was_closed or not self._actors or not ray.is_initialized():
+        if was_closed or os.getpid() != self._owner_pid or not self._actors or not ray.is_initialized():
             return
         try:
             ray.get([actor.close.remote() for actor in self._actors], timeout=CLOSE_TIMEOUT_S)
