@@ -39,7 +39,7 @@ from dfir.lowering.codegen import codegen_module_text
 from dfir.lowering.flatten import flatten
 from dfir.lowering.ge_graph import ge_graph_entry
 from dfir.lowering.iree_executable import compile_executable
-from dfir.om.plan import (DEFAULT_CHANNEL_DEPTH, IREE_BACKENDS, WEIGHT_ALIGNMENT, Align, CppProject, Executable, Func,
+from dfir.om.plan import (DEFAULT_CHANNEL_DEPTH, IREE_BACKENDS, Cluster, WEIGHT_ALIGNMENT, Align, CppProject, Executable, Func,
                           GeGraph, GraphPoint, Input, InputBatch, Node, Plan, ProcessPoint, PyProject, PyUdf, SoBin,
                           UdfBlob, Weight, list_from_json, process_point_from_json)
 
@@ -132,12 +132,13 @@ def the_graph(module: ModuleOp) -> GraphOp:
 
 def lower_graph(module: ModuleOp, reuse: Mapping[str, LoweredGraph] | None = None,
                 skeleton: Skeleton | None = None, channel_depth: int = DEFAULT_CHANNEL_DEPTH,
-                on_compiled: Callable[[str], None] | None = None) -> LoweredGraph:
+                cluster: Cluster = Cluster(), on_compiled: Callable[[str], None] | None = None) -> LoweredGraph:
     """The plan of the module's graph. `reuse` maps process point symbols to units lowered
     before, merged instead of lowering those points; the units lowered here are in `units`.
     `skeleton`, the graph's skeleton lowered before, is used instead of lowering the graph.
-    `channel_depth` is the depth the runtime gives the model's channels. `on_compiled` is told
-    the name of each GE graph IREE has compiled (the compile's progress)."""
+    `channel_depth` is the depth the runtime gives the model's channels, `cluster` where its
+    servers run. `on_compiled` is told the name of each GE graph IREE has compiled (the
+    compile's progress)."""
     symbols = {op.sym_name.data: op for op in module.ops if hasattr(op, "sym_name")}
     if skeleton is None:
         skeleton = graph_skeleton(the_graph(module), symbols)
@@ -156,7 +157,7 @@ def lower_graph(module: ModuleOp, reuse: Mapping[str, LoweredGraph] | None = Non
     nodes = tuple(replace(node, pp=pp_entry(node.pp.name)) for node in skeleton.nodes)
     plan = replace(skeleton, nodes=nodes, udfs=tuple(tables.udfs), ge_graphs=tuple(tables.ge_graphs),
                    so_bins=tuple(tables.so_bins), channel_depth=channel_depth,
-                   executables=tuple(tables.executables))
+                   executables=tuple(tables.executables), cluster=cluster)
     plan.check()
     return LoweredGraph(plan, tables.blobs.udf_payloads, tables.blobs.so_bins, tables.blobs.weights, units,
                         skeleton, tables.blobs.executables)

@@ -83,6 +83,21 @@ def build_nodes(plan: Plan | dict, udf_payloads: Sequence[bytes | memoryview], w
     return nodes
 
 
+class ModelParts(NamedTuple):
+    """What a model's workers are built from: its plan and the partitions that plan refers to."""
+
+    plan: Plan
+    udf_payloads: Sequence[bytes | memoryview]
+    weights: memoryview | None
+    so_bins: Sequence[bytes | memoryview] = ()
+    executables: Sequence[bytes | memoryview] = ()
+
+    def build(self, only: Collection[int | InstanceRef], flow_closures) -> list[NodeSpec]:
+        """`build_nodes` of these parts (a worker's `NodeBuilder`)."""
+        return build_nodes(self.plan, self.udf_payloads, self.weights, so_bins=self.so_bins, only=only,
+                           flow_closures=flow_closures, executables=self.executables)
+
+
 def plan_sources(refs: Sequence[Ref]) -> tuple[Source, ...]:
     """Plan refs as scheduler `Source`s."""
     return tuple(_source(ref) for ref in refs)

@@ -71,6 +71,7 @@ def _runtime_model(om_model, label: str, name: str | None = None):
     executables = [p.data for p in om_model.partitions_of(PartitionType.IREE_EXECUTABLE)]
     weights = om_model.partitions_of(PartitionType.WEIGHTS_DATA)
     weights_data = weights[0].data if len(weights) == 1 else None
+    configs = om_model.partitions_of(PartitionType.RESOURCE_CONFIG)
     plan_data = om_model.partition(PartitionType.FLOW_MODEL).data
     try:
         if len(weights) > 1:
@@ -80,7 +81,7 @@ def _runtime_model(om_model, label: str, name: str | None = None):
     except GeError as error:
         raise GeError(f"model {label}: {error.error_message}", "dfir.load", error.context) from None
     return RuntimeModel(plan, payloads, weights_data, plan.name if name is None else name, so_bins=so_bins,
-                        executables=executables)
+                        executables=executables, resource_config=configs[0].data if configs else None)
 
 
 def load(source: str | os.PathLike | bytes | bytearray | memoryview, trusted_keys=None):

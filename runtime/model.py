@@ -9,7 +9,7 @@ transaction fetches as `([], flow_info, ret)` with `ret` its error code (a `RetC
 from __future__ import annotations
 
 import itertools
-from typing import Any, Callable, Collection, Sequence
+from typing import Any, Callable, Sequence
 
 import numpy as np
 
@@ -23,8 +23,9 @@ from dfir.runtime.batching import with_batch_nodes
 from dfir.runtime import host
 from dfir.runtime.input_check import FedInputChecks
 from dfir.runtime.iree_device import share_one_malloc_arena
-from dfir.runtime.process_scheduler import ProcessScheduler, SchedulerFailed
+from dfir.runtime.process_scheduler import ProcessScheduler, SchedulerFailed, plan_wiring
 from dfir.runtime.scheduler import SchedulerClosed
+from dfir.runtime.servers import check_local, plan_servers
 from dfir.runtime.status import FEED_TIMEOUT, FETCH_TIMEOUT, PARAM_INVALID, SUCCESS, RetCode
 
 share_one_malloc_arena()  # before any model's threads and workers exist (see its docstring)
@@ -46,7 +47,8 @@ class RuntimeModel:
 
     def __init__(self, plan: Plan | dict, udf_payloads: Sequence[bytes | memoryview],
                  weights: memoryview | None, name: str, *, channel_depth: int | None = None,
-                 so_bins: Sequence[bytes | memoryview] = (), executables: Sequence[bytes | memoryview] = ()):
+                 so_bins: Sequence[bytes | memoryview] = (), executables: Sequence[bytes | memoryview] = (),
+                 resource_config: bytes | memoryview | None = None):
         plan = with_batch_nodes(Plan.of(plan))
         self.name = name
         self._inputs = plan.inputs
@@ -57,11 +59,8 @@ class RuntimeModel:
         self._transaction_ids = itertools.count(1)
         self._ready_checks = _ready_checks(self._inputs)
         self._graph_checks = FedInputChecks(plan)
-
-        def build(indexes: Collection[int], flow_closures) -> list:  # runs in the worker process of a device
-            return host.build_nodes(plan, udf_payloads, weights, so_bins=so_bins, only=indexes,
-                                    flow_closures=flow_closures, executables=executables)
-        self._scheduler = ProcessScheduler(name, plan, build, channel_depth or plan.channel_depth)
+        parts = host.ModelParts(plan, udf_payloads, weights, so_bins, executables)
+        self._scheduler = _scheduler(name, parts, channel_depth or plan.channel_depth, resource_config)
 
     @property
     def input_names(self) -> list[str]:
@@ -352,6 +351,26 @@ def _as_tensor(position: int, message: Message) -> Tensor:
         raise GeError(f"output {position} holds a Python object ({type(message.payload).__name__}), "
                       f"not a tensor; fetch() returns objects")
     return Tensor(message.payload)
+
+
+def _scheduler(name: str, parts: host.ModelParts, depth: int,
+               resource_config: bytes | memoryview | None) -> ProcessScheduler:
+    """The scheduler of the plan's cluster (`plan.cluster`): every worker a local process, each
+    of them on a server that is this machine; or the servers' workers on Ray."""
+    wiring = plan_wiring(parts.plan, name, depth)
+    names = wiring.device.node_names
+    servers = plan_servers(wiring.devices, [[names[n] for n in wiring.nodes_of(w)] for w in range(len(wiring.devices))],
+                           resource_config)
+    if parts.plan.cluster.kind == "ray" and servers:
+        try:
+            from dfir.runtime.ray_cluster import RayScheduler  # lazy: Ray is optional (dfir[ray]) and slow to import
+        except ImportError as error:
+            raise GeError(f"the option dfir.runtime.cluster=ray needs Ray ({error}): pip install 'dfir[ray]'",
+                          "dfir.load", {"option": "dfir.runtime.cluster"}) from None
+        return RayScheduler(name, parts, depth, servers)
+    if parts.plan.cluster.kind == "local":
+        check_local(servers)
+    return ProcessScheduler(name, parts.plan, parts.build, depth)
 
 
 def _check_timeout(timeout: int) -> None:

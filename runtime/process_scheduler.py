@@ -40,7 +40,7 @@ import time
 import traceback
 import weakref
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any, Collection, Sequence
 
 from dfir.core.errors import GeError
 from dfir.core.messages import Message, TransactionMeta
@@ -181,7 +181,9 @@ class ProcessScheduler:
     """Runs `plan` in worker processes (see the module docstring); `build(indexes)` builds nodes."""
 
     def __init__(self, name: str, plan: Plan, build: NodeBuilder, depth: int = DEFAULT_CHANNEL_DEPTH,
-                 arena_bytes: int = DEFAULT_ARENA_BYTES):
+                 arena_bytes: int = DEFAULT_ARENA_BYTES, workers: Collection[int] | None = None):
+        """`workers`: the indexes (into `devices`) of the workers this process forks (default:
+        all); the others run elsewhere (runtime/ray_cluster.py relays their channels)."""
         self.name = name
         self._wiring = plan_wiring(plan, name, depth)
         self._owner_pid = os.getpid()
@@ -201,7 +203,8 @@ class ProcessScheduler:
         self._workers: list[_Worker] = []
         self._wake_read, self._wake_write = os.pipe()
         try:
-            ready_fds = [self._fork(w, build) for w in range(len(self._wiring.devices))]
+            ready_fds = [self._fork(w, build) for w in (range(len(self._wiring.devices)) if workers is None
+                                                          else workers)]
             self._await_ready(ready_fds)
         except BaseException:
             self._region.close()
@@ -225,6 +228,20 @@ class ProcessScheduler:
     @property
     def devices(self) -> tuple[str, ...]:
         return self._wiring.devices
+
+    @property
+    def wiring(self) -> Wiring:
+        return self._wiring
+
+    @property
+    def region(self):
+        """The model's channels as this process maps them (`channels.open_region`)."""
+        return self._region
+
+    @property
+    def failure(self) -> str | None:
+        """Why the model failed (None while it has not)."""
+        return self._failure
 
     # -- the frontend's calls -----------------------------------------------------------------
 
@@ -454,7 +471,19 @@ class ProcessScheduler:
 
     def _fail(self, worker: _Worker) -> None:
         """Fail the model after `worker` exited on its own."""
-        failure = self._describe_death(worker)
+        self.fail(self._describe_death(worker))
+
+    def fail(self, failure: str) -> None:
+        """Fail the model (see the module docstring, 4) for the reason `failure`; the first reason
+        stays. A no-op once closed."""
+        with self._state_lock:
+            if self._closed or self._failure is not None:
+                return
+            self._fail_now(failure)
+            if self._wake_write >= 0:
+                os.write(self._wake_write, b"x")
+
+    def _fail_now(self, failure: str) -> None:
         for channel in self._wiring.output_channels:
             for transaction_id in dict.fromkeys(self._region.waiting_transactions(channel)):
                 self._ledger.settle(transaction_id)

@@ -20,4 +20,5 @@ def test_benchmark_smoke_run(script, tmp_path):
 def test_every_benchmark_is_found():
     assert {p.stem for p in BENCHMARKS} >= {"compile_scaling", "udf_overhead", "runtime_throughput",
                                             "ge_exec", "memory_plan", "incremental", "replication", "onnx_suite",
-                                            "input_batching", "weights"}
+                                            "input_batching", "weights",
+                                            "cluster_throughput"}

@@ -28,11 +28,12 @@ from dfir.frontend.deploy import DeployInfo, load_checked_deploy_info
 from dfir.frontend.ge.graph import Graph
 from dfir.frontend.importer import import_flow_graph, import_ge_graph
 from dfir.driver.host_backends import fastest_backend, host_cpu
-from dfir.frontend.options import BACKEND_OPTION, CHANNEL_DEPTH_OPTION, default_backend
+from dfir.frontend.options import (BACKEND_OPTION, CHANNEL_DEPTH_OPTION, CLUSTER_OPTION, RAY_ADDRESS_OPTION,
+                                   default_backend)
 from dfir.lowering.om import om_bytes
 from dfir.lowering.plan import LoweredGraph, Skeleton, lower_graph
 from dfir.om.keys import SigningKey
-from dfir.om.plan import DEFAULT_CHANNEL_DEPTH, IREE_BACKENDS
+from dfir.om.plan import DEFAULT_CHANNEL_DEPTH, IREE_BACKENDS, Cluster
 from dfir.om.signature import signed
 
 
@@ -198,7 +199,7 @@ class CompileJob:
         self.progress.expect_executables(sum(1 for op in module.ops if isinstance(op, ge.GraphOp)
                                              and op.backend is not None and op.backend.data in IREE_BACKENDS))
         with self.timed("lower"):
-            lowered = lower_graph(module, reuse, skeleton, channel_depth(self.options),
+            lowered = lower_graph(module, reuse, skeleton, channel_depth(self.options), cluster(self.options),
                                   on_compiled=self.progress.executable_done)
             ir_text, texts = print_module_parts(module, printed)
             om = om_bytes(lowered, ir_text, resource_config=self._resource_bytes,
@@ -236,6 +237,11 @@ def _backend_salt(backends: Mapping[str, str]) -> dict[str, str]:
     backend or another CPU keys another cache entry."""
     return {**{f"{BACKEND_OPTION}:{name}": value for name, value in backends.items()},
             f"{BACKEND_OPTION}:host_cpu": host_cpu()}
+
+
+def cluster(options: Mapping[str, str]) -> Cluster:
+    """Where the options say the model's servers run (`dfir.runtime.cluster`, `dfir.runtime.ray_address`)."""
+    return Cluster(options.get(CLUSTER_OPTION, "local"), options.get(RAY_ADDRESS_OPTION, ""))
 
 
 def channel_depth(options: Mapping[str, str]) -> int:

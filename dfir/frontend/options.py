@@ -13,7 +13,7 @@ from typing import Callable
 from dfir.core.errors import GeError
 from dfir.frontend.ge.input_shape import input_shape_problem
 from dfir.frontend.ge.output_max_size import parse_output_max_size
-from dfir.om.plan import MAX_CHANNEL_DEPTH
+from dfir.om.plan import CLUSTER_KINDS, MAX_CHANNEL_DEPTH
 
 _log = logging.getLogger("dfir.options")
 
@@ -25,6 +25,11 @@ BACKEND_OPTION = "dfir.ge.backend"
 BACKEND_ENV = "DFIR_GE_BACKEND"
 """The environment variable that replaces the default of `BACKEND_OPTION` (options still win)."""
 BACKEND_CHOICES = ("auto", "reference", "iree-cpu", "iree-cuda")
+
+CLUSTER_OPTION = "dfir.runtime.cluster"
+"""Where the servers of the resource config run: local (the default) or ray (the plan's `cluster`)."""
+RAY_ADDRESS_OPTION = "dfir.runtime.ray_address"
+"""The Ray cluster `dfir.runtime.cluster=ray` connects to (default: RAY_ADDRESS, else a local Ray)."""
 
 
 def _choice(*values: str) -> Callable[[str], str | None]:
@@ -87,6 +92,8 @@ KNOWN_OPTIONS: dict[str, tuple[Callable[[str], str | None], bool]] = {
     "input_format": (_choice("ND", "NCHW", "NHWC"), False),
     CHANNEL_DEPTH_OPTION: (_channel_depth, True),
     BACKEND_OPTION: (_choice(*BACKEND_CHOICES), True),
+    CLUSTER_OPTION: (_choice(*CLUSTER_KINDS), True),
+    RAY_ADDRESS_OPTION: (_any, True),
 }
 _warned: set[str] = set()
 

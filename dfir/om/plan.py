@@ -56,7 +56,7 @@ DEFAULT_CHANNEL_DEPTH = 128
 MAX_CHANNEL_DEPTH = 65536
 OPTIONAL_PLAN_FIELDS: Mapping[str, Any] = MappingProxyType({
     "order": None, "align": None, "udfs": [], "ge_graphs": [], "so_bins": [], "executables": [],
-    "channel_depth": DEFAULT_CHANNEL_DEPTH, "closures": [], "n_mapping": False})
+    "channel_depth": DEFAULT_CHANNEL_DEPTH, "closures": [], "n_mapping": False, "cluster": None})
 """Plan fields a plan may leave out, and what an absent one reads as (`order`: node order)."""
 OPTIONAL_GE_FIELDS: Mapping[str, Any] = MappingProxyType({
     "weights": [], "arena_bytes": None, "output_max_bytes": None, "backend": "reference", "executable": None,
@@ -692,6 +692,31 @@ class GeGraph:
 
 # -- the plan -------------------------------------------------------------------------------------
 
+CLUSTER_KINDS = ("local", "ray")
+
+
+@dataclass(frozen=True)
+class Cluster:
+    """Where the model's servers run (the options `dfir.runtime.cluster` and
+    `dfir.runtime.ray_address`): `local`, every worker a process of this machine, or `ray`, the
+    servers' workers in actors of the Ray cluster at `ray_address` (empty: `RAY_ADDRESS`, else
+    a local Ray)."""
+
+    kind: str = "local"
+    ray_address: str = ""
+
+    def to_json(self) -> dict:
+        return {"kind": self.kind, "ray_address": self.ray_address}
+
+    @classmethod
+    def from_json(cls, value: Any, path: str) -> Cluster:
+        o = _Object(value, path, ("kind", "ray_address"), {"ray_address": ""})
+        kind = o.read("kind", _str)
+        if kind not in CLUSTER_KINDS:
+            _fail(f"{path}.kind", f"{_show(kind)} is not a cluster kind: one of {list(CLUSTER_KINDS)}")
+        return cls(kind, o.read("ray_address", _str))
+
+
 @dataclass(frozen=True)
 class Plan(Generic[PP]):
     """A model's execution plan (docs/execution-plan.md); its nodes' `pp` are `ProcessPoint`s
@@ -711,6 +736,7 @@ class Plan(Generic[PP]):
     closures: tuple[FlowClosure, ...] = ()
     executables: tuple[Executable, ...] = ()
     n_mapping: bool = False
+    cluster: Cluster = Cluster()
 
     def to_json(self) -> dict:
         document = {"format": self.format, "name": self.name, "inputs": [i.to_json() for i in self.inputs],
@@ -728,6 +754,8 @@ class Plan(Generic[PP]):
             document["executables"] = [e.to_json() for e in self.executables]
         if self.n_mapping:
             document["n_mapping"] = True
+        if self.cluster != Cluster():
+            document["cluster"] = self.cluster.to_json()
         return document
 
     def to_bytes(self) -> bytes:
@@ -751,7 +779,8 @@ class Plan(Generic[PP]):
                    o.read("ge_graphs", _tuple(GeGraph._read)), o.read("so_bins", _tuple(SoBin.from_json)),
                    version, o.read("channel_depth", _int_in(1, MAX_CHANNEL_DEPTH)),
                    o.read("closures", _tuple(FlowClosure.from_json)),
-                   o.read("executables", _tuple(Executable.from_json)), o.read("n_mapping", _bool))
+                   o.read("executables", _tuple(Executable.from_json)), o.read("n_mapping", _bool),
+                   o.read("cluster", _optional(Cluster.from_json)) or Cluster())
         plan.check(where)
         return plan
 

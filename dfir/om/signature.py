@@ -26,7 +26,7 @@ from dfir.core.errors import GeError
 from dfir.om.keys import SigningKey, TrustedKeys, key_fingerprint
 from dfir.om.schema import (ED25519_PUBLIC_KEY_SIZE, ED25519_SIGNATURE_SIZE, HEADER_OFFSETS, HEADER_SIZE,
                             MAGIC, SIGNATURE_ED25519, SIGNATURE_FIELDS, SIGNATURE_MAGIC,
-                            SIGNATURE_OFFSETS, SIGNATURE_TRAILER_SIZE, SIGNED_CONTEXT)
+                            SIGNATURE_TRAILER_SIZE, SIGNED_CONTEXT)
 
 __all__ = ["Signature", "sign", "signed", "split_signature", "unsigned", "verify_bytes",
            "verify_signature"]

@@ -14,7 +14,7 @@ from dfir.om import plan
 DOC = Path(__file__).resolve().parents[2] / "docs" / "execution-plan.md"
 DATACLASSES = [plan.Plan, plan.Input, plan.DataRef, plan.NodeRef, plan.ClosureRef, plan.FlowClosure, plan.Align,
                plan.Node, plan.InputBatch, plan.Func, plan.PyUdf, plan.PyProject, plan.CppProject, plan.GraphPoint,
-               plan.UdfBlob, plan.SoBin, plan.Executable, plan.GeGraph,
+               plan.UdfBlob, plan.SoBin, plan.Executable, plan.GeGraph, plan.Cluster,
                plan.GeInput, plan.GeOp, plan.ArenaSlot, plan.Weight]
 
 
@@ -37,8 +37,9 @@ def test_the_doc_names_every_field_and_class(cls):
 def test_the_plan_example_shows_the_plan_and_node_fields():
     example = examples()[0]
     # present when a C++ UDF is, when not 128, when a UDF invokes a sub-FlowGraph, when a graph is
-    # compiled, when a node turns n inputs into m outputs
-    assert set(example) == names(plan.Plan) - {"so_bins", "channel_depth", "closures", "executables", "n_mapping"}
+    # compiled, when a node turns n inputs into m outputs, when not local
+    assert set(example) == names(plan.Plan) - {"so_bins", "channel_depth", "closures", "executables", "n_mapping",
+                                               "cluster"}
     assert set(example["inputs"][0]) == names(plan.Input)
     # `batch` is present when a node batches an input
     assert set(example["nodes"][0]) == set(example["nodes"][1]) == names(plan.Node) - {"batch"}

@@ -214,6 +214,10 @@ _DELETE = object()
      "plan.nodes[0].pp.closures.invoke_graph: 1 is out of range [0, 1)"),
     ("udf_project", ("nodes", 0, "pp", "init_params", "scale", "value"), 1.5,
      "plan.nodes[0].pp.init_params.scale.value: expected an integer, got 1.5"),
+    ("pyflow_chain", ("cluster",), {"kind": "mesos"},
+     'plan.cluster.kind: "mesos" is not a cluster kind: one of [\'local\', \'ray\']'),
+    ("pyflow_chain", ("cluster",), {"kind": "ray", "address": "x"},
+     'plan.cluster: unknown field "address"; expected "kind", "ray_address"'),
 ])
 def test_a_defect_is_named_by_its_json_path(models, sample, path, value, message):
     with pytest.raises(GeError) as caught:

@@ -1,0 +1,266 @@
+"""Pipelines over several servers on Ray (`dfir.runtime.cluster=ray`, runtime/ray_cluster.py).
+
+One local Ray cluster of two nodes on the loopback serves the whole module: the head offers
+`dfir_server_0`, the other node `dfir_server_1`. Each UDF reports the Ray node it ran on.
+"""
+from __future__ import annotations
+
+import json
+import os
+import signal
+import time
+from pathlib import Path
+from types import SimpleNamespace
+
+os.environ["RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"] = "0"  # every Ray process on the loopback (see the fixture)
+
+import numpy as np  # noqa: E402
+import pytest  # noqa: E402
+import ray  # noqa: E402
+from ray._private import state as ray_state  # noqa: E402
+from ray.cluster_utils import Cluster  # noqa: E402
+
+import dfir  # noqa: E402
+import dfir.dataflow as df  # noqa: E402
+from dfir.core.flow_info import FlowInfo  # noqa: E402
+from dfir.ge.error import GeError  # noqa: E402
+from dfir.runtime.process_scheduler import WORKER_FAILED  # noqa: E402
+
+WAIT_MS = 30000        # bound for results that must arrive; a broken runtime fails, never hangs
+HERE = Path(__file__).resolve().parent
+
+
+@pytest.fixture(scope="module")
+def cluster():
+    """Two Ray nodes on 127.0.0.1: with RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER=0 Ray takes the
+    loopback as the node IP instead of the interface's. Actors import this module (the UDFs)
+    from PYTHONPATH."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("PYTHONPATH", os.pathsep.join([str(HERE), os.environ.get("PYTHONPATH", "")]))
+        patch.setattr(ray._private.ray_constants, "ENABLE_RAY_CLUSTER", False)
+        ray_cluster = Cluster(initialize_head=True, head_node_args={
+            "num_cpus": 1, "resources": {"dfir_server_0": 1}, "node_ip_address": "127.0.0.1",
+            "include_dashboard": False})
+        try:
+            other = ray_cluster.add_node(num_cpus=1, resources={"dfir_server_1": 1}, node_ip_address="127.0.0.1")
+            ray_cluster.wait_for_nodes(timeout=120)
+            ray.init(address=ray_cluster.address, log_to_driver=False)
+            yield SimpleNamespace(head=ray_cluster.head_node.node_id, other=other.node_id)
+        finally:
+            ray.shutdown()
+            ray_cluster.shutdown()
+
+
+# -- user code (module level: actors import it) -----------------------------------------------
+
+def here() -> str:
+    return ray.get_runtime_context().get_node_id()
+
+
+@df.pyflow
+def stage_a(trail):
+    return trail + [("a", here())]
+
+
+@df.pyflow
+def stage_b(trail):
+    return trail + [("b", here())]
+
+
+@df.pyflow
+def stage_c(trail):
+    return trail + [("c", here())]
+
+
+@df.pyflow
+def scale(x):
+    if x.size == 1 and x[0] == 13:
+        raise ValueError("13 is unlucky")
+    return x * 2
+
+
+@df.pyflow
+def shift(x):
+    return x + 1
+
+
+@df.pyflow
+def slow(x):
+    time.sleep(0.3)
+    return x
+
+
+@df.pyflow
+def same_flow(x):
+    return x
+
+
+@df.pyflow
+def late_on_even(x):
+    """Even transactions run on instance 0 and finish late: this node emits odd ones first."""
+    time.sleep(0.4 if x[0] % 2 == 0 else 0.0)
+    return x
+
+
+@df.pyflow
+def late_on_odd(x):
+    time.sleep(0.4 if x[0] % 2 == 1 else 0.0)
+    return x
+
+
+@df.pyflow
+def pair_flow(a, b):
+    return np.concatenate([a, b])
+
+
+# -- helpers ------------------------------------------------------------------------------------
+
+SERVERS = [{"node_id": 0, "node_type": "x86", "ipaddr": "10.99.99.1", "item_list": [{"item_id": 0}, {"item_id": 1}]},
+           {"node_id": 1, "node_type": "x86", "ipaddr": "10.99.99.2", "item_list": [{"item_id": 0}]}]
+
+
+def ray_options(folder: Path, placements: dict[str, str], servers=SERVERS, cluster="ray") -> dict[str, str]:
+    """Compile options placing each node (a deploy file in the seeds' format) on `servers`."""
+    deploy, resources = folder / "data_flow_deploy_info.json", folder / "numa_config.json"
+    deploy.write_text(json.dumps({"keep_logic_device_order": False, "batch_deploy_info": [
+        {"flow_node_list": [name], "logic_device_list": devices} for name, devices in placements.items()]}))
+    resources.write_text(json.dumps({"cluster": [{"cluster_nodes": servers}]}))
+    return {"ge.experiment.data_flow_deploy_info_path": str(deploy), "ge.resourceConfigPath": str(resources),
+            "dfir.runtime.cluster": cluster}
+
+
+def chain(*nodes):
+    data = df.FlowData(name="x")
+    for node in nodes:
+        data = node(data)
+    return df.FlowGraph([data])
+
+
+def server_actors_alive() -> int:
+    return sum(1 for actor in ray_state.actors().values()
+               if actor["State"] == "ALIVE" and actor["ActorClassName"].endswith("ServerActor"))
+
+
+def wait_until(condition, seconds=30.0):
+    deadline = time.monotonic() + seconds
+    while not condition():
+        assert time.monotonic() < deadline, "condition not met in time"
+        time.sleep(0.1)
+
+
+# -- tests --------------------------------------------------------------------------------------
+
+def test_the_seeds_deploy_example_runs_each_node_on_its_server(cluster, tmp_path):
+    """a on server 0's host CPU, b on server 1, c with one instance on each server: each stage
+    appends the Ray node it ran on. c's instances are in device order (the deploy file does not
+    keep its own): 0:0:1:0, then 0:1:0:0; transaction t runs on instance t % 2."""
+    a, b, c = stage_a.fnode(), stage_b.fnode(), stage_c.fnode()
+    options = ray_options(tmp_path, {a.name: "0:0:-1:0", b.name: "0:1:0:0", c.name: "0:1:0:0,0:0:1:0"})
+    with dfir.load(dfir.compile(chain(a, b, c), options).om) as model:
+        for t in range(1, 5):
+            assert model.feed([[t]]) == 0
+        trails = [model.fetch(timeout=WAIT_MS) for _ in range(4)]
+    assert all(ret == 0 for _, ret in trails), trails
+    by_transaction = {values[0][0]: values[0][1:] for values, _ in trails}
+    assert by_transaction == {t: [("a", cluster.head), ("b", cluster.other),
+                                  ("c", cluster.other if t % 2 else cluster.head)] for t in range(1, 5)}
+
+
+def test_tensors_flow_info_and_errors_cross_servers(cluster, tmp_path):
+    """Small and arena-sized tensors, FlowInfo fields and one failing transaction, over three
+    servers: 0 and 1 matched by their dfir_server_N resource, 7 by its IP (127.0.0.1)."""
+    servers = SERVERS + [{"node_id": 7, "node_type": "x86", "ipaddr": "127.0.0.1", "item_list": [{"item_id": 0}]}]
+    first, second, third = scale.fnode(), shift.fnode(), same_flow.fnode()
+    options = ray_options(tmp_path, {first.name: "0:1:0", second.name: "0:0:1", third.name: "0:7:0"}, servers)
+    big = np.arange(1 << 18, dtype=np.float32)  # 1 MiB: travels as an arena block inside a server
+    with dfir.load(dfir.compile(chain(first, second, third), options).om) as model:
+        model.feed_data([np.array([1, 2], dtype=np.int32)], FlowInfo(start_time=5, end_time=6, transaction_id=40))
+        model.feed_data([np.array([13], dtype=np.int32)])
+        model.feed_data([big])
+        results = [model.fetch_data(timeout=WAIT_MS) for _ in range(3)]
+    (small, info, ret), (_, failed_info, failed), (large, _, large_ret) = results
+    assert ret == 0 and small[0].numpy().tolist() == [3, 5]
+    assert (info.start_time, info.end_time, info.transaction_id) == (5, 6, 40)
+    assert failed == 564000 and failed_info.transaction_id == 1  # the counter ignores fed ids
+    assert failed.message.startswith("UDF scale_fnode.scale raised ValueError: 13 is unlucky"), failed.message
+    assert large_ret == 0 and np.array_equal(large[0].numpy(), big * 2 + 1)
+
+
+def test_alignment_pairs_replicas_that_run_on_different_servers(cluster, tmp_path):
+    """The seed's alignment scenario with A and B replicated over both servers: instance 0 on
+    server 1 finishes late, so each branch emits out of order; C pairs by transaction id."""
+    x = same_flow.fnode()
+    a_node, b_node, c_node = late_on_even.fnode(), late_on_odd.fnode(), pair_flow.fnode()
+    data = x(df.FlowData(name="x"))
+    graph = df.FlowGraph([c_node(a_node(data), b_node(data))])
+    graph.set_inputs_align_attrs(256, -1, False)
+    options = ray_options(tmp_path, {x.name: "0:0:0", a_node.name: "0:1:0,0:0:0", b_node.name: "0:1:0,0:0:1",
+                                     c_node.name: "0:0:1"})
+    with dfir.load(dfir.compile(graph, options).om) as model:
+        for t in range(1, 7):
+            model.feed_data([np.array([t])])
+        results = [model.fetch_data(timeout=WAIT_MS) for _ in range(6)]
+    assert all(ret == 0 for _, _, ret in results), results
+    assert sorted((info.transaction_id, tensors[0].numpy().tolist()) for tensors, info, _ in results) == [
+        (t, [t, t]) for t in range(1, 7)]
+
+
+def test_a_killed_actor_fails_the_transactions_in_flight_naming_node_server_and_device(cluster, tmp_path):
+    first, second = same_flow.fnode(), slow.fnode()
+    options = ray_options(tmp_path, {first.name: "0:0:0", second.name: "0:1:0"})
+    model = dfir.load(dfir.compile(chain(first, second), options).om)
+    try:
+        for t in range(1, 5):
+            model.feed_data([np.array([t])])
+        assert model.fetch_data(timeout=WAIT_MS)[2] == 0
+        ray.kill(model._scheduler.actors[1], no_restart=True)
+        failures = [model.fetch_data(timeout=WAIT_MS) for _ in range(3)]
+        for tensors, _, ret in failures:
+            assert tensors == [] and ret == WORKER_FAILED
+            assert ret.message.startswith(f"nodes '{second.name}' on devices 0:1:0 of server 1 (10.99.99.2): "
+                                          f"the server's Ray actor died"), ret.message
+        assert sorted(info.transaction_id for _, info, _ in failures) == [2, 3, 4]
+        with pytest.raises(GeError, match="the model failed: nodes 'slow_fnode' on devices 0:1:0 of server 1"):
+            model.feed_data([np.array([9])])
+    finally:
+        model.close()
+    wait_until(lambda: server_actors_alive() == 0)
+
+
+def test_a_killed_worker_of_a_server_fails_the_model_naming_its_server(cluster, tmp_path):
+    first, second = same_flow.fnode(), slow.fnode()
+    options = ray_options(tmp_path, {first.name: "0:0:0", second.name: "0:1:0"})
+    with dfir.load(dfir.compile(chain(first, second), options).om) as model:
+        model.feed_data([np.array([1])])
+        (pid,) = ray.get(model._scheduler.actors[1].worker_pids.remote(), timeout=WAIT_MS / 1000)
+        os.kill(pid, signal.SIGKILL)
+        _, info, ret = model.fetch_data(timeout=WAIT_MS)
+    assert ret == WORKER_FAILED and info.transaction_id == 1
+    assert ret.message.startswith(f"node '{second.name}' on device 0:1:0: worker process {pid} was killed by "
+                                  f"signal 9 (SIGKILL) (server 1 (10.99.99.2), Ray node {cluster.other})"), ret.message
+
+
+def test_a_server_no_ray_node_matches_fails_the_load(cluster, tmp_path):
+    servers = SERVERS + [{"node_id": 2, "node_type": "x86", "ipaddr": "10.99.99.3", "item_list": [{"item_id": 0}]}]
+    node = same_flow.fnode()
+    om = dfir.compile(chain(node), ray_options(tmp_path, {node.name: "0:2:0"}, servers)).om
+    with pytest.raises(GeError) as error:
+        dfir.load(om)
+    assert error.value.error_message == ("server 2 (10.99.99.3): no node of the Ray cluster offers the resource "
+                                         "dfir_server_2 or has the IP 10.99.99.3; nodes ['same_flow_fnode'] are "
+                                         "placed on it")
+    assert server_actors_alive() == 0
+
+
+def test_twenty_loads_and_closes_leave_no_actors_behind(cluster, tmp_path):
+    node = shift.fnode()
+    om = dfir.compile(chain(node), ray_options(tmp_path, {node.name: "0:1:0"})).om
+    pids = []
+    for cycle in range(20):
+        with dfir.load(om) as model:
+            model.feed_data([np.array([cycle])])
+            tensors, _, ret = model.fetch_data(timeout=WAIT_MS)
+            assert ret == 0 and tensors[0].numpy().tolist() == [cycle + 1]
+            pids += ray.get(model._scheduler.actors[0].worker_pids.remote(), timeout=WAIT_MS / 1000)
+    wait_until(lambda: server_actors_alive() == 0)
+    assert [pid for pid in pids if Path(f"/proc/{pid}").exists()] == []
