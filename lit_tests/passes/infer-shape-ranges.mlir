@@ -89,3 +89,18 @@ ge.graph @resize_scaled {
   %y = ge.resize_bilinear %x, %hw2 align_corners : (!ge.tensor<[1, 3, 1:1728, 1:1728], f32, NCHW>, !ge.tensor<[2], i64>) -> !ge.tensor<[1, 3, -1, -1], f32, NCHW>
   ge.output %y : !ge.tensor<[1, 3, -1, -1], f32, NCHW>
 }
+
+// Tile multiplies a range by its repeat; expand broadcasts a range against 1s; top-k fixes its
+// axis to k and keeps the rest.
+// CHECK-LABEL: ge.graph @tile_expand_top_k
+// CHECK-NEXT:    %x = ge.data 0 "x" : !ge.tensor<[1:4, 1, 6], f32>
+// CHECK-NEXT:    %t = ge.tile %x repeats [3, 2, 1] : !ge.tensor<[1:4, 1, 6], f32> -> !ge.tensor<[3:12, 2, 6], f32>
+// CHECK-NEXT:    %e = ge.expand %x shape [2, 1, 5, 1] : !ge.tensor<[1:4, 1, 6], f32> -> !ge.tensor<[2, 1:4, 5, 6], f32>
+// CHECK-NEXT:    %v, %i = ge.top_k %t k 2 axis 0 largest sorted : !ge.tensor<[3:12, 2, 6], f32> -> (!ge.tensor<[2, 2, 6], f32>, !ge.tensor<[2, 2, 6], i64>)
+ge.graph @tile_expand_top_k {
+  %x = ge.data 0 "x" : !ge.tensor<[1:4, 1, 6], f32>
+  %t = ge.tile %x repeats [3, 2, 1] : !ge.tensor<[1:4, 1, 6], f32> -> !ge.tensor<[-1, 2, 6], f32>
+  %e = ge.expand %x shape [2, 1, 5, 1] : !ge.tensor<[1:4, 1, 6], f32> -> !ge.tensor<[2, -1, 5, 6], f32>
+  %v, %i = ge.top_k %t k 2 axis 0 largest sorted : !ge.tensor<[-1, 2, 6], f32> -> (!ge.tensor<[2, 2, 6], f32>, !ge.tensor<[2, 2, 6], i64>)
+  ge.output %e, %v, %i : !ge.tensor<[2, -1, 5, 6], f32>, !ge.tensor<[2, 2, 6], f32>, !ge.tensor<[2, 2, 6], i64>
+}

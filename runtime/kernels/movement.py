@@ -88,6 +88,15 @@ def _shape(args, attrs):
     return (np.array(args[0].shape, dtype=np.int64),)
 
 
+def _expand(args, attrs):
+    (x,) = args
+    return (np.broadcast_to(x, np.broadcast_shapes(x.shape, tuple(attrs["shape"]))),)
+
+
+def _tile(args, attrs):
+    return (np.tile(args[0], attrs["repeats"]),)
+
+
 KERNELS: dict[str, Kernel] = {
     "reshape": _reshape,
     "transpose": _transpose,
@@ -100,4 +109,6 @@ KERNELS: dict[str, Kernel] = {
     "pad": _pad,
     "flatten": _flatten,
     "shape": _shape,
+    "expand": _expand,
+    "tile": _tile,
 }

@@ -26,6 +26,22 @@ def _softmax(imp, node):
     return [imp.g.softmax(imp.tensor(node, 0), axis=attribute(node, "axis", -1), name=imp.name(node))]
 
 
+def _log_softmax(imp, node):
+    return [imp.g.log_softmax(imp.tensor(node, 0), axis=attribute(node, "axis", -1), name=imp.name(node))]
+
+
+def _instance_norm(imp, node):
+    x, scale, bias = (imp.tensor(node, i) for i in range(3))
+    return [imp.g.instance_norm(x, scale, bias, epsilon=attribute(node, "epsilon", 1e-5), name=imp.name(node))]
+
+
+def _lrn(imp, node):
+    attrs = attributes_of(node)
+    return [imp.g.lrn(imp.tensor(node, 0), attrs["size"], alpha=attrs.get("alpha", 1e-4), beta=attrs.get("beta", 0.75),
+                      bias=attrs.get("bias", 1.0), name=imp.name(node))]
+
+
 CONVERTERS: dict[str, Converter] = {
     "BatchNormalization": _batch_norm, "LayerNormalization": _layer_norm, "Softmax": _softmax,
+    "LogSoftmax": _log_softmax, "InstanceNormalization": _instance_norm, "LRN": _lrn,
 }
