@@ -327,3 +327,50 @@ def test_conv_transpose_errors():
     with pytest.raises(GeError, match=r"ConvTranspose: output_shape or auto_pad SAME_UPPER needs fixed spatial "
                                       r"dimensions, got shape \[-1, -1, -1, -1\]"):
         Graph.from_onnx(model)
+
+
+# --- einsum ---------------------------------------------------------------------------------------
+
+EINSUMS = [("ij,jk->ik", [(2, 3), (3, 4)]), ("bij, bjk -> bik", [(5, 2, 3), (5, 3, 4)]), ("i,i", [(5,), (5,)]),
+           ("ij->ji", [(3, 4)]), ("ij->i", [(3, 4)]), ("ijk->", [(2, 3, 4)]), ("ij,jk", [(2, 3), (3, 4)]),
+           ("...ij,...jk->...ik", [(2, 2, 3), (2, 3, 4)]), ("bhqd,bhkd->bhqk", [(1, 2, 3, 4), (1, 2, 5, 4)]),
+           ("ij,ij->ij", [(2, 3), (2, 3)]), ("i,j->ij", [(3,), (4,)]), ("abc,cd->bda", [(2, 3, 4), (4, 5)]),
+           ("ik,jkl->ijl", [(2, 3), (4, 3, 2)]), ("->", [()])]
+
+
+@pytest.mark.parametrize("equation, shapes", EINSUMS, ids=[e for e, _ in EINSUMS])
+def test_einsum_matches_onnxruntime(equation, shapes):
+    inputs = {f"x{i}": floats(shape, i) for i, shape in enumerate(shapes)}
+    check(onnx_model([node("Einsum", list(inputs), equation=equation)], inputs), inputs, rtol=1e-5)
+
+
+def test_einsum_with_a_dynamic_batch():
+    inputs = {"a": floats((3, 2, 4)), "b": floats((3, 4, 5), 1)}
+    model = onnx_model([node("Einsum", ["a", "b"], equation="nij,njk->nki")], inputs)
+    for value in model.graph.input:
+        value.type.tensor_type.shape.dim[0].dim_param = "N"
+    check(model, inputs)
+
+
+def test_einsum_refusals():
+    x = {"x": floats((3, 3))}
+    assert _import_error([node("Einsum", ["x"], equation="ii->i")], x) == (
+        "onnx=g; node=einsum; Einsum: equation 'ii->i' repeats a letter within an operand (a diagonal), which is not "
+        "supported")
+    three = {"a": floats((2,)), "b": floats((2,), 1), "c": floats((2,), 2)}
+    assert _import_error([node("Einsum", ["a", "b", "c"], equation="i,i,i->i")], three) == (
+        "onnx=g; node=einsum; Einsum: only one or two operands are supported, got 3")
+
+
+def test_einsum_equation_that_misses_an_operand_or_a_rank():
+    def model(equation, count):
+        inputs = [helper.make_tensor_value_info(f"x{i}", onnx.TensorProto.FLOAT, [2, 3]) for i in range(count)]
+        graph = helper.make_graph([node("Einsum", [f"x{i}" for i in range(count)], equation=equation)], "g", inputs,
+                                  [helper.make_tensor_value_info("y0", onnx.TensorProto.FLOAT, [2])])
+        return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)])
+    with pytest.raises(GeError, match=r"^onnx=g; node=einsum; Einsum: equation 'ij,jk->ik' names 2 operands, "
+                                      r"the node has 1$"):
+        Graph.from_onnx(model("ij,jk->ik", 1))
+    with pytest.raises(GeError, match=r"^onnx=g; node=einsum; Einsum: equation 'ijk->i' gives an operand of rank 2 "
+                                      r"the letters 'ijk'$"):
+        Graph.from_onnx(model("ijk->i", 1))
