@@ -374,3 +374,83 @@ def test_einsum_equation_that_misses_an_operand_or_a_rank():
     with pytest.raises(GeError, match=r"^onnx=g; node=einsum; Einsum: equation 'ijk->i' gives an operand of rank 2 "
                                       r"the letters 'ijk'$"):
         Graph.from_onnx(model("ijk->i", 1))
+
+
+# --- attention ------------------------------------------------------------------------------------
+
+ATTENTIONS = {
+    "4d": ({}, {"Q": (2, 3, 4, 8), "K": (2, 3, 6, 8), "V": (2, 3, 6, 5)}),
+    "4d gqa causal": ({"is_causal": 1}, {"Q": (1, 4, 5, 8), "K": (1, 2, 5, 8), "V": (1, 2, 5, 8)}),
+    "3d heads scaled": ({"q_num_heads": 4, "kv_num_heads": 2, "scale": 0.3},
+                        {"Q": (2, 3, 16), "K": (2, 5, 8), "V": (2, 5, 12)}),
+    "float mask shorter than the keys": ({}, {"Q": (1, 2, 3, 4), "K": (1, 2, 5, 4), "V": (1, 2, 5, 4),
+                                              "attn_mask": (3, 4)}),
+    "bool mask and softcap": ({"softcap": 2.0}, {"Q": (1, 2, 3, 4), "K": (1, 2, 4, 4), "V": (1, 2, 4, 4),
+                                                  "attn_mask": (1, 2, 3, 4, "bool")}),
+    "past and present, causal, qk with bias": (
+        {"is_causal": 1, "qk_matmul_output_mode": 2},
+        {"Q": (1, 2, 3, 4), "K": (1, 2, 3, 4), "V": (1, 2, 3, 4), "attn_mask": (3, 5),
+         "past_key": (1, 2, 2, 4), "past_value": (1, 2, 2, 4)}),
+    "qk after softmax": ({"qk_matmul_output_mode": 3}, {"Q": (1, 1, 2, 4), "K": (1, 1, 3, 4), "V": (1, 1, 3, 4)}),
+    "sliding window": ({"left_window_size": 1, "right_window_size": 0},
+                       {"Q": (1, 1, 4, 4), "K": (1, 1, 4, 4), "V": (1, 1, 4, 4)}),
+}
+_ATTENTION_INPUTS = ["Q", "K", "V", "attn_mask", "past_key", "past_value"]
+
+
+@pytest.mark.parametrize("case", list(ATTENTIONS))
+def test_attention_matches_onnx(case):
+    attrs, shapes = ATTENTIONS[case]
+    inputs = {}
+    for i, (name, shape) in enumerate(shapes.items()):
+        inputs[name] = floats(shape[:-1], i) > -1 if shape[-1] == "bool" else floats(shape, i)
+    if case == "bool mask and softcap":
+        inputs["attn_mask"][0, 1, 2] = False  # a row with no key: zeros
+    names = [n if n in inputs else "" for n in _ATTENTION_INPUTS]
+    while not names[-1]:
+        names.pop()
+    outputs = ["y", *(["present_key", "present_value"] if "past_key" in inputs else ["", ""]),
+               *(["qk"] if "qk_matmul_output_mode" in attrs else [])]
+    model = onnx_model([node("Attention", names, outputs=outputs, **attrs)], inputs,
+                       opset=25 if "left_window_size" in attrs else 23)
+    if case in ("sliding window", "past and present, causal, qk with bias", "float mask shorter than the keys"):
+        # onnxruntime has no windows yet, takes no mask shorter than the keys and masks its qk
+        # output with the lowest float, not -inf as the ONNX spec: onnx's reference evaluator is
+        # the expectation.
+        expected = ReferenceEvaluator(model).run(None, inputs)
+        got, _ = run_graph(Graph.from_onnx(model), [inputs[n] for n in inputs])
+        for a, e in zip(got, expected, strict=True):
+            np.testing.assert_allclose(a, e, rtol=1e-5, atol=1e-6)
+    else:
+        check(model, inputs, rtol=1e-4)
+
+
+def test_attention_refusals():
+    shapes = {"Q": floats((1, 2, 8)), "K": floats((1, 2, 8), 1), "V": floats((1, 2, 8), 2)}
+    model = onnx_model([node("Attention", list(shapes), q_num_heads=3, kv_num_heads=3)], shapes, opset=23)
+    with pytest.raises(GeError, match=r"^onnx=g; node=attention; Attention: the hidden size of q \[1, 2, 8\] is not a "
+                                      r"fixed multiple of 3 heads$"):
+        Graph.from_onnx(model)
+    shapes = {"Q": floats((1, 2, 3, 4)), "K": floats((1, 2, 3, 4), 1), "V": floats((1, 2, 3, 4), 2)}
+    model = onnx_model([node("Attention", list(shapes), is_causal=1, scale=0.5)], shapes, opset=23, dynamic=True)
+    with pytest.raises(GeError, match=r"Attention: is_causal and windows need fixed sequence lengths"):
+        Graph.from_onnx(model)
+
+
+@pytest.mark.parametrize("inputs, attrs, message", [
+    (["Q", "K", "V"], {}, "a 3-D q needs the q_num_heads attribute"),
+    (["Q", "K", "V", "", "P"], {"q_num_heads": 2, "kv_num_heads": 2}, "past_key and past_value must be given together"),
+    (["Q", "K", "V", "", "", "", "N"], {"q_num_heads": 2, "kv_num_heads": 2}, "the nonpad_kv_seqlen input is not supported"),
+    (["Q", "K", "V"], {"q_num_heads": 2, "kv_num_heads": 2, "qk_matmul_output_mode": 4},
+     "qk_matmul_output_mode 4 is not one of 0, 1, 2, 3"),
+])
+def test_attention_forms_that_do_not_import(inputs, attrs, message):
+    types = {"Q": [1, 2, 8], "K": [1, 2, 8], "V": [1, 2, 8], "P": [1, 2, 2, 4], "N": [1]}
+    infos = [helper.make_tensor_value_info(n, onnx.TensorProto.INT64 if n == "N" else onnx.TensorProto.FLOAT, types[n])
+             for n in dict.fromkeys(i for i in inputs if i)]
+    graph = helper.make_graph([node("Attention", inputs, outputs=["y"], **attrs)], "g", infos,
+                              [helper.make_tensor_value_info("y", onnx.TensorProto.FLOAT, [1, 2, 8])])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 24)])
+    with pytest.raises(GeError) as info:
+        Graph.from_onnx(model)
+    assert str(info.value) == f"onnx=g; node=attention; Attention: {message}"

@@ -3,6 +3,7 @@ Shape and Constant have no converter: they are always folded (see `dfir.frontend
 from __future__ import annotations
 
 from dfir.frontend.ge.onnx.ops import (
+    attention,
     contraction,
     elementwise,
     movement,
@@ -13,7 +14,7 @@ from dfir.frontend.ge.onnx.ops import (
 )
 from dfir.frontend.ge.onnx.ops.converter import Converter
 
-FAMILIES = (elementwise, contraction, window, normalization, movement, reduction, resize)
+FAMILIES = (elementwise, contraction, window, normalization, movement, reduction, resize, attention)
 
 CONVERTERS: dict[str, Converter] = {op: convert for family in FAMILIES for op, convert in family.CONVERTERS.items()}
 """ONNX op type -> its converter (its outputs' values, in order)."""
