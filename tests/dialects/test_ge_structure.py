@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
-from onnx import helper
+from onnx import helper, numpy_helper
 from onnx.reference import ReferenceEvaluator
 
 import dfir.data_type as dt
@@ -454,3 +454,66 @@ def test_attention_forms_that_do_not_import(inputs, attrs, message):
     with pytest.raises(GeError) as info:
         Graph.from_onnx(model)
     assert str(info.value) == f"onnx=g; node=attention; Attention: {message}"
+
+
+# --- EyeLike, Size, Hardmax, MeanVarianceNormalization, GroupNormalization -----------------------
+
+@pytest.mark.parametrize("attrs", [{}, {"k": 1, "dtype": onnx.TensorProto.FLOAT}, {"k": -2, "dtype": onnx.TensorProto.INT64}])
+def test_eye_like_matches_onnxruntime(attrs):
+    inputs = {"x": ints_of((3, 4), np.int32)}
+    check(onnx_model([node("EyeLike", ["x"], **attrs)], inputs), inputs)
+
+
+@pytest.mark.parametrize("dynamic", [False, True])
+def test_size_matches_onnxruntime(dynamic):
+    inputs = {"x": floats((2, 3, 4))}
+    check(onnx_model([node("Size", ["x"])], inputs, dynamic=dynamic), inputs)
+
+
+@pytest.mark.parametrize("axis", [-1, 0, 1])
+def test_hardmax_matches_onnxruntime(axis):
+    inputs = {"x": np.round(floats((3, 4, 5)))}  # ties: the first maximum wins
+    check(onnx_model([node("Hardmax", ["x"], axis=axis)], inputs), inputs)
+
+
+@pytest.mark.parametrize("axes", [None, [1], [0, 2]])
+def test_mean_variance_normalization_matches_onnxruntime(axes):
+    inputs = {"x": floats((2, 3, 4, 2))}
+    attrs = {} if axes is None else {"axes": axes}
+    if axes is None:  # ONNX shape inference fails on the function of the default axes: the output is declared
+        graph = helper.make_graph([node("MeanVarianceNormalization", ["x"], outputs=["y"])], "g",
+                                  [helper.make_tensor_value_info("x", onnx.TensorProto.FLOAT, [2, 3, 4, 2])],
+                                  [helper.make_tensor_value_info("y", onnx.TensorProto.FLOAT, [2, 3, 4, 2])])
+        model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    else:
+        model = onnx_model([node("MeanVarianceNormalization", ["x"], **attrs)], inputs, opset=13)
+    check(model, inputs, rtol=1e-4, atol=1e-5)
+
+
+def _group_norm_model(shape, groups, **attrs) -> onnx.ModelProto:
+    """ONNX shape inference does not type GroupNormalization's output: it is declared here."""
+    infos = [helper.make_tensor_value_info("x", onnx.TensorProto.FLOAT, ["N", *shape[1:]])]
+    weights = [numpy_helper.from_array(floats((shape[1],), i), n) for i, n in enumerate(("s", "b"))]
+    graph = helper.make_graph([node("GroupNormalization", ["x", "s", "b"], outputs=["y"], num_groups=groups, **attrs)],
+                              "g", infos, [helper.make_tensor_value_info("y", onnx.TensorProto.FLOAT, ["N", *shape[1:]])],
+                              weights)
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 21)])
+
+
+def test_group_normalization_matches_onnxruntime():
+    inputs = {"x": floats((3, 4, 2, 2))}
+    check(_group_norm_model((3, 4, 2, 2), 2, epsilon=1e-3), inputs, rtol=1e-4, atol=1e-5)
+
+
+def test_generation_refusals():
+    model = onnx_model([node("EyeLike", ["x"])], {"x": floats((2, 3))}, dynamic=True)
+    with pytest.raises(GeError, match=r"^onnx=g; node=eyelike; EyeLike: the input must be a matrix of fixed shape, "
+                                      r"got shape \[-1, -1\]$"):
+        Graph.from_onnx(model)
+    model = onnx_model([node("Hardmax", ["x"], axis=1)], {"x": floats((2, 3))}, dynamic=True)
+    with pytest.raises(GeError, match=r"^onnx=g; node=hardmax; Hardmax: dimension 1 must be fixed, got shape \[-1, -1\]$"):
+        Graph.from_onnx(model)
+    model = _group_norm_model((1, 4, 2), 3)
+    with pytest.raises(GeError, match=r"GroupNormalization: channels and spatial dimensions must be fixed, with "
+                                      r"channels a multiple of num_groups 3; got shape \[-1, 4, 2\]$"):
+        Graph.from_onnx(model)

@@ -6,6 +6,7 @@ from dfir.frontend.ge.onnx.ops import (
     attention,
     contraction,
     elementwise,
+    generation,
     movement,
     normalization,
     reduction,
@@ -14,7 +15,7 @@ from dfir.frontend.ge.onnx.ops import (
 )
 from dfir.frontend.ge.onnx.ops.converter import Converter
 
-FAMILIES = (elementwise, contraction, window, normalization, movement, reduction, resize, attention)
+FAMILIES = (elementwise, contraction, window, normalization, movement, reduction, resize, attention, generation)
 
 CONVERTERS: dict[str, Converter] = {op: convert for family in FAMILIES for op, convert in family.CONVERTERS.items()}
 """ONNX op type -> its converter (its outputs' values, in order)."""
