@@ -59,7 +59,7 @@ __all__ = ["BACKENDS", "GE", "LOC_ATTR", "REQUESTED_BACKEND_ATTR", "GraphOp", "O
            "slice_bounds", "slice_length",
            "ExpandOp", "TileOp", "LogSoftmaxOp", "ReduceProdOp", "ReduceMinOp", "ReduceL1Op", "ReduceL2Op",
            "ReduceSumSquareOp", "ReduceLogSumOp", "ReduceLogSumExpOp", "ArgMaxOp", "ArgMinOp", "TopKOp",
-           "InstanceNormOp", "LrnOp", "ConvTransposeOp"]
+           "InstanceNormOp", "LrnOp", "ConvTransposeOp", "TriluOp"]
 
 
 BACKENDS = ("reference", "iree-cpu", "iree-cuda")
@@ -1968,6 +1968,34 @@ class ConvTransposeOp(ShapedOp):
         return [x.with_dims([x.dims[0], out_channels, *spatial])]
 
 
+@irdl_op_definition
+class TriluOp(ShapedOp):
+    """The upper (`upper`) or lower triangle of the last two dimensions, the rest zeros: element
+    (i, j) is kept when `j - i >= k` (upper) or `j - i <= k` (lower), as ONNX Trilu.
+
+        %y = ge.trilu %x k 1 upper : !ge.tensor<[-1, 4, 5], f32>
+    """
+
+    name = "ge.trilu"
+
+    T: ClassVar = VarConstraint("T", base(GeTensorType))
+    input = operand_def(T)
+    k = prop_def(IntegerAttr[I64])
+    upper = opt_prop_def(UnitAttr)
+    result = result_def(T)
+
+    traits = traits_def(Pure())
+
+    assembly_format = "$input `k` $k (`upper` $upper^)? attr-dict `:` type($result)"
+
+    @classmethod
+    def infer_types(cls, operand_types, properties, operand_values=None):
+        (x,) = operand_types
+        if x.rank < 2:
+            raise VerifyException(f"{cls.name}: input must have rank >= 2, got {format_shape(x)}")
+        return [x]
+
+
 GE = Dialect("ge", [GraphOp, OutputOp, DataOp, ConstOp, AddOp, SubOp, MulOp, ReluOp, MatMulOp,
                     ReshapeOp, VariableOp, IdentityOp, DivOp, PowOp, MaximumOp, MinimumOp, SqrtOp, ExpOp,
                     LogOp, TanhOp, SigmoidOp, GeluOp, ErfOp, BatchMatMulOp, GemmOp, Conv2DOp, MaxPoolOp,
@@ -1976,4 +2004,4 @@ GE = Dialect("ge", [GraphOp, OutputOp, DataOp, ConstOp, AddOp, SubOp, MulOp, Rel
                     ReduceMeanOp, ReduceMaxOp, CastOp, ShapeOp, ResizeBilinearOp,
                     ExpandOp, TileOp, LogSoftmaxOp, ReduceProdOp, ReduceMinOp, ReduceL1Op, ReduceL2Op,
                     ReduceSumSquareOp, ReduceLogSumOp, ReduceLogSumExpOp, ArgMaxOp, ArgMinOp, TopKOp,
-                    InstanceNormOp, LrnOp, ConvTransposeOp], [GeTensorType, SlotAttr])
+                    InstanceNormOp, LrnOp, ConvTransposeOp, TriluOp], [GeTensorType, SlotAttr])

@@ -481,9 +481,22 @@ def _tile(builder: FuncBuilder, op: ge.TileOp) -> list[SSAValue]:
     return [_collapse(builder, copies, [[2 * a, 2 * a + 1] for a in range(rank)])]
 
 
+def _trilu(builder: FuncBuilder, op: ge.TriluOp) -> list[SSAValue]:
+    """`select(j - i >= k, x, 0)` (upper; `<=` lower) over the last two loop indices."""
+    rank = op.result.type.rank
+    k, t = op.k.value.data, op.result.type.element_type
+
+    def keep(b: Body, v: SSAValue) -> SSAValue:
+        offset = b.add(arith.SubiOp(b.index(rank - 1), b.index(rank - 2)))
+        kept = b.add(arith.CmpiOp(offset, b.constant(k, IndexType()), "sge" if op.upper is not None else "sle"))
+        return b.add(arith.SelectOp(kept, v, b.constant(0, t)))
+
+    return [builder.elementwise([builder.value(op.input)], op.result.type, keep)]
+
+
 LOWERINGS: dict[type[Operation], Callable] = {
     ge.ReshapeOp: _reshape, ge.FlattenOp: _flatten, ge.SqueezeOp: _squeeze, ge.UnsqueezeOp: _unsqueeze,
     ge.TransposeOp: _transpose, ge.ConcatOp: _concat, ge.SplitOp: _split, ge.SliceOp: _slice,
     ge.GatherOp: _gather, ge.PadOp: _pad, ge.ShapeOp: _shape,
-    ge.ExpandOp: _expand_op, ge.TileOp: _tile,
+    ge.ExpandOp: _expand_op, ge.TileOp: _tile, ge.TriluOp: _trilu,
 }

@@ -97,6 +97,14 @@ def _tile(args, attrs):
     return (np.tile(args[0], attrs["repeats"]),)
 
 
+def _trilu(args, attrs):
+    (x,) = args
+    rows, cols = x.shape[-2:]
+    offset = np.arange(cols)[None, :] - np.arange(rows)[:, None]
+    keep = offset >= attrs["k"] if attrs.get("upper", False) else offset <= attrs["k"]
+    return (np.where(keep, x, x.dtype.type(0)),)
+
+
 KERNELS: dict[str, Kernel] = {
     "reshape": _reshape,
     "transpose": _transpose,
@@ -111,4 +119,5 @@ KERNELS: dict[str, Kernel] = {
     "shape": _shape,
     "expand": _expand,
     "tile": _tile,
+    "trilu": _trilu,
 }

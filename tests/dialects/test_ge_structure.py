@@ -517,3 +517,16 @@ def test_generation_refusals():
     with pytest.raises(GeError, match=r"GroupNormalization: channels and spatial dimensions must be fixed, with "
                                       r"channels a multiple of num_groups 3; got shape \[-1, 4, 2\]$"):
         Graph.from_onnx(model)
+
+
+@pytest.mark.parametrize("upper, k", [(1, 0), (0, 0), (1, -1), (0, 2), (1, 9)])
+def test_trilu_matches_onnxruntime(upper, k):
+    inputs = {"x": ints_of((2, 3, 4), np.int64)}
+    check(onnx_model([node("Trilu", ["x", "k"], upper=upper)], inputs, {"k": np.array(k, np.int64)}, dynamic=True),
+          inputs)
+
+
+def test_trilu_of_a_vector_is_refused():
+    g = Graph("g")
+    with pytest.raises(GeError, match=r"ge.trilu: input must have rank >= 2, got \[3\]"):
+        g.trilu(g.data(0, [3], F32, name="x"))

@@ -456,6 +456,11 @@ class Graph:
                       "groups": self._int(groups, "conv_transpose groups")}
         return self._add_op(ge.ConvTransposeOp, name, "conv_transpose", (x, filter, _optional(bias)), properties)
 
+    def trilu(self, x: Value, k: int = 0, upper: bool = True, name: str | None = None) -> Value:
+        """The upper (or lower) triangle of the last two dimensions above diagonal `k`, zeros elsewhere."""
+        properties = {"k": self._int(k, "trilu k"), **self._flags("trilu", upper=upper)}
+        return self._add_op(ge.TriluOp, name, "trilu", (x,), properties)
+
     def _arg_reduce(self, op_class: type[ge.ShapedOp], kind: str, x: Value, axis, keep_dims: bool,
                     select_last_index: bool, name: str | None) -> Value:
         properties = {"axis": self._int(axis, f"{kind} axis"),

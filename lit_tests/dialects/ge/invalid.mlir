@@ -803,3 +803,13 @@ ge.graph @conv_transpose_pads {
   %y = ge.conv_transpose %img, %w strides [1, 1] pads [3, 3, 0, 0] dilations [1, 1] output_padding [0, 0] groups 1 : (!ge.tensor<[1, 2, 4, 4], f32>, !ge.tensor<[2, 1, 2, 2], f32>) -> !ge.tensor<[1, 1, 0, 5], f32>
   ge.output %y : !ge.tensor<[1, 1, 0, 5], f32>
 }
+
+// -----
+
+// A triangle of a vector.
+// CHECK: ge.trilu: input must have rank >= 2, got [3]
+ge.graph @trilu_rank {
+  %x = ge.data 0 "x" : !ge.tensor<[3], f32>
+  %y = ge.trilu %x k 0 upper : !ge.tensor<[3], f32>
+  ge.output %y : !ge.tensor<[3], f32>
+}

@@ -403,7 +403,6 @@ ge.graph @normalizations {
 // CHECK-NEXT:    %z = ge.conv_transpose %x, %w, %b strides [1, 2] pads [0, -1, 2, 0] dilations [2, 1] output_padding [0, 0] groups 2 : (!ge.tensor<[-1, 8, 4, 4], f32>, !ge.tensor<[8, 3, 3, 3], f32>, !ge.tensor<[6], f32>) -> !ge.tensor<[-1, 6, 9, 7], f32>
 // CHECK-NEXT:    ge.output %y, %z : !ge.tensor<[-1, 3, 8, 8], f32>, !ge.tensor<[-1, 6, 9, 7], f32>
 // CHECK-NEXT:  }
-// CHECK-NEXT:  }
 // GENERIC-LABEL: "ge.graph"() <{sym_name = "conv_transpose"}> ({
 // GENERIC:         %z = "ge.conv_transpose"(%x, %w, %b) <{strides = array<i64: 1, 2>, pads = array<i64: 0, -1, 2, 0>, dilations = array<i64: 2, 1>, output_padding = array<i64: 0, 0>, groups = 2 : i64}> : (!ge.tensor<[-1, 8, 4, 4], f32>, !ge.tensor<[8, 3, 3, 3], f32>, !ge.tensor<[6], f32>) -> !ge.tensor<[-1, 6, 9, 7], f32>
 ge.graph @conv_transpose {
@@ -413,4 +412,20 @@ ge.graph @conv_transpose {
   %y = ge.conv_transpose %x, %w strides [2, 2] pads [1, 1, 1, 1] dilations [1, 1] output_padding [1, 1] groups 1 : (!ge.tensor<[-1, 8, 4, 4], f32>, !ge.tensor<[8, 3, 3, 3], f32>) -> !ge.tensor<[-1, 3, 8, 8], f32>
   %z = ge.conv_transpose %x, %w, %b strides [1, 2] pads [0, -1, 2, 0] dilations [2, 1] output_padding [0, 0] groups 2 : (!ge.tensor<[-1, 8, 4, 4], f32>, !ge.tensor<[8, 3, 3, 3], f32>, !ge.tensor<[6], f32>) -> !ge.tensor<[-1, 6, 9, 7], f32>
   ge.output %y, %z : !ge.tensor<[-1, 3, 8, 8], f32>, !ge.tensor<[-1, 6, 9, 7], f32>
+}
+
+// Trilu keeps a triangle of the last two dimensions.
+// CHECK-LABEL: ge.graph @trilu {
+// CHECK-NEXT:    %x = ge.data 0 "x" : !ge.tensor<[-1, 4, 5], f32>
+// CHECK-NEXT:    %u = ge.trilu %x k 1 upper : !ge.tensor<[-1, 4, 5], f32>
+// CHECK-NEXT:    %l = ge.trilu %u k -2 : !ge.tensor<[-1, 4, 5], f32>
+// CHECK-NEXT:    ge.output %l : !ge.tensor<[-1, 4, 5], f32>
+// CHECK-NEXT:  }
+// GENERIC-LABEL: "ge.graph"() <{sym_name = "trilu"}> ({
+// GENERIC:         %u = "ge.trilu"(%x) <{k = 1 : i64, upper}> : (!ge.tensor<[-1, 4, 5], f32>) -> !ge.tensor<[-1, 4, 5], f32>
+ge.graph @trilu {
+  %x = ge.data 0 "x" : !ge.tensor<[-1, 4, 5], f32>
+  %u = ge.trilu %x k 1 upper : !ge.tensor<[-1, 4, 5], f32>
+  %l = ge.trilu %u k -2 : !ge.tensor<[-1, 4, 5], f32>
+  ge.output %l : !ge.tensor<[-1, 4, 5], f32>
 }

@@ -151,8 +151,15 @@ def _reshape_transpose_reshape(imp: Importer, node: onnx.NodeProto, x, split, pe
     return g.reshape(moved, target, name=imp.name(node))
 
 
+def _trilu(imp, node):
+    k = imp.static_ints(node, 1, "k")
+    return [imp.g.trilu(imp.tensor(node, 0), k[0] if k else 0, upper=bool(attribute(node, "upper", 1)),
+                        name=imp.name(node))]
+
+
 CONVERTERS: dict[str, Converter] = {
     "Reshape": _reshape, "Transpose": _transpose, "Concat": _concat, "Split": _split, "Slice": _slice,
     "Gather": _gather, "Squeeze": _squeeze, "Unsqueeze": _unsqueeze, "Pad": _pad, "Flatten": _flatten,
     "Expand": _expand, "Tile": _tile, "DepthToSpace": _depth_to_space, "SpaceToDepth": _space_to_depth,
+    "Trilu": _trilu,
 }
