@@ -59,7 +59,7 @@ __all__ = ["BACKENDS", "GE", "LOC_ATTR", "REQUESTED_BACKEND_ATTR", "GraphOp", "O
            "slice_bounds", "slice_length",
            "ExpandOp", "TileOp", "LogSoftmaxOp", "ReduceProdOp", "ReduceMinOp", "ReduceL1Op", "ReduceL2Op",
            "ReduceSumSquareOp", "ReduceLogSumOp", "ReduceLogSumExpOp", "ArgMaxOp", "ArgMinOp", "TopKOp",
-           "InstanceNormOp", "LrnOp", "ConvTransposeOp", "TriluOp"]
+           "InstanceNormOp", "LrnOp", "ConvTransposeOp", "TriluOp", "CumSumOp"]
 
 
 BACKENDS = ("reference", "iree-cpu", "iree-cuda")
@@ -1996,6 +1996,37 @@ class TriluOp(ShapedOp):
         return [x]
 
 
+@irdl_op_definition
+class CumSumOp(ShapedOp):
+    """Running sums along `axis` (as ONNX CumSum): element i sums positions 0..i, or i..end with
+    `reverse`; `exclusive` leaves position i itself out.
+
+        %y = ge.cum_sum %x axis 1 exclusive : !ge.tensor<[-1, 8], f32>
+    """
+
+    name = "ge.cum_sum"
+
+    T: ClassVar = VarConstraint("T", base(GeTensorType))
+    input = operand_def(T)
+    axis = prop_def(IntegerAttr[I64])
+    exclusive = opt_prop_def(UnitAttr)
+    reverse = opt_prop_def(UnitAttr)
+    result = result_def(T)
+
+    traits = traits_def(Pure())
+
+    assembly_format = ("$input `axis` $axis (`exclusive` $exclusive^)? (`reverse` $reverse^)? attr-dict `:` "
+                       "type($result)")
+
+    @classmethod
+    def infer_types(cls, operand_types, properties, operand_values=None):
+        (x,) = operand_types
+        if x.element_type == IntegerType(1):
+            raise VerifyException(f"{cls.name}: input must be numeric, got i1")
+        normalize_axis(cls.name, prop_int(properties, "axis"), x)
+        return [x]
+
+
 GE = Dialect("ge", [GraphOp, OutputOp, DataOp, ConstOp, AddOp, SubOp, MulOp, ReluOp, MatMulOp,
                     ReshapeOp, VariableOp, IdentityOp, DivOp, PowOp, MaximumOp, MinimumOp, SqrtOp, ExpOp,
                     LogOp, TanhOp, SigmoidOp, GeluOp, ErfOp, BatchMatMulOp, GemmOp, Conv2DOp, MaxPoolOp,
@@ -2004,4 +2035,4 @@ GE = Dialect("ge", [GraphOp, OutputOp, DataOp, ConstOp, AddOp, SubOp, MulOp, Rel
                     ReduceMeanOp, ReduceMaxOp, CastOp, ShapeOp, ResizeBilinearOp,
                     ExpandOp, TileOp, LogSoftmaxOp, ReduceProdOp, ReduceMinOp, ReduceL1Op, ReduceL2Op,
                     ReduceSumSquareOp, ReduceLogSumOp, ReduceLogSumExpOp, ArgMaxOp, ArgMinOp, TopKOp,
-                    InstanceNormOp, LrnOp, ConvTransposeOp, TriluOp], [GeTensorType, SlotAttr])
+                    InstanceNormOp, LrnOp, ConvTransposeOp, TriluOp, CumSumOp], [GeTensorType, SlotAttr])

@@ -283,6 +283,28 @@ def _top_k(builder: FuncBuilder, op: ge.TopKOp) -> list[SSAValue]:
     raise Unsupported("top-k sorts, and upstream linalg has no sort")
 
 
+def _cum_sum(builder: FuncBuilder, op: ge.CumSumOp) -> list[SSAValue]:
+    """A generic over the result's positions and a reduction loop j along the axis reading the
+    input at j, adding it where j precedes the position (`<=`; `<` exclusive; `>=` / `>` reverse)."""
+    x = builder.value(op.input)
+    t = _reducible_type(op.input)
+    rank = len(x.type.get_shape())
+    axis = op.axis.value.data % rank
+    dims = [AffineExpr.dimension(a) for a in range(rank + 1)]
+    reading = AffineMap(rank + 1, 0, tuple(dims[rank] if a == axis else dims[a] for a in range(rank)))
+    predicate = {(False, False): "sle", (True, False): "slt", (False, True): "sge", (True, True): "sgt"}[
+        (op.exclusive is not None, op.reverse is not None)]
+    add = _add(t)
+
+    def accumulate(b: Body, v: SSAValue, acc: SSAValue) -> SSAValue:
+        counted = b.add(arith.CmpiOp(b.index(rank), b.index(axis), predicate))
+        return add(b, b.add(arith.SelectOp(counted, v, b.constant(0, t))), acc)
+
+    zeros = builder.full(builder.sizes(x), signless(t), 0)
+    return [builder.generic([(x, reading)], zeros, ["parallel"] * rank + ["reduction"], accumulate,
+                            AffineMap(rank + 1, 0, tuple(dims[:rank])))]
+
+
 # --- normalization -------------------------------------------------------------------------
 
 def _shifted_exponentials(builder: FuncBuilder, op: ge.SoftmaxOp | ge.LogSoftmaxOp) -> tuple[SSAValue, ...]:
@@ -409,4 +431,5 @@ LOWERINGS = {ge.ReduceSumOp: _reduce_sum, ge.ReduceMaxOp: _reduce_max, ge.Reduce
              ge.ReduceLogSumOp: _reduce_log_sum, ge.ReduceLogSumExpOp: _reduce_log_sum_exp,
              ge.ArgMaxOp: lambda builder, op: _arg_reduction(builder, op, largest=True),
              ge.ArgMinOp: lambda builder, op: _arg_reduction(builder, op, largest=False),
-             ge.TopKOp: _top_k, ge.LogSoftmaxOp: _log_softmax, ge.InstanceNormOp: _instance_norm, ge.LrnOp: _lrn}
+             ge.TopKOp: _top_k, ge.LogSoftmaxOp: _log_softmax, ge.InstanceNormOp: _instance_norm, ge.LrnOp: _lrn,
+             ge.CumSumOp: _cum_sum}

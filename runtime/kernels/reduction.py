@@ -83,6 +83,19 @@ def _top_k(args, attrs):
     return np.take_along_axis(x, indices, axis=axis), indices
 
 
+def _cum_sum(args, attrs):
+    (x,) = args
+    axis = attrs["axis"] % x.ndim
+    reverse = attrs.get("reverse", False)
+    y = np.flip(x, axis) if reverse else x
+    sums = np.cumsum(y, axis=axis, dtype=x.dtype)
+    if attrs.get("exclusive", False) and x.shape[axis]:
+        before = [(0, 0)] * x.ndim
+        before[axis] = (1, 0)
+        sums = np.pad(np.take(sums, np.arange(x.shape[axis] - 1), axis=axis), before)
+    return (np.flip(sums, axis) if reverse else sums,)
+
+
 KERNELS: dict[str, Kernel] = {
     "reduce_sum": _reduce_sum,
     "reduce_mean": _reduce_mean,
@@ -99,4 +112,5 @@ KERNELS: dict[str, Kernel] = {
     "arg_max": _arg_reduce(np.argmax),
     "arg_min": _arg_reduce(np.argmin),
     "top_k": _top_k,
+    "cum_sum": _cum_sum,
 }

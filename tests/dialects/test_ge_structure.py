@@ -530,3 +530,23 @@ def test_trilu_of_a_vector_is_refused():
     g = Graph("g")
     with pytest.raises(GeError, match=r"ge.trilu: input must have rank >= 2, got \[3\]"):
         g.trilu(g.data(0, [3], F32, name="x"))
+
+
+# --- cumulative sums ------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("exclusive, reverse", [(0, 0), (1, 0), (0, 1), (1, 1)])
+@pytest.mark.parametrize("dtype, axis", [(np.float32, 1), (np.int64, -1), (np.int32, 0), (np.float64, 0)])
+def test_cum_sum_matches_onnxruntime(exclusive, reverse, dtype, axis):
+    inputs = {"x": ints_of((3, 4), dtype)}
+    check(onnx_model([node("CumSum", ["x", "axis"], exclusive=exclusive, reverse=reverse)], inputs,
+                     {"axis": np.array(axis, np.int64)}, dynamic=True), inputs)
+
+
+def test_cum_sum_over_an_empty_axis_and_its_errors():
+    (got,) = KERNELS["cum_sum"]([np.zeros((2, 0), np.float32)], {"axis": 1, "exclusive": True})
+    assert got.shape == (2, 0)
+    g = Graph("g")
+    with pytest.raises(GeError, match=r"ge.cum_sum: input must be numeric, got i1"):
+        g.cum_sum(g.data(0, [3], dt.DT_BOOL, name="b"), 0)
+    with pytest.raises(GeError, match=r"ge.cum_sum: axis 1 is out of range for \[3\] \(valid: -1..0\)"):
+        g.cum_sum(g.data(1, [3], F32, name="x"), 1)

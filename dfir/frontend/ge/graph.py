@@ -461,6 +461,13 @@ class Graph:
         properties = {"k": self._int(k, "trilu k"), **self._flags("trilu", upper=upper)}
         return self._add_op(ge.TriluOp, name, "trilu", (x,), properties)
 
+    def cum_sum(self, x: Value, axis: int, exclusive: bool = False, reverse: bool = False,
+                name: str | None = None) -> Value:
+        """Running sums along `axis` (from the end with `reverse`; without the element itself with `exclusive`)."""
+        properties = {"axis": self._int(axis, "cum_sum axis"),
+                      **self._flags("cum_sum", exclusive=exclusive, reverse=reverse)}
+        return self._add_op(ge.CumSumOp, name, "cum_sum", (x,), properties)
+
     def _arg_reduce(self, op_class: type[ge.ShapedOp], kind: str, x: Value, axis, keep_dims: bool,
                     select_last_index: bool, name: str | None) -> Value:
         properties = {"axis": self._int(axis, f"{kind} axis"),

@@ -813,3 +813,23 @@ ge.graph @trilu_rank {
   %y = ge.trilu %x k 0 upper : !ge.tensor<[3], f32>
   ge.output %y : !ge.tensor<[3], f32>
 }
+
+// -----
+
+// Running sums of booleans.
+// CHECK: ge.cum_sum: input must be numeric, got i1
+ge.graph @cum_sum_bool {
+  %x = ge.data 0 "x" : !ge.tensor<[3], i1>
+  %y = ge.cum_sum %x axis 0 : !ge.tensor<[3], i1>
+  ge.output %y : !ge.tensor<[3], i1>
+}
+
+// -----
+
+// A running-sum axis out of range.
+// CHECK: ge.cum_sum: axis 2 is out of range for [3] (valid: -1..0)
+ge.graph @cum_sum_axis {
+  %x = ge.data 0 "x" : !ge.tensor<[3], f32>
+  %y = ge.cum_sum %x axis 2 : !ge.tensor<[3], f32>
+  ge.output %y : !ge.tensor<[3], f32>
+}

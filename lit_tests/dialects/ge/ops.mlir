@@ -429,3 +429,19 @@ ge.graph @trilu {
   %l = ge.trilu %u k -2 : !ge.tensor<[-1, 4, 5], f32>
   ge.output %l : !ge.tensor<[-1, 4, 5], f32>
 }
+
+// Running sums: inclusive, exclusive, and from the end.
+// CHECK-LABEL: ge.graph @cum_sum {
+// CHECK-NEXT:    %x = ge.data 0 "x" : !ge.tensor<[-1, 8], f32>
+// CHECK-NEXT:    %a = ge.cum_sum %x axis 1 : !ge.tensor<[-1, 8], f32>
+// CHECK-NEXT:    %b = ge.cum_sum %a axis 0 exclusive reverse : !ge.tensor<[-1, 8], f32>
+// CHECK-NEXT:    ge.output %b : !ge.tensor<[-1, 8], f32>
+// CHECK-NEXT:  }
+// GENERIC-LABEL: "ge.graph"() <{sym_name = "cum_sum"}> ({
+// GENERIC:         %b = "ge.cum_sum"(%a) <{axis = 0 : i64, exclusive, reverse}> : (!ge.tensor<[-1, 8], f32>) -> !ge.tensor<[-1, 8], f32>
+ge.graph @cum_sum {
+  %x = ge.data 0 "x" : !ge.tensor<[-1, 8], f32>
+  %a = ge.cum_sum %x axis 1 : !ge.tensor<[-1, 8], f32>
+  %b = ge.cum_sum %a axis 0 exclusive reverse : !ge.tensor<[-1, 8], f32>
+  ge.output %b : !ge.tensor<[-1, 8], f32>
+}

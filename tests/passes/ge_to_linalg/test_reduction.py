@@ -165,3 +165,12 @@ def test_log_softmax_instance_norm_and_lrn():
     values = _values(rng, (2, 3, 4, 5), np.float32)
     values[0, 0, 0, 0] = 80.0
     assert_lowering_matches(g, [values], rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.int32, np.uint8])
+def test_cum_sum_every_direction(dtype):
+    g = Graph("cumsum")
+    x = g.data(0, [-1, 5], dt.from_numpy(np.dtype(dtype)), name="x")
+    g.set_outputs([g.cum_sum(x, 1), g.cum_sum(x, -1, exclusive=True), g.cum_sum(x, 0, reverse=True),
+                   g.cum_sum(x, 1, exclusive=True, reverse=True)])
+    assert_lowering_matches(g, [_values(np.random.default_rng(9), (3, 5), dtype)], rtol=1e-5, atol=1e-5)

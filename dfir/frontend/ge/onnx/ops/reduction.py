@@ -34,10 +34,18 @@ def _top_k(imp, node):
                        sorted=bool(attrs.get("sorted", 1)), name=imp.name(node))
 
 
+def _cum_sum(imp, node):
+    attrs = attributes_of(node)
+    (axis,) = imp.static_ints(node, 1, "axis")
+    return [imp.g.cum_sum(imp.tensor(node, 0), axis, exclusive=bool(attrs.get("exclusive", 0)),
+                          reverse=bool(attrs.get("reverse", 0)), name=imp.name(node))]
+
+
 CONVERTERS: dict[str, Converter] = {
     "ReduceSum": _reduce("reduce_sum"), "ReduceMean": _reduce("reduce_mean"), "ReduceMax": _reduce("reduce_max"),
     "ReduceProd": _reduce("reduce_prod"), "ReduceMin": _reduce("reduce_min"), "ReduceL1": _reduce("reduce_l1"),
     "ReduceL2": _reduce("reduce_l2"), "ReduceSumSquare": _reduce("reduce_sum_square"),
     "ReduceLogSum": _reduce("reduce_log_sum"), "ReduceLogSumExp": _reduce("reduce_log_sum_exp"),
     "ArgMax": _arg_reduce("arg_max"), "ArgMin": _arg_reduce("arg_min"), "TopK": _top_k,
+    "CumSum": _cum_sum,
 }
