@@ -28,7 +28,7 @@ from typing import ClassVar, Mapping, Sequence
 from xdsl.dialects.builtin import (I64, AnyFloat, DenseArrayBase, DenseIntOrFPElementsAttr, FloatAttr,
                                    Float64Type, IntegerAttr, IntegerType, StringAttr, SymbolNameConstraint,
                                    TensorType, UnitAttr, i1, i64)
-from xdsl.ir import Attribute, Block, Dialect, Operation, Region, SSAValue, TypeAttribute
+from xdsl.ir import Attribute, Block, Dialect, Region, SSAValue, TypeAttribute
 from xdsl.irdl import (IRDLOperation, VarConstraint, base, irdl_op_definition, opt_attr_def,
                        operand_def, opt_operand_def, opt_prop_def, opt_region_def, prop_def, region_def, result_def,
                        traits_def, var_operand_def, var_result_def)
@@ -63,7 +63,10 @@ __all__ = ["BACKENDS", "GE", "LOC_ATTR", "REQUESTED_BACKEND_ATTR", "GraphOp", "O
            "ReciprocalOp", "FloorOp", "CeilOp", "RoundOp", "SinOp", "CosOp", "TanOp", "AsinOp", "AcosOp",
            "AtanOp", "SinhOp", "CoshOp", "AsinhOp", "AcoshOp", "AtanhOp", "SoftplusOp", "SoftsignOp",
            "MishOp", "HardSwishOp", "IsNanOp", "IsInfOp", "LeakyReluOp", "EluOp", "CeluOp",
-           "ThresholdedReluOp", "SeluOp", "HardSigmoidOp", "ShrinkOp", "TriluOp"]
+           "ThresholdedReluOp", "SeluOp", "HardSigmoidOp", "ShrinkOp",
+           "ExpandOp", "TileOp", "LogSoftmaxOp", "ReduceProdOp", "ReduceMinOp", "ReduceL1Op", "ReduceL2Op",
+           "ReduceSumSquareOp", "ReduceLogSumOp", "ReduceLogSumExpOp", "ArgMaxOp", "ArgMinOp", "TopKOp",
+           "InstanceNormOp", "LrnOp", "ConvTransposeOp", "TriluOp", "CumSumOp"]
 
 
 BACKENDS = ("reference", "iree-cpu", "iree-cuda")
@@ -1433,34 +1436,6 @@ class ShrinkOp(_UnaryOp):
 
 
 @irdl_op_definition
-class TriluOp(ShapedOp):
-    """The upper (`upper`) or lower triangle of the last two dimensions of the input, the rest
-    zero: with `upper`, element [..., i, j] is kept where j - i >= k, otherwise where j - i <= k
-    (as ONNX Trilu; k = 0 is the main diagonal).
-
-        %y = ge.trilu %x k 1 upper : !ge.tensor<[-1, 4, 5], f32>
-    """
-
-    name = "ge.trilu"
-
-    T: ClassVar = VarConstraint("T", base(GeTensorType))
-    input = operand_def(T)
-    k = prop_def(IntegerAttr[I64])
-    upper = opt_prop_def(UnitAttr)
-    result = result_def(T)
-
-    traits = traits_def(Pure())
-
-    assembly_format = "$input `k` $k (`upper` $upper^)? attr-dict `:` type($result)"
-
-    @classmethod
-    def infer_types(cls, operand_types, properties, operand_values=None):
-        (x,) = operand_types
-        if x.rank < 2:
-            raise VerifyException(f"{cls.name}: input must have rank >= 2, got {format_shape(x)}")
-        return [x]
-
-@irdl_op_definition
 class BatchMatMulOp(ShapedOp):
     """Batched matrix product; `adj_x` / `adj_y` transpose the last two dimensions of an operand
     first, and leading (batch) dimensions broadcast.
@@ -2296,6 +2271,436 @@ class ResizeBilinearOp(ShapedOp):
         return [DimRange(max(v.lo, 0), v.hi) for v in known]
 
 
+@irdl_op_definition
+class ExpandOp(ShapedOp):
+    """The input broadcast (numpy's rules, as ONNX Expand) against the static `shape`: a 1 in
+    `shape` keeps the input's dimension, and the result has the larger rank of the two.
+
+        %y = ge.expand %x shape [2, 1, 4] : !ge.tensor<[-1, 1], f32> -> !ge.tensor<[2, -1, 4], f32>
+    """
+
+    name = "ge.expand"
+
+    input = operand_def(GeTensorType)
+    shape = prop_def(DenseArrayBase.constr(i64))
+    result = result_def(GeTensorType)
+
+    traits = traits_def(Pure())
+
+    assembly_format = "$input `shape` $shape attr-dict `:` type($input) `->` type($result)"
+
+    @classmethod
+    def infer_types(cls, operand_types, properties, operand_values=None):
+        (x,) = operand_types
+        shape = prop_ints(properties, "shape")
+        check_min(cls.name, "shape", shape, 0)
+        dims = broadcast_dims(f"{cls.name}: input", x.dims, [DimRange.fixed(s) for s in shape])
+        return [x.with_dims(dims)]
+
+
+@irdl_op_definition
+class TileOp(ShapedOp):
+    """The input repeated `repeats[i]` times along each dimension i (as ONNX Tile).
+
+        %y = ge.tile %x repeats [1, 3] : !ge.tensor<[-1, 2], f32> -> !ge.tensor<[-1, 6], f32>
+    """
+
+    name = "ge.tile"
+
+    input = operand_def(GeTensorType)
+    repeats = prop_def(DenseArrayBase.constr(i64))
+    result = result_def(GeTensorType)
+
+    traits = traits_def(Pure())
+
+    assembly_format = "$input `repeats` $repeats attr-dict `:` type($input) `->` type($result)"
+
+    @classmethod
+    def infer_types(cls, operand_types, properties, operand_values=None):
+        (x,) = operand_types
+        repeats = prop_ints(properties, "repeats")
+        check_count(cls.name, "repeats", repeats, x.rank)
+        check_min(cls.name, "repeats", repeats, 0)
+        return [x.with_dims([element_range([d, DimRange.fixed(r)]) for d, r in zip(x.dims, repeats)])]
+
+
+@irdl_op_definition
+class LogSoftmaxOp(ShapedOp):
+    """`x - log(sum(exp(x)))` along `axis`, computed as `x - max - log(sum(exp(x - max)))`.
+
+        %y = ge.log_softmax %x axis -1 : !ge.tensor<[-1, 10], f32>
+    """
+
+    name = "ge.log_softmax"
+
+    T: ClassVar = VarConstraint("T", base(GeTensorType))
+    input = operand_def(T)
+    axis = prop_def(IntegerAttr[I64])
+    result = result_def(T)
+
+    traits = traits_def(Pure())
+
+    assembly_format = "$input `axis` $axis attr-dict `:` type($result)"
+
+    @classmethod
+    def infer_types(cls, operand_types, properties, operand_values=None):
+        return SoftmaxOp.infer_types.__func__(cls, operand_types, properties, operand_values)
+
+
+@irdl_op_definition
+class ReduceProdOp(_ReduceOp):
+    """The product over `axes` (1 over no elements).
+
+        %y = ge.reduce_prod %x axes [1] : !ge.tensor<[-1, 8], f32> -> !ge.tensor<[-1], f32>
+    """
+
+    name = "ge.reduce_prod"
+
+
+@irdl_op_definition
+class ReduceMinOp(_ReduceOp):
+    """The minimum over `axes` (the type's largest value over no elements).
+
+        %y = ge.reduce_min %x axes [0] keep_dims : !ge.tensor<[-1, 8], i32> -> !ge.tensor<[1, 8], i32>
+    """
+
+    name = "ge.reduce_min"
+
+
+@irdl_op_definition
+class ReduceL1Op(_ReduceOp):
+    """The sum of absolute values over `axes`.
+
+        %y = ge.reduce_l1 %x axes [1] : !ge.tensor<[-1, 8], f32> -> !ge.tensor<[-1], f32>
+    """
+
+    name = "ge.reduce_l1"
+
+
+@irdl_op_definition
+class ReduceL2Op(_ReduceOp):
+    """The square root of the sum of squares over `axes` (integers: truncated toward zero).
+
+        %y = ge.reduce_l2 %x axes [1] : !ge.tensor<[-1, 8], f32> -> !ge.tensor<[-1], f32>
+    """
+
+    name = "ge.reduce_l2"
+
+
+@irdl_op_definition
+class ReduceSumSquareOp(_ReduceOp):
+    """The sum of squares over `axes`.
+
+        %y = ge.reduce_sum_square %x axes [1] : !ge.tensor<[-1, 8], f32> -> !ge.tensor<[-1], f32>
+    """
+
+    name = "ge.reduce_sum_square"
+
+
+class _FloatReduceOp(_ReduceOp):
+    """A reduction defined on floating-point inputs only."""
+
+    @classmethod
+    def infer_types(cls, operand_types, properties, operand_values=None):
+        require_float(cls.name, operand_types[0], "input")
+        return super().infer_types(operand_types, properties, operand_values)
+
+
+@irdl_op_definition
+class ReduceLogSumOp(_FloatReduceOp):
+    """`log(sum(x))` over `axes`.
+
+        %y = ge.reduce_log_sum %x axes [1] : !ge.tensor<[-1, 8], f32> -> !ge.tensor<[-1], f32>
+    """
+
+    name = "ge.reduce_log_sum"
+
+
+@irdl_op_definition
+class ReduceLogSumExpOp(_FloatReduceOp):
+    """`log(sum(exp(x)))` over `axes`, as `max + log(sum(exp(x - max)))`.
+
+        %y = ge.reduce_log_sum_exp %x axes [1] : !ge.tensor<[-1, 8], f32> -> !ge.tensor<[-1], f32>
+    """
+
+    name = "ge.reduce_log_sum_exp"
+
+
+class _ArgReduceOp(ShapedOp):
+    """The i64 position of an extreme value along `axis` (the first one, or the last with
+    `select_last_index`); the axis stays as size 1 with `keep_dims`."""
+
+    input = operand_def(GeTensorType)
+    axis = prop_def(IntegerAttr[I64])
+    keep_dims = opt_prop_def(UnitAttr)
+    select_last_index = opt_prop_def(UnitAttr)
+    result = result_def(GeTensorType)
+
+    traits = traits_def(Pure())
+
+    assembly_format = ("$input `axis` $axis (`keep_dims` $keep_dims^)? (`select_last_index` $select_last_index^)? "
+                       "attr-dict `:` type($input) `->` type($result)")
+
+    @classmethod
+    def infer_types(cls, operand_types, properties, operand_values=None):
+        (x,) = operand_types
+        axis = normalize_axis(cls.name, prop_int(properties, "axis"), x)
+        if prop_flag(properties, "keep_dims"):
+            dims = [DimRange.fixed(1) if i == axis else d for i, d in enumerate(x.dims)]
+        else:
+            dims = [d for i, d in enumerate(x.dims) if i != axis]
+        return [GeTensorType(dims, i64, x.tensor_format)]
+
+
+@irdl_op_definition
+class ArgMaxOp(_ArgReduceOp):
+    """The position of the maximum along `axis`.
+
+        %i = ge.arg_max %x axis 1 keep_dims : !ge.tensor<[-1, 8], f32> -> !ge.tensor<[-1, 1], i64>
+    """
+
+    name = "ge.arg_max"
+
+
+@irdl_op_definition
+class ArgMinOp(_ArgReduceOp):
+    """The position of the minimum along `axis`.
+
+        %i = ge.arg_min %x axis 0 select_last_index : !ge.tensor<[-1, 8], f32> -> !ge.tensor<[8], i64>
+    """
+
+    name = "ge.arg_min"
+
+
+@irdl_op_definition
+class TopKOp(ShapedOp):
+    """The `k` largest (or, without `largest`, smallest) entries along `axis` and their i64
+    positions, sorted (equal values: lower position first); without `sorted` the order is
+    unspecified (this op still sorts).
+
+        %v, %i = ge.top_k %x k 3 axis -1 largest sorted : !ge.tensor<[-1, 8], f32> -> (!ge.tensor<[-1, 3], f32>, !ge.tensor<[-1, 3], i64>)
+    """
+
+    name = "ge.top_k"
+
+    input = operand_def(GeTensorType)
+    k = prop_def(IntegerAttr[I64])
+    axis = prop_def(IntegerAttr[I64])
+    largest = opt_prop_def(UnitAttr)
+    sorted = opt_prop_def(UnitAttr)
+    values = result_def(GeTensorType)
+    indices = result_def(GeTensorType)
+
+    traits = traits_def(Pure())
+
+    assembly_format = ("$input `k` $k `axis` $axis (`largest` $largest^)? (`sorted` $sorted^)? attr-dict `:` "
+                       "type($input) `->` `(` type($values) `,` type($indices) `)`")
+
+    @classmethod
+    def infer_types(cls, operand_types, properties, operand_values=None):
+        (x,) = operand_types
+        axis = normalize_axis(cls.name, prop_int(properties, "axis"), x)
+        k = prop_int(properties, "k")
+        check_min(cls.name, "k", [k], 0)
+        if x.dims[axis].hi is not None and k > x.dims[axis].hi:
+            raise VerifyException(f"{cls.name}: k {k} exceeds dimension {axis} of {format_shape(x)}")
+        values = x.with_dims([DimRange.fixed(k) if i == axis else d for i, d in enumerate(x.dims)])
+        return [values, GeTensorType(values.dims, i64, x.tensor_format)]
+
+
+@irdl_op_definition
+class InstanceNormOp(ShapedOp):
+    """Normalization of each (batch, channel) plane over the spatial dimensions (2 and up):
+    `(x - mean) / sqrt(variance + epsilon) * scale[c] + bias[c]`, `scale` and `bias` of shape [C].
+
+        %y = ge.instance_norm %x, %scale, %bias epsilon 1.0e-05 : (!ge.tensor<[-1, 3, 8, 8], f32>, !ge.tensor<[3], f32>, !ge.tensor<[3], f32>) -> !ge.tensor<[-1, 3, 8, 8], f32>
+    """
+
+    name = "ge.instance_norm"
+
+    input = operand_def(GeTensorType)
+    scale = operand_def(GeTensorType)
+    bias = operand_def(GeTensorType)
+    epsilon = prop_def(FloatAttr[Float64Type])
+    result = result_def(GeTensorType)
+
+    traits = traits_def(Pure())
+
+    assembly_format = ("$input `,` $scale `,` $bias `epsilon` $epsilon attr-dict `:` "
+                       "functional-type(operands, results)")
+
+    @classmethod
+    def infer_types(cls, operand_types, properties, operand_values=None):
+        x, *parameters = operand_types
+        require_same_element_types(cls.name, operand_types)
+        require_float(cls.name, x, "input")
+        if x.rank < 3:
+            raise VerifyException(f"{cls.name}: input must have rank >= 3, got {format_shape(x)}")
+        for what, t in zip(("scale", "bias"), parameters):
+            require_rank(cls.name, t, 1, what)
+            intersect_dims(cls.name, f"{what} {format_shape(t)} must have one entry per channel of the input "
+                           f"{format_shape(x)}", t.dims[0], x.dims[1])
+        return [x]
+
+
+@irdl_op_definition
+class LrnOp(ShapedOp):
+    """Local response normalization across channels (dimension 1, as ONNX LRN):
+    `x / (bias + alpha / size * sum of squares over the channels c - (size-1)/2 .. c + size/2) ** beta`.
+
+        %y = ge.lrn %x size 3 alpha 1.0e-04 beta 7.5e-01 bias 1.0 : !ge.tensor<[-1, 8, 4, 4], f32>
+    """
+
+    name = "ge.lrn"
+
+    T: ClassVar = VarConstraint("T", base(GeTensorType))
+    input = operand_def(T)
+    size = prop_def(IntegerAttr[I64])
+    alpha = prop_def(FloatAttr[Float64Type])
+    beta = prop_def(FloatAttr[Float64Type])
+    bias = prop_def(FloatAttr[Float64Type])
+    result = result_def(T)
+
+    traits = traits_def(Pure())
+
+    assembly_format = "$input `size` $size `alpha` $alpha `beta` $beta `bias` $bias attr-dict `:` type($result)"
+
+    @classmethod
+    def infer_types(cls, operand_types, properties, operand_values=None):
+        (x,) = operand_types
+        require_float(cls.name, x, "input")
+        if x.rank < 2:
+            raise VerifyException(f"{cls.name}: input must have rank >= 2, got {format_shape(x)}")
+        check_min(cls.name, "size", [prop_int(properties, "size")], 1)
+        return [x]
+
+
+@irdl_op_definition
+class ConvTransposeOp(ShapedOp):
+    """2-D transposed convolution of an NCHW input with a [C, M / groups, kH, kW] filter and an
+    optional [M] bias (as ONNX ConvTranspose). Each input pixel scatters the filter times its
+    value at `stride` steps; the full output spans `stride * (size - 1) + dilation * (k - 1) + 1
+    + output_padding`, of which `pads` ([top, bottom, left, right]) are cut off (a negative
+    entry adds that many zeros instead), and the bias is added last.
+
+        %y = ge.conv_transpose %x, %w strides [2, 2] pads [1, 1, 1, 1] dilations [1, 1] output_padding [1, 1] groups 1 : (!ge.tensor<[-1, 8, 4, 4], f32>, !ge.tensor<[8, 3, 3, 3], f32>) -> !ge.tensor<[-1, 3, 8, 8], f32>
+    """
+
+    name = "ge.conv_transpose"
+
+    input = operand_def(GeTensorType)
+    filter = operand_def(GeTensorType)
+    bias = opt_operand_def(GeTensorType)
+    strides = prop_def(DenseArrayBase.constr(i64))
+    pads = prop_def(DenseArrayBase.constr(i64))
+    dilations = prop_def(DenseArrayBase.constr(i64))
+    output_padding = prop_def(DenseArrayBase.constr(i64))
+    groups = prop_def(IntegerAttr[I64])
+    result = result_def(GeTensorType)
+
+    traits = traits_def(Pure())
+
+    assembly_format = ("$input `,` $filter (`,` $bias^)? `strides` $strides `pads` $pads `dilations` $dilations "
+                       "`output_padding` $output_padding `groups` $groups attr-dict `:` "
+                       "functional-type(operands, results)")
+
+    @classmethod
+    def infer_types(cls, operand_types, properties, operand_values=None):
+        x, w, *bias = operand_types
+        require_same_element_types(cls.name, operand_types)
+        require_float(cls.name, x, "input")
+        require_rank(cls.name, x, 4)
+        require_image_format(cls.name, x)
+        require_rank(cls.name, w, 4, "filter")
+        strides, dilations = prop_ints(properties, "strides"), prop_ints(properties, "dilations")
+        pads, extra = prop_ints(properties, "pads"), prop_ints(properties, "output_padding")
+        for what, values, least in (("strides", strides, 1), ("dilations", dilations, 1),
+                                    ("output_padding", extra, 0)):
+            check_count(cls.name, what, values, 2)
+            check_min(cls.name, what, values, least)
+        check_count(cls.name, "pads", pads, 4)
+        groups = prop_int(properties, "groups")
+        check_min(cls.name, "groups", [groups], 1)
+        if not all(d.is_fixed for d in w.dims[1:]):
+            raise VerifyException(f"{cls.name}: filter dimensions 1 to 3 must be fixed, got {format_shape(w)}")
+        intersect_dims(cls.name, f"input {format_shape(x)} must have one channel per filter row of "
+                       f"{format_shape(w)}", x.dims[1], w.dims[0])
+        out_channels = DimRange.fixed(w.dims[1].lo * groups)
+        if bias:
+            require_rank(cls.name, bias[0], 1, "bias")
+            intersect_dims(cls.name, f"bias {format_shape(bias[0])} must have one entry per output channel",
+                           bias[0].dims[0], out_channels)
+        spatial = []
+        for i in range(2):
+            span = dilations[i] * (w.dims[2 + i].lo - 1) + 1 + extra[i] - pads[2 * i] - pads[2 * i + 1]
+            d = x.dims[2 + i]
+            low, high = strides[i] * (max(d.lo, 1) - 1) + span, None if d.hi is None else strides[i] * (d.hi - 1) + span
+            if high is not None and high < 0:
+                raise VerifyException(f"{cls.name}: pads {pads} cut more than the output of {format_shape(x)} "
+                                      f"spans along dimension {2 + i}")
+            spatial.append(DimRange(max(low, 0), high))
+        return [x.with_dims([x.dims[0], out_channels, *spatial])]
+
+
+@irdl_op_definition
+class TriluOp(ShapedOp):
+    """The upper (`upper`) or lower triangle of the last two dimensions, the rest zeros: element
+    (i, j) is kept when `j - i >= k` (upper) or `j - i <= k` (lower), as ONNX Trilu.
+
+        %y = ge.trilu %x k 1 upper : !ge.tensor<[-1, 4, 5], f32>
+    """
+
+    name = "ge.trilu"
+
+    T: ClassVar = VarConstraint("T", base(GeTensorType))
+    input = operand_def(T)
+    k = prop_def(IntegerAttr[I64])
+    upper = opt_prop_def(UnitAttr)
+    result = result_def(T)
+
+    traits = traits_def(Pure())
+
+    assembly_format = "$input `k` $k (`upper` $upper^)? attr-dict `:` type($result)"
+
+    @classmethod
+    def infer_types(cls, operand_types, properties, operand_values=None):
+        (x,) = operand_types
+        if x.rank < 2:
+            raise VerifyException(f"{cls.name}: input must have rank >= 2, got {format_shape(x)}")
+        return [x]
+
+
+@irdl_op_definition
+class CumSumOp(ShapedOp):
+    """Running sums along `axis` (as ONNX CumSum): element i sums positions 0..i, or i..end with
+    `reverse`; `exclusive` leaves position i itself out.
+
+        %y = ge.cum_sum %x axis 1 exclusive : !ge.tensor<[-1, 8], f32>
+    """
+
+    name = "ge.cum_sum"
+
+    T: ClassVar = VarConstraint("T", base(GeTensorType))
+    input = operand_def(T)
+    axis = prop_def(IntegerAttr[I64])
+    exclusive = opt_prop_def(UnitAttr)
+    reverse = opt_prop_def(UnitAttr)
+    result = result_def(T)
+
+    traits = traits_def(Pure())
+
+    assembly_format = ("$input `axis` $axis (`exclusive` $exclusive^)? (`reverse` $reverse^)? attr-dict `:` "
+                       "type($result)")
+
+    @classmethod
+    def infer_types(cls, operand_types, properties, operand_values=None):
+        (x,) = operand_types
+        if x.element_type == IntegerType(1):
+            raise VerifyException(f"{cls.name}: input must be numeric, got i1")
+        normalize_axis(cls.name, prop_int(properties, "axis"), x)
+        return [x]
+
+
 GE = Dialect("ge", [GraphOp, OutputOp, DataOp, ConstOp, AddOp, SubOp, MulOp, ReluOp, MatMulOp,
                     ReshapeOp, VariableOp, IdentityOp, DivOp, PowOp, MaximumOp, MinimumOp, SqrtOp, ExpOp,
                     LogOp, TanhOp, SigmoidOp, GeluOp, ErfOp, BatchMatMulOp, GemmOp, Conv2DOp, MaxPoolOp,
@@ -2308,4 +2713,7 @@ GE = Dialect("ge", [GraphOp, OutputOp, DataOp, ConstOp, AddOp, SubOp, MulOp, Rel
                     AbsOp, SignOp, ReciprocalOp, FloorOp, CeilOp, RoundOp, SinOp, CosOp, TanOp,
                     AsinOp, AcosOp, AtanOp, SinhOp, CoshOp, AsinhOp, AcoshOp, AtanhOp, SoftplusOp,
                     SoftsignOp, MishOp, HardSwishOp, IsNanOp, IsInfOp, LeakyReluOp, EluOp, CeluOp,
-                    ThresholdedReluOp, SeluOp, HardSigmoidOp, ShrinkOp, TriluOp], [GeTensorType, SlotAttr])
+                    ThresholdedReluOp, SeluOp, HardSigmoidOp, ShrinkOp,
+                    ExpandOp, TileOp, LogSoftmaxOp, ReduceProdOp, ReduceMinOp, ReduceL1Op, ReduceL2Op,
+                    ReduceSumSquareOp, ReduceLogSumOp, ReduceLogSumExpOp, ArgMaxOp, ArgMinOp, TopKOp,
+                    InstanceNormOp, LrnOp, ConvTransposeOp, TriluOp, CumSumOp], [GeTensorType, SlotAttr])

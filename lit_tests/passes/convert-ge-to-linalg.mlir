@@ -86,3 +86,32 @@ ge.graph @float_mod {
   %y = ge.mod %x, %x fmod {name = "m"} : (!ge.tensor<[2], f32>, !ge.tensor<[2], f32>) -> !ge.tensor<[2], f32>
   ge.output %y : !ge.tensor<[2], f32>
 }
+
+// Tile reads the input over (repeat, position) loop pairs and collapses each pair; arg_max finds
+// the maximum, then the least position holding it (or a NaN).
+// CHECK-LABEL: ge.graph @tile_arg_max backend "iree-cpu" {
+// CHECK:       } codegen {
+// CHECK:           %[[T:.*]] = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d1, d3)>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%{{.*}} : tensor<2x3xf32>) outs(%{{.*}} : tensor<2x2x1x3xf32>)
+// CHECK:           tensor.collapse_shape %[[T]] {{\[\[}}0 : i64, 1 : i64], [2 : i64, 3 : i64]] : tensor<2x2x1x3xf32> into tensor<4x3xf32>
+// CHECK:           linalg.generic {{.*}} iterator_types = ["parallel", "reduction"]} ins(%{{.*}} : tensor<2x3xf32>) outs(%{{.*}} : tensor<2xf32>)
+// CHECK:             arith.maximumf
+// CHECK:           linalg.generic {{.*}} iterator_types = ["parallel", "reduction"]} ins(%{{.*}}, %{{.*}} : tensor<2x3xf32>, tensor<2xf32>) outs(%{{.*}} : tensor<2xi64>)
+// CHECK:             linalg.index 1
+// CHECK:             arith.cmpf oeq
+// CHECK:             arith.cmpf uno
+// CHECK:             arith.minsi
+ge.graph @tile_arg_max {
+  %x = ge.data 0 "x" : !ge.tensor<[2, 3], f32>
+  %t = ge.tile %x repeats [2, 1] : !ge.tensor<[2, 3], f32> -> !ge.tensor<[4, 3], f32>
+  %i = ge.arg_max %x axis 1 : !ge.tensor<[2, 3], f32> -> !ge.tensor<[2], i64>
+  ge.output %t, %i : !ge.tensor<[4, 3], f32>, !ge.tensor<[2], i64>
+}
+
+// Top-k sorts, which upstream linalg has no form for: auto keeps the graph on the reference kernels.
+// CHECK-LABEL: ge.graph @top_k backend "reference" attributes {backend_fallback = "ge.top_k 'best': top-k sorts, and upstream linalg has no sort"} {
+// CHECK-NOT:   codegen
+ge.graph @top_k {
+  %x = ge.data 0 "x" : !ge.tensor<[2, 3], f32>
+  %v, %i = ge.top_k %x k 2 axis 1 largest sorted {name = "best"} : !ge.tensor<[2, 3], f32> -> (!ge.tensor<[2, 2], f32>, !ge.tensor<[2, 2], i64>)
+  ge.output %v, %i : !ge.tensor<[2, 2], f32>, !ge.tensor<[2, 2], i64>
+}

@@ -108,3 +108,18 @@ ge.graph @select_broadcasts_three_ways {
   %w = ge.select %lt, %z, %x : (!ge.tensor<[-1, 3, 4], i1>, !ge.tensor<[-1, 3, 4], f32>, !ge.tensor<[1:8, 1, 4], f32>) -> !ge.tensor<[-1, 3, 4], f32>
   ge.output %w : !ge.tensor<[-1, 3, 4], f32>
 }
+
+// Tile multiplies a range by its repeat; expand broadcasts a range against 1s; top-k fixes its
+// axis to k and keeps the rest.
+// CHECK-LABEL: ge.graph @tile_expand_top_k
+// CHECK-NEXT:    %x = ge.data 0 "x" : !ge.tensor<[1:4, 1, 6], f32>
+// CHECK-NEXT:    %t = ge.tile %x repeats [3, 2, 1] : !ge.tensor<[1:4, 1, 6], f32> -> !ge.tensor<[3:12, 2, 6], f32>
+// CHECK-NEXT:    %e = ge.expand %x shape [2, 1, 5, 1] : !ge.tensor<[1:4, 1, 6], f32> -> !ge.tensor<[2, 1:4, 5, 6], f32>
+// CHECK-NEXT:    %v, %i = ge.top_k %t k 2 axis 0 largest sorted : !ge.tensor<[3:12, 2, 6], f32> -> (!ge.tensor<[2, 2, 6], f32>, !ge.tensor<[2, 2, 6], i64>)
+ge.graph @tile_expand_top_k {
+  %x = ge.data 0 "x" : !ge.tensor<[1:4, 1, 6], f32>
+  %t = ge.tile %x repeats [3, 2, 1] : !ge.tensor<[1:4, 1, 6], f32> -> !ge.tensor<[-1, 2, 6], f32>
+  %e = ge.expand %x shape [2, 1, 5, 1] : !ge.tensor<[1:4, 1, 6], f32> -> !ge.tensor<[2, -1, 5, 6], f32>
+  %v, %i = ge.top_k %t k 2 axis 0 largest sorted : !ge.tensor<[-1, 2, 6], f32> -> (!ge.tensor<[2, 2, 6], f32>, !ge.tensor<[2, 2, 6], i64>)
+  ge.output %e, %v, %i : !ge.tensor<[2, -1, 5, 6], f32>, !ge.tensor<[2, 2, 6], f32>, !ge.tensor<[2, 2, 6], i64>
+}

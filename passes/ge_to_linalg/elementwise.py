@@ -20,11 +20,11 @@ from typing import Callable
 
 from xdsl.dialects import arith
 from xdsl.dialects import math as m
-from xdsl.dialects.builtin import IndexType, IntegerType
+from xdsl.dialects.builtin import IntegerType
 from xdsl.ir import Attribute, Operation, SSAValue
 
 from dfir.dialects import ge
-from dfir.passes.ge_to_linalg.builder import Body, FuncBuilder, IndexMath, Unsupported, is_float, is_unsigned, signless
+from dfir.passes.ge_to_linalg.builder import Body, FuncBuilder, Unsupported, is_float, is_unsigned, signless
 
 __all__ = ["LOWERINGS", "convert", "pointwise"]
 
@@ -242,19 +242,6 @@ def _integer_remainder(b: Body, t: Attribute, x: SSAValue, y: SSAValue, floored:
     return b.add(arith.SelectOp(adjust, b.add(arith.AddiOp(r, divisor)), r))
 
 
-def _trilu(builder: FuncBuilder, op: ge.TriluOp) -> list[SSAValue]:
-    """`x` where the diagonal offset `j - i` of the last two loop indexes is on the kept side of
-    `k`, else 0."""
-    rank = op.results[0].type.rank
-    predicate = "sge" if "upper" in op.properties else "sle"
-
-    def keep(b: Body, t: Attribute, x: SSAValue) -> SSAValue:
-        offset = IndexMath(b).sub(b.index(rank - 1), b.index(rank - 2))
-        kept = b.add(arith.CmpiOp(offset, b.constant(op.k.value.data, IndexType()), predicate))
-        return b.add(arith.SelectOp(kept, x, b.constant(0, t)))
-    return pointwise(builder, op, keep)
-
-
 LOWERINGS = {**{cls: _binary for cls in _BINARY}, **{cls: _unary for cls in _UNARY},
              ge.IdentityOp: _identity, ge.CastOp: _cast, **{cls: _math_function for cls in _MATH},
-             ge.ModOp: _mod, ge.TriluOp: _trilu}
+             ge.ModOp: _mod}

@@ -1,7 +1,6 @@
 """A whole `ge.graph` as one upstream `func.func @main` (see `lower_graph`)."""
 from __future__ import annotations
 
-from typing import NamedTuple
 
 from xdsl.dialects import func, tensor
 from xdsl.ir import Block, Operation, Region

@@ -35,7 +35,7 @@ from dfir.core.shape_arith import slice_bounds, slice_length
 from dfir.dialects import ge
 from dfir.passes.ge_to_linalg.builder import Body, FuncBuilder, Size, Unsupported
 
-__all__ = ["LOWERINGS", "reshape"]
+__all__ = ["LOWERINGS", "constant_pad", "extract_slice", "gather_positions", "insert_slice", "reshape"]
 
 
 # --- reshapes --------------------------------------------------------------------------------
@@ -252,8 +252,11 @@ def extract_slice(builder: FuncBuilder, x: SSAValue, offsets: Sequence[Size], si
                                                    properties=properties)).result
 
 
-def _insert_slice(builder: FuncBuilder, source: SSAValue, dest: SSAValue, offsets: Sequence[Size]) -> SSAValue:
-    dynamic, properties = _slice_properties(offsets, builder.sizes(source), [1] * len(offsets))
+def insert_slice(builder: FuncBuilder, source: SSAValue, dest: SSAValue, offsets: Sequence[Size],
+                 strides: Sequence[int] | None = None) -> SSAValue:
+    """`dest` with `source` written at `offsets`, its elements `strides` apart (default 1)."""
+    strides = [1] * len(offsets) if strides is None else strides
+    dynamic, properties = _slice_properties(offsets, builder.sizes(source), strides)
     return builder.add(tensor.InsertSliceOp.build(operands=[source, dest, *dynamic], result_types=[dest.type],
                                                   properties=properties)).result
 
@@ -270,7 +273,7 @@ def _concat(builder: FuncBuilder, op: ge.ConcatOp) -> list[SSAValue]:
     result = builder.empty(_fixed_or(op.result.type, sizes), inputs[0].type.element_type)
     offset: Size = 0
     for x in inputs:
-        result = _insert_slice(builder, x, result, [offset if a == axis else 0 for a in range(rank)])
+        result = insert_slice(builder, x, result, [offset if a == axis else 0 for a in range(rank)])
         offset = _add_sizes(builder, offset, builder.dim(x, axis))
     return [result]
 
@@ -335,7 +338,7 @@ def _slice(builder: FuncBuilder, op: ge.SliceOp) -> list[SSAValue]:
     lengths = _fixed_or(op.result.type, lengths)
     if all(s > 0 for s in steps):
         return [extract_slice(builder, x, offsets, lengths, steps)]
-    return [_gather_positions(builder, x, lengths,
+    return [gather_positions(builder, x, lengths,
                               lambda b, axis: _strided_index(b, offsets[axis], steps[axis]))]
 
 
@@ -346,7 +349,7 @@ def _strided_index(b: Body, offset: Size, step: int) -> Callable[[SSAValue], SSA
     return position
 
 
-def _gather_positions(builder: FuncBuilder, x: SSAValue, sizes: Sequence[Size],
+def gather_positions(builder: FuncBuilder, x: SSAValue, sizes: Sequence[Size],
                       positions: Callable[[Body, int], Callable[[SSAValue], SSAValue] | None]) -> SSAValue:
     """A tensor of `sizes` whose element at `i` is `x[p_0(i_0), p_1(i_1), ...]`, `p_a` given by
     `positions(body, a)` (None: the identity)."""
@@ -405,7 +408,7 @@ def _pad(builder: FuncBuilder, op: ge.PadOp) -> list[SSAValue]:
         return [x]
     mode = op.mode.data
     if mode == "constant":
-        return [_constant_pad(builder, x, low, high, op.value.value.data)]
+        return [constant_pad(builder, x, low, high, op.value.value.data)]
     if mode not in ("edge", "reflect"):
         raise Unsupported(f"pad mode {mode!r}")
     cropped = builder.sizes(x)
@@ -418,10 +421,11 @@ def _pad(builder: FuncBuilder, op: ge.PadOp) -> list[SSAValue]:
         size = builder.as_index(cropped[axis])
         return lambda i: mirror(b, b.add(arith.SubiOp(i, b.constant(low[axis], IndexType()))), size)
 
-    return [_gather_positions(builder, x, out_sizes, position)]
+    return [gather_positions(builder, x, out_sizes, position)]
 
 
-def _constant_pad(builder: FuncBuilder, x: SSAValue, low: list[int], high: list[int], value: float) -> SSAValue:
+def constant_pad(builder: FuncBuilder, x: SSAValue, low: list[int], high: list[int], value: float) -> SSAValue:
+    """`x` padded with `value`: `low[i]` elements before dimension i, `high[i]` after."""
     element_type = x.type.element_type
     shape = x.type.get_shape()
     result_type = TensorType(element_type, [s if s == DYNAMIC_INDEX else s + lo + hi
@@ -457,8 +461,42 @@ def _shape(builder: FuncBuilder, op: ge.ShapeOp) -> list[SSAValue]:
     return [builder.add(tensor.FromElementsOp(*elements, result_type=TensorType(i64, [len(sizes)]))).result]
 
 
+# --- expand and tile ---------------------------------------------------------------------
+
+def _expand_op(builder: FuncBuilder, op: ge.ExpandOp) -> list[SSAValue]:
+    return [builder.elementwise([builder.value(op.input)], op.result.type, lambda b, v: v)]
+
+
+def _tile(builder: FuncBuilder, op: ge.TileOp) -> list[SSAValue]:
+    """A generic over (repeat, position) loop pairs reading the input at the positions, collapsed
+    pair by pair into the result."""
+    x = builder.value(op.input)
+    sizes = builder.sizes(x)
+    repeats = list(op.repeats.get_values())
+    rank = len(sizes)
+    pairs = [s for r, size in zip(repeats, sizes) for s in (r, size)]
+    reading = AffineMap(2 * rank, 0, tuple(AffineExpr.dimension(2 * a + 1) for a in range(rank)))
+    copies = builder.generic([(x, reading)], (pairs, x.type.element_type), ["parallel"] * (2 * rank),
+                             lambda b, v, out: v)
+    return [_collapse(builder, copies, [[2 * a, 2 * a + 1] for a in range(rank)])]
+
+
+def _trilu(builder: FuncBuilder, op: ge.TriluOp) -> list[SSAValue]:
+    """`select(j - i >= k, x, 0)` (upper; `<=` lower) over the last two loop indices."""
+    rank = op.result.type.rank
+    k, t = op.k.value.data, op.result.type.element_type
+
+    def keep(b: Body, v: SSAValue) -> SSAValue:
+        offset = b.add(arith.SubiOp(b.index(rank - 1), b.index(rank - 2)))
+        kept = b.add(arith.CmpiOp(offset, b.constant(k, IndexType()), "sge" if op.upper is not None else "sle"))
+        return b.add(arith.SelectOp(kept, v, b.constant(0, t)))
+
+    return [builder.elementwise([builder.value(op.input)], op.result.type, keep)]
+
+
 LOWERINGS: dict[type[Operation], Callable] = {
     ge.ReshapeOp: _reshape, ge.FlattenOp: _flatten, ge.SqueezeOp: _squeeze, ge.UnsqueezeOp: _unsqueeze,
     ge.TransposeOp: _transpose, ge.ConcatOp: _concat, ge.SplitOp: _split, ge.SliceOp: _slice,
     ge.GatherOp: _gather, ge.PadOp: _pad, ge.ShapeOp: _shape,
+    ge.ExpandOp: _expand_op, ge.TileOp: _tile, ge.TriluOp: _trilu,
 }

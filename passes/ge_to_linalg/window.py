@@ -1,4 +1,4 @@
-"""Sliding windows over NCHW: `ge.conv2d`, `ge.max_pool`, `ge.avg_pool`.
+"""Sliding windows over NCHW: `ge.conv2d`, `ge.max_pool`, `ge.avg_pool`, `ge.conv_transpose`.
 
 The input is padded first with `tensor.pad` (convolution and average pooling with 0, max pooling
 with the lowest finite value as the reference's onnxruntime convention); `ceil_mode` adds
@@ -44,6 +44,7 @@ from dfir.core.shape_arith import Window
 from dfir.dialects import ge
 from dfir.dialects.ge_shapes import windows_of
 from dfir.passes.ge_to_linalg.builder import Body, FuncBuilder, IndexMath, Size, Unsupported
+from dfir.passes.ge_to_linalg.movement import constant_pad, extract_slice, gather_positions, insert_slice
 
 __all__ = ["LOWERINGS"]
 
@@ -224,4 +225,58 @@ def _counted_taps(i: IndexMath, out: SSAValue, size: Size, window: Window, inclu
     return i.max(i.sub(end, first), 0)
 
 
-LOWERINGS = {ge.Conv2DOp: _conv2d, ge.MaxPoolOp: _max_pool, ge.AvgPoolOp: _avg_pool}
+# --- transposed convolution -----------------------------------------------------------------
+
+def _conv_transpose(builder: FuncBuilder, op: ge.ConvTransposeOp) -> list[SSAValue]:
+    """The input spread `stride` apart into zeros with a margin of the filter's extent
+    (`tensor.insert_slice` with strides), convolved with the flipped filter (read with
+    `tensor.extract`) by a generic over (n, g, m, oh, ow, c, kh, kw); the full output is then
+    cropped (or extended with zeros) by `pads`, and the bias added."""
+    x, w = builder.value(op.input), builder.value(op.filter)
+    n, channels, height, width = builder.sizes(x)
+    if not all(isinstance(s, int) for s in (channels, height, width)):
+        raise Unsupported("a transposed convolution needs static channels, height and width")
+    _, per_group, kh, kw = w.type.get_shape()
+    groups, t = op.groups.value.data, x.type.element_type
+    strides, dilations = list(op.strides.get_values()), list(op.dilations.get_values())
+    extra, pads = list(op.output_padding.get_values()), list(op.pads.get_values())
+    margins = [dilations[0] * (kh - 1), dilations[1] * (kw - 1)]
+    full = [s * (size - 1) + margin + 1 + e for s, size, margin, e in zip(strides, (height, width), margins, extra)]
+    spread = builder.full([n, groups, channels // groups, *(f + m for f, m in zip(full, margins))], t, 0)
+    spread = insert_slice(builder, _expand(builder, x, 1, [groups, channels // groups]), spread,
+                          [0, 0, 0, *margins], [1, 1, 1, *strides])
+    d = [AffineExpr.dimension(i) for i in range(8)]  # n, g, m, oh, ow, c, kh, kw
+    maps = [_dims(0, 1, 5, d[3] + d[6] * dilations[0], d[4] + d[7] * dilations[1], rank=8), _dims(1, 5, 2, 6, 7, rank=8)]
+    total = builder.generic(list(zip([spread, _flipped(builder, w, groups)], maps)),
+                            builder.full([n, groups, per_group, *full], t, 0), ["parallel"] * 5 + ["reduction"] * 3,
+                            lambda b, v, f, acc: b.add(arith.AddfOp(acc, b.add(arith.MulfOp(v, f)))),
+                            _dims(0, 1, 2, 3, 4, rank=8))
+    y = _collapse(builder, total, 1)
+    if any(p < 0 for p in pads):
+        y = constant_pad(builder, y, [0, 0, max(0, -pads[0]), max(0, -pads[2])],
+                         [0, 0, max(0, -pads[1]), max(0, -pads[3])], 0.0)
+    sizes = [n, groups * per_group, *(dim.lo for dim in op.result.type.dims[2:])]
+    y = extract_slice(builder, y, [0, 0, max(0, pads[0]), max(0, pads[2])], sizes)
+    if op.bias is None:
+        return [y]
+    channel = AffineMap(4, 0, (AffineExpr.dimension(1),))
+    return [builder.generic([(y, AffineMap.identity(4)), (builder.value(op.bias), channel)], (sizes, t),
+                            ["parallel"] * 4, lambda b, v, bias, out: b.add(arith.AddfOp(v, bias)))]
+
+
+def _flipped(builder: FuncBuilder, w: SSAValue, groups: int) -> SSAValue:
+    """The [C, M / groups, kH, kW] filter as [groups, C / groups, M / groups, kH, kW], its taps reversed."""
+    grouped = _expand(builder, w, 0, [groups, w.type.get_shape()[0] // groups])
+    taps = grouped.type.get_shape()[3:]
+
+    def reversed_tap(b: Body, axis: int) -> Callable[[SSAValue], SSAValue] | None:
+        if axis < 3:
+            return None
+        last = b.constant(taps[axis - 3] - 1, IndexType())
+        return lambda i: b.add(arith.SubiOp(last, i))
+
+    return gather_positions(builder, grouped, builder.sizes(grouped), reversed_tap)
+
+
+LOWERINGS = {ge.Conv2DOp: _conv2d, ge.MaxPoolOp: _max_pool, ge.AvgPoolOp: _avg_pool,
+             ge.ConvTransposeOp: _conv_transpose}

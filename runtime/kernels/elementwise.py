@@ -120,12 +120,6 @@ def _math(function) -> Kernel:
     return lambda args, attrs: (function(args[0]),)
 
 
-def _trilu(args, attrs):
-    (x,) = args
-    triangle = np.triu if attrs.get("upper") else np.tril
-    return (triangle(x, attrs["k"]),)
-
-
 def _cast(args, attrs):
     return (args[0].astype(dt.to_numpy(dt.from_name(attrs["to"]))),)
 
@@ -167,5 +161,4 @@ KERNELS: dict[str, Kernel] = {
     "asinh": _math(np.arcsinh),
     "acosh": _math(np.arccosh),
     "atanh": _math(np.arctanh),
-    "trilu": _trilu,
 }

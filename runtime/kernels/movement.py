@@ -88,6 +88,23 @@ def _shape(args, attrs):
     return (np.array(args[0].shape, dtype=np.int64),)
 
 
+def _expand(args, attrs):
+    (x,) = args
+    return (np.broadcast_to(x, np.broadcast_shapes(x.shape, tuple(attrs["shape"]))),)
+
+
+def _tile(args, attrs):
+    return (np.tile(args[0], attrs["repeats"]),)
+
+
+def _trilu(args, attrs):
+    (x,) = args
+    rows, cols = x.shape[-2:]
+    offset = np.arange(cols)[None, :] - np.arange(rows)[:, None]
+    keep = offset >= attrs["k"] if attrs.get("upper", False) else offset <= attrs["k"]
+    return (np.where(keep, x, x.dtype.type(0)),)
+
+
 KERNELS: dict[str, Kernel] = {
     "reshape": _reshape,
     "transpose": _transpose,
@@ -100,4 +117,7 @@ KERNELS: dict[str, Kernel] = {
     "pad": _pad,
     "flatten": _flatten,
     "shape": _shape,
+    "expand": _expand,
+    "tile": _tile,
+    "trilu": _trilu,
 }

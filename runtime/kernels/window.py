@@ -80,8 +80,32 @@ def _global_avg_pool(args, attrs):
     return (x.mean(axis=tuple(range(2, x.ndim)), keepdims=True),)
 
 
+def _conv_transpose(args, attrs):
+    """Each filter position adds its product with the input, at stride steps, into the full output
+    (a loop over the kH * kW positions, not over pixels); then `pads` crop or extend it."""
+    x, w, *bias = args
+    groups, (top, bottom, left, right) = attrs["groups"], attrs["pads"]
+    (sh, sw), (dh, dw), (eh, ew) = attrs["strides"], attrs["dilations"], attrs["output_padding"]
+    n, channels, h, width = x.shape
+    _, per_group, kh, kw = w.shape
+    xg = x.reshape(n, groups, channels // groups, h, width)
+    wg = w.reshape(groups, channels // groups, per_group, kh, kw)
+    full = np.zeros((n, groups, per_group, sh * (h - 1) + dh * (kh - 1) + 1 + eh,
+                     sw * (width - 1) + dw * (kw - 1) + 1 + ew), x.dtype)
+    for i in range(kh):
+        for j in range(kw):
+            rows = slice(i * dh, i * dh + sh * (h - 1) + 1, sh)
+            cols = slice(j * dw, j * dw + sw * (width - 1) + 1, sw)
+            full[..., rows, cols] += np.einsum("ngchw,gcm->ngmhw", xg, wg[..., i, j])
+    full = full.reshape(n, groups * per_group, *full.shape[3:])
+    full = np.pad(full, [(0, 0), (0, 0), (max(0, -top), max(0, -bottom)), (max(0, -left), max(0, -right))])
+    y = full[:, :, max(0, top):full.shape[2] - max(0, bottom), max(0, left):full.shape[3] - max(0, right)]
+    return (y + bias[0].reshape(1, -1, 1, 1) if bias else y,)
+
+
 KERNELS: dict[str, Kernel] = {
     "conv2d": _conv2d,
+    "conv_transpose": _conv_transpose,
     "max_pool": _max_pool,
     "avg_pool": _avg_pool,
     "global_avg_pool": _global_avg_pool,

@@ -93,15 +93,16 @@ def test_a_model_without_default_domain_ops_lists_its_ops():
 
 
 def test_shape_inference_failing_on_a_valid_model_falls_back_with_a_note(caplog):
-    """onnx's strict inference fails inside MeanVarianceNormalization's function body."""
+    """onnx's strict inference fails inside MeanVarianceNormalization's function body; the model
+    still imports, with the shapes lenient inference gives."""
     proto = model([helper.make_node("MeanVarianceNormalization", ["x"], ["y"], name="mvn")],
                   [tensor_info("x", [1, 2, 3, 3])], [tensor_info("y", [1, 2, 3, 3])], opset=13, name="mvn")
-    with caplog.at_level(logging.WARNING, logger="dfir.onnx"), pytest.raises(GeError) as info:
-        Graph.from_onnx(proto)
-    assert str(info.value) == "ONNX model 'mvn' has ops dfir does not support: MeanVarianceNormalization (node 'mvn')"
+    with caplog.at_level(logging.WARNING, logger="dfir.onnx"):
+        graph = Graph.from_onnx(proto)
     assert len(caplog.messages) == 1 and caplog.messages[0].startswith(
         "ONNX model 'mvn': shape inference failed ([ShapeInferenceError] Inference error(s): ")
     assert caplog.messages[0].endswith("; importing with the shapes it could infer")
+    assert graph.num_outputs == 1
 
 
 def test_one_batch_size_named_by_shape_inference_folds_across_tensors():

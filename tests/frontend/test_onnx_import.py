@@ -172,18 +172,18 @@ def test_graph_process_point_file_errors(tmp_path):
 # --- errors ------------------------------------------------------------------------------------------
 
 def test_unsupported_ops_are_listed_together():
-    nodes = [helper.make_node("Hardmax", ["x"], ["a"], name="hardmax_1"),
+    nodes = [helper.make_node("Unique", ["x"], ["a"], name="unique_1"),
              helper.make_node("Relu", ["a"], ["b"], name="fine"),
              helper.make_node("LpNormalization", ["b"], ["c"]),
-             helper.make_node("Hardmax", ["c"], ["d"], name="hardmax_2"),
+             helper.make_node("Unique", ["c"], ["d"], name="unique_2"),
              helper.make_node("NonZero", ["d"], ["e"], name="nonzero"),
              helper.make_node("FusedRelu", ["e"], ["y"], name="fused", domain="com.example")]
     proto = model(nodes, [tensor_info("x", [2])], [tensor_info("y", [2])], name="bad")
     proto.opset_import.append(helper.make_opsetid("com.example", 1))
     with pytest.raises(GeError) as info:
         Graph.from_onnx(proto)
-    assert str(info.value) == ("ONNX model 'bad' has ops dfir does not support: Hardmax (nodes 'hardmax_1', "
-                               "'hardmax_2'), LpNormalization (node #2), NonZero (node 'nonzero'), "
+    assert str(info.value) == ("ONNX model 'bad' has ops dfir does not support: Unique (nodes 'unique_1', "
+                               "'unique_2'), LpNormalization (node #2), NonZero (node 'nonzero'), "
                                "com.example.FusedRelu (node 'fused')")
 
 

@@ -576,15 +576,114 @@ class Graph:
         """`x * tanh(softplus(x))`."""
         return self._add_op(ge.MishOp, name, "mish", (x,))
 
-    def trilu(self, x: Value, k: int = 0, upper: bool = True, name: str | None = None) -> Value:
-        """The upper (or, with `upper` False, lower) triangle of the last two dimensions of `x`
-        from diagonal `k` on, the rest zero."""
-        properties = {"k": self._int(k, "trilu k"), **self._flags("trilu", upper=upper)}
-        return self._add_op(ge.TriluOp, name, "trilu", (x,), properties)
-
     def prelu(self, x: Value, slope: Value, name: str | None = None) -> Value:
         """`x` where it is >= 0, else `x * slope`; `slope` broadcasts to `x`."""
         return self._add_op(ge.PReluOp, name, "prelu", (x, slope))
+
+    # --- structure ---
+
+    def expand(self, x: Value, shape: Sequence[int], name: str | None = None) -> Value:
+        """`x` broadcast against `shape` (numpy's rules, as ONNX Expand: a 1 keeps `x`'s size)."""
+        return self._add_op(ge.ExpandOp, name, "expand", (x,), {"shape": self._ints(shape, "expand shape")})
+
+    def tile(self, x: Value, repeats: Sequence[int], name: str | None = None) -> Value:
+        """`x` repeated `repeats[i]` times along each dimension i."""
+        return self._add_op(ge.TileOp, name, "tile", (x,), {"repeats": self._ints(repeats, "tile repeats")})
+
+    def log_softmax(self, x: Value, axis: int = -1, name: str | None = None) -> Value:
+        """`log(softmax(x))` along `axis`."""
+        return self._add_op(ge.LogSoftmaxOp, name, "log_softmax", (x,), {"axis": self._int(axis, "log_softmax axis")})
+
+    def reduce_prod(self, x: Value, axes: Sequence[int], keep_dims: bool = False, name: str | None = None) -> Value:
+        """The product over `axes`."""
+        return self._reduce(ge.ReduceProdOp, "reduce_prod", x, axes, keep_dims, name)
+
+    def reduce_min(self, x: Value, axes: Sequence[int], keep_dims: bool = False, name: str | None = None) -> Value:
+        """The minimum over `axes`."""
+        return self._reduce(ge.ReduceMinOp, "reduce_min", x, axes, keep_dims, name)
+
+    def reduce_l1(self, x: Value, axes: Sequence[int], keep_dims: bool = False, name: str | None = None) -> Value:
+        """The sum of absolute values over `axes`."""
+        return self._reduce(ge.ReduceL1Op, "reduce_l1", x, axes, keep_dims, name)
+
+    def reduce_l2(self, x: Value, axes: Sequence[int], keep_dims: bool = False, name: str | None = None) -> Value:
+        """The square root of the sum of squares over `axes`."""
+        return self._reduce(ge.ReduceL2Op, "reduce_l2", x, axes, keep_dims, name)
+
+    def reduce_sum_square(self, x: Value, axes: Sequence[int], keep_dims: bool = False,
+                          name: str | None = None) -> Value:
+        """The sum of squares over `axes`."""
+        return self._reduce(ge.ReduceSumSquareOp, "reduce_sum_square", x, axes, keep_dims, name)
+
+    def reduce_log_sum(self, x: Value, axes: Sequence[int], keep_dims: bool = False,
+                       name: str | None = None) -> Value:
+        """`log(sum(x))` over `axes` of a float tensor."""
+        return self._reduce(ge.ReduceLogSumOp, "reduce_log_sum", x, axes, keep_dims, name)
+
+    def reduce_log_sum_exp(self, x: Value, axes: Sequence[int], keep_dims: bool = False,
+                           name: str | None = None) -> Value:
+        """`log(sum(exp(x)))` over `axes` of a float tensor."""
+        return self._reduce(ge.ReduceLogSumExpOp, "reduce_log_sum_exp", x, axes, keep_dims, name)
+
+    def arg_max(self, x: Value, axis: int = 0, keep_dims: bool = True, select_last_index: bool = False,
+                name: str | None = None) -> Value:
+        """The i64 position of the maximum along `axis` (the first, or the last with `select_last_index`)."""
+        return self._arg_reduce(ge.ArgMaxOp, "arg_max", x, axis, keep_dims, select_last_index, name)
+
+    def arg_min(self, x: Value, axis: int = 0, keep_dims: bool = True, select_last_index: bool = False,
+                name: str | None = None) -> Value:
+        """The i64 position of the minimum along `axis` (the first, or the last with `select_last_index`)."""
+        return self._arg_reduce(ge.ArgMinOp, "arg_min", x, axis, keep_dims, select_last_index, name)
+
+    def top_k(self, x: Value, k: int, axis: int = -1, largest: bool = True, sorted: bool = True,
+              name: str | None = None) -> list[Value]:
+        """The `k` largest (or smallest) entries along `axis` and their i64 positions: [values, indices]."""
+        properties = {"k": self._int(k, "top_k k"), "axis": self._int(axis, "top_k axis"),
+                      **self._flags("top_k", largest=largest, sorted=sorted)}
+        return self._add_multi_op(ge.TopKOp, name, "top_k", (x,), properties)
+
+    def instance_norm(self, x: Value, scale: Value, bias: Value, epsilon: float = 1e-5,
+                      name: str | None = None) -> Value:
+        """Normalization of each (batch, channel) plane over the spatial dimensions, then `* scale + bias`."""
+        return self._add_op(ge.InstanceNormOp, name, "instance_norm", (x, scale, bias),
+                            {"epsilon": self._float(epsilon, "instance_norm epsilon")})
+
+    def lrn(self, x: Value, size: int, alpha: float = 1e-4, beta: float = 0.75, bias: float = 1.0,
+            name: str | None = None) -> Value:
+        """Local response normalization across the `size` channels around each one (as ONNX LRN)."""
+        properties = {"size": self._int(size, "lrn size"), "alpha": self._float(alpha, "lrn alpha"),
+                      "beta": self._float(beta, "lrn beta"), "bias": self._float(bias, "lrn bias")}
+        return self._add_op(ge.LrnOp, name, "lrn", (x,), properties)
+
+    def conv_transpose(self, x: Value, filter: Value, bias: Value | None = None, strides: Sequence[int] = (1, 1),
+                       pads: Sequence[int] = (0, 0, 0, 0), dilations: Sequence[int] = (1, 1),
+                       output_padding: Sequence[int] = (0, 0), groups: int = 1, name: str | None = None) -> Value:
+        """2-D transposed convolution of an NCHW input with a [C, M / groups, kH, kW] filter (as ONNX
+        ConvTranspose); `pads` is [top, bottom, left, right], cut from the full output."""
+        properties = {"strides": self._ints(strides, "conv_transpose strides", 2),
+                      "pads": self._ints(pads, "conv_transpose pads", 4),
+                      "dilations": self._ints(dilations, "conv_transpose dilations", 2),
+                      "output_padding": self._ints(output_padding, "conv_transpose output_padding", 2),
+                      "groups": self._int(groups, "conv_transpose groups")}
+        return self._add_op(ge.ConvTransposeOp, name, "conv_transpose", (x, filter, _optional(bias)), properties)
+
+    def trilu(self, x: Value, k: int = 0, upper: bool = True, name: str | None = None) -> Value:
+        """The upper (or lower) triangle of the last two dimensions above diagonal `k`, zeros elsewhere."""
+        properties = {"k": self._int(k, "trilu k"), **self._flags("trilu", upper=upper)}
+        return self._add_op(ge.TriluOp, name, "trilu", (x,), properties)
+
+    def cum_sum(self, x: Value, axis: int, exclusive: bool = False, reverse: bool = False,
+                name: str | None = None) -> Value:
+        """Running sums along `axis` (from the end with `reverse`; without the element itself with `exclusive`)."""
+        properties = {"axis": self._int(axis, "cum_sum axis"),
+                      **self._flags("cum_sum", exclusive=exclusive, reverse=reverse)}
+        return self._add_op(ge.CumSumOp, name, "cum_sum", (x,), properties)
+
+    def _arg_reduce(self, op_class: type[ge.ShapedOp], kind: str, x: Value, axis, keep_dims: bool,
+                    select_last_index: bool, name: str | None) -> Value:
+        properties = {"axis": self._int(axis, f"{kind} axis"),
+                      **self._flags(kind, keep_dims=keep_dims, select_last_index=select_last_index)}
+        return self._add_op(op_class, name, kind, (x,), properties)
 
     def _window_properties(self, kind: str, kernel, strides, pads, dilations) -> dict[str, Attribute]:
         return {"kernel": self._ints(kernel, f"{kind} kernel", 2), "strides": self._ints(strides, f"{kind} strides", 2),

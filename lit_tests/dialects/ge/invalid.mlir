@@ -811,3 +811,208 @@ ge.graph @trilu_of_a_vector {
   %z = ge.trilu %x k 0 upper : !ge.tensor<[3], f32>
   ge.output %z : !ge.tensor<[3], f32>
 }
+
+// -----
+
+// An expand shape with a negative size.
+// CHECK: ge.expand: shape must be >= 0, got [2, -1]
+ge.graph @expand_negative {
+  %x = ge.data 0 "x" : !ge.tensor<[2, 3], f32>
+  %y = ge.expand %x shape [2, -1] : !ge.tensor<[2, 3], f32> -> !ge.tensor<[2, 3], f32>
+  ge.output %y : !ge.tensor<[2, 3], f32>
+}
+
+// -----
+
+// An expand shape the input does not broadcast against.
+// CHECK: ge.expand: input [2, 3] and [4] do not broadcast: dimension 1 is 3 vs 4
+ge.graph @expand_mismatch {
+  %x = ge.data 0 "x" : !ge.tensor<[2, 3], f32>
+  %y = ge.expand %x shape [4] : !ge.tensor<[2, 3], f32> -> !ge.tensor<[2, 4], f32>
+  ge.output %y : !ge.tensor<[2, 4], f32>
+}
+
+// -----
+
+// Tile repeats for a different rank.
+// CHECK: ge.tile: repeats must have 2 entries, got [2]
+ge.graph @tile_count {
+  %x = ge.data 0 "x" : !ge.tensor<[2, 3], f32>
+  %y = ge.tile %x repeats [2] : !ge.tensor<[2, 3], f32> -> !ge.tensor<[4, 3], f32>
+  ge.output %y : !ge.tensor<[4, 3], f32>
+}
+
+// -----
+
+// A negative tile repeat.
+// CHECK: ge.tile: repeats must be >= 0, got [1, -1]
+ge.graph @tile_negative {
+  %x = ge.data 0 "x" : !ge.tensor<[2, 3], f32>
+  %y = ge.tile %x repeats [1, -1] : !ge.tensor<[2, 3], f32> -> !ge.tensor<[2, 3], f32>
+  ge.output %y : !ge.tensor<[2, 3], f32>
+}
+
+// -----
+
+// A log-softmax of integers.
+// CHECK: ge.log_softmax: input must have a floating-point element type, got i32
+ge.graph @log_softmax_int {
+  %i = ge.data 0 "i" : !ge.tensor<[2, 3], i32>
+  %y = ge.log_softmax %i axis 0 : !ge.tensor<[2, 3], i32>
+  ge.output %y : !ge.tensor<[2, 3], i32>
+}
+
+// -----
+
+// A log-sum of integers.
+// CHECK: ge.reduce_log_sum: input must have a floating-point element type, got i32
+ge.graph @log_sum_int {
+  %i = ge.data 0 "i" : !ge.tensor<[2, 3], i32>
+  %y = ge.reduce_log_sum %i axes [0] : !ge.tensor<[2, 3], i32> -> !ge.tensor<[3], i32>
+  ge.output %y : !ge.tensor<[3], i32>
+}
+
+// -----
+
+// An arg-reduction axis out of range.
+// CHECK: ge.arg_max: axis 2 is out of range for [2, 3] (valid: -2..1)
+ge.graph @arg_axis {
+  %x = ge.data 0 "x" : !ge.tensor<[2, 3], f32>
+  %y = ge.arg_max %x axis 2 : !ge.tensor<[2, 3], f32> -> !ge.tensor<[2], i64>
+  ge.output %y : !ge.tensor<[2], i64>
+}
+
+// -----
+
+// An arg-reduction declared with a float result.
+// CHECK: ge.arg_min: result type !ge.tensor<[2], f32> is incompatible with the inferred type !ge.tensor<[2], i64>
+ge.graph @arg_result {
+  %x = ge.data 0 "x" : !ge.tensor<[2, 3], f32>
+  %y = ge.arg_min %x axis 1 : !ge.tensor<[2, 3], f32> -> !ge.tensor<[2], f32>
+  ge.output %y : !ge.tensor<[2], f32>
+}
+
+// -----
+
+// A top-k larger than its dimension.
+// CHECK: ge.top_k: k 4 exceeds dimension 1 of [2, 3]
+ge.graph @top_k_large {
+  %x = ge.data 0 "x" : !ge.tensor<[2, 3], f32>
+  %v, %i2 = ge.top_k %x k 4 axis 1 largest sorted : !ge.tensor<[2, 3], f32> -> (!ge.tensor<[2, 4], f32>, !ge.tensor<[2, 4], i64>)
+  ge.output %v : !ge.tensor<[2, 4], f32>
+}
+
+// -----
+
+// A negative top-k.
+// CHECK: ge.top_k: k must be >= 0, got [-1]
+ge.graph @top_k_negative {
+  %x = ge.data 0 "x" : !ge.tensor<[2, 3], f32>
+  %v, %i2 = ge.top_k %x k -1 axis 1 : !ge.tensor<[2, 3], f32> -> (!ge.tensor<[2, 3], f32>, !ge.tensor<[2, 3], i64>)
+  ge.output %v : !ge.tensor<[2, 3], f32>
+}
+
+// -----
+
+// An instance normalization of a matrix.
+// CHECK: ge.instance_norm: input must have rank >= 3, got [2, 3]
+ge.graph @instance_rank {
+  %x = ge.data 0 "x" : !ge.tensor<[2, 3], f32>
+  %c = ge.const dense<[1.0, 2.0, 3.0]> : tensor<3xf32>
+  %y = ge.instance_norm %x, %c, %c epsilon 1.0e-05 : (!ge.tensor<[2, 3], f32>, !ge.tensor<[3], f32>, !ge.tensor<[3], f32>) -> !ge.tensor<[2, 3], f32>
+  ge.output %y : !ge.tensor<[2, 3], f32>
+}
+
+// -----
+
+// Instance normalization parameters that miss channels.
+// CHECK: ge.instance_norm: scale [3] must have one entry per channel of the input [1, 2, 4, 4]: 3 vs 2
+ge.graph @instance_channels {
+  %img = ge.data 0 "img" : !ge.tensor<[1, 2, 4, 4], f32>
+  %c = ge.const dense<[1.0, 2.0, 3.0]> : tensor<3xf32>
+  %y = ge.instance_norm %img, %c, %c epsilon 1.0e-05 : (!ge.tensor<[1, 2, 4, 4], f32>, !ge.tensor<[3], f32>, !ge.tensor<[3], f32>) -> !ge.tensor<[1, 2, 4, 4], f32>
+  ge.output %y : !ge.tensor<[1, 2, 4, 4], f32>
+}
+
+// -----
+
+// An LRN window of no channels.
+// CHECK: ge.lrn: size must be >= 1, got [0]
+ge.graph @lrn_size {
+  %x = ge.data 0 "x" : !ge.tensor<[2, 3], f32>
+  %y = ge.lrn %x size 0 alpha 1.0e-04 beta 7.5e-01 bias 1.0 : !ge.tensor<[2, 3], f32>
+  ge.output %y : !ge.tensor<[2, 3], f32>
+}
+
+// -----
+
+// An LRN of a vector.
+// CHECK: ge.lrn: input must have rank >= 2, got [3]
+ge.graph @lrn_rank {
+  %c = ge.const dense<[1.0, 2.0, 3.0]> : tensor<3xf32>
+  %y = ge.lrn %c size 3 alpha 1.0e-04 beta 7.5e-01 bias 1.0 : !ge.tensor<[3], f32>
+  ge.output %y : !ge.tensor<[3], f32>
+}
+
+// -----
+
+// A transposed convolution whose input channels miss the filter rows.
+// CHECK: ge.conv_transpose: input [1, 2, 4, 4] must have one channel per filter row of [3, 1, 2, 2]: 2 vs 3
+ge.graph @conv_transpose_channels {
+  %img = ge.data 0 "img" : !ge.tensor<[1, 2, 4, 4], f32>
+  %w = ge.data 1 "w" : !ge.tensor<[3, 1, 2, 2], f32>
+  %y = ge.conv_transpose %img, %w strides [1, 1] pads [0, 0, 0, 0] dilations [1, 1] output_padding [0, 0] groups 1 : (!ge.tensor<[1, 2, 4, 4], f32>, !ge.tensor<[3, 1, 2, 2], f32>) -> !ge.tensor<[1, 1, 5, 5], f32>
+  ge.output %y : !ge.tensor<[1, 1, 5, 5], f32>
+}
+
+// -----
+
+// Negative output padding.
+// CHECK: ge.conv_transpose: output_padding must be >= 0, got [0, -1]
+ge.graph @conv_transpose_output_padding {
+  %img = ge.data 0 "img" : !ge.tensor<[1, 2, 4, 4], f32>
+  %w = ge.data 1 "w" : !ge.tensor<[2, 1, 2, 2], f32>
+  %y = ge.conv_transpose %img, %w strides [1, 1] pads [0, 0, 0, 0] dilations [1, 1] output_padding [0, -1] groups 1 : (!ge.tensor<[1, 2, 4, 4], f32>, !ge.tensor<[2, 1, 2, 2], f32>) -> !ge.tensor<[1, 1, 5, 4], f32>
+  ge.output %y : !ge.tensor<[1, 1, 5, 4], f32>
+}
+
+// -----
+
+// Pads that cut more than the output spans.
+// CHECK: ge.conv_transpose: pads [3, 3, 0, 0] cut more than the output of [1, 2, 4, 4] spans along dimension 2
+ge.graph @conv_transpose_pads {
+  %img = ge.data 0 "img" : !ge.tensor<[1, 2, 4, 4], f32>
+  %w = ge.data 1 "w" : !ge.tensor<[2, 1, 2, 2], f32>
+  %y = ge.conv_transpose %img, %w strides [1, 1] pads [3, 3, 0, 0] dilations [1, 1] output_padding [0, 0] groups 1 : (!ge.tensor<[1, 2, 4, 4], f32>, !ge.tensor<[2, 1, 2, 2], f32>) -> !ge.tensor<[1, 1, 0, 5], f32>
+  ge.output %y : !ge.tensor<[1, 1, 0, 5], f32>
+}
+
+// -----
+
+// A triangle of a vector.
+// CHECK: ge.trilu: input must have rank >= 2, got [3]
+ge.graph @trilu_rank {
+  %x = ge.data 0 "x" : !ge.tensor<[3], f32>
+  %y = ge.trilu %x k 0 upper : !ge.tensor<[3], f32>
+  ge.output %y : !ge.tensor<[3], f32>
+}
+
+// -----
+
+// Running sums of booleans.
+// CHECK: ge.cum_sum: input must be numeric, got i1
+ge.graph @cum_sum_bool {
+  %x = ge.data 0 "x" : !ge.tensor<[3], i1>
+  %y = ge.cum_sum %x axis 0 : !ge.tensor<[3], i1>
+  ge.output %y : !ge.tensor<[3], i1>
+}
+
+// -----
+
+// A running-sum axis out of range.
+// CHECK: ge.cum_sum: axis 2 is out of range for [3] (valid: -1..0)
+ge.graph @cum_sum_axis {
+  %x = ge.data 0 "x" : !ge.tensor<[3], f32>
+  %y = ge.cum_sum %x axis 2 : !ge.tensor<[3], f32>
+  ge.output %y : !ge.tensor<[3], f32>
+}

@@ -484,3 +484,140 @@ ge.graph @triangles {
   %lower = ge.trilu %x k -2 : !ge.tensor<[-1, 4, 5], f32>
   ge.output %upper, %lower : !ge.tensor<[-1, 4, 5], f32>, !ge.tensor<[-1, 4, 5], f32>
 }
+
+
+// Expand broadcasts against a static shape, tile repeats, log-softmax keeps the type.
+// CHECK-LABEL: ge.graph @structure {
+// CHECK-NEXT:    %x = ge.data 0 "x" : !ge.tensor<[-1, 1, 4], f32>
+// CHECK-NEXT:    %e = ge.expand %x shape [2, 1, 3, 1] : !ge.tensor<[-1, 1, 4], f32> -> !ge.tensor<[2, -1, 3, 4], f32>
+// CHECK-NEXT:    %t = ge.tile %x repeats [1, 3, 2] : !ge.tensor<[-1, 1, 4], f32> -> !ge.tensor<[-1, 3, 8], f32>
+// CHECK-NEXT:    %l = ge.log_softmax %x axis -1 : !ge.tensor<[-1, 1, 4], f32>
+// CHECK-NEXT:    ge.output %e, %t, %l : !ge.tensor<[2, -1, 3, 4], f32>, !ge.tensor<[-1, 3, 8], f32>, !ge.tensor<[-1, 1, 4], f32>
+// CHECK-NEXT:  }
+// GENERIC-LABEL: "ge.graph"() <{sym_name = "structure"}> ({
+// GENERIC:         %t = "ge.tile"(%x) <{repeats = array<i64: 1, 3, 2>}> : (!ge.tensor<[-1, 1, 4], f32>) -> !ge.tensor<[-1, 3, 8], f32>
+ge.graph @structure {
+  %x = ge.data 0 "x" : !ge.tensor<[-1, 1, 4], f32>
+  %e = ge.expand %x shape [2, 1, 3, 1] : !ge.tensor<[-1, 1, 4], f32> -> !ge.tensor<[2, -1, 3, 4], f32>
+  %t = ge.tile %x repeats [1, 3, 2] : !ge.tensor<[-1, 1, 4], f32> -> !ge.tensor<[-1, 3, 8], f32>
+  %l = ge.log_softmax %x axis -1 : !ge.tensor<[-1, 1, 4], f32>
+  ge.output %e, %t, %l : !ge.tensor<[2, -1, 3, 4], f32>, !ge.tensor<[-1, 3, 8], f32>, !ge.tensor<[-1, 1, 4], f32>
+}
+
+// The reductions beyond sum, mean and max, with and without keep_dims.
+// CHECK-LABEL: ge.graph @more_reductions {
+// CHECK-NEXT:    %x = ge.data 0 "x" : !ge.tensor<[-1, 8], f32>
+// CHECK-NEXT:    %p = ge.reduce_prod %x axes [1] : !ge.tensor<[-1, 8], f32> -> !ge.tensor<[-1], f32>
+// CHECK-NEXT:    %m = ge.reduce_min %x axes [0] keep_dims : !ge.tensor<[-1, 8], f32> -> !ge.tensor<[1, 8], f32>
+// CHECK-NEXT:    %a = ge.reduce_l1 %x axes [1] : !ge.tensor<[-1, 8], f32> -> !ge.tensor<[-1], f32>
+// CHECK-NEXT:    %b = ge.reduce_l2 %x axes [-1] keep_dims : !ge.tensor<[-1, 8], f32> -> !ge.tensor<[-1, 1], f32>
+// CHECK-NEXT:    %s = ge.reduce_sum_square %x axes [0, 1] : !ge.tensor<[-1, 8], f32> -> !ge.tensor<[], f32>
+// CHECK-NEXT:    %ls = ge.reduce_log_sum %x axes [1] : !ge.tensor<[-1, 8], f32> -> !ge.tensor<[-1], f32>
+// CHECK-NEXT:    %lse = ge.reduce_log_sum_exp %x axes [] : !ge.tensor<[-1, 8], f32> -> !ge.tensor<[-1, 8], f32>
+// CHECK-NEXT:    ge.output %p, %m, %a, %b, %s, %ls, %lse : !ge.tensor<[-1], f32>, !ge.tensor<[1, 8], f32>, !ge.tensor<[-1], f32>, !ge.tensor<[-1, 1], f32>, !ge.tensor<[], f32>, !ge.tensor<[-1], f32>, !ge.tensor<[-1, 8], f32>
+// CHECK-NEXT:  }
+// GENERIC-LABEL: "ge.graph"() <{sym_name = "more_reductions"}> ({
+// GENERIC:         %b = "ge.reduce_l2"(%x) <{axes = array<i64: -1>, keep_dims}> : (!ge.tensor<[-1, 8], f32>) -> !ge.tensor<[-1, 1], f32>
+ge.graph @more_reductions {
+  %x = ge.data 0 "x" : !ge.tensor<[-1, 8], f32>
+  %p = ge.reduce_prod %x axes [1] : !ge.tensor<[-1, 8], f32> -> !ge.tensor<[-1], f32>
+  %m = ge.reduce_min %x axes [0] keep_dims : !ge.tensor<[-1, 8], f32> -> !ge.tensor<[1, 8], f32>
+  %a = ge.reduce_l1 %x axes [1] : !ge.tensor<[-1, 8], f32> -> !ge.tensor<[-1], f32>
+  %b = ge.reduce_l2 %x axes [-1] keep_dims : !ge.tensor<[-1, 8], f32> -> !ge.tensor<[-1, 1], f32>
+  %s = ge.reduce_sum_square %x axes [0, 1] : !ge.tensor<[-1, 8], f32> -> !ge.tensor<[], f32>
+  %ls = ge.reduce_log_sum %x axes [1] : !ge.tensor<[-1, 8], f32> -> !ge.tensor<[-1], f32>
+  %lse = ge.reduce_log_sum_exp %x axes [] : !ge.tensor<[-1, 8], f32> -> !ge.tensor<[-1, 8], f32>
+  ge.output %p, %m, %a, %b, %s, %ls, %lse : !ge.tensor<[-1], f32>, !ge.tensor<[1, 8], f32>, !ge.tensor<[-1], f32>, !ge.tensor<[-1, 1], f32>, !ge.tensor<[], f32>, !ge.tensor<[-1], f32>, !ge.tensor<[-1, 8], f32>
+}
+
+// Arg-reductions give i64 positions; top-k gives the values and their positions.
+// CHECK-LABEL: ge.graph @selection {
+// CHECK-NEXT:    %x = ge.data 0 "x" : !ge.tensor<[-1, 8], f32>
+// CHECK-NEXT:    %i = ge.arg_max %x axis 1 keep_dims : !ge.tensor<[-1, 8], f32> -> !ge.tensor<[-1, 1], i64>
+// CHECK-NEXT:    %j = ge.arg_min %x axis 0 select_last_index : !ge.tensor<[-1, 8], f32> -> !ge.tensor<[8], i64>
+// CHECK-NEXT:    %v, %k = ge.top_k %x k 3 axis -1 largest sorted : !ge.tensor<[-1, 8], f32> -> (!ge.tensor<[-1, 3], f32>, !ge.tensor<[-1, 3], i64>)
+// CHECK-NEXT:    %w, %n = ge.top_k %x k 2 axis 0 : !ge.tensor<[-1, 8], f32> -> (!ge.tensor<[2, 8], f32>, !ge.tensor<[2, 8], i64>)
+// CHECK-NEXT:    ge.output %i, %j, %v, %k, %w, %n : !ge.tensor<[-1, 1], i64>, !ge.tensor<[8], i64>, !ge.tensor<[-1, 3], f32>, !ge.tensor<[-1, 3], i64>, !ge.tensor<[2, 8], f32>, !ge.tensor<[2, 8], i64>
+// CHECK-NEXT:  }
+// GENERIC-LABEL: "ge.graph"() <{sym_name = "selection"}> ({
+// GENERIC:         %j = "ge.arg_min"(%x) <{axis = 0 : i64, select_last_index}> : (!ge.tensor<[-1, 8], f32>) -> !ge.tensor<[8], i64>
+// GENERIC:         %v, %k = "ge.top_k"(%x) <{k = 3 : i64, axis = -1 : i64, largest, sorted}> : (!ge.tensor<[-1, 8], f32>) -> (!ge.tensor<[-1, 3], f32>, !ge.tensor<[-1, 3], i64>)
+// GENERIC:         %w, %n = "ge.top_k"(%x) <{k = 2 : i64, axis = 0 : i64}> : (!ge.tensor<[-1, 8], f32>) -> (!ge.tensor<[2, 8], f32>, !ge.tensor<[2, 8], i64>)
+ge.graph @selection {
+  %x = ge.data 0 "x" : !ge.tensor<[-1, 8], f32>
+  %i = ge.arg_max %x axis 1 keep_dims : !ge.tensor<[-1, 8], f32> -> !ge.tensor<[-1, 1], i64>
+  %j = ge.arg_min %x axis 0 select_last_index : !ge.tensor<[-1, 8], f32> -> !ge.tensor<[8], i64>
+  %v, %k = ge.top_k %x k 3 axis -1 largest sorted : !ge.tensor<[-1, 8], f32> -> (!ge.tensor<[-1, 3], f32>, !ge.tensor<[-1, 3], i64>)
+  %w, %n = ge.top_k %x k 2 axis 0 : !ge.tensor<[-1, 8], f32> -> (!ge.tensor<[2, 8], f32>, !ge.tensor<[2, 8], i64>)
+  ge.output %i, %j, %v, %k, %w, %n : !ge.tensor<[-1, 1], i64>, !ge.tensor<[8], i64>, !ge.tensor<[-1, 3], f32>, !ge.tensor<[-1, 3], i64>, !ge.tensor<[2, 8], f32>, !ge.tensor<[2, 8], i64>
+}
+
+// Instance normalization with per-channel parameters; LRN across channels.
+// CHECK-LABEL: ge.graph @normalizations {
+// CHECK-NEXT:    %x = ge.data 0 "x" : !ge.tensor<[-1, 3, 8, 8], f32>
+// CHECK-NEXT:    %s = ge.const dense<[1.000000e+00, 2.000000e+00, 3.000000e+00]> : tensor<3xf32>
+// CHECK-NEXT:    %y = ge.instance_norm %x, %s, %s epsilon 1.000000e-05 : (!ge.tensor<[-1, 3, 8, 8], f32>, !ge.tensor<[3], f32>, !ge.tensor<[3], f32>) -> !ge.tensor<[-1, 3, 8, 8], f32>
+// CHECK-NEXT:    %z = ge.lrn %y size 3 alpha 1.000000e-04 beta 7.500000e-01 bias 1.000000e+00 : !ge.tensor<[-1, 3, 8, 8], f32>
+// CHECK-NEXT:    ge.output %z : !ge.tensor<[-1, 3, 8, 8], f32>
+// CHECK-NEXT:  }
+// GENERIC-LABEL: "ge.graph"() <{sym_name = "normalizations"}> ({
+// GENERIC:         %z = "ge.lrn"(%y) <{size = 3 : i64, alpha = 1.000000e-04 : f64, beta = 7.500000e-01 : f64, bias = 1.000000e+00 : f64}> : (!ge.tensor<[-1, 3, 8, 8], f32>) -> !ge.tensor<[-1, 3, 8, 8], f32>
+ge.graph @normalizations {
+  %x = ge.data 0 "x" : !ge.tensor<[-1, 3, 8, 8], f32>
+  %s = ge.const dense<[1.0, 2.0, 3.0]> : tensor<3xf32>
+  %y = ge.instance_norm %x, %s, %s epsilon 1.0e-05 : (!ge.tensor<[-1, 3, 8, 8], f32>, !ge.tensor<[3], f32>, !ge.tensor<[3], f32>) -> !ge.tensor<[-1, 3, 8, 8], f32>
+  %z = ge.lrn %y size 3 alpha 1.0e-04 beta 7.5e-01 bias 1.0 : !ge.tensor<[-1, 3, 8, 8], f32>
+  ge.output %z : !ge.tensor<[-1, 3, 8, 8], f32>
+}
+
+// A transposed convolution with output padding; a grouped one with a bias whose pads extend (-1) the output.
+// CHECK-LABEL: ge.graph @conv_transpose {
+// CHECK-NEXT:    %x = ge.data 0 "x" : !ge.tensor<[-1, 8, 4, 4], f32>
+// CHECK-NEXT:    %w = ge.data 1 "w" : !ge.tensor<[8, 3, 3, 3], f32>
+// CHECK-NEXT:    %b = ge.data 2 "b" : !ge.tensor<[6], f32>
+// CHECK-NEXT:    %y = ge.conv_transpose %x, %w strides [2, 2] pads [1, 1, 1, 1] dilations [1, 1] output_padding [1, 1] groups 1 : (!ge.tensor<[-1, 8, 4, 4], f32>, !ge.tensor<[8, 3, 3, 3], f32>) -> !ge.tensor<[-1, 3, 8, 8], f32>
+// CHECK-NEXT:    %z = ge.conv_transpose %x, %w, %b strides [1, 2] pads [0, -1, 2, 0] dilations [2, 1] output_padding [0, 0] groups 2 : (!ge.tensor<[-1, 8, 4, 4], f32>, !ge.tensor<[8, 3, 3, 3], f32>, !ge.tensor<[6], f32>) -> !ge.tensor<[-1, 6, 9, 7], f32>
+// CHECK-NEXT:    ge.output %y, %z : !ge.tensor<[-1, 3, 8, 8], f32>, !ge.tensor<[-1, 6, 9, 7], f32>
+// CHECK-NEXT:  }
+// GENERIC-LABEL: "ge.graph"() <{sym_name = "conv_transpose"}> ({
+// GENERIC:         %z = "ge.conv_transpose"(%x, %w, %b) <{strides = array<i64: 1, 2>, pads = array<i64: 0, -1, 2, 0>, dilations = array<i64: 2, 1>, output_padding = array<i64: 0, 0>, groups = 2 : i64}> : (!ge.tensor<[-1, 8, 4, 4], f32>, !ge.tensor<[8, 3, 3, 3], f32>, !ge.tensor<[6], f32>) -> !ge.tensor<[-1, 6, 9, 7], f32>
+ge.graph @conv_transpose {
+  %x = ge.data 0 "x" : !ge.tensor<[-1, 8, 4, 4], f32>
+  %w = ge.data 1 "w" : !ge.tensor<[8, 3, 3, 3], f32>
+  %b = ge.data 2 "b" : !ge.tensor<[6], f32>
+  %y = ge.conv_transpose %x, %w strides [2, 2] pads [1, 1, 1, 1] dilations [1, 1] output_padding [1, 1] groups 1 : (!ge.tensor<[-1, 8, 4, 4], f32>, !ge.tensor<[8, 3, 3, 3], f32>) -> !ge.tensor<[-1, 3, 8, 8], f32>
+  %z = ge.conv_transpose %x, %w, %b strides [1, 2] pads [0, -1, 2, 0] dilations [2, 1] output_padding [0, 0] groups 2 : (!ge.tensor<[-1, 8, 4, 4], f32>, !ge.tensor<[8, 3, 3, 3], f32>, !ge.tensor<[6], f32>) -> !ge.tensor<[-1, 6, 9, 7], f32>
+  ge.output %y, %z : !ge.tensor<[-1, 3, 8, 8], f32>, !ge.tensor<[-1, 6, 9, 7], f32>
+}
+
+// Trilu keeps a triangle of the last two dimensions.
+// CHECK-LABEL: ge.graph @trilu {
+// CHECK-NEXT:    %x = ge.data 0 "x" : !ge.tensor<[-1, 4, 5], f32>
+// CHECK-NEXT:    %u = ge.trilu %x k 1 upper : !ge.tensor<[-1, 4, 5], f32>
+// CHECK-NEXT:    %l = ge.trilu %u k -2 : !ge.tensor<[-1, 4, 5], f32>
+// CHECK-NEXT:    ge.output %l : !ge.tensor<[-1, 4, 5], f32>
+// CHECK-NEXT:  }
+// GENERIC-LABEL: "ge.graph"() <{sym_name = "trilu"}> ({
+// GENERIC:         %u = "ge.trilu"(%x) <{k = 1 : i64, upper}> : (!ge.tensor<[-1, 4, 5], f32>) -> !ge.tensor<[-1, 4, 5], f32>
+ge.graph @trilu {
+  %x = ge.data 0 "x" : !ge.tensor<[-1, 4, 5], f32>
+  %u = ge.trilu %x k 1 upper : !ge.tensor<[-1, 4, 5], f32>
+  %l = ge.trilu %u k -2 : !ge.tensor<[-1, 4, 5], f32>
+  ge.output %l : !ge.tensor<[-1, 4, 5], f32>
+}
+
+// Running sums: inclusive, exclusive, and from the end.
+// CHECK-LABEL: ge.graph @cum_sum {
+// CHECK-NEXT:    %x = ge.data 0 "x" : !ge.tensor<[-1, 8], f32>
+// CHECK-NEXT:    %a = ge.cum_sum %x axis 1 : !ge.tensor<[-1, 8], f32>
+// CHECK-NEXT:    %b = ge.cum_sum %a axis 0 exclusive reverse : !ge.tensor<[-1, 8], f32>
+// CHECK-NEXT:    ge.output %b : !ge.tensor<[-1, 8], f32>
+// CHECK-NEXT:  }
+// GENERIC-LABEL: "ge.graph"() <{sym_name = "cum_sum"}> ({
+// GENERIC:         %b = "ge.cum_sum"(%a) <{axis = 0 : i64, exclusive, reverse}> : (!ge.tensor<[-1, 8], f32>) -> !ge.tensor<[-1, 8], f32>
+ge.graph @cum_sum {
+  %x = ge.data 0 "x" : !ge.tensor<[-1, 8], f32>
+  %a = ge.cum_sum %x axis 1 : !ge.tensor<[-1, 8], f32>
+  %b = ge.cum_sum %a axis 0 exclusive reverse : !ge.tensor<[-1, 8], f32>
+  ge.output %b : !ge.tensor<[-1, 8], f32>
+}

@@ -144,3 +144,22 @@ def test_gather_clamps_indices_out_of_range():
     g.set_outputs([g.gather(x, i, 0)])
     (got,) = lowered_outputs(g, [np.array([10, 20, 30], np.float32), np.array([5, -7, -1, 3], np.int64)])
     np.testing.assert_array_equal(got, [30, 10, 30, 30])
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.int8])
+def test_expand_and_tile(dtype):
+    g = Graph("expand_tile")
+    x = g.data(0, [-1, 1, 3], dt.from_numpy(np.dtype(dtype)), name="x")
+    g.set_outputs([g.expand(x, [2, 1, 4, 1]), g.expand(x, [3]), g.tile(x, [2, 3, 1]), g.tile(x, [1, 1, 0])])
+    assert_lowering_matches(g, [np.arange(6).reshape(2, 1, 3).astype(dtype)])
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.int64])
+def test_trilu(dtype):
+    g = Graph("trilu")
+    x = g.data(0, [-1, 3, 5], dt.from_numpy(np.dtype(dtype)), name="x")
+    g.set_outputs([g.trilu(x), g.trilu(x, -1, upper=False), g.trilu(x, 2), g.trilu(x, 7, upper=False)])
+    values = (np.arange(30).reshape(2, 3, 5) + 1).astype(dtype)
+    if dtype == np.float32:
+        values[0, 2, 0] = np.inf  # cut out: 0, not inf * 0
+    assert_lowering_matches(g, [values])

@@ -100,3 +100,77 @@ def test_batch_norm(shape):
     variance = g.const(rng.uniform(0.5, 2, (3,)).astype(np.float32))
     g.set_outputs([g.batch_norm(x, scale, offset, mean, variance, epsilon=1e-3)])
     assert_lowering_matches(g, [_values(rng, shape, np.float32)])
+
+
+# --- the other reductions, arg-reductions, top-k and the normalizations -----------------------
+
+@pytest.mark.parametrize("dtype", [np.float32, np.int32, np.uint8])
+def test_more_reductions_in_one_graph(dtype):
+    g = Graph("reductions")
+    x = g.data(0, [-1, 3, 4], dt.from_numpy(np.dtype(dtype)), name="x")
+    outputs = [g.reduce_prod(x, [1]), g.reduce_min(x, [0, 2], keep_dims=True), g.reduce_l1(x, [-1]),
+               g.reduce_l2(x, [1, 2]), g.reduce_sum_square(x, [0]), g.reduce_min(x, [])]
+    if dtype == np.float32:
+        outputs += [g.reduce_log_sum(g.exp(x), [1]), g.reduce_log_sum_exp(x, [1, 2], keep_dims=True)]
+    g.set_outputs(outputs)
+    values = _values(np.random.default_rng(7), (2, 3, 4), dtype)
+    if dtype == np.uint8:
+        values[0, 0] = [200, 255, 128, 3]  # above the signed range: the unsigned compares matter
+    elif dtype == np.int32:
+        values = values % 7 - 3  # products stay in range
+    assert_lowering_matches(g, [values], rtol=1e-4, atol=1e-5)
+
+
+def test_log_sum_exp_of_minus_infinity_rows():
+    g = Graph("lse")
+    x = g.data(0, [2, 3], dt.DT_FLOAT, name="x")
+    g.set_outputs([g.reduce_log_sum_exp(x, [1])])
+    assert_lowering_matches(g, [np.array([[-np.inf] * 3, [80.0, 80.0, 1.0]], np.float32)])
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.int64, np.uint8])
+def test_arg_reductions_pick_the_first_or_last_extreme(dtype):
+    g = Graph("arg")
+    x = g.data(0, [-1, 5], dt.from_numpy(np.dtype(dtype)), name="x")
+    g.set_outputs([g.arg_max(x, 1), g.arg_max(x, -1, keep_dims=False, select_last_index=True),
+                   g.arg_min(x, 0, keep_dims=False), g.arg_min(x, 1, select_last_index=True)])
+    values = np.array([[3, 1, 3, 0, 1], [2, 2, 0, 0, 2], [250, 1, 250, 1, 0]]).astype(dtype)
+    assert_lowering_matches(g, [values])
+
+
+def test_arg_max_finds_the_first_nan():
+    g = Graph("nan")
+    x = g.data(0, [2, 4], dt.DT_FLOAT, name="x")
+    g.set_outputs([g.arg_max(x, 1), g.arg_min(x, 1, select_last_index=True)])
+    assert_lowering_matches(g, [np.array([[1, np.nan, 5, np.nan], [1, 5, 5, 0]], np.float32)])
+
+
+def test_top_k_stays_on_the_reference_backend():
+    g = Graph("topk")
+    x = g.data(0, [2, 3], dt.DT_FLOAT, name="x")
+    g.set_outputs(g.top_k(x, 2))
+    (graph,) = converted(g, backend="auto").ops
+    assert graph.backend.data == "reference"
+    reason = "ge.top_k 'top_k_0': top-k sorts, and upstream linalg has no sort"
+    assert graph.attributes["backend_fallback"].data == reason
+
+
+def test_log_softmax_instance_norm_and_lrn():
+    g = Graph("norms")
+    x = g.data(0, [-1, 3, 4, 5], dt.DT_FLOAT, name="x")
+    rng = np.random.default_rng(8)
+    scale, bias = (g.const(_values(rng, (3,), np.float32)) for _ in range(2))
+    g.set_outputs([g.log_softmax(x, 1), g.log_softmax(x, -1), g.instance_norm(x, scale, bias, epsilon=1e-3),
+                   g.lrn(x, 3, alpha=0.1, beta=0.7, bias=2.0), g.lrn(x, 2)])
+    values = _values(rng, (2, 3, 4, 5), np.float32)
+    values[0, 0, 0, 0] = 80.0
+    assert_lowering_matches(g, [values], rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.int32, np.uint8])
+def test_cum_sum_every_direction(dtype):
+    g = Graph("cumsum")
+    x = g.data(0, [-1, 5], dt.from_numpy(np.dtype(dtype)), name="x")
+    g.set_outputs([g.cum_sum(x, 1), g.cum_sum(x, -1, exclusive=True), g.cum_sum(x, 0, reverse=True),
+                   g.cum_sum(x, 1, exclusive=True, reverse=True)])
+    assert_lowering_matches(g, [_values(np.random.default_rng(9), (3, 5), dtype)], rtol=1e-5, atol=1e-5)

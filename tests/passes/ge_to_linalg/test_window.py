@@ -117,3 +117,16 @@ def test_grouped_conv2d_with_dynamic_channels_has_no_lowering():
     assert graph.backend.data == "reference"
     assert graph.attributes["backend_fallback"].data == \
         "ge.conv2d 'conv2d_0': a grouped convolution needs static channel counts"
+
+
+def test_conv_transpose_with_strides_dilations_groups_pads_and_output_padding():
+    g = Graph("deconv")
+    x = g.data(0, [-1, 4, 3, 4], dt.DT_FLOAT, name="x")
+    rng = np.random.default_rng(11)
+    w = g.const(rng.standard_normal((4, 3, 3, 2)).astype(np.float32))
+    b = g.const(rng.standard_normal(6).astype(np.float32))
+    g.set_outputs([g.conv_transpose(x, w, b, strides=[2, 3], pads=[1, 0, 2, 1], dilations=[1, 2],
+                                    output_padding=[1, 2], groups=2),
+                   g.conv_transpose(x, g.const(rng.standard_normal((4, 2, 2, 2)).astype(np.float32)),
+                                    pads=[0, -1, -2, 0])])
+    assert_lowering_matches(g, [_image((2, 4, 3, 4))], rtol=1e-5, atol=1e-5)

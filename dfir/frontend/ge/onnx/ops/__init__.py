@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from dfir.frontend.ge.onnx.ops import (
     activation,
+    attention,
     contraction,
     elementwise,
+    generation,
     logic,
     movement,
     normalization,
@@ -15,7 +17,8 @@ from dfir.frontend.ge.onnx.ops import (
 )
 from dfir.frontend.ge.onnx.ops.converter import Converter
 
-FAMILIES = (elementwise, contraction, window, normalization, movement, reduction, resize, logic, activation)
+FAMILIES = (elementwise, contraction, window, normalization, movement, reduction, resize, logic, activation, attention,
+            generation)
 
 CONVERTERS: dict[str, Converter] = {op: convert for family in FAMILIES for op, convert in family.CONVERTERS.items()}
 """ONNX op type -> its converter (its outputs' values, in order)."""

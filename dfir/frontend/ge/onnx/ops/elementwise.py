@@ -79,12 +79,6 @@ def _dropout(imp, node):
     return outputs
 
 
-def _trilu(imp, node):
-    k = imp.static_ints(node, 1, "k")
-    return [imp.g.trilu(imp.tensor(node, 0), k=k[0] if k else 0, upper=bool(attribute(node, "upper", 1)),
-                        name=imp.name(node))]
-
-
 CONVERTERS: dict[str, Converter] = {
     "Add": binary("add"), "Sub": binary("sub"), "Mul": binary("mul"), "Div": binary("div"),
     "Pow": _pow, "Max": _variadic("maximum"), "Min": _variadic("minimum"),
@@ -96,5 +90,5 @@ CONVERTERS: dict[str, Converter] = {
     "Floor": unary("floor"), "Ceil": unary("ceil"), "Round": unary("round"), "Sin": unary("sin"),
     "Cos": unary("cos"), "Tan": unary("tan"), "Asin": unary("asin"), "Acos": unary("acos"), "Atan": unary("atan"),
     "Sinh": unary("sinh"), "Cosh": unary("cosh"), "Asinh": unary("asinh"), "Acosh": unary("acosh"),
-    "Atanh": unary("atanh"), "Trilu": _trilu,
+    "Atanh": unary("atanh"),
 }

@@ -105,7 +105,62 @@ def _flatten(imp, node):
     return [imp.g.flatten(imp.tensor(node, 0), attribute(node, "axis", 1), name=imp.name(node))]
 
 
+def _expand(imp, node):
+    return [imp.g.expand(imp.tensor(node, 0), imp.static_ints(node, 1, "the shape"), name=imp.name(node))]
+
+
+def _tile(imp, node):
+    return [imp.g.tile(imp.tensor(node, 0), imp.static_ints(node, 1, "repeats"), name=imp.name(node))]
+
+
+def _depth_to_space(imp, node):
+    """[N, C, H, W] -> [N, C/b², H*b, W*b] as a reshape, a transpose and a reshape (ONNX's definition)."""
+    x = imp.tensor(node, 0)
+    b, (channels, height, width) = attribute(node, "blocksize"), _image_dims(imp, node, x)
+    if channels % (b * b):
+        raise imp.node_error(node, f"channels {channels} are not a multiple of blocksize² = {b * b}")
+    c = channels // (b * b)
+    if attribute(node, "mode", "DCR") == "DCR":
+        split, perm = [0, b, b, c, height, width], [0, 3, 4, 1, 5, 2]
+    else:
+        split, perm = [0, c, b, b, height, width], [0, 1, 4, 2, 5, 3]
+    return [_reshape_transpose_reshape(imp, node, x, split, perm, [0, c, height * b, width * b])]
+
+
+def _space_to_depth(imp, node):
+    """[N, C, H, W] -> [N, C*b², H/b, W/b] (ONNX's definition; opset 28 adds CRD mode)."""
+    x = imp.tensor(node, 0)
+    b, (channels, height, width) = attribute(node, "blocksize"), _image_dims(imp, node, x)
+    if height % b or width % b:
+        raise imp.node_error(node, f"height {height} and width {width} must be multiples of blocksize {b}")
+    split = [0, channels, height // b, b, width // b, b]
+    perm = [0, 3, 5, 1, 2, 4] if attribute(node, "mode", "DCR") == "DCR" else [0, 1, 3, 5, 2, 4]
+    return [_reshape_transpose_reshape(imp, node, x, split, perm, [0, channels * b * b, height // b, width // b])]
+
+
+def _image_dims(imp: Importer, node: onnx.NodeProto, x) -> list[int]:
+    """Channels, height and width of an NCHW input; they must be fixed (the batch may vary)."""
+    if x.type.rank != 4 or -1 in x.shape[1:]:
+        raise imp.node_error(node, f"the input must be NCHW with fixed C, H and W, got shape {x.shape}")
+    return x.shape[1:]
+
+
+def _reshape_transpose_reshape(imp: Importer, node: onnx.NodeProto, x, split, perm, target):
+    g = imp.g
+    blocks = g.reshape(x, split, name=imp.name(node, "/split"))
+    moved = g.transpose(blocks, perm, name=imp.name(node, "/transpose"))
+    return g.reshape(moved, target, name=imp.name(node))
+
+
+def _trilu(imp, node):
+    k = imp.static_ints(node, 1, "k")
+    return [imp.g.trilu(imp.tensor(node, 0), k[0] if k else 0, upper=bool(attribute(node, "upper", 1)),
+                        name=imp.name(node))]
+
+
 CONVERTERS: dict[str, Converter] = {
     "Reshape": _reshape, "Transpose": _transpose, "Concat": _concat, "Split": _split, "Slice": _slice,
     "Gather": _gather, "Squeeze": _squeeze, "Unsqueeze": _unsqueeze, "Pad": _pad, "Flatten": _flatten,
+    "Expand": _expand, "Tile": _tile, "DepthToSpace": _depth_to_space, "SpaceToDepth": _space_to_depth,
+    "Trilu": _trilu,
 }

@@ -1,6 +1,9 @@
 """Normalizations and softmax."""
 from __future__ import annotations
 
+import numpy as np
+
+from dfir.core import data_type as dt
 from dfir.frontend.ge.onnx.attributes import attribute, attributes_of
 from dfir.frontend.ge.onnx.ops.converter import Converter, only_first_output
 
@@ -26,6 +29,58 @@ def _softmax(imp, node):
     return [imp.g.softmax(imp.tensor(node, 0), axis=attribute(node, "axis", -1), name=imp.name(node))]
 
 
+def _log_softmax(imp, node):
+    return [imp.g.log_softmax(imp.tensor(node, 0), axis=attribute(node, "axis", -1), name=imp.name(node))]
+
+
+def _instance_norm(imp, node):
+    x, scale, bias = (imp.tensor(node, i) for i in range(3))
+    return [imp.g.instance_norm(x, scale, bias, epsilon=attribute(node, "epsilon", 1e-5), name=imp.name(node))]
+
+
+def _lrn(imp, node):
+    attrs = attributes_of(node)
+    return [imp.g.lrn(imp.tensor(node, 0), attrs["size"], alpha=attrs.get("alpha", 1e-4), beta=attrs.get("beta", 0.75),
+                      bias=attrs.get("bias", 1.0), name=imp.name(node))]
+
+
+def _mean_variance_norm(imp, node):
+    """ONNX's function: `(x - E[x]) / (sqrt(E[x²] - E[x]²) + 1e-9)` over `axes` (default 0, 2, 3)."""
+    x = imp.tensor(node, 0)
+    axes = list(attribute(node, "axes", [0, 2, 3]))
+    g = imp.g
+    mean = g.reduce_mean(x, axes, keep_dims=True, name=imp.name(node, "/mean"))
+    squares = g.reduce_mean(g.mul(x, x, name=imp.name(node, "/squares")), axes, keep_dims=True,
+                            name=imp.name(node, "/mean_squares"))
+    squared_mean = g.mul(mean, mean, name=imp.name(node, "/mean_squared"))
+    variance = g.sub(squares, squared_mean, name=imp.name(node, "/variance"))
+    epsilon = g.const(np.array(1e-9, dt.to_numpy(x.dtype)), name=imp.name(node, "/epsilon"))
+    deviation = g.add(g.sqrt(variance, name=imp.name(node, "/std")), epsilon, name=imp.name(node, "/std_eps"))
+    return [g.div(g.sub(x, mean, name=imp.name(node, "/centered")), deviation, name=imp.name(node))]
+
+
+def _group_norm(imp, node):
+    """The channels split into `num_groups` and each group normalized (a layer norm of unit scale
+    over [N, G, C / G * spatial]), then `* scale[c] + bias[c]`."""
+    x, scale, bias = (imp.tensor(node, i) for i in range(3))
+    attrs = attributes_of(node)
+    groups = attrs["num_groups"]
+    if -1 in x.shape[1:] or x.shape[1] % groups:
+        raise imp.node_error(node, f"channels and spatial dimensions must be fixed, with channels a multiple of "
+                                   f"num_groups {groups}; got shape {x.shape}")
+    g, dtype = imp.g, dt.to_numpy(x.dtype)
+    grouped = g.reshape(x, [0, groups, -1], name=imp.name(node, "/groups"))
+    ones = g.const(np.ones(grouped.shape[-1], dtype), name=imp.name(node, "/unit_scale"))
+    normalized = g.layer_norm(grouped, ones, axis=-1, epsilon=attrs.get("epsilon", 1e-5),
+                              name=imp.name(node, "/norm"))
+    per_channel = [-1] + [1] * (x.type.rank - 2)
+    y = g.mul(g.reshape(normalized, [0, *x.shape[1:]], name=imp.name(node, "/ungroup")),
+              g.reshape(scale, per_channel, name=imp.name(node, "/scale")), name=imp.name(node, "/scaled"))
+    return [g.add(y, g.reshape(bias, per_channel, name=imp.name(node, "/bias")), name=imp.name(node))]
+
+
 CONVERTERS: dict[str, Converter] = {
     "BatchNormalization": _batch_norm, "LayerNormalization": _layer_norm, "Softmax": _softmax,
+    "LogSoftmax": _log_softmax, "InstanceNormalization": _instance_norm, "LRN": _lrn,
+    "MeanVarianceNormalization": _mean_variance_norm, "GroupNormalization": _group_norm,
 }

@@ -1,4 +1,4 @@
-"""Reductions over axes."""
+"""Reductions over axes, arg-reductions and top-k."""
 from __future__ import annotations
 
 from dfir.frontend.ge.onnx.attributes import attributes_of
@@ -6,18 +6,46 @@ from dfir.frontend.ge.onnx.ops.converter import Converter
 
 
 def _reduce(method: str) -> Converter:
+    """Axes from the input (opset 18+) or the attribute; none: all of them, or with
+    `noop_with_empty_axes` none at all (the op then applies its element function only, as ONNX)."""
     def convert(imp, node):
         x = imp.tensor(node, 0)
         attrs = attributes_of(node)
         axes = imp.static_ints(node, 1, "axes") if len(node.input) > 1 else attrs.get("axes")
         if not axes:
-            if attrs.get("noop_with_empty_axes", 0):
-                return [imp.g.identity(x, name=imp.name(node))]
-            axes = list(range(x.type.rank))
+            axes = [] if attrs.get("noop_with_empty_axes", 0) else list(range(x.type.rank))
         return [getattr(imp.g, method)(x, list(axes), keep_dims=bool(attrs.get("keepdims", 1)), name=imp.name(node))]
     return convert
 
 
+def _arg_reduce(method: str) -> Converter:
+    def convert(imp, node):
+        attrs = attributes_of(node)
+        keep, last = bool(attrs.get("keepdims", 1)), bool(attrs.get("select_last_index", 0))
+        return [getattr(imp.g, method)(imp.tensor(node, 0), attrs.get("axis", 0), keep_dims=keep,
+                                       select_last_index=last, name=imp.name(node))]
+    return convert
+
+
+def _top_k(imp, node):
+    attrs = attributes_of(node)
+    (k,) = imp.static_ints(node, 1, "k")
+    return imp.g.top_k(imp.tensor(node, 0), k, attrs.get("axis", -1), largest=bool(attrs.get("largest", 1)),
+                       sorted=bool(attrs.get("sorted", 1)), name=imp.name(node))
+
+
+def _cum_sum(imp, node):
+    attrs = attributes_of(node)
+    (axis,) = imp.static_ints(node, 1, "axis")
+    return [imp.g.cum_sum(imp.tensor(node, 0), axis, exclusive=bool(attrs.get("exclusive", 0)),
+                          reverse=bool(attrs.get("reverse", 0)), name=imp.name(node))]
+
+
 CONVERTERS: dict[str, Converter] = {
     "ReduceSum": _reduce("reduce_sum"), "ReduceMean": _reduce("reduce_mean"), "ReduceMax": _reduce("reduce_max"),
+    "ReduceProd": _reduce("reduce_prod"), "ReduceMin": _reduce("reduce_min"), "ReduceL1": _reduce("reduce_l1"),
+    "ReduceL2": _reduce("reduce_l2"), "ReduceSumSquare": _reduce("reduce_sum_square"),
+    "ReduceLogSum": _reduce("reduce_log_sum"), "ReduceLogSumExp": _reduce("reduce_log_sum_exp"),
+    "ArgMax": _arg_reduce("arg_max"), "ArgMin": _arg_reduce("arg_min"), "TopK": _top_k,
+    "CumSum": _cum_sum,
 }

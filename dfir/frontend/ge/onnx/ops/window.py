@@ -66,7 +66,50 @@ def _pool(method: str) -> Converter:
     return convert
 
 
+def _conv_transpose(imp, node):
+    """A 1-D one (rank 3) runs as 2-D over a height of 1."""
+    x, w = imp.tensor(node, 0), imp.tensor(node, 1)
+    attrs = attributes_of(node)
+    if x.type.rank == 3 and w.type.rank == 3:
+        flat = (imp.g.unsqueeze(x, [2], name=imp.name(node, "/as_2d")),
+                imp.g.unsqueeze(w, [2], name=imp.name(node, "/filter_2d")))
+        attrs = {k: ([1, *v] if k in ("strides", "dilations", "output_shape", "output_padding", "kernel_shape")
+                     else [0, v[0], 0, v[1]] if k == "pads" else v) for k, v in attrs.items()}
+        y = _transposed_2d(imp, node, *flat, attrs, name=imp.name(node, "/2d"))
+        return [imp.g.squeeze(y, [2], name=imp.name(node))]
+    return [_transposed_2d(imp, node, x, w, attrs, name=imp.name(node))]
+
+
+def _transposed_2d(imp: Importer, node: onnx.NodeProto, x: Value, w: Value, attrs: dict, name: str) -> Value:
+    require_image(imp, node, x)
+    strides, dilations = list(attrs.get("strides", [1, 1])), list(attrs.get("dilations", [1, 1]))
+    extra = list(attrs.get("output_padding", [0, 0]))
+    return imp.g.conv_transpose(x, w, imp.tensor(node, 2), strides=strides,
+                                pads=_transposed_pads(imp, node, x, w, attrs, strides, dilations, extra),
+                                dilations=dilations, output_padding=extra, groups=attrs.get("group", 1), name=name)
+
+
+def _transposed_pads(imp: Importer, node: onnx.NodeProto, x: Value, w: Value, attrs: dict,
+                     strides: Sequence[int], dilations: Sequence[int], extra: Sequence[int]) -> list[int]:
+    """ge pads [top, bottom, left, right] from ONNX `pads`, or from `output_shape` / `auto_pad`
+    SAME_* (the output `size * stride`): the full output minus the requested size, split as ONNX
+    says (the extra element at the end for SAME_UPPER, at the start otherwise)."""
+    auto = attrs.get("auto_pad", "NOTSET")
+    if "output_shape" not in attrs and auto not in ("SAME_UPPER", "SAME_LOWER"):
+        return _window_pads(imp, node, x, w.shape[2:], {"pads": attrs.get("pads", [0, 0, 0, 0])})
+    sizes = x.shape[2:]
+    if -1 in sizes:
+        raise imp.node_error(node, f"output_shape or auto_pad {auto} needs fixed spatial dimensions, "
+                                   f"got shape {x.shape}")
+    wanted = list(attrs["output_shape"])[-2:] if "output_shape" in attrs else [s * t for s, t in zip(sizes, strides)]
+    pads = []
+    for size, k, stride, dilation, e, out in zip(sizes, w.shape[2:], strides, dilations, extra, wanted):
+        total = stride * (size - 1) + e + dilation * (k - 1) + 1 - out
+        pads += [total // 2, total - total // 2] if auto == "SAME_UPPER" else [total - total // 2, total // 2]
+    return pads
+
+
 CONVERTERS: dict[str, Converter] = {
     "Conv": _conv, "MaxPool": _pool("max_pool"), "AveragePool": _pool("avg_pool"),
-    "GlobalAveragePool": unary("global_avg_pool"),
+    "GlobalAveragePool": unary("global_avg_pool"), "ConvTranspose": _conv_transpose,
 }
