@@ -1,5 +1,5 @@
 """ONNX ops imported as compositions of existing graph ops, against onnxruntime: LayerNormalization
-with its Mean and InvStdDev outputs, and RMSNormalization (opset 23)."""
+with its Mean and InvStdDev outputs, RMSNormalization (opset 23) and GatherElements."""
 from __future__ import annotations
 
 import numpy as np
@@ -100,3 +100,43 @@ def test_a_stash_type_dfir_has_no_type_for_is_refused():
         Graph.from_onnx(rms_norm_model(-1, stash_type=TensorProto.STRING))
     assert str(caught.value) == ("onnx=net; node=#0; RMSNormalization: the stash_type has element type STRING, "
                                  "which GE tensors cannot hold")
+
+
+def gather_elements_model(data_shape, index_shape, axis: int, index_elem=TensorProto.INT64):
+    node = helper.make_node("GatherElements", ["x", "indices"], ["y"], axis=axis)
+    return model([node], [tensor_info("x", data_shape), tensor_info("indices", index_shape, index_elem)],
+                 [tensor_info("y", index_shape)], opset=13)
+
+
+@settings(max_examples=8, deadline=None)
+@given(data_shape=st.lists(st.integers(1, 4), min_size=1, max_size=3), data=st.data())
+def test_gather_elements_matches_onnxruntime(data_shape, data):
+    axis = data.draw(st.integers(-len(data_shape), len(data_shape) - 1))
+    index_shape = [data.draw(st.integers(1, extent)) for extent in data_shape]
+    index_shape[axis] = data.draw(st.integers(1, 5))
+    index_dtype = data.draw(st.sampled_from([np.int64, np.int32]))
+    extent = data_shape[axis]
+    indices = RNG.integers(-extent, extent, index_shape).astype(index_dtype)
+    x = RNG.standard_normal(data_shape).astype(np.float32)
+    elem = TensorProto.INT64 if index_dtype == np.int64 else TensorProto.INT32
+    proto = gather_elements_model(data_shape, index_shape, axis, elem)
+    (want,) = reference(proto, {"x": x, "indices": indices})
+    (got,) = run_reference(Graph.from_onnx(proto), x, indices)
+    np.testing.assert_array_equal(got, want)
+
+
+def test_gather_elements_picks_along_the_axis():
+    x = np.array([[1, 2], [3, 4]], np.float32)
+    indices = np.array([[0, 0], [1, -2]], np.int64)
+    (y,) = run_reference(Graph.from_onnx(gather_elements_model([2, 2], [2, 2], 1)), x, indices)
+    np.testing.assert_array_equal(y, [[1, 1], [4, 3]])
+
+
+@pytest.mark.parametrize("data_shape, index_shape, axis, message", [
+    (["n", 2], [1, 2], 0, "data and indices shapes must be fixed, got [-1, 2] and [1, 2]"),
+    ([2, 2], [1, 2], 2, "axis 2 is out of range for rank 2"),
+])
+def test_gather_elements_refusals(data_shape, index_shape, axis, message):
+    with pytest.raises(GeError) as caught:
+        Graph.from_onnx(gather_elements_model(data_shape, index_shape, axis))
+    assert str(caught.value) == f"onnx=net; node=#0; GatherElements: {message}"
