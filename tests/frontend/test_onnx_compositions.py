@@ -140,3 +140,11 @@ def test_gather_elements_refusals(data_shape, index_shape, axis, message):
     with pytest.raises(GeError) as caught:
         Graph.from_onnx(gather_elements_model(data_shape, index_shape, axis))
     assert str(caught.value) == f"onnx=net; node=#0; GatherElements: {message}"
+
+
+@pytest.mark.parametrize("bad", [2, -3])
+def test_a_gather_elements_index_out_of_range_fails_the_run_instead_of_reading_a_neighbour(bad):
+    proto = gather_elements_model([2, 2], [1, 2], 1)
+    x = np.array([[1, 2], [3, 4]], np.float32)
+    with pytest.raises(AssertionError, match=r"^-?\d+$"):
+        run_reference(Graph.from_onnx(proto), x, np.array([[0, bad]], np.int64))

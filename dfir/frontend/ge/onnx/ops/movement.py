@@ -74,7 +74,9 @@ def _gather(imp, node):
 
 def _gather_elements(imp, node):
     """A `gather` from the flattened data: each index turned into a flat position, `index * stride`
-    along `axis` plus the constant offset of its other coordinates. Negative indices count from the end."""
+    along `axis` plus the constant offset of its other coordinates. Negative indices count from the
+    end; one out of range becomes the position just past the data, so the gather refuses it rather
+    than reading a neighbouring row."""
     data, indices = imp.tensor(node, 0), imp.tensor(node, 1)
     if -1 in data.shape or -1 in indices.shape:
         raise imp.node_error(node, f"data and indices shapes must be fixed, got {data.shape} and {indices.shape}")
@@ -83,18 +85,25 @@ def _gather_elements(imp, node):
         raise imp.node_error(node, f"axis {axis} is out of range for rank {rank}")
     axis %= rank
     g, index_type = imp.g, dt.to_numpy(indices.dtype)
-    strides = np.array([int(np.prod(data.shape[d + 1:])) for d in range(rank)], index_type)
+
+    def const(value, suffix):
+        return g.const(np.asarray(value, index_type), name=imp.name(node, suffix))
+
+    strides = [int(np.prod(data.shape[d + 1:])) for d in range(rank)]
     grid = np.indices(indices.shape, index_type)
-    offsets = sum(grid[d] * strides[d] for d in range(rank) if d != axis)
-    negative = g.less(indices, g.const(np.array(0, index_type), name=imp.name(node, "/zero")),
-                      name=imp.name(node, "/negative"))
-    wrapped = g.add(indices, g.const(np.array(data.shape[axis], index_type), name=imp.name(node, "/extent")),
-                    name=imp.name(node, "/wrapped"))
-    along = g.mul(g.select(negative, wrapped, indices, name=imp.name(node, "/index")),
-                  g.const(strides[axis], name=imp.name(node, "/stride")), name=imp.name(node, "/along"))
-    flat = g.add(along, g.const(np.asarray(offsets, index_type), name=imp.name(node, "/offsets")),
-                 name=imp.name(node, "/positions"))
-    return [g.gather(g.reshape(data, [-1], name=imp.name(node, "/flat")), flat, 0, name=imp.name(node))]
+    offsets = sum((grid[d] * strides[d] for d in range(rank) if d != axis), np.zeros(indices.shape, index_type))
+    extent = data.shape[axis]
+    negative = g.less(indices, const(0, "/zero"), name=imp.name(node, "/negative"))
+    wrapped = g.select(negative, g.add(indices, const(extent, "/extent"), name=imp.name(node, "/from_end")),
+                       indices, name=imp.name(node, "/wrapped"))
+    outside = g.logical_or(g.less(wrapped, const(0, "/first"), name=imp.name(node, "/below")),
+                           g.greater_equal(wrapped, const(extent, "/end"), name=imp.name(node, "/above")),
+                           name=imp.name(node, "/outside"))
+    positions = g.add(g.mul(wrapped, const(strides[axis], "/stride"), name=imp.name(node, "/along")),
+                      const(offsets, "/offsets"), name=imp.name(node, "/in_range"))
+    positions = g.select(outside, const(int(np.prod(data.shape)), "/past_end"), positions,
+                         name=imp.name(node, "/positions"))
+    return [g.gather(g.reshape(data, [-1], name=imp.name(node, "/flat")), positions, 0, name=imp.name(node))]
 
 
 def _squeeze(imp, node):
