@@ -19,10 +19,58 @@ def _batch_norm(imp, node):
 
 
 def _layer_norm(imp, node):
-    only_first_output(imp, node)
+    """One `layer_norm` op; with the Mean or InvStdDev output asked for, ONNX's function body instead."""
     attrs = attributes_of(node)
-    return [imp.g.layer_norm(imp.tensor(node, 0), imp.tensor(node, 1), imp.tensor(node, 2),
-                             axis=attrs.get("axis", -1), epsilon=attrs.get("epsilon", 1e-5), name=imp.name(node))]
+    axis, epsilon = attrs.get("axis", -1), attrs.get("epsilon", 1e-5)
+    x, scale, bias = (imp.tensor(node, i) for i in range(3))
+    if not any(node.output[1:]):
+        return [imp.g.layer_norm(x, scale, bias, axis=axis, epsilon=epsilon, name=imp.name(node))]
+    stashed, axes = _stashed(imp, node, x, axis)
+    g = imp.g
+    mean = g.reduce_mean(stashed, axes, keep_dims=True, name=imp.name(node, "/mean"))
+    centered = g.sub(stashed, mean, name=imp.name(node, "/centered"))
+    variance = g.reduce_mean(g.mul(centered, centered, name=imp.name(node, "/squares")), axes, keep_dims=True,
+                             name=imp.name(node, "/variance"))
+    inv_std_dev = g.reciprocal(_sqrt_plus(imp, node, variance, epsilon), name=imp.name(node, "/inv_std_dev"))
+    y = g.mul(_unstashed(imp, node, g.mul(centered, inv_std_dev, name=imp.name(node, "/normalized")), x),
+              scale, name=imp.name(node, "/scaled"))
+    return [g.add(y, bias, name=imp.name(node)) if bias is not None else y, mean, inv_std_dev]
+
+
+def _rms_norm(imp, node):
+    """ONNX's function body: `x / sqrt(mean(x²) + epsilon) * scale`, the mean over the axes from `axis` on."""
+    attrs = attributes_of(node)
+    x, scale = imp.tensor(node, 0), imp.tensor(node, 1)
+    stashed, axes = _stashed(imp, node, x, attrs.get("axis", -1))
+    g = imp.g
+    mean_square = g.reduce_mean(g.mul(stashed, stashed, name=imp.name(node, "/squares")), axes, keep_dims=True,
+                                name=imp.name(node, "/mean_square"))
+    rms = _sqrt_plus(imp, node, mean_square, attrs.get("epsilon", 1e-5))
+    normalized = g.div(stashed, rms, name=imp.name(node, "/normalized"))
+    return [g.mul(_unstashed(imp, node, normalized, x), scale, name=imp.name(node))]
+
+
+def _stashed(imp, node, x, axis: int):
+    """`x` cast to the node's `stash_type` (the type its statistics are computed in) and the axes
+    from `axis` on."""
+    rank = x.type.rank
+    if not -rank <= axis < rank:
+        raise imp.node_error(node, f"axis {axis} is out of range for rank {rank}")
+    stash = imp.dtype_of(attribute(node, "stash_type", 1), "the stash_type")
+    stashed = x if stash == x.dtype else imp.g.cast(x, stash, name=imp.name(node, "/stashed"))
+    return stashed, list(range(axis % rank, rank))
+
+
+def _unstashed(imp, node, value, x):
+    return value if value.dtype == x.dtype else imp.g.cast(value, x.dtype, name=imp.name(node, "/unstashed"))
+
+
+def _sqrt_plus(imp, node, value, epsilon: float):
+    """`sqrt(value + epsilon)`, epsilon in `value`'s type."""
+    g = imp.g
+    shifted = g.add(value, g.const(np.array(epsilon, dt.to_numpy(value.dtype)), name=imp.name(node, "/epsilon")),
+                    name=imp.name(node, "/plus_epsilon"))
+    return g.sqrt(shifted, name=imp.name(node, "/root"))
 
 
 def _softmax(imp, node):
@@ -83,4 +131,5 @@ CONVERTERS: dict[str, Converter] = {
     "BatchNormalization": _batch_norm, "LayerNormalization": _layer_norm, "Softmax": _softmax,
     "LogSoftmax": _log_softmax, "InstanceNormalization": _instance_norm, "LRN": _lrn,
     "MeanVarianceNormalization": _mean_variance_norm, "GroupNormalization": _group_norm,
+    "RMSNormalization": _rms_norm,
 }
