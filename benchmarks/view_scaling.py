@@ -23,7 +23,7 @@ from dfir.tools.view.sources import read_sources
 
 def measure(shape: str, size: int, folder: Path) -> dict[str, float]:
     names.reset()
-    graph = (chain if shape == "chain" else wide)(size)
+    graph, _ = (chain if shape == "chain" else wide)(size)
     start = time.perf_counter()
     path = dfir.compile(graph).save(folder / f"{shape}_{size}")
     compiled = time.perf_counter() - start
