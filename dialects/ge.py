@@ -633,6 +633,14 @@ class _UnaryOp(ShapedOp):
         return [x]
 
 
+class _AlphaUnaryOp(_UnaryOp):
+    """An element-wise function of one floating-point tensor with one float parameter, `alpha`."""
+
+    alpha = prop_def(FloatAttr[Float64Type])
+
+    assembly_format = "$input `alpha` $alpha attr-dict `:` type($result)"
+
+
 @irdl_op_definition
 class IdentityOp(_UnaryOp):
     """The operand itself, of any element type.
@@ -1329,7 +1337,7 @@ class IsInfOp(_FloatTestOp):
 # --- activations with parameters -------------------------------------------------------------------
 
 @irdl_op_definition
-class LeakyReluOp(_UnaryOp):
+class LeakyReluOp(_AlphaUnaryOp):
     """`x` where it is >= 0, else `alpha * x`, element by element.
 
         %y = ge.leaky_relu %x alpha 1.000000e-01 : !ge.tensor<[2, 3], f32>
@@ -1337,13 +1345,9 @@ class LeakyReluOp(_UnaryOp):
 
     name = "ge.leaky_relu"
 
-    alpha = prop_def(FloatAttr[Float64Type])
-
-    assembly_format = "$input `alpha` $alpha attr-dict `:` type($result)"
-
 
 @irdl_op_definition
-class EluOp(_UnaryOp):
+class EluOp(_AlphaUnaryOp):
     """`x` where it is > 0, else `alpha * (exp(x) - 1)`, element by element.
 
         %y = ge.elu %x alpha 1.000000e+00 : !ge.tensor<[2, 3], f32>
@@ -1351,23 +1355,15 @@ class EluOp(_UnaryOp):
 
     name = "ge.elu"
 
-    alpha = prop_def(FloatAttr[Float64Type])
-
-    assembly_format = "$input `alpha` $alpha attr-dict `:` type($result)"
-
 
 @irdl_op_definition
-class CeluOp(_UnaryOp):
+class CeluOp(_AlphaUnaryOp):
     """`max(0, x) + min(0, alpha * (exp(x / alpha) - 1))`, element by element; alpha is not 0.
 
         %y = ge.celu %x alpha 1.000000e+00 : !ge.tensor<[2, 3], f32>
     """
 
     name = "ge.celu"
-
-    alpha = prop_def(FloatAttr[Float64Type])
-
-    assembly_format = "$input `alpha` $alpha attr-dict `:` type($result)"
 
     @classmethod
     def infer_types(cls, operand_types, properties, operand_values=None):
@@ -1377,17 +1373,13 @@ class CeluOp(_UnaryOp):
 
 
 @irdl_op_definition
-class ThresholdedReluOp(_UnaryOp):
+class ThresholdedReluOp(_AlphaUnaryOp):
     """`x` where it is > alpha, else 0, element by element.
 
         %y = ge.thresholded_relu %x alpha 1.000000e+00 : !ge.tensor<[2, 3], f32>
     """
 
     name = "ge.thresholded_relu"
-
-    alpha = prop_def(FloatAttr[Float64Type])
-
-    assembly_format = "$input `alpha` $alpha attr-dict `:` type($result)"
 
 
 @irdl_op_definition

@@ -526,12 +526,6 @@ def test_trilu_matches_onnxruntime(upper, k):
           inputs)
 
 
-def test_trilu_of_a_vector_is_refused():
-    g = Graph("g")
-    with pytest.raises(GeError, match=r"ge.trilu: input must have rank >= 2, got \[3\]"):
-        g.trilu(g.data(0, [3], F32, name="x"))
-
-
 # --- cumulative sums ------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("exclusive, reverse", [(0, 0), (1, 0), (0, 1), (1, 1)])

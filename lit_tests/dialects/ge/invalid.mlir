@@ -989,15 +989,6 @@ ge.graph @conv_transpose_pads {
 
 // -----
 
-// A triangle of a vector.
-// CHECK: ge.trilu: input must have rank >= 2, got [3]
-ge.graph @trilu_rank {
-  %x = ge.data 0 "x" : !ge.tensor<[3], f32>
-  %y = ge.trilu %x k 0 upper : !ge.tensor<[3], f32>
-  ge.output %y : !ge.tensor<[3], f32>
-}
-
-// -----
 
 // Running sums of booleans.
 // CHECK: ge.cum_sum: input must be numeric, got i1
