@@ -226,7 +226,8 @@ def test_model_errors():
 NODE_ERRORS = [
     ([helper.make_node("Reshape", ["x", "s"], ["y"], name="r")], [tensor_info("s", [2], TensorProto.INT64)], [],
      "onnx=net; node=r; Reshape: the shape (input 's') must be known when the model is imported: a constant, "
-     "or computed from shapes"),
+     "or computed from shapes; it is the model input 's': give its value with "
+     "Graph.from_onnx(..., constant_inputs={'s': ...})"),
     ([helper.make_node("Shape", ["x"], ["s"]), helper.make_node("Reshape", ["x", "s"], ["y"], name="r2")], [], [],
      None),
     ([helper.make_node("Shape", ["x"], ["s"]), helper.make_node("Slice", ["s", "two", "four"], ["t"]),

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass, field
-from typing import NamedTuple, Sequence
+from typing import Mapping, NamedTuple, Sequence
 
 import numpy as np
 from xdsl.dialects.builtin import (BytesAttr, DenseArrayBase, DenseIntOrFPElementsAttr, FloatAttr,
@@ -703,15 +703,19 @@ class Graph:
     # --- IR ---
 
     @classmethod
-    def from_onnx(cls, model, name: str | None = None) -> Graph:
-        """The graph of an ONNX model (a file path or an `onnx.ModelProto`); see `dfir.frontend.ge.onnx`."""
+    def from_onnx(cls, model, name: str | None = None, *,
+                  constant_inputs: Mapping[str, object] | None = None) -> Graph:
+        """The graph of an ONNX model (a file path or an `onnx.ModelProto`); see `dfir.frontend.ge.onnx`.
+
+        `constant_inputs` fixes model inputs to values at import (`{"axes": np.array([1])}`):
+        they are no longer inputs of the graph, and what they determine (axes, shapes, k) folds."""
         from dfir.frontend.ge import onnx  # lazy: onnx takes half a second to import
 
         def new_graph(graph_name: str) -> Graph:
             graph = cls(graph_name)
             graph._locations = False  # the model's node names locate its ops, not the caller's line
             return graph
-        return onnx.import_onnx(model, new_graph, name)
+        return onnx.import_onnx(model, new_graph, name, constant_inputs)
 
     def content_key(self) -> str:
         """`sha256:<hex>` of everything `to_ir` builds from: the name, every op (its kind, node

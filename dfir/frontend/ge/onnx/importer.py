@@ -42,18 +42,70 @@ if TYPE_CHECKING:
 
 def check_supported(proto: onnx.ModelProto, label: str) -> None:
     """One GeError listing every op type of `proto` that neither folds nor converts, with its nodes."""
-    types = inferred_types(proto)
-    numeric = numeric_tensors(proto, lambda node: _static_shape(node, types))
     unsupported: dict[str, list[str]] = {}
-    for index, node in enumerate(proto.graph.node):
-        op = node.op_type if node.domain in ("", "ai.onnx") else f"{node.domain}.{node.op_type}"
-        folds = evaluable(node) and all(not i or i in numeric for i in node.input)
-        if op not in CONVERTERS and op not in FOLDERS and not folds:
-            unsupported.setdefault(op, []).append(node_label(node, index))
+    hints = []
+    for index in unsupported_nodes(proto):
+        node = proto.graph.node[index]
+        unsupported.setdefault(op_name(node), []).append(node_label(node, index))
+        hint = fix_hint(proto, [i for i in node.input if i]) if evaluable(node) else ""
+        if hint:  # it would fold, were its inputs known
+            hints.append(f"; node {node_label(node, index)} folds at import when its inputs are known: {hint}")
     if unsupported:
         listed = ", ".join(f"{op} ({'node' if len(nodes) == 1 else 'nodes'} {', '.join(nodes)})"
                            for op, nodes in unsupported.items())
-        raise GeError(f"ONNX model '{label}' has ops dfir does not support: {listed}")
+        raise GeError(f"ONNX model '{label}' has ops dfir does not support: {listed}{''.join(hints[:1])}")
+
+
+def unsupported_nodes(proto: onnx.ModelProto) -> list[int]:
+    """The indices of the nodes of `proto` that neither fold nor convert."""
+    types = inferred_types(proto)
+    numeric = numeric_tensors(proto, lambda node: _static_shape(node, types))
+    return [index for index, node in enumerate(proto.graph.node)
+            if op_name(node) not in CONVERTERS and op_name(node) not in FOLDERS
+            and not (evaluable(node) and all(not i or i in numeric for i in node.input))]
+
+
+def op_name(node: onnx.NodeProto) -> str:
+    """The op type, led by its domain outside the default one (`ai.onnx.ml.Binarizer`)."""
+    return node.op_type if node.domain in ("", "ai.onnx") else f"{node.domain}.{node.op_type}"
+
+
+def upstream(proto: onnx.ModelProto, names: list[str], through_shapes: bool = True) -> set[int]:
+    """Indexes of the nodes tensors `names` depend on (without `through_shapes`, not through the
+    input of a Shape or Size node, which reads only its input's shape)."""
+    producer = {out: i for i, node in enumerate(proto.graph.node) for out in node.output if out}
+    found: set[int] = set()
+    pending = list(names)
+    while pending:
+        index = producer.get(pending.pop())
+        if index is not None and index not in found:
+            found.add(index)
+            node = proto.graph.node[index]
+            if through_shapes or node.op_type not in ("Shape", "Size"):
+                pending.extend(i for i in node.input if i)
+    return found
+
+
+def fix_hint(proto: onnx.ModelProto, names: list[str]) -> str:
+    """How to import the model anyway where tensors `names` are computed from the values of
+    model inputs: name those inputs and the `constant_inputs` argument that fixes them."""
+    weights = {t.name for t in proto.graph.initializer}
+    nodes = [proto.graph.node[i] for i in upstream(proto, names, through_shapes=False)]
+    used = set(names) | {i for node in nodes if node.op_type not in ("Shape", "Size") for i in node.input}
+    inputs = [vi for vi in proto.graph.input if vi.name not in weights]
+    behind = [vi.name for vi in inputs if vi.name in used]
+    tensors = all(vi.type.WhichOneof("value") == "tensor_type" for vi in inputs if vi.name in used)
+    if not behind or not tensors or len(behind) == len(inputs):
+        return ""  # fixing every input would leave nothing to feed
+    plural = len(behind) > 1
+    which = ("they are" if plural else "it is") if behind == names else "it is computed from"
+    given = ", ".join(f"'{b}': ..." for b in behind)
+    return (f"{which} the model input{'s' if plural else ''} {', '.join(repr(b) for b in behind)}: give "
+            f"{'their values' if plural else 'its value'} with Graph.from_onnx(..., constant_inputs={{{given}}})")
+
+
+def _then(clause: str) -> str:
+    return f"; {clause}" if clause else ""
 
 
 def inferred_types(proto: onnx.ModelProto) -> dict[str, onnx.TypeProto.Tensor]:
@@ -126,15 +178,7 @@ class Importer:
 
     def _needed_nodes(self) -> set[int]:
         """Indexes of the nodes the graph outputs depend on."""
-        producer = {out: i for i, node in enumerate(self.proto.graph.node) for out in node.output if out}
-        needed: set[int] = set()
-        pending = [o.name for o in self.proto.graph.output]
-        while pending:
-            index = producer.get(pending.pop())
-            if index is not None and index not in needed:
-                needed.add(index)
-                pending.extend(i for i in self.proto.graph.node[index].input if i)
-        return needed
+        return upstream(self.proto, [o.name for o in self.proto.graph.output])
 
     def _visit(self, node: onnx.NodeProto, index: int) -> None:
         self.node_index, self.node = index, node
@@ -189,8 +233,9 @@ class Importer:
             return None
         known = self.known.get(node.input[i])
         if known is None:
-            raise self.node_error(node, f"{what} (input '{node.input[i]}') must be known when the model "
-                                        "is imported: a constant, or computed from shapes")
+            name = node.input[i]
+            raise self.node_error(node, f"{what} (input '{name}') must be known when the model "
+                                        f"is imported: a constant, or computed from shapes{_then(fix_hint(self.proto, [name]))}")
         return known
 
     def static_ints(self, node: onnx.NodeProto, i: int, what: str) -> list[int] | None:

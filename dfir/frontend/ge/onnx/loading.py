@@ -3,14 +3,19 @@
 Weights stored as external data (side files next to the `.onnx`, as `onnx.save(...,
 save_as_external_data=True)` writes them) are read from the model file's folder; a side file
 that is missing, outside that folder or too short is a GeError naming the weight and the file.
+
+Inputs given values at import (`constant_inputs`) become weights of those values: a model whose
+axes, shape or k is an input imports as the model for those values (a GeError names an input the
+model lacks, or a value of another type or shape than the input declares).
 """
 from __future__ import annotations
 
 import os
+from typing import Mapping
 
 import numpy as np
 import onnx
-from onnx import external_data_helper, helper
+from onnx import external_data_helper, helper, numpy_helper
 
 from dfir.core.errors import GeError
 
@@ -33,6 +38,40 @@ def load(model: object) -> tuple[onnx.ModelProto, str, str]:
         raise GeError(f"ONNX model '{label}' is not a valid ONNX model: {str(e).strip().splitlines()[0]}") from None
     default = os.path.splitext(os.path.basename(label))[0] if proto is not model else (proto.graph.name or "onnx_graph")
     return proto, label, default
+
+
+def with_constant_inputs(proto: onnx.ModelProto, values: Mapping[str, object], label: str) -> onnx.ModelProto:
+    """A copy of `proto` whose inputs named in `values` are weights holding those values."""
+    inputs = {vi.name: vi for vi in proto.graph.input}
+    unknown = [name for name in values if name not in inputs]
+    if unknown:
+        listed = ", ".join(f"'{name}'" for name in inputs) or "none"
+        raise GeError(f"ONNX model '{label}' has no input '{unknown[0]}' to make constant; its inputs: {listed}")
+    result = onnx.ModelProto()
+    result.CopyFrom(proto)
+    weights = [_constant_input(inputs[name], value, label) for name, value in values.items()]
+    kept = [vi for vi in proto.graph.input if vi.name not in values]
+    del result.graph.input[:]
+    result.graph.input.extend(kept)
+    result.graph.initializer.extend(weights)
+    return result
+
+
+def _constant_input(info: onnx.ValueInfoProto, value: object, label: str) -> onnx.TensorProto:
+    kind = info.type.WhichOneof("value")
+    if kind != "tensor_type":
+        raise GeError(f"ONNX model '{label}': input '{info.name}' is a {kind}; only tensor inputs can be constant")
+    array = np.asarray(value)
+    declared = info.type.tensor_type
+    dtype = helper.tensor_dtype_to_np_dtype(declared.elem_type)
+    dims = [d.dim_value if d.HasField("dim_value") else None for d in declared.shape.dim]
+    fits = (array.dtype == dtype and (not declared.HasField("shape") or
+            (array.ndim == len(dims) and all(d is None or d == n for d, n in zip(dims, array.shape)))))
+    if not fits:
+        shape = "" if not declared.HasField("shape") else str(["?" if d is None else d for d in dims]).replace("'", "")
+        raise GeError(f"ONNX model '{label}': constant input '{info.name}' is {array.dtype}{list(array.shape)}, "
+                      f"but the model declares {dtype}{shape}")
+    return numpy_helper.from_array(array, info.name)
 
 
 def _read(path: str) -> onnx.ModelProto:
