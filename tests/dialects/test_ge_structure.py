@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 import onnx
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 from onnx import helper, numpy_helper
@@ -437,10 +437,30 @@ def test_attention_refusals():
         Graph.from_onnx(model)
 
 
+@settings(max_examples=10, deadline=None)
+@given(valid=st.lists(st.integers(0, 6), min_size=2, max_size=2), causal=st.booleans(),
+       window=st.sampled_from([(-1, -1), (1, -1), (2, 0), (-1, 1)]), with_mask=st.booleans())
+def test_attention_with_nonpad_kv_seqlen_matches_the_onnx_reference(valid, causal, window, with_mask):
+    """The keys of batch b past nonpad_kv_seqlen[b] are padding; the queries sit in front of them
+    (causal and windows counted from nonpad[b] - queries), a mask adds to both."""
+    inputs = {"Q": floats((2, 2, 3, 4)), "K": floats((2, 2, 6, 4), 1), "V": floats((2, 2, 6, 4), 2)}
+    names = ["Q", "K", "V", "attn_mask" if with_mask else "", "", "", "nonpad"]
+    if with_mask:
+        inputs["attn_mask"] = floats((3, 6), 3) > -1.5
+    inputs["nonpad"] = np.array(valid, np.int64)
+    attrs = {"is_causal": int(causal)} | ({"left_window_size": window[0], "right_window_size": window[1]}
+                                          if window != (-1, -1) else {})
+    model = onnx_model([node("Attention", names, outputs=["y"], **attrs)], inputs, opset=25)
+    expected = ReferenceEvaluator(model).run(None, inputs)
+    got, _ = run_graph(Graph.from_onnx(model), list(inputs.values()))
+    np.testing.assert_allclose(got[0], expected[0], rtol=1e-5, atol=1e-6)
+
+
 @pytest.mark.parametrize("inputs, attrs, message", [
     (["Q", "K", "V"], {}, "a 3-D q needs the q_num_heads attribute"),
     (["Q", "K", "V", "", "P"], {"q_num_heads": 2, "kv_num_heads": 2}, "past_key and past_value must be given together"),
-    (["Q", "K", "V", "", "", "", "N"], {"q_num_heads": 2, "kv_num_heads": 2}, "the nonpad_kv_seqlen input is not supported"),
+    (["Q", "K", "V", "", "P", "P", "N"], {"q_num_heads": 2, "kv_num_heads": 2},
+     "nonpad_kv_seqlen cannot be combined with past_key and past_value"),
     (["Q", "K", "V"], {"q_num_heads": 2, "kv_num_heads": 2, "qk_matmul_output_mode": 4},
      "qk_matmul_output_mode 4 is not one of 0, 1, 2, 3"),
 ])

@@ -180,3 +180,16 @@ def test_an_unsupported_cast_target_names_the_node():
         Graph.from_onnx(proto)
     assert str(info.value) == ("onnx=net; node=to_bf16; Cast: the Cast target has element type BFLOAT16, which GE "
                                "tensors cannot hold")
+
+
+def test_cast_like_of_a_constant_folds_from_the_element_type_of_a_run_time_tensor():
+    """Pad's constant_value is CastLike(-inf as a double, x): it reads only x's element type."""
+    nodes = [helper.make_node("CastLike", ["fill", "x"], ["fill_like"], name="fill_like"),
+             helper.make_node("Pad", ["x", "pads", "fill_like"], ["y"], name="pad")]
+    proto = model(nodes, [tensor_info("x", [2, 3])], [tensor_info("y", [2, 5])],
+                  [scalar("fill", -2.5, np.float64), ints("pads", [0, 1, 0, 1])])
+    graph = Graph.from_onnx(proto)
+    assert "cast" not in ge_ops(graph)
+    x = RNG.standard_normal([2, 3]).astype(np.float32)
+    (got,) = run_reference(graph, x)
+    np.testing.assert_array_equal(got, reference(proto, {"x": x})[0])

@@ -58,6 +58,18 @@ def _fold_cast(imp, node, inputs):
     return Known(x.array, to) if to.kind in "iu" else None
 
 
+def _fold_cast_like(imp, node, inputs):
+    """CastLike reads only the element type of its second input, which shape inference gives."""
+    target = imp.inferred_type(node.input[1])
+    if target is None:
+        return None
+    cast = onnx.NodeProto()
+    cast.CopyFrom(node)
+    del cast.attribute[:]
+    cast.attribute.append(helper.make_attribute("to", target))
+    return _fold_cast(imp, cast, inputs[:1])
+
+
 def _fold_gather(imp, node, inputs):
     x, indices = inputs
     if not indices.is_constant:
@@ -138,9 +150,12 @@ FOLDERS: dict[str, Folder] = {
     "Squeeze": _fold_squeeze, "Reshape": _fold_reshape,
     "Add": _fold_arithmetic(np.add), "Sub": _fold_arithmetic(np.subtract),
     "Mul": _fold_arithmetic(np.multiply), "Div": _fold_arithmetic(_truncating_divide),
-    "Where": _fold_where,
+    "Where": _fold_where, "CastLike": _fold_cast_like,
 }
 """Op type -> how it computes its value at import time when its inputs are known (None: it cannot)."""
+
+TYPE_ONLY_INPUTS = {"Shape": frozenset({0}), "CastLike": frozenset({1})}
+"""Op type -> the inputs whose shape or element type its folder reads, not their values."""
 
 
 NOT_FOLDED = frozenset({"RandomNormal", "RandomNormalLike", "RandomUniform", "RandomUniformLike", "Bernoulli",
@@ -190,7 +205,9 @@ def numeric_tensors(proto: onnx.ModelProto, static_shape: Callable[[onnx.NodePro
     numeric = {t.name for t in proto.graph.initializer}
     for node in proto.graph.node:
         inputs_numeric = all(not i or i in numeric for i in node.input)
+        read = [i for position, i in enumerate(node.input) if position not in TYPE_ONLY_INPUTS.get(node.op_type, ())]
         if (node.op_type == "Constant" or (node.op_type == "Shape" and static_shape(node))
+                or (node.op_type == "CastLike" and all(not i or i in numeric for i in read))
                 or (inputs_numeric and (node.op_type in FOLDERS or evaluable(node)))):
             numeric.update(o for o in node.output if o)
     return numeric

@@ -32,7 +32,7 @@ from dfir.core.shape_arith import slice_bounds
 from dfir.frontend.ge.onnx import folding
 from dfir.frontend.ge.onnx.attributes import attribute, node_label
 from dfir.frontend.ge.onnx.conversion import default_opset
-from dfir.frontend.ge.onnx.folding import FOLDERS, evaluable, evaluate, numeric_tensors
+from dfir.frontend.ge.onnx.folding import FOLDERS, TYPE_ONLY_INPUTS, evaluable, evaluate, numeric_tensors
 from dfir.frontend.ge.onnx.known import Dim, Known, runs, spell
 from dfir.frontend.ge.onnx.ops import CONVERTERS
 
@@ -185,7 +185,9 @@ class Importer:
         folder = FOLDERS.get(node.op_type)
         inputs = [self.known.get(i) if i else None for i in node.input]
         all_known = all(k is not None or not i for k, i in zip(inputs, node.input))
-        if folder is not None and (all_known or node.op_type == "Shape"):
+        type_only = TYPE_ONLY_INPUTS.get(node.op_type, frozenset())
+        values_known = all(k is not None or not i or p in type_only for p, (k, i) in enumerate(zip(inputs, node.input)))
+        if folder is not None and values_known:
             folded = folder(self, node, inputs)
             if folded is not None:
                 self.known[node.output[0]] = folded

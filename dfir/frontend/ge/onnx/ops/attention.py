@@ -1,6 +1,7 @@
 """ONNX Attention (opset 23) as graph ops: heads split out of 3-D inputs, the past keys and values
 joined in front, key and value heads repeated for grouped queries, `softmax(q k^T * scale + bias)
-v` with the bias from the mask and `is_causal`, an optional softcap, and the heads merged back.
+v` with the bias from the mask, `is_causal`, the windows and `nonpad_kv_seqlen` (the valid keys of
+each batch), an optional softcap, and the heads merged back.
 Outputs: Y, present_key, present_value and the qk_matmul_output of its `qk_matmul_output_mode`.
 
 As ONNX's reference, the scale multiplies q and k by its square root each; a boolean mask is
@@ -41,9 +42,9 @@ class _Parts:
 def _attention(imp, node):
     attrs = attributes_of(node)
     p = _Parts(imp, node)
-    if imp.tensor(node, 6) is not None:
-        raise p.error("the nonpad_kv_seqlen input is not supported")
-    q, k, v, mask, past_key, past_value = (imp.tensor(node, i) for i in range(6))
+    q, k, v, mask, past_key, past_value, nonpad = (imp.tensor(node, i) for i in range(7))
+    if nonpad is not None and past_key is not None:
+        raise p.error("nonpad_kv_seqlen cannot be combined with past_key and past_value")
     three_d = q.type.rank == 3
     if three_d:
         q = _heads(p, q, attrs.get("q_num_heads"), "q")
@@ -70,7 +71,7 @@ def _attention(imp, node):
                          name=p.name("softcapped"))
     qk_outputs = {0: scores, 1: scores}
     window = (attrs.get("left_window_size", -1), attrs.get("right_window_size", -1))
-    bias = _bias(p, q, k, mask, past, bool(attrs.get("is_causal", 0)), window)
+    bias = _bias(p, q, k, mask, past, bool(attrs.get("is_causal", 0)), window, nonpad)
     if bias is not None:
         scores = p.g.add(scores, bias, name=p.name("qk_bias"))
     qk_outputs[2] = scores
@@ -110,10 +111,13 @@ def _repeated_heads(p: _Parts, q: Value, x: Value, which: str) -> Value:
 
 
 def _bias(p: _Parts, q: Value, k: Value, mask: Value | None, past: int, causal: bool,
-          window: tuple[int, int]) -> Value | None:
+          window: tuple[int, int], nonpad: Value | None) -> Value | None:
     """The additive mask, padded with -inf to the keys, plus the causal and sliding-window ones
     (query i, at position i + past, sees key j when j <= i + past, and when i + past - j is at most
-    the left window and j - i - past at most the right one; -1: unbounded); None without any."""
+    the left window and j - i - past at most the right one; -1: unbounded), plus, with
+    `nonpad_kv_seqlen`, the padding one; None without any. With `nonpad_kv_seqlen` (the valid keys
+    of each batch: a static cache) the queries of batch b sit at positions from
+    `nonpad[b] - queries` on and keys from `nonpad[b]` on are padding."""
     bias = None
     if mask is not None:
         bias = mask
@@ -127,18 +131,57 @@ def _bias(p: _Parts, q: Value, k: Value, mask: Value | None, past: int, causal: 
             pads[2 * mask.type.rank - 1] = keys - given
             bias = p.g.pad(bias, pads, value=-np.inf, name=p.name("mask_padded"))
     left, right = window
+    positional = None
     if causal or left >= 0 or right >= 0:
         queries, keys = q.shape[2], k.shape[2]
         if -1 in (queries, keys):
             raise p.error(f"is_causal and windows need fixed sequence lengths, got query {q.shape} and key {k.shape}")
         behind = np.arange(queries)[:, None] + past - np.arange(keys)[None, :]
-        allowed = np.ones_like(behind, dtype=bool)
-        for bound, distance in ((0 if causal else -1, -behind), (left, behind), (right, -behind)):
-            if bound >= 0:
-                allowed &= distance <= bound
-        positional = p.g.const(np.where(allowed, 0, -np.inf).astype(dt.to_numpy(q.dtype)), name=p.name("positions"))
-        bias = positional if bias is None else p.g.add(bias, positional, name=p.name("bias"))
+        bounds = [(bound, sign) for bound, sign in ((0 if causal else -1, -1), (left, 1), (right, -1)) if bound >= 0]
+        if nonpad is None:
+            allowed = np.ones_like(behind, dtype=bool)
+            for bound, sign in bounds:
+                allowed &= sign * behind <= bound
+            positional = p.g.const(np.where(allowed, 0, -np.inf).astype(dt.to_numpy(q.dtype)),
+                                   name=p.name("positions"))
+        else:
+            positional = _positions_behind_valid_keys(p, q, nonpad, behind - queries, bounds)
+    for part in (positional, _padding(p, q, k, nonpad) if nonpad is not None else None):
+        if part is not None:
+            bias = part if bias is None else p.g.add(bias, part, name=p.name("bias"))
     return bias
+
+
+def _positions_behind_valid_keys(p: _Parts, q: Value, nonpad: Value, behind: np.ndarray,
+                                 bounds: list[tuple[int, int]]) -> Value:
+    """The causal and window bias [batch, 1, queries, keys] where batch b's query i is at position
+    `i + nonpad[b] - queries`: `behind + nonpad[b]` (`behind[i, j] = i - queries - j`) is how far
+    key j lies behind it, and each (bound, sign) allows `sign * distance <= bound`."""
+    per_batch = p.g.reshape(nonpad, [-1, 1, 1], name=p.name("nonpad_per_batch"))
+    distance = p.g.add(p.g.const(behind.astype(np.int64), name=p.name("behind")), per_batch, name=p.name("distance"))
+    allowed = None
+    for number, (bound, sign) in enumerate(bounds):
+        limit = p.g.const(np.array(sign * bound, np.int64), name=p.name(f"bound{number}"))
+        ok = (p.g.greater_equal if sign < 0 else p.g.less_equal)(distance, limit, name=p.name(f"within{number}"))
+        allowed = ok if allowed is None else p.g.logical_and(allowed, ok, name=p.name(f"allowed{number}"))
+    bias = _where_allowed(p, allowed, q, "positions")
+    return p.g.unsqueeze(bias, [1], name=p.name("positions_per_head"))
+
+
+def _padding(p: _Parts, q: Value, k: Value, nonpad: Value) -> Value:
+    """0 for the first `nonpad[b]` keys of batch b, -inf for the rest: [batch, 1, 1, keys]."""
+    keys = k.shape[2]
+    if keys == -1:
+        raise p.error(f"nonpad_kv_seqlen needs a fixed key length, got key {k.shape}")
+    positions = p.g.const(np.arange(keys, dtype=np.int64)[None, :], name=p.name("key_positions"))
+    valid = p.g.less(positions, p.g.reshape(nonpad, [-1, 1], name=p.name("nonpad_column")), name=p.name("valid_keys"))
+    bias = _where_allowed(p, valid, q, "padding")
+    return p.g.reshape(bias, [0, 1, 1, keys], name=p.name("padding_per_head"))
+
+
+def _where_allowed(p: _Parts, allowed: Value, q: Value, part: str) -> Value:
+    return p.g.select(allowed, p.scalar(0.0, q, f"{part}_open"), p.scalar(-np.inf, q, f"{part}_closed"),
+                      name=p.name(part))
 
 
 def _softmax(p: _Parts, scores: Value, bias: Value | None, precision: int | None) -> Value:
