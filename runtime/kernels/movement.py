@@ -48,7 +48,7 @@ def _gather(args, attrs):
     if outside.any():
         raise GeError(f"gather: index {indices[outside].flat[0]} is out of range for dimension {axis} "
                       f"of {list(x.shape)}")
-    return (np.take(x, indices, axis=axis),)
+    return (np.asarray(np.take(x, indices, axis=axis)),)  # a scalar index of a vector gives a numpy scalar
 
 
 def _squeeze(args, attrs):

@@ -200,7 +200,7 @@ def test_trilu_with_a_k_input_is_refused():
     inputs = {"x": values((3, 5), np.float32, 6), "k": np.array(1, np.int64)}
     assert _import_error(onnx_model([node("Trilu", ["x", "k"])], inputs)) == (
         "onnx=g; node=trilu; Trilu: k (input 'k') must be known when the model is imported: a constant, or computed "
-        "from shapes")
+        "from shapes; it is the model input 'k': give its value with Graph.from_onnx(..., constant_inputs={'k': ...})")
 
 
 # --- activations -----------------------------------------------------------------------------------
@@ -331,7 +331,8 @@ def test_dropout_with_a_training_mode_input_is_refused():
     model = onnx_model([node("Dropout", ["x", "ratio", "training"])], inputs)
     assert _import_error(model) == (
         "onnx=g; node=dropout; Dropout: training_mode (input 'training') must be known when the model is "
-        "imported: a constant, or computed from shapes")
+        "imported: a constant, or computed from shapes; it is the model input 'training': give its value with "
+        "Graph.from_onnx(..., constant_inputs={'training': ...})")
 
 
 def test_dropout_mask_of_a_dynamic_shape_is_refused():

@@ -216,7 +216,7 @@ def test_refusals_name_the_op_and_the_node():
     k = {"x": floats((2, 5)), "k": np.array([2], np.int64)}
     assert _import_error([node("TopK", ["x", "k"], outputs=["v", "i"])], k) == (
         "onnx=g; node=topk; TopK: k (input 'k') must be known when the model is imported: a constant, or computed "
-        "from shapes")
+        "from shapes; it is the model input 'k': give its value with Graph.from_onnx(..., constant_inputs={'k': ...})")
 
 
 # --- shape functions and builder errors -----------------------------------------------------------

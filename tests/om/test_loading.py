@@ -141,4 +141,4 @@ def test_a_bundle_finds_long_member_names_in_full(tmp_path):
         assert [run(loaded[name], 1.0) for name in loaded] == [[2.0, 2.0], [3.0, 3.0], [4.0, 4.0]]
     report = inspect_om(f"{path}.om")
     assert f'bundle model 1 "{second}"\n' in report
-    assert f'  partition 4 BUNDLE_MODEL_NAMES offset=' in report
+    assert '  partition 4 BUNDLE_MODEL_NAMES offset=' in report

@@ -23,7 +23,7 @@ from dfir.om.keys import (SIGNING_KEY_ENV, TRUSTED_KEYS_ENV, SigningKey, Trusted
                           load_signing_key, load_trusted_keys, signing_key, trusted_keys, write_key_pair)
 from dfir.om.schema import (HEADER_OFFSETS, HEADER_SIZE, SIGNATURE_MAGIC, SIGNATURE_OFFSETS,
                             SIGNATURE_TRAILER_SIZE, SIGNED_CONTEXT, PartitionType)
-from dfir.om.signature import signed, split_signature, unsigned, verify_bytes, verify_signature
+from dfir.om.signature import signed, unsigned, verify_bytes, verify_signature
 from dfir.runtime.om import read_om
 
 PLAN = json.dumps({"format": 1, "name": "p", "inputs": [], "outputs": [], "nodes": [], "order": []},

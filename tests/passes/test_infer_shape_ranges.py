@@ -3,7 +3,6 @@ seed's dynamic-shape resize end to end (compile config, report, run, outputMaxSi
 from __future__ import annotations
 
 import json
-import logging
 
 import numpy as np
 import pytest

@@ -15,7 +15,7 @@ import logging
 import re
 
 import onnx
-from onnx import helper, shape_inference, version_converter
+from onnx import defs, helper, shape_inference, version_converter
 
 from dfir.core.errors import GeError
 from dfir.frontend.ge.onnx.attributes import node_label
@@ -47,11 +47,38 @@ def converted(proto: onnx.ModelProto, label: str) -> onnx.ModelProto:
     except Exception as error:  # the converter raises ConvertError, or RuntimeError for a failed check
         raise GeError(f"ONNX model '{label}' cannot be converted from opset {opset} to {READ_OPSET}: "
                       f"{_culprit(proto, str(error))}") from None
+    _check_same_interface(proto, result, label, opset)
     if opset < 11:
         _keep_resize_10_semantics(result)
     _log.warning("ONNX model '%s': converted from opset %d to opset %d (onnx.version_converter)",
                  label, opset, READ_OPSET)
     return result
+
+
+def _check_same_interface(before: onnx.ModelProto, after: onnx.ModelProto, label: str, opset: int) -> None:
+    """The converter must not change what the model takes and gives (its Scan-8 adapter drops the
+    batch dimension of the inputs): such a model is refused rather than run on other shapes."""
+    for what, old, new in (("input", before.graph.input, after.graph.input),
+                           ("output", before.graph.output, after.graph.output)):
+        for a, b in zip(old, new):
+            if a.type != b.type:
+                changed = [node_label(n, i) for i, n in enumerate(before.graph.node) if _redefined(n, opset)]
+                raise GeError(f"ONNX model '{label}' cannot be converted from opset {opset} to {READ_OPSET}: the "
+                              f"converter changes {what} '{a.name}' from {_spelled(a)} to {_spelled(b)} (ops "
+                              f"redefined in between: nodes {', '.join(changed)})")
+
+
+def _redefined(node: onnx.NodeProto, opset: int) -> bool:
+    """Whether the op of `node` has another definition at `READ_OPSET` than at `opset`."""
+    try:
+        return defs.get_schema(node.op_type, opset).since_version != defs.get_schema(node.op_type, READ_OPSET).since_version
+    except defs.SchemaError:
+        return False
+
+
+def _spelled(info: onnx.ValueInfoProto) -> str:
+    dims = [d.dim_value if d.HasField("dim_value") else (d.dim_param or "?") for d in info.type.tensor_type.shape.dim]
+    return str(dims).replace("'", "")
 
 
 def _keep_resize_10_semantics(proto: onnx.ModelProto) -> None:

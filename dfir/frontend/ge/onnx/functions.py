@@ -29,6 +29,7 @@ MAX_ROUNDS = 4
 """How deep bodies are expanded (a body whose ops are functions again is one round more)."""
 
 _DEFAULT_DOMAINS = ("", "ai.onnx")
+_DOMAIN = "dfir.expansion"  # the domain a function is inlined from
 
 
 def expanded(proto: onnx.ModelProto, unsupported: Callable[[onnx.ModelProto], list[int]],
@@ -83,33 +84,74 @@ def _body(proto: onnx.ModelProto, node: onnx.NodeProto, index: int,
     present = [name for name in node.input if name]
     if any(name not in types for name in present):
         return None  # a context-dependent body needs its input types
+    opset = _default_opset(proto)
+    call = _with_defaults(node, _schema(node, opset))
+    function = _function(call, opset, [types.get(name, onnx.TypeProto()) for name in node.input])
+    if function is None:
+        return None
+    call.domain, call.op_type = function.domain, function.name
     single = helper.make_model(
-        helper.make_graph([_with_defaults(node, _schema(node, _default_opset(proto)))], "expand",
-                          [helper.make_value_info(name, types[name]) for name in present],
+        helper.make_graph([call], "expand", [helper.make_value_info(name, types[name]) for name in present],
                           [helper.make_value_info(name, onnx.TypeProto()) for name in node.output if name]),
-        opset_imports=list(proto.opset_import), ir_version=proto.ir_version)
+        opset_imports=[*proto.opset_import, helper.make_opsetid(_DOMAIN, 1)], ir_version=proto.ir_version,
+        functions=[function])
     try:
-        body = inliner.inline_selected_functions(single, [("", node.op_type)], inline_schema_functions=True).graph.node
+        body = inliner.inline_local_functions(single).graph.node
     except Exception:  # noqa: BLE001 - onnx raises its C++ errors untyped; the node stays, and is refused
         return None
-    if any(a.type in (onnx.AttributeProto.GRAPH, onnx.AttributeProto.GRAPHS) for n in body for a in n.attribute):
-        return None
-    if len(body) == 1 and body[0].op_type == node.op_type:
-        return None  # the inliner left it: no body for this opset
+    if any(n.domain == _DOMAIN for n in body):
+        return None  # the inliner left the call
     outer = {*present, *node.output}
     label = node.name or f"{node.op_type}{node_label(node, index)}"
 
+    inner = {o for n in body for o in n.output if o and o not in outer}
+
     def rename(name: str) -> str:
-        return name if not name or name in outer else f"{label}/{name}"
+        return f"{label}/{name}" if name in inner else name
     renamed = []
-    for position, inner in enumerate(body):
+    for position, node_of_body in enumerate(body):
         copy = onnx.NodeProto()
-        copy.CopyFrom(inner)
-        copy.name = f"{label}/{inner.op_type}{position}"
-        copy.input[:] = [rename(n) for n in inner.input]
-        copy.output[:] = [rename(n) for n in inner.output]
+        copy.CopyFrom(node_of_body)
+        copy.name = f"{label}/{node_of_body.op_type}{position}"
+        _rename_uses(copy, rename, defined=set())
+        copy.output[:] = [rename(n) for n in copy.output]
         renamed.append(copy)
     return renamed
+
+
+def _rename_uses(node: onnx.NodeProto, rename: Callable[[str], str], defined: set[str]) -> None:
+    """Rename the tensors `node` uses, in its subgraphs too (a Scan's body uses the tensors of the
+    function body it is in), except those a subgraph defines itself (`defined`)."""
+    node.input[:] = [n if n in defined else rename(n) for n in node.input]
+    for attr in node.attribute:
+        for graph in [attr.g] if attr.type == onnx.AttributeProto.GRAPH else list(attr.graphs):
+            own = defined | {i.name for i in graph.input} | {t.name for t in graph.initializer} | {
+                o for n in graph.node for o in n.output}
+            for inner_node in graph.node:
+                _rename_uses(inner_node, rename, own)
+            for output in graph.output:
+                output.name = output.name if output.name in own else rename(output.name)
+
+
+def _function(node: onnx.NodeProto, opset: int, input_types: list[onnx.TypeProto]) -> onnx.FunctionProto | None:
+    """The function defining `node`'s op at `opset` (built for the node where it depends on it),
+    as a function of this module's domain; None where ONNX defines none."""
+    schema = _schema(node, opset)
+    plain = [v for v in schema.function_opset_versions if v <= opset]
+    built = [v for v in schema.context_dependent_function_opset_versions if v <= opset]
+    if plain and (not built or max(plain) >= max(built)):
+        serialized = schema.get_function_with_opset_version(max(plain))
+    elif built:
+        serialized = schema.get_context_dependent_function_with_opset_version(
+            max(built), node.SerializeToString(), [t.SerializeToString() for t in input_types])
+    else:
+        return None
+    function = onnx.FunctionProto()
+    function.ParseFromString(serialized)
+    if not function.node:
+        return None
+    function.domain, function.name = _DOMAIN, node.op_type
+    return function
 
 
 def _with_defaults(node: onnx.NodeProto, schema: defs.OpSchema) -> onnx.NodeProto:

@@ -83,7 +83,20 @@ def upstream(proto: onnx.ModelProto, names: list[str], through_shapes: bool = Tr
             node = proto.graph.node[index]
             if through_shapes or node.op_type not in ("Shape", "Size"):
                 pending.extend(i for i in node.input if i)
+                pending.extend(outer_names(node))
     return found
+
+
+def outer_names(node: onnx.NodeProto) -> set[str]:
+    """The tensors of the enclosing graph that the subgraphs of `node` (a Scan's body) use."""
+    used: set[str] = set()
+    for attr in node.attribute:
+        for graph in [attr.g] if attr.type == onnx.AttributeProto.GRAPH else list(attr.graphs):
+            defined = {*(i.name for i in graph.input), *(t.name for t in graph.initializer),
+                       *(o for n in graph.node for o in n.output)}
+            used |= {i for n in graph.node for i in [*n.input, *outer_names(n)] if i and i not in defined}
+            used |= {o.name for o in graph.output if o.name not in defined}
+    return used
 
 
 def fix_hint(proto: onnx.ModelProto, names: list[str]) -> str:
@@ -216,6 +229,32 @@ class Importer:
                 "known only at run time")
 
     # --- what converters use ---
+
+    def run_subgraph(self, graph: onnx.GraphProto, bound: list[Value], prefix: str) -> list[Value]:
+        """The outputs of `graph` (a Scan's body) run once on the values `bound` to its inputs: its
+        nodes are imported as if in this graph, their tensors and names led by `prefix`; tensors
+        of the enclosing graph keep their names."""
+        if len(bound) != len(graph.input):
+            raise self.error(f"the subgraph '{graph.name}' takes {len(graph.input)} inputs, given {len(bound)}")
+        inner = {*(i.name for i in graph.input), *(t.name for t in graph.initializer),
+                 *(o for n in graph.node for o in n.output if o)}
+
+        def rename(name: str) -> str:
+            return prefix + name if name in inner else name
+        for info, value in zip(graph.input, bound):
+            self.values[rename(info.name)] = value
+        for t in graph.initializer:
+            self.known[rename(t.name)] = Known.of(numpy_helper.to_array(t))
+        outer_node, outer_index = self.node, self.node_index
+        for index, node in enumerate(graph.node):
+            copy = onnx.NodeProto()
+            copy.CopyFrom(node)
+            copy.name = prefix + (node.name or f"{node.op_type}{index}")
+            copy.input[:] = [rename(i) if i else i for i in node.input]
+            copy.output[:] = [rename(o) if o else o for o in node.output]
+            self._visit(copy, index)
+        self.node, self.node_index = outer_node, outer_index
+        return [self.tensor_named(rename(o.name)) for o in graph.output]
 
     def tensor(self, node: onnx.NodeProto, i: int) -> Value | None:
         """Input `i` of `node` as a graph value, or None when the input is absent."""

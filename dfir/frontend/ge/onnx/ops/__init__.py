@@ -6,6 +6,7 @@ from dfir.frontend.ge.onnx.ops import (
     activation,
     attention,
     contraction,
+    control,
     elementwise,
     generation,
     logic,
@@ -18,7 +19,7 @@ from dfir.frontend.ge.onnx.ops import (
 from dfir.frontend.ge.onnx.ops.converter import Converter
 
 FAMILIES = (elementwise, contraction, window, normalization, movement, reduction, resize, logic, activation, attention,
-            generation)
+            generation, control)
 
 CONVERTERS: dict[str, Converter] = {op: convert for family in FAMILIES for op, convert in family.CONVERTERS.items()}
 """ONNX op type -> its converter (its outputs' values, in order)."""
