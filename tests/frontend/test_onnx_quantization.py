@@ -272,3 +272,36 @@ def test_a_float_bias_of_qlinear_conv_is_refused():
     proto = single_node("QLinearConv", inputs, "y", TensorProto.UINT8, opset=10, shape=[1, 6, 3, 4], **_WINDOW)
     with pytest.raises(GeError, match=r"QLinearConv: the bias is DT_FLOAT; QLinearConv takes an int32 bias"):
         Graph.from_onnx(proto)
+
+
+_QLINEAR_MATMUL_REST = {"az": np.array([0], np.uint8), "b": np.zeros((4, 3), np.uint8), "bs": np.array([1.0], np.float32),
+                        "bz": np.array([0], np.uint8), "ys": np.array([1.0], np.float32), "yz": np.array([0], np.uint8)}
+
+
+@pytest.mark.parametrize("op, inputs, options, elem, message", [
+    ("QuantizeLinear", _x(), {"weights": {"s": np.array(1.0, np.float32)}, "output_dtype": TensorProto.INT32},
+     TensorProto.INT32, r"QuantizeLinear: quantizing to DT_INT32 is not supported; supported: DT_UINT8, DT_INT8, "
+                        r"DT_UINT16, DT_INT16"),
+    ("QuantizeLinear", _x(dtype=np.int32), {"weights": {"s": np.array(1, np.int32)}}, TensorProto.UINT8,
+     r"QuantizeLinear: dividing x by y_scale in DT_INT32 is not supported; the division must be in a float type"),
+    ("QuantizeLinear", {"x": np.zeros((2, 4), np.float32), "s": np.ones((2, 2), np.float32)},
+     {"block_size": 2, "dynamic": True}, TensorProto.UINT8,
+     r"QuantizeLinear: blocked scale needs a positive block_size and a fixed axis 1 of x, got block_size 2 and x "
+     r"\[-1, -1\]"),
+    ("DequantizeLinear", _x(), {"weights": {"s": np.array(1.0, np.float32)}}, TensorProto.FLOAT,
+     r"DequantizeLinear: x of type DT_FLOAT cannot be dequantized; supported: DT_UINT8, DT_INT8, DT_UINT16, "
+     r"DT_INT16, DT_INT32"),
+    ("QLinearMatMul", _x(dtype=np.uint8), {"weights": {"as": np.ones(2, np.float32), **_QLINEAR_MATMUL_REST},
+                                           "shape": [2, 3]}, TensorProto.UINT8,
+     r"QLinearMatMul: a_scale of shape \[2\] is not supported; expected a scalar"),
+])
+def test_unsupported_variants_are_refused(op, inputs, options, elem, message):
+    options = dict(options)
+    dynamic = options.pop("dynamic", False)
+    proto = single_node(op, inputs, "y", elem, **options)
+    if dynamic:
+        for info in proto.graph.input:
+            for d in info.type.tensor_type.shape.dim:
+                d.dim_param = f"{info.name}_dim"
+    with pytest.raises(GeError, match=message):
+        Graph.from_onnx(proto)

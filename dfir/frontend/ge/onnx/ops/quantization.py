@@ -116,6 +116,9 @@ def _quantize_linear(imp, node):
         raise imp.node_error(node, f"x is {x.dtype} and y_scale {scale.dtype}: without the precision attribute "
                                    "the type of the division is ambiguous")
     work = imp.dtype_of(precision, "the precision") if precision else scale.dtype
+    if dt.to_numpy(work).kind != "f":
+        raise imp.node_error(node, f"dividing x by y_scale in {work} is not supported; the division must be "
+                                   "in a float type")
     g = imp.g
     scaled = g.div(_as(imp, node, x, work, "/x"),
                    _as(imp, node, _along(imp, node, scale, x, axis, block_size, "scale"), work, "/scale"),
