@@ -66,7 +66,7 @@ __all__ = ["BACKENDS", "GE", "LOC_ATTR", "REQUESTED_BACKEND_ATTR", "GraphOp", "O
            "ThresholdedReluOp", "SeluOp", "HardSigmoidOp", "ShrinkOp",
            "ExpandOp", "TileOp", "LogSoftmaxOp", "ReduceProdOp", "ReduceMinOp", "ReduceL1Op", "ReduceL2Op",
            "ReduceSumSquareOp", "ReduceLogSumOp", "ReduceLogSumExpOp", "ArgMaxOp", "ArgMinOp", "TopKOp",
-           "InstanceNormOp", "LrnOp", "ConvTransposeOp", "TriluOp", "CumSumOp"]
+           "InstanceNormOp", "LrnOp", "ConvTransposeOp", "TriluOp", "CumSumOp", "BitCastOp"]
 
 
 BACKENDS = ("reference", "iree-cpu", "iree-cuda")
@@ -1517,7 +1517,8 @@ class GemmOp(ShapedOp):
 @irdl_op_definition
 class Conv2DOp(ShapedOp):
     """2-D convolution of an NCHW input with an [M, C / groups, kH, kW] filter and an optional [M]
-    bias. `pads` is [top, bottom, left, right]; each output size is
+    bias, of floats or of i32 (integer convolutions accumulate in i32). `pads` is [top, bottom,
+    left, right]; each output size is
     `(size + pads - dilation * (k - 1) - 1) // stride + 1`, computed on both ends of a range.
 
         %y = ge.conv2d %x, %w, %b strides [1, 1] pads [1, 1, 1, 1] dilations [1, 1] groups 1 : (!ge.tensor<[-1, 3, 32, 32], f32, NCHW>, !ge.tensor<[8, 3, 3, 3], f32>, !ge.tensor<[8], f32>) -> !ge.tensor<[-1, 8, 32, 32], f32, NCHW>
@@ -1543,7 +1544,7 @@ class Conv2DOp(ShapedOp):
     def infer_types(cls, operand_types, properties, operand_values=None):
         x, w, *bias = operand_types
         require_same_element_types(cls.name, operand_types)
-        require_float(cls.name, x, "input")
+        _require_float_or_i32(cls.name, x)
         require_rank(cls.name, x, 4)
         require_image_format(cls.name, x)
         require_rank(cls.name, w, 4, "filter")
@@ -1565,6 +1566,13 @@ class Conv2DOp(ShapedOp):
         windows = windows_of(properties, [w.dims[2].lo, w.dims[3].lo])
         spatial = [window_dim(cls.name, x, 2 + i, windows[i], False) for i in range(2)]
         return [x.with_dims([x.dims[0], out_channels, *spatial])]
+
+
+def _require_float_or_i32(op_name: str, x: GeTensorType) -> None:
+    """Floats, or i32: the type integer convolutions accumulate in."""
+    if not isinstance(x.element_type, AnyFloat) and x.element_type != IntegerType(32):
+        raise VerifyException(f"{op_name}: input must have a floating-point or i32 element type, got "
+                              f"{x.element_type}")
 
 
 def _channels_per_group(op_name: str, x: GeTensorType, w: GeTensorType, groups: int) -> DimRange:
@@ -2147,15 +2155,8 @@ class ReduceMaxOp(_ReduceOp):
     name = "ge.reduce_max"
 
 
-@irdl_op_definition
-class CastOp(ShapedOp):
-    """The input converted element by element to the element type `to` (floats to integers
-    truncate toward zero; anything to i1 is "not zero").
-
-        %y = ge.cast %x to i32 : !ge.tensor<[-1, 3], f32> -> !ge.tensor<[-1, 3], i32>
-    """
-
-    name = "ge.cast"
+class _RetypeOp(ShapedOp):
+    """An element-wise op giving its input the element type `to`; the shape and format stay."""
 
     input = operand_def(GeTensorType)
     to = prop_def(TypeAttribute)
@@ -2173,12 +2174,54 @@ class CastOp(ShapedOp):
             dtype_of(to)
         except KeyError:
             raise VerifyException(f"{cls.name}: target {to} is not a GE data type") from None
+        cls.check_target(x.element_type, to)
         return [GeTensorType(x.dims, to, x.tensor_format)]
+
+    @classmethod
+    def check_target(cls, source: Attribute, target: Attribute) -> None:
+        """Refuse a `source` to `target` the op cannot do (any pair by default)."""
+
+
+@irdl_op_definition
+class CastOp(_RetypeOp):
+    """The input converted element by element to the element type `to` (floats to integers
+    truncate toward zero; anything to i1 is "not zero").
+
+        %y = ge.cast %x to i32 : !ge.tensor<[-1, 3], f32> -> !ge.tensor<[-1, 3], i32>
+    """
+
+    name = "ge.cast"
 
     @classmethod
     def infer_values(cls, operand_types, properties, operand_values):
         integral = isinstance(properties["to"], IntegerType) and properties["to"].width.data > 1
         return known_operands(operand_values, 1) if integral else ()
+
+
+@irdl_op_definition
+class BitCastOp(_RetypeOp):
+    """The input's bits read as the element type `to`, of the same width (as ONNX BitCast; a
+    bool is one byte, 0 or 1). Nothing reads as a bool, whose bytes other than 0 and 1 are no bool.
+
+        %y = ge.bitcast %x to i32 : !ge.tensor<[-1, 3], f32> -> !ge.tensor<[-1, 3], i32>
+    """
+
+    name = "ge.bitcast"
+
+    @classmethod
+    def check_target(cls, source: Attribute, target: Attribute) -> None:
+        if target == i1 and source != i1:
+            raise VerifyException(f"{cls.name}: {source} cannot be read as i1, whose bytes must be 0 or 1")
+        if _storage_bits(source) != _storage_bits(target):
+            raise VerifyException(f"{cls.name}: {source} has {_storage_bits(source)} bits and {target} "
+                                  f"{_storage_bits(target)}; a bit cast needs equal widths")
+
+
+def _storage_bits(element_type: Attribute) -> int:
+    """The bits one element takes in memory (a bool takes a byte)."""
+    if isinstance(element_type, IntegerType):
+        return max(element_type.width.data, 8)
+    return element_type.bitwidth
 
 
 @irdl_op_definition
@@ -2698,7 +2741,7 @@ GE = Dialect("ge", [GraphOp, OutputOp, DataOp, ConstOp, AddOp, SubOp, MulOp, Rel
                     LogOp, TanhOp, SigmoidOp, GeluOp, ErfOp, BatchMatMulOp, GemmOp, Conv2DOp, MaxPoolOp,
                     AvgPoolOp, GlobalAvgPoolOp, BatchNormOp, LayerNormOp, SoftmaxOp, TransposeOp, ConcatOp,
                     SplitOp, SliceOp, GatherOp, SqueezeOp, UnsqueezeOp, PadOp, FlattenOp, ReduceSumOp,
-                    ReduceMeanOp, ReduceMaxOp, CastOp, ShapeOp, ResizeBilinearOp,
+                    ReduceMeanOp, ReduceMaxOp, CastOp, BitCastOp, ShapeOp, ResizeBilinearOp,
                     EqualOp, LessOp, GreaterOp, LessEqualOp, GreaterEqualOp, LogicalAndOp,
                     LogicalOrOp, LogicalXorOp, BitwiseAndOp, BitwiseOrOp, BitwiseXorOp,
                     BitShiftOp, ModOp, PReluOp, SelectOp, LogicalNotOp, BitwiseNotOp, NegOp,

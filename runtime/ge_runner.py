@@ -166,11 +166,12 @@ class GeGraphRunner:
     def _donor(self, step: _Step, args: list[np.ndarray], owned: set[int], shape: tuple[int, ...],
                dtype: np.dtype) -> np.ndarray | None:
         """An operand dying here, in the result's slot, that can hold the result: computing into
-        it runs the op in place wherever the operand's memory is."""
+        it runs the op in place wherever the operand's memory is. A numpy scalar (what some ufuncs
+        return for a 0-d operand) holds no memory to write into."""
         for position in step.donors:
             array = args[position]
-            if (step.inputs[position] in owned and array.shape == shape and array.dtype == dtype
-                    and array.flags.c_contiguous):
+            if (step.inputs[position] in owned and isinstance(array, np.ndarray) and array.shape == shape
+                    and array.dtype == dtype and array.flags.c_contiguous):
                 return array
         return None
 

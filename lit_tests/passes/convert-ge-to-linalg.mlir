@@ -79,6 +79,25 @@ ge.graph @compare_select {
   ge.output %a : !ge.tensor<[-1, 4], f32>
 }
 
+// A bit cast is arith.bitcast between a float and an integer, nothing between integers of one
+// width (signless already), and a zero extension of a bool to its byte.
+// CHECK-LABEL: ge.graph @bitcasts backend "iree-cpu" {
+// CHECK:       } codegen {
+// CHECK-NEXT:    func.func @main(%[[X:.*]]: tensor<3xf32>, %[[B:.*]]: tensor<3xi1>) -> (tensor<3xi32>, tensor<3xi8>) {
+// CHECK:           linalg.generic {{.*}} ins(%[[X]] : tensor<3xf32>) outs(%{{.*}} : tensor<3xi32>)
+// CHECK:             arith.bitcast %{{.*}} : f32 to i32
+// CHECK-NOT:       linalg.generic {{.*}} ins(%{{.*}} : tensor<3xi32>)
+// CHECK:           linalg.generic {{.*}} ins(%[[B]] : tensor<3xi1>) outs(%{{.*}} : tensor<3xi8>)
+// CHECK:             arith.extui %{{.*}} : i1 to i8
+ge.graph @bitcasts {
+  %x = ge.data 0 "x" : !ge.tensor<[3], f32>
+  %b = ge.data 1 "b" : !ge.tensor<[3], i1>
+  %u = ge.bitcast %x to ui32 : !ge.tensor<[3], f32> -> !ge.tensor<[3], ui32>
+  %i = ge.bitcast %u to i32 : !ge.tensor<[3], ui32> -> !ge.tensor<[3], i32>
+  %y = ge.bitcast %b to ui8 : !ge.tensor<[3], i1> -> !ge.tensor<[3], ui8>
+  ge.output %i, %y : !ge.tensor<[3], i32>, !ge.tensor<[3], ui8>
+}
+
 // A float remainder has no lowering (xDSL's arith has no remf): auto keeps the reference kernels.
 // CHECK-LABEL: ge.graph @float_mod backend "reference" attributes {backend_fallback = "ge.mod 'm': no float remainder in upstream arith as xDSL has it (element type f32)"} {
 ge.graph @float_mod {

@@ -11,7 +11,7 @@
 
 The scalar functions match the reference kernels: integer division truncates toward zero,
 `maximum` / `minimum` propagate NaN (numpy's), `sigmoid` saturates without overflow, `cast`
-converts as numpy's `astype` (to bool: non-zero).
+converts as numpy's `astype` (to bool: non-zero), `bitcast` keeps the bits (numpy's `view`).
 """
 from __future__ import annotations
 
@@ -166,6 +166,18 @@ def _cast(builder: FuncBuilder, op: Operation) -> list[SSAValue]:
                                 lambda b, x: convert(b, source, target, x))]
 
 
+def _bitcast(builder: FuncBuilder, op: ge.BitCastOp) -> list[SSAValue]:
+    """`arith.bitcast` between a float and an integer; integers of one width are one signless type
+    already; a bool (i1, a byte of 0 or 1 in memory) zero-extends to its byte."""
+    source, target = op.input.type.element_type, op.result.type.element_type
+    x = builder.value(op.input)
+    if signless(source) == signless(target):
+        return [x]
+    if source == IntegerType(1):
+        return [builder.elementwise([x], op.result.type, lambda b, v: b.add(arith.ExtUIOp(v, signless(target))))]
+    return [builder.elementwise([x], op.result.type, lambda b, v: b.add(arith.BitcastOp(v, signless(target))))]
+
+
 # --- math functions ------------------------------------------------------------------------------
 
 def _neg(b: Body, t: Attribute, x: SSAValue) -> SSAValue:
@@ -243,5 +255,5 @@ def _integer_remainder(b: Body, t: Attribute, x: SSAValue, y: SSAValue, floored:
 
 
 LOWERINGS = {**{cls: _binary for cls in _BINARY}, **{cls: _unary for cls in _UNARY},
-             ge.IdentityOp: _identity, ge.CastOp: _cast, **{cls: _math_function for cls in _MATH},
+             ge.IdentityOp: _identity, ge.CastOp: _cast, ge.BitCastOp: _bitcast, **{cls: _math_function for cls in _MATH},
              ge.ModOp: _mod}

@@ -124,6 +124,11 @@ def _cast(args, attrs):
     return (args[0].astype(dt.to_numpy(dt.from_name(attrs["to"]))),)
 
 
+def _bitcast(args, attrs):
+    """The same bytes viewed as the target type (the verifier checked the widths)."""
+    return (args[0].view(dt.to_numpy(dt.from_name(attrs["to"]))),)
+
+
 KERNELS: dict[str, Kernel] = {
     "add": _add,
     "sub": _sub,
@@ -142,6 +147,7 @@ KERNELS: dict[str, Kernel] = {
     "erf": _erf,
     "gelu": _gelu,
     "cast": _cast,
+    "bitcast": _bitcast,
     "mod": _mod,
     "neg": _math(np.negative),
     "abs": _math(np.abs),

@@ -429,3 +429,23 @@ def test_a_model_of_the_new_ops_compiles_loads_and_matches_onnxruntime(backend):
             assert ret == 0
             expected = check(model, {"x": x})[0]
             np.testing.assert_allclose(outputs[0].numpy(), expected, rtol=1e-5, atol=1e-6)
+
+
+# --- bit casts -----------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("source, target, message", [
+    (dt.DT_FLOAT, dt.DT_INT64, r"ge.bitcast: f32 has 32 bits and i64 64; a bit cast needs equal widths"),
+    (dt.DT_UINT8, dt.DT_BOOL, r"ge.bitcast: ui8 cannot be read as i1, whose bytes must be 0 or 1"),
+])
+def test_bitcast_refusals(source, target, message):
+    g = Graph("g")
+    with pytest.raises(GeError, match=message):
+        g.bitcast(g.data(0, [3], source, name="x"), target)
+
+
+@given(hnp.arrays(np.float32, hnp.array_shapes(max_dims=3, max_side=4)))
+def test_the_bitcast_kernel_views_the_bytes(x):
+    g = Graph("g")
+    g.set_outputs([g.bitcast(g.data(0, list(x.shape), F32, name="x"), dt.DT_UINT32)])
+    (got,), _ = run_graph(g, [x])
+    np.testing.assert_array_equal(got, x.view(np.uint32))

@@ -305,3 +305,17 @@ def test_threads_get_their_own_arena():
 def test_views_and_elementwise_ops_are_known_ops():
     names = {op.name for op in ge.GE.operations}
     assert VIEW_OPS <= names and ELEMENTWISE_OPS <= names
+
+
+def test_an_op_in_place_over_a_numpy_scalar_computes_into_its_slot():
+    """`round` of a 0-d array gives a numpy scalar, which an in-place `add` cannot write into."""
+    g = Graph("scalars")
+    x = g.data(0, [], F32, name="x")
+    shifted = g.add(g.round(x), g.const(np.array(0.25, np.float32)))
+    g.set_outputs([g.mul(shifted, g.const(np.array(2.0, np.float32)))])
+    entry, buffer = lowered(compiled_graph(g, {}))
+    (add,) = [op for op in entry["ops"] if op["op"] == "add"]
+    (rounded,) = [op for op in entry["ops"] if op["op"] == "round"]
+    assert add["slots"] == rounded["slots"] != [None]
+    (got,) = GeGraphRunner(entry, buffer).run([np.array(2.5, np.float32)])
+    assert got.shape == () and got == np.float32(4.5)

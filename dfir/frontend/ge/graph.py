@@ -356,6 +356,10 @@ class Graph:
         """`x` converted to `dtype`."""
         return self._add_op(ge.CastOp, name, "cast", (x,), {"to": element_type_of(self._element_dtype(dtype))})
 
+    def bitcast(self, x: Value, dtype: dt.DType, name: str | None = None) -> Value:
+        """The bits of `x` read as `dtype`, of the same width (nothing reads as DT_BOOL)."""
+        return self._add_op(ge.BitCastOp, name, "bitcast", (x,), {"to": element_type_of(self._element_dtype(dtype))})
+
     def shape(self, x: Value, name: str | None = None) -> Value:
         """The dimensions of `x` as an i64 vector (known as ranges: see `Value.known`)."""
         return self._add_op(ge.ShapeOp, name, "shape", (x,))

@@ -1007,3 +1007,44 @@ ge.graph @cum_sum_axis {
   %y = ge.cum_sum %x axis 2 : !ge.tensor<[3], f32>
   ge.output %y : !ge.tensor<[3], f32>
 }
+
+// -----
+
+// A bit cast between types of different widths.
+// CHECK: ge.bitcast: f16 has 16 bits and f32 32; a bit cast needs equal widths
+ge.graph @bitcast_widths {
+  %x = ge.data 0 "x" : !ge.tensor<[3], f16>
+  %y = ge.bitcast %x to f32 : !ge.tensor<[3], f16> -> !ge.tensor<[3], f32>
+  ge.output %y : !ge.tensor<[3], f32>
+}
+
+// -----
+
+// Bytes read as bools, which may be neither 0 nor 1.
+// CHECK: ge.bitcast: i8 cannot be read as i1, whose bytes must be 0 or 1
+ge.graph @bitcast_to_bool {
+  %x = ge.data 0 "x" : !ge.tensor<[3], i8>
+  %y = ge.bitcast %x to i1 : !ge.tensor<[3], i8> -> !ge.tensor<[3], i1>
+  ge.output %y : !ge.tensor<[3], i1>
+}
+
+// -----
+
+// A bit cast to a type GE tensors cannot hold.
+// CHECK: ge.bitcast: target index is not a GE data type
+ge.graph @bitcast_target {
+  %x = ge.data 0 "x" : !ge.tensor<[3], i64>
+  %y = "ge.bitcast"(%x) <{to = index}> : (!ge.tensor<[3], i64>) -> !ge.tensor<[3], i64>
+  ge.output %y : !ge.tensor<[3], i64>
+}
+
+// -----
+
+// A convolution of uint8 images: integer convolutions accumulate in i32.
+// CHECK: ge.conv2d: input must have a floating-point or i32 element type, got ui8
+ge.graph @conv2d_uint8 {
+  %x = ge.data 0 "x" : !ge.tensor<[1, 2, 4, 4], ui8, NCHW>
+  %w = ge.data 1 "w" : !ge.tensor<[3, 2, 1, 1], ui8>
+  %y = ge.conv2d %x, %w strides [1, 1] pads [0, 0, 0, 0] dilations [1, 1] groups 1 : (!ge.tensor<[1, 2, 4, 4], ui8, NCHW>, !ge.tensor<[3, 2, 1, 1], ui8>) -> !ge.tensor<[1, 3, 4, 4], ui8, NCHW>
+  ge.output %y : !ge.tensor<[1, 3, 4, 4], ui8, NCHW>
+}

@@ -614,3 +614,23 @@ ge.graph @cum_sum {
   %b = ge.cum_sum %a axis 0 exclusive reverse : !ge.tensor<[-1, 8], f32>
   ge.output %b : !ge.tensor<[-1, 8], f32>
 }
+
+// Bit casts between types of one width: float to int, unsigned to signed, a bool to its byte.
+// CHECK-LABEL: ge.graph @bitcast {
+// CHECK-NEXT:    %x = ge.data 0 "x" : !ge.tensor<[-1, 3], f32>
+// CHECK-NEXT:    %flag = ge.data 1 "flag" : !ge.tensor<[4], i1>
+// CHECK-NEXT:    %bits = ge.bitcast %x to ui32 : !ge.tensor<[-1, 3], f32> -> !ge.tensor<[-1, 3], ui32>
+// CHECK-NEXT:    %signed = ge.bitcast %bits to i32 : !ge.tensor<[-1, 3], ui32> -> !ge.tensor<[-1, 3], i32>
+// CHECK-NEXT:    %byte = ge.bitcast %flag to ui8 : !ge.tensor<[4], i1> -> !ge.tensor<[4], ui8>
+// CHECK-NEXT:    ge.output %signed, %byte : !ge.tensor<[-1, 3], i32>, !ge.tensor<[4], ui8>
+// CHECK-NEXT:  }
+// GENERIC-LABEL: "ge.graph"() <{sym_name = "bitcast"}> ({
+// GENERIC:         %bits = "ge.bitcast"(%x) <{to = ui32}> : (!ge.tensor<[-1, 3], f32>) -> !ge.tensor<[-1, 3], ui32>
+ge.graph @bitcast {
+  %x = ge.data 0 "x" : !ge.tensor<[-1, 3], f32>
+  %flag = ge.data 1 "flag" : !ge.tensor<[4], i1>
+  %bits = ge.bitcast %x to ui32 : !ge.tensor<[-1, 3], f32> -> !ge.tensor<[-1, 3], ui32>
+  %signed = ge.bitcast %bits to i32 : !ge.tensor<[-1, 3], ui32> -> !ge.tensor<[-1, 3], i32>
+  %byte = ge.bitcast %flag to ui8 : !ge.tensor<[4], i1> -> !ge.tensor<[4], ui8>
+  ge.output %signed, %byte : !ge.tensor<[-1, 3], i32>, !ge.tensor<[4], ui8>
+}

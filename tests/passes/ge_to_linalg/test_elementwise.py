@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 
 from dfir.core import data_type as dt
 from dfir.frontend.ge.graph import Graph
-from ge_lowering import assert_lowering_matches, converted
+from ge_lowering import assert_lowering_matches, converted, lowered_outputs, reference_outputs
 
 _DTYPES = {np.float32: dt.DT_FLOAT, np.float64: dt.DT_DOUBLE, np.int32: dt.DT_INT32, np.int64: dt.DT_INT64,
            np.uint8: dt.DT_UINT8, np.float16: dt.DT_FLOAT16}
@@ -154,3 +154,43 @@ def test_float_mod_has_no_lowering():
     assert graph.backend.data == "reference"
     assert graph.attributes["backend_fallback"].data == (
         "ge.mod 'm': no float remainder in upstream arith as xDSL has it (element type f32)")
+
+
+@pytest.mark.parametrize("source, target, values", [
+    (dt.DT_FLOAT, dt.DT_INT32, np.array([[1.0, -0.0, np.inf], [np.nan, -2.5, 3e38]], np.float32)),
+    (dt.DT_INT64, dt.DT_DOUBLE, np.array([[-1, 7, 1 << 62]], np.int64)),
+    (dt.DT_INT8, dt.DT_UINT8, np.array([[-128, 0, 127]], np.int8)),
+    (dt.DT_BOOL, dt.DT_UINT8, np.array([[True, False, True]])),
+    (dt.DT_UINT16, dt.DT_FLOAT16, np.array([[0x3C00, 0x7BFF, 0x8001]], np.uint16)),
+])
+def test_bitcast_keeps_the_bits(source, target, values):
+    g = Graph("bitcast")
+    g.set_outputs([g.bitcast(g.data(0, [-1, 3], source, name="x"), target)])
+    got, want = lowered_outputs(g, [values]), reference_outputs(g, [values])
+    assert got[0].dtype == want[0].dtype
+    np.testing.assert_array_equal(got[0].view(np.uint8), want[0].view(np.uint8))
+
+
+def test_quantization_compositions_lower_exactly():
+    """QuantizeLinear (blocked), DequantizeLinear (per axis) and QLinearMatMul as imported."""
+    from onnx import TensorProto, helper, numpy_helper
+
+    rng = np.random.default_rng(5)
+    weights = {"qs": rng.uniform(0.05, 1.0, (3, 2)).astype(np.float32),
+               "qz": rng.integers(0, 255, (3, 2)).astype(np.uint8),
+               "ds": rng.uniform(0.05, 1.0, 4).astype(np.float32), "dz": rng.integers(0, 255, 4).astype(np.uint8),
+               "s": np.array(0.03, np.float32), "z": np.array(7, np.uint8), "ys": np.array(0.2, np.float32)}
+    nodes = [helper.make_node("QuantizeLinear", ["x", "qs", "qz"], ["q"], axis=1, block_size=2),
+             helper.make_node("DequantizeLinear", ["q", "ds", "dz"], ["d"], axis=1),
+             helper.make_node("QLinearMatMul", ["q", "s", "z", "b", "s", "z", "ys", "z"], ["m"])]
+    graph = helper.make_graph(nodes, "quantized", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [3, 4]),
+                                                   helper.make_tensor_value_info("b", TensorProto.UINT8, [4, 2])],
+                              [helper.make_tensor_value_info(n, t, shape) for n, t, shape in
+                               (("q", TensorProto.UINT8, [3, 4]), ("d", TensorProto.FLOAT, [3, 4]),
+                                ("m", TensorProto.UINT8, [3, 2]))],
+                              [numpy_helper.from_array(v, k) for k, v in weights.items()])
+    g = Graph.from_onnx(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 21)]))
+    inputs = [(rng.standard_normal((3, 4)) * 60).astype(np.float32), rng.integers(0, 255, (4, 2)).astype(np.uint8)]
+    got, want = lowered_outputs(g, inputs), reference_outputs(g, inputs)
+    for lowered, reference in zip(got, want, strict=True):
+        np.testing.assert_array_equal(lowered, reference)

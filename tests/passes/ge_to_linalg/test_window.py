@@ -18,12 +18,16 @@ _windows = st.fixed_dictionaries({
 
 
 def _image(shape, seed=0, dtype=np.float32):
-    return np.random.default_rng(seed).standard_normal(shape).astype(dtype)
+    rng = np.random.default_rng(seed)
+    if np.dtype(dtype).kind == "i":
+        return rng.integers(-300, 300, shape).astype(dtype)
+    return rng.standard_normal(shape).astype(dtype)
 
 
 @pytest.mark.parametrize("channels,groups,bias,dtype", [(4, 1, True, np.float32), (4, 1, False, np.float64),
                                                         (8, 1, True, np.float32), (4, 2, True, np.float32),
-                                                        (4, 4, False, np.float32)])
+                                                        (4, 4, False, np.float32), (4, 1, True, np.int32),
+                                                        (4, 2, False, np.int32)])
 def test_conv2d_matches_with_groups_strides_dilations_and_pads(channels, groups, bias, dtype):
     g = Graph("conv")
     element = dt.from_numpy(np.dtype(dtype))

@@ -12,6 +12,7 @@ from dfir.frontend.ge.onnx.ops import (
     logic,
     movement,
     normalization,
+    quantization,
     reduction,
     resize,
     window,
@@ -19,7 +20,7 @@ from dfir.frontend.ge.onnx.ops import (
 from dfir.frontend.ge.onnx.ops.converter import Converter
 
 FAMILIES = (elementwise, contraction, window, normalization, movement, reduction, resize, logic, activation, attention,
-            generation, control)
+            generation, control, quantization)
 
 CONVERTERS: dict[str, Converter] = {op: convert for family in FAMILIES for op, convert in family.CONVERTERS.items()}
 """ONNX op type -> its converter (its outputs' values, in order)."""

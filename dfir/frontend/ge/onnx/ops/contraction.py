@@ -16,17 +16,20 @@ if TYPE_CHECKING:
 
 
 def _matmul(imp, node):
+    return [matmul_of(imp, node, imp.tensor(node, 0), imp.tensor(node, 1))]
+
+
+def matmul_of(imp: Importer, node: onnx.NodeProto, x: Value, y: Value, suffix: str = "") -> Value:
     """numpy matmul: a 1-D operand gains a dimension of 1 for the product and loses it after."""
-    x, y = imp.tensor(node, 0), imp.tensor(node, 1)
     dropped = []
     if x.type.rank == 1:
         x, dropped = imp.g.unsqueeze(x, [0], name=imp.name(node, "/lhs")), dropped + [-2]
     if y.type.rank == 1:
         y, dropped = imp.g.unsqueeze(y, [1], name=imp.name(node, "/rhs")), dropped + [-1]
     if not dropped:
-        return [imp.g.matmul(x, y, name=imp.name(node))]
+        return imp.g.matmul(x, y, name=imp.name(node, suffix))
     product = imp.g.matmul(x, y, name=imp.name(node, "/matmul"))
-    return [imp.g.squeeze(product, dropped, name=imp.name(node))]
+    return imp.g.squeeze(product, dropped, name=imp.name(node, suffix))
 
 
 def _gemm(imp, node):

@@ -38,14 +38,18 @@ def _window_pads(imp: Importer, node: onnx.NodeProto, x: Value, kernel: Sequence
 
 
 def _conv(imp, node):
-    x, w = imp.tensor(node, 0), imp.tensor(node, 1)
+    return [conv_of(imp, node, imp.tensor(node, 0), imp.tensor(node, 1), imp.tensor(node, 2))]
+
+
+def conv_of(imp: Importer, node: onnx.NodeProto, x: Value, w: Value, bias: Value | None, suffix: str = "") -> Value:
+    """The 2-D convolution the node's window attributes describe (Conv's, ConvInteger's, QLinearConv's)."""
     require_image(imp, node, x)
     attrs = attributes_of(node)
     kernel = attrs.get("kernel_shape", w.shape[2:])
-    return [imp.g.conv2d(x, w, imp.tensor(node, 2), strides=list(attrs.get("strides", [1, 1])),
-                         pads=_window_pads(imp, node, x, kernel, attrs),
-                         dilations=list(attrs.get("dilations", [1, 1])), groups=attrs.get("group", 1),
-                         name=imp.name(node))]
+    return imp.g.conv2d(x, w, bias, strides=list(attrs.get("strides", [1, 1])),
+                        pads=_window_pads(imp, node, x, kernel, attrs),
+                        dilations=list(attrs.get("dilations", [1, 1])), groups=attrs.get("group", 1),
+                        name=imp.name(node, suffix))
 
 
 def _pool(method: str) -> Converter:
