@@ -614,3 +614,24 @@ ge.graph @cum_sum {
   %b = ge.cum_sum %a axis 0 exclusive reverse : !ge.tensor<[-1, 8], f32>
   ge.output %b : !ge.tensor<[-1, 8], f32>
 }
+
+// Running products, and a scatter that adds its updates along axis 1.
+// CHECK-LABEL: ge.graph @cum_prod_and_scatter {
+// CHECK-NEXT:    %x = ge.data 0 "x" : !ge.tensor<[-1, 5], f32>
+// CHECK-NEXT:    %i = ge.data 1 "i" : !ge.tensor<[-1, 2], i64>
+// CHECK-NEXT:    %p = ge.cum_prod %x axis 0 exclusive reverse : !ge.tensor<[-1, 5], f32>
+// CHECK-NEXT:    %u = ge.slice %p
+// CHECK-NEXT:    %y = ge.scatter_elements %p, %i, %u axis 1 reduction "add" : (!ge.tensor<[-1, 5], f32>, !ge.tensor<[-1, 2], i64>, !ge.tensor<[-1, 2], f32>) -> !ge.tensor<[-1, 5], f32>
+// CHECK-NEXT:    ge.output %y : !ge.tensor<[-1, 5], f32>
+// CHECK-NEXT:  }
+// GENERIC-LABEL: "ge.graph"() <{sym_name = "cum_prod_and_scatter"}> ({
+// GENERIC:         %p = "ge.cum_prod"(%x) <{axis = 0 : i64, exclusive, reverse}> : (!ge.tensor<[-1, 5], f32>) -> !ge.tensor<[-1, 5], f32>
+// GENERIC:         %y = "ge.scatter_elements"(%p, %i, %u) <{axis = 1 : i64, reduction = "add"}> : (!ge.tensor<[-1, 5], f32>, !ge.tensor<[-1, 2], i64>, !ge.tensor<[-1, 2], f32>) -> !ge.tensor<[-1, 5], f32>
+ge.graph @cum_prod_and_scatter {
+  %x = ge.data 0 "x" : !ge.tensor<[-1, 5], f32>
+  %i = ge.data 1 "i" : !ge.tensor<[-1, 2], i64>
+  %p = ge.cum_prod %x axis 0 exclusive reverse : !ge.tensor<[-1, 5], f32>
+  %u = ge.slice %p starts [0] ends [2] axes [1] steps [1] : !ge.tensor<[-1, 5], f32> -> !ge.tensor<[-1, 2], f32>
+  %y = ge.scatter_elements %p, %i, %u axis 1 reduction "add" : (!ge.tensor<[-1, 5], f32>, !ge.tensor<[-1, 2], i64>, !ge.tensor<[-1, 2], f32>) -> !ge.tensor<[-1, 5], f32>
+  ge.output %y : !ge.tensor<[-1, 5], f32>
+}

@@ -52,19 +52,20 @@ class _Positions:
 
     def of_tuples(self, indices: Value, dims: list[int], batch_dims: int = 0) -> Value:
         """The flat position in the data's leading `batch_dims + K` dimensions of each index tuple
-        (the last axis of `indices`, K entries, after the `batch_dims` leading batch coordinates)."""
+        (the last axis of `indices`, K entries, after the `batch_dims` leading batch coordinates),
+        the last axis kept (of size 1: a single tuple gives a vector, not a scalar)."""
         g, k = self.g, indices.shape[-1]
         addressed = dims[batch_dims:batch_dims + k]
         strides = [int(np.prod(addressed[d + 1:])) for d in range(k)]
         wrapped, outside = self.wrapped(indices, addressed)
         within = g.reduce_sum(g.mul(wrapped, self.const(strides, "/strides"), name=self.name("/scaled")), [-1],
-                              name=self.name("/within"))
+                              keep_dims=True, name=self.name("/within"))
         batch = np.indices(indices.shape[:-1], self.index_type)[:batch_dims]
         block = int(np.prod(addressed))
-        offsets = np.ravel_multi_index(tuple(batch), dims[:batch_dims]) * block if batch_dims else 0
+        offsets = np.ravel_multi_index(tuple(batch), dims[:batch_dims])[..., None] * block if batch_dims else 0
         flat = g.add(within, self.const(offsets, "/batch_offsets"), name=self.name("/flat"))
         any_outside = g.reduce_max(g.cast(outside, dt.from_numpy(self.index_type), name=self.name("/outside_count")),
-                                   [-1], name=self.name("/any_outside"))
+                                   [-1], keep_dims=True, name=self.name("/any_outside"))
         return self.past_end_where(g.greater(any_outside, self.const(0, "/none_outside"), name=self.name("/refused")),
                                    flat, int(np.prod(dims[:batch_dims + k])))
 
@@ -126,7 +127,7 @@ def _gather_nd(imp, node):
     p = _Positions(imp, node, dt.to_numpy(indices.dtype))
     rest = data.shape[batch_dims + k:]
     rows = imp.g.reshape(data, [int(np.prod(data.shape[:batch_dims + k])), int(np.prod(rest))], name=p.name("/rows"))
-    picked = imp.g.gather(rows, p.of_tuples(indices, data.shape, batch_dims), 0, name=p.name("/picked"))
+    picked = imp.g.gather(rows, p.of_tuples(indices, data.shape, batch_dims), 0, name=p.name("/picked"))  # [..., 1, rest]
     return [imp.g.reshape(picked, [*indices.shape[:-1], *rest], name=imp.name(node))]
 
 
