@@ -30,21 +30,23 @@ class _Positions:
         self.imp, self.node, self.g, self.index_type = imp, node, imp.g, np.dtype(index_type)
 
     def const(self, value, suffix: str) -> Value:
-        return self.g.const(np.asarray(value, self.index_type), name=self.imp.name(self.node, suffix))
+        return self.g.const(np.asarray(value, self.index_type), name=self.name(suffix))
 
     def name(self, suffix: str) -> str:
         return self.imp.name(self.node, suffix)
 
-    def wrapped(self, indices: Value, extent) -> tuple[Value, Value]:
-        """`indices` with negative ones counted from `extent` (an int, or one per last-axis entry),
-        and where the result is still outside [0, extent)."""
-        g, extent = self.g, self.const(extent, "/extent")
-        negative = g.less(indices, self.const(0, "/zero"), name=self.name("/negative"))
-        wrapped = g.select(negative, g.add(indices, extent, name=self.name("/from_end")), indices,
-                           name=self.name("/wrapped"))
-        outside = g.logical_or(g.less(wrapped, self.const(0, "/first"), name=self.name("/below")),
-                               g.greater_equal(wrapped, extent, name=self.name("/above")), name=self.name("/outside"))
-        return wrapped, outside
+    def wrapped(self, indices: Value, extent) -> Value:
+        """`indices` with negative ones counted from `extent` (an int, or one per last-axis entry)."""
+        negative = self.g.less(indices, self.const(0, "/zero"), name=self.name("/negative"))
+        from_end = self.g.add(indices, self.const(extent, "/extent"), name=self.name("/from_end"))
+        return self.g.select(negative, from_end, indices, name=self.name("/wrapped"))
+
+    def outside(self, wrapped: Value, extent) -> Value:
+        """Where wrapped indices are still outside [0, extent)."""
+        g = self.g
+        return g.logical_or(g.less(wrapped, self.const(0, "/first"), name=self.name("/below")),
+                            g.greater_equal(wrapped, self.const(extent, "/end"), name=self.name("/above")),
+                            name=self.name("/outside"))
 
     def past_end_where(self, outside: Value, positions: Value, size: int) -> Value:
         """`positions`, with `size` (the position just past the data) where `outside` holds."""
@@ -57,7 +59,8 @@ class _Positions:
         g, k = self.g, indices.shape[-1]
         addressed = dims[batch_dims:batch_dims + k]
         strides = [int(np.prod(addressed[d + 1:])) for d in range(k)]
-        wrapped, outside = self.wrapped(indices, addressed)
+        wrapped = self.wrapped(indices, addressed)
+        outside = self.outside(wrapped, addressed)
         within = g.reduce_sum(g.mul(wrapped, self.const(strides, "/strides"), name=self.name("/scaled")), [-1],
                               keep_dims=True, name=self.name("/within"))
         batch = np.indices(indices.shape[:-1], self.index_type)[:batch_dims]
@@ -98,7 +101,8 @@ def _gather_elements(imp, node):
     axis = _axis(imp, node, attributes_of(node).get("axis", 0), data.type.rank)
     p = _Positions(imp, node, dt.to_numpy(indices.dtype))
     strides = [int(np.prod(data.shape[d + 1:])) for d in range(data.type.rank)]
-    wrapped, outside = p.wrapped(indices, data.shape[axis])
+    wrapped = p.wrapped(indices, data.shape[axis])
+    outside = p.outside(wrapped, data.shape[axis])
     along = imp.g.mul(wrapped, p.const(strides[axis], "/stride"), name=p.name("/along"))
     in_range = imp.g.add(along, p.const(_element_offsets(indices.shape, strides, axis, p.index_type), "/offsets"),
                          name=p.name("/in_range"))
@@ -229,7 +233,7 @@ def _one_hot(imp, node):
     if values.shape not in ([2], [-1]):
         raise imp.node_error(node, f"values must hold [off, on], got shape {values.shape}")
     p, g = _Positions(imp, node, dt.to_numpy(indices.dtype)), imp.g
-    wrapped, _ = p.wrapped(indices, depth)
+    wrapped = p.wrapped(indices, depth)
     along = [1] * (rank + 1)
     along[axis] = depth
     hot = g.equal(g.unsqueeze(wrapped, [axis], name=p.name("/expanded")),
