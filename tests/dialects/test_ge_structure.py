@@ -627,16 +627,16 @@ def test_scatter_elements_keeps_the_data_type_over_ranges():
         inferred(ge.ScatterElementsOp, types, axis=0, reduction="add")
 
 
-@pytest.mark.parametrize("args, message", [
-    ((np.zeros((2, 3)), np.zeros((1, 3), np.int64), np.zeros((1, 2))), "indices [1, 3] and updates [1, 2] differ in shape"),
-    ((np.zeros((2, 3)), np.zeros((1, 4), np.int64), np.zeros((1, 4))),
-     "indices [1, 4] exceed data [2, 3] in dimension 1, which is not the axis"),
-    ((np.zeros((2, 3)), np.array([[0, 2, 0]]), np.zeros((1, 3))), "index 2 is out of range for dimension 0 of [2, 3]"),
-    ((np.zeros((2, 3)), np.array([[0, -3, 0]]), np.zeros((1, 3))), "index -3 is out of range for dimension 0 of [2, 3]"),
+@pytest.mark.parametrize("index_shape, update_shape, indices, message", [
+    ((1, 3), (1, 2), None, "indices [1, 3] and updates [1, 2] differ in shape"),
+    ((1, 4), (1, 4), None, "indices [1, 4] exceed data [2, 3] in dimension 1, which is not the axis"),
+    ((1, 3), (1, 3), [[0, 2, 0]], "index 2 is out of range for dimension 0 of [2, 3]"),
+    ((1, 3), (1, 3), [[0, -3, 0]], "index -3 is out of range for dimension 0 of [2, 3]"),
 ])
-def test_the_scatter_kernel_refuses_what_it_cannot_place(args, message):
+def test_the_scatter_kernel_refuses_what_it_cannot_place(index_shape, update_shape, indices, message):
+    indices = np.zeros(index_shape, np.int64) if indices is None else np.array(indices, np.int64)
     with pytest.raises(GeError) as caught:
-        KERNELS["scatter_elements"](list(args), {"axis": 0, "reduction": "none"})
+        KERNELS["scatter_elements"]([np.zeros((2, 3)), indices, np.zeros(update_shape)], {"axis": 0, "reduction": "none"})
     assert str(caught.value) == f"scatter_elements: {message}"
 
 

@@ -25,8 +25,8 @@ ELEM = {np.dtype(np.float32): TensorProto.FLOAT, np.dtype(np.int64): TensorProto
 def one_node(op: str, feeds: dict[str, np.ndarray], opset: int = 18, weights=(), order=None,
              **attrs) -> onnx.ModelProto:
     """A model of one `op` node over `feeds` (graph inputs, in order) and `weights` (name, array),
-    in that order or the node input `order`; its output typed by ONNX shape inference (or, where that fails on shapes the op refuses, a
-    float vector)."""
+    in that order or the node input `order`; its output typed by ONNX shape inference (or, where
+    that fails on shapes the op refuses, a float vector)."""
     node = helper.make_node(op, order or [*feeds, *(name for name, _ in weights)], ["y"], **attrs)
     inputs = [tensor_info(name, list(a.shape), ELEM[a.dtype]) for name, a in feeds.items()]
     initializers = [numpy_helper.from_array(a, name) for name, a in weights]
@@ -196,7 +196,8 @@ def test_a_linear_tensor_scatter_past_the_cache_fails_the_run():
 ])
 def test_tensor_scatter_refusals(attrs, message):
     feeds = {"cache": np.zeros((1, 3, 1), np.float32), "update": np.ones((1, 2, 1), np.float32)}
-    assert refusal(one_node("TensorScatter", feeds, opset=24, **attrs)) == f"onnx=net; node=#0; TensorScatter: {message}"
+    proto = one_node("TensorScatter", feeds, opset=24, **attrs)
+    assert refusal(proto) == f"onnx=net; node=#0; TensorScatter: {message}"
 
 
 # --- ReverseSequence -------------------------------------------------------------------------------------

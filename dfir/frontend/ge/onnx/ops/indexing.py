@@ -131,7 +131,8 @@ def _gather_nd(imp, node):
     p = _Positions(imp, node, dt.to_numpy(indices.dtype))
     rest = data.shape[batch_dims + k:]
     rows = imp.g.reshape(data, [int(np.prod(data.shape[:batch_dims + k])), int(np.prod(rest))], name=p.name("/rows"))
-    picked = imp.g.gather(rows, p.of_tuples(indices, data.shape, batch_dims), 0, name=p.name("/picked"))  # [..., 1, rest]
+    # [indices' leading dimensions..., 1, rest]: a tuple's position keeps its axis
+    picked = imp.g.gather(rows, p.of_tuples(indices, data.shape, batch_dims), 0, name=p.name("/picked"))
     return [imp.g.reshape(picked, [*indices.shape[:-1], *rest], name=imp.name(node))]
 
 

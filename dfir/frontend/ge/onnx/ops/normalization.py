@@ -61,9 +61,11 @@ def _lp_normalization(imp, node):
         raise imp.node_error(node, f"axis {axis} is out of range for rank {x.type.rank}")
     g = imp.g
     norm = getattr(g, f"reduce_l{p}")(x, [axis % x.type.rank], keep_dims=True, name=imp.name(node, "/norm"))
-    zero = g.const(np.zeros((), dt.to_numpy(x.dtype)), name=imp.name(node, "/zero"))
-    return [g.select(g.equal(norm, zero, name=imp.name(node, "/zero_norm")), zero,
-                     g.div(x, norm, name=imp.name(node, "/normalized")), name=imp.name(node))]
+    zero, one = (g.const(np.array(v, dt.to_numpy(x.dtype)), name=imp.name(node, f"/{what}"))
+                 for v, what in ((0, "zero"), (1, "one")))
+    zero_norm = g.equal(norm, zero, name=imp.name(node, "/zero_norm"))
+    divisor = g.select(zero_norm, one, norm, name=imp.name(node, "/divisor"))  # no 0 / 0 computed
+    return [g.select(zero_norm, zero, g.div(x, divisor, name=imp.name(node, "/normalized")), name=imp.name(node))]
 
 
 def _stashed(imp, node, x, axis: int):
