@@ -655,3 +655,12 @@ def test_the_scatter_kernel_matches_onnx_reference_with_repeated_targets(data, r
     (expected,) = ReferenceEvaluator(model).run(None, {"x": x, "i": indices, "u": updates})
     (got,) = KERNELS["scatter_elements"]([x, indices, updates], {"axis": axis, "reduction": reduction})
     np.testing.assert_array_equal(got, expected)
+
+
+def test_the_scatter_builder_checks_its_arguments():
+    g = Graph("g")
+    x, i = g.data(0, [2, 2], F32, name="x"), g.data(1, [1, 2], dt.DT_INT64, name="i")
+    with pytest.raises(GeError, match=r"scatter_elements reduction must be a str, got 3"):
+        g.scatter_elements(x, i, x, 0, reduction=3)
+    with pytest.raises(GeError, match=r"scatter_elements axis must be an int, got 0.5"):
+        g.scatter_elements(x, i, x, 0.5)

@@ -271,3 +271,23 @@ def test_lp_normalization_of_zeros_is_zero():
 def test_lp_normalization_of_another_p_is_refused():
     assert refusal(one_node("LpNormalization", {"x": np.ones((2, 2), np.float32)}, opset=22, p=3)) == (
         "onnx=net; node=#0; LpNormalization: p must be 1 or 2, got 3")
+
+
+@pytest.mark.parametrize("op, feeds, opset, attrs, message", [
+    ("ReverseSequence", {"x": np.zeros((3, 2), np.float32), "lens": np.array([1, 1], np.int64)}, 13,
+     {"time_axis": 5}, "axis 5 is out of range for rank 2"),
+    ("OneHot", {"i": np.array([1], np.int64), "values": np.array([0, 1, 2], np.float32)}, 18, {},
+     "values must hold [off, on], got shape [3]"),
+    ("LpNormalization", {"x": np.ones((2, 2), np.float32)}, 22, {"axis": 2}, "axis 2 is out of range for rank 2"),
+])
+def test_axis_and_operand_refusals(op, feeds, opset, attrs, message):
+    weights, order = ([("depth", np.array(2, np.int64))], ["i", "depth", "values"]) if op == "OneHot" else ((), None)
+    proto = one_node(op, feeds, opset=opset, weights=weights, order=order, **attrs)
+    assert refusal(proto) == f"onnx=net; node=#0; {op}: {message}"
+
+
+def test_reverse_sequence_of_a_dynamic_shape_is_refused():
+    node = helper.make_node("ReverseSequence", ["x", "lens"], ["y"])
+    proto = model([node], [tensor_info("x", ["t", 2]), tensor_info("lens", [2], TensorProto.INT64)],
+                  [tensor_info("y", ["t", 2])], opset=13)
+    assert refusal(proto) == "onnx=net; node=#0; ReverseSequence: input shapes must be fixed, got input [-1, 2]"
