@@ -66,7 +66,8 @@ __all__ = ["BACKENDS", "GE", "LOC_ATTR", "REQUESTED_BACKEND_ATTR", "GraphOp", "O
            "ThresholdedReluOp", "SeluOp", "HardSigmoidOp", "ShrinkOp",
            "ExpandOp", "TileOp", "LogSoftmaxOp", "ReduceProdOp", "ReduceMinOp", "ReduceL1Op", "ReduceL2Op",
            "ReduceSumSquareOp", "ReduceLogSumOp", "ReduceLogSumExpOp", "ArgMaxOp", "ArgMinOp", "TopKOp",
-           "InstanceNormOp", "LrnOp", "ConvTransposeOp", "TriluOp", "CumSumOp", "BitCastOp"]
+           "InstanceNormOp", "LrnOp", "ConvTransposeOp", "TriluOp", "CumSumOp", "BitCastOp", "CumProdOp",
+           "ScatterElementsOp"]
 
 
 BACKENDS = ("reference", "iree-cpu", "iree-cuda")
@@ -1969,6 +1970,57 @@ class GatherOp(ShapedOp):
         return [tuple(picked)]
 
 
+SCATTER_REDUCTIONS = ("none", "add", "mul", "max", "min")
+"""How `ge.scatter_elements` combines an update with the element it lands on ("none": replaces it)."""
+
+
+@irdl_op_definition
+class ScatterElementsOp(ShapedOp):
+    """`data` with `updates` written along `axis` (as ONNX ScatterElements): update u lands at u's
+    position with its `axis` coordinate replaced by `indices[u]` (negative counts from the end),
+    replacing the element there (`reduction "none"`; of duplicates, the last in row-major order
+    wins) or combined with it by "add", "mul", "max" or "min". An index out of range fails the run.
+
+        %y = ge.scatter_elements %x, %i, %u axis 1 reduction "add" : (!ge.tensor<[3, 5], f32>, !ge.tensor<[3, 2], i64>, !ge.tensor<[3, 2], f32>) -> !ge.tensor<[3, 5], f32>
+    """
+
+    name = "ge.scatter_elements"
+
+    data = operand_def(GeTensorType)
+    indices = operand_def(GeTensorType)
+    updates = operand_def(GeTensorType)
+    axis = prop_def(IntegerAttr[I64])
+    reduction = prop_def(StringAttr)
+    result = result_def(GeTensorType)
+
+    traits = traits_def(Pure())
+
+    assembly_format = ("$data `,` $indices `,` $updates `axis` $axis `reduction` $reduction attr-dict `:` "
+                       "functional-type(operands, results)")
+
+    @classmethod
+    def infer_types(cls, operand_types, properties, operand_values=None):
+        data, indices, updates = operand_types
+        require_index(cls.name, indices, "indices")
+        require_same_element_types(cls.name, (data, updates), "data and updates")
+        reduction = properties["reduction"].data
+        if reduction not in SCATTER_REDUCTIONS:
+            raise VerifyException(f"{cls.name}: reduction must be one of {', '.join(SCATTER_REDUCTIONS)}, "
+                                  f"got '{reduction}'")
+        if reduction != "none":
+            require_number(cls.name, data, f"data combined by '{reduction}'")
+        if not indices.rank == updates.rank == data.rank:
+            raise VerifyException(f"{cls.name}: indices and updates must have the rank of data, got "
+                                  f"{format_shape(indices)} and {format_shape(updates)} for {format_shape(data)}")
+        axis = normalize_axis(cls.name, prop_int(properties, "axis"), data)
+        for d, (i, u, x) in enumerate(zip(indices.dims, updates.dims, data.dims)):
+            intersect_dims(cls.name, f"indices and updates differ in dimension {d}", i, u)
+            if d != axis and x.hi is not None and i.lo > x.hi:
+                raise VerifyException(f"{cls.name}: indices {format_shape(indices)} exceed data "
+                                      f"{format_shape(data)} in dimension {d}, which is not the axis")
+        return [data]
+
+
 @irdl_op_definition
 class SqueezeOp(ShapedOp):
     """The input without the size-1 dimensions `axes`.
@@ -2705,15 +2757,9 @@ class TriluOp(ShapedOp):
         return [x]
 
 
-@irdl_op_definition
-class CumSumOp(ShapedOp):
-    """Running sums along `axis` (as ONNX CumSum): element i sums positions 0..i, or i..end with
-    `reverse`; `exclusive` leaves position i itself out.
-
-        %y = ge.cum_sum %x axis 1 exclusive : !ge.tensor<[-1, 8], f32>
-    """
-
-    name = "ge.cum_sum"
+class _CumulativeOp(ShapedOp):
+    """A running sum or product along `axis`: element i combines positions 0..i, or i..end with
+    `reverse`; `exclusive` leaves position i itself out (the first element is then the identity)."""
 
     T: ClassVar = VarConstraint("T", base(GeTensorType))
     input = operand_def(T)
@@ -2736,6 +2782,27 @@ class CumSumOp(ShapedOp):
         return [x]
 
 
+@irdl_op_definition
+class CumSumOp(_CumulativeOp):
+    """Running sums along `axis` (as ONNX CumSum): element i sums positions 0..i, or i..end with
+    `reverse`; `exclusive` leaves position i itself out.
+
+        %y = ge.cum_sum %x axis 1 exclusive : !ge.tensor<[-1, 8], f32>
+    """
+
+    name = "ge.cum_sum"
+
+
+@irdl_op_definition
+class CumProdOp(_CumulativeOp):
+    """Running products along `axis` (as ONNX CumProd): element i multiplies positions 0..i, or
+    i..end with `reverse`; `exclusive` leaves position i itself out (the first product is 1).
+
+        %y = ge.cum_prod %x axis 0 reverse : !ge.tensor<[-1, 8], f32>
+    """
+
+    name = "ge.cum_prod"
+
 GE = Dialect("ge", [GraphOp, OutputOp, DataOp, ConstOp, AddOp, SubOp, MulOp, ReluOp, MatMulOp,
                     ReshapeOp, VariableOp, IdentityOp, DivOp, PowOp, MaximumOp, MinimumOp, SqrtOp, ExpOp,
                     LogOp, TanhOp, SigmoidOp, GeluOp, ErfOp, BatchMatMulOp, GemmOp, Conv2DOp, MaxPoolOp,
@@ -2751,4 +2818,5 @@ GE = Dialect("ge", [GraphOp, OutputOp, DataOp, ConstOp, AddOp, SubOp, MulOp, Rel
                     ThresholdedReluOp, SeluOp, HardSigmoidOp, ShrinkOp,
                     ExpandOp, TileOp, LogSoftmaxOp, ReduceProdOp, ReduceMinOp, ReduceL1Op, ReduceL2Op,
                     ReduceSumSquareOp, ReduceLogSumOp, ReduceLogSumExpOp, ArgMaxOp, ArgMinOp, TopKOp,
-                    InstanceNormOp, LrnOp, ConvTransposeOp, TriluOp, CumSumOp], [GeTensorType, SlotAttr])
+                    InstanceNormOp, LrnOp, ConvTransposeOp, TriluOp, CumSumOp, CumProdOp,
+                    ScatterElementsOp], [GeTensorType, SlotAttr])

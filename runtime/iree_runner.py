@@ -49,7 +49,8 @@ class IreeGraphRunner:
 
     def run(self, inputs: Sequence[Any]) -> list[np.ndarray]:
         """The graph's outputs for `inputs` (arrays in input-index order)."""
-        arrays = [np.ascontiguousarray(a) for a in checked_inputs(self._name, self._inputs, inputs)]
+        # np.asarray keeps a scalar 0-d (np.ascontiguousarray would make it a vector of one)
+        arrays = [np.asarray(a, order="C") for a in checked_inputs(self._name, self._inputs, inputs)]
         outputs = self._module.call(arrays)
         if len(outputs) != len(self._max_bytes):
             raise GeError(f"the executable returned {len(outputs)} tensors, the graph has "

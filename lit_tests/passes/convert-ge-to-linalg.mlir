@@ -126,6 +126,28 @@ ge.graph @tile_arg_max {
   ge.output %t, %i : !ge.tensor<[4, 3], f32>, !ge.tensor<[2], i64>
 }
 
+// A scatter is a generic over the data's positions (parallel) and the updates' (reduction), the
+// data its initial value: an update whose wrapped index and other coordinates match is added in.
+// CHECK-LABEL: ge.graph @scatter_add backend "iree-cpu" {
+// CHECK:         linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d2, d3)>, affine_map<(d0, d1, d2, d3) -> (d2, d3)>, affine_map<(d0, d1, d2, d3) -> (d0, d1)>], iterator_types = ["parallel", "parallel", "reduction", "reduction"]} ins(%{{.*}}, %{{.*}} : tensor<2x4xi64>, tensor<2x4xf32>) outs(%[[DATA:.*]] : tensor<3x4xf32>)
+// CHECK:           arith.cmpi slt
+// CHECK:           %[[AT:.*]] = arith.select
+// CHECK:           %[[ROW:.*]] = linalg.index 0 : index
+// CHECK:           arith.cmpi eq, %[[AT]], %[[ROW]] : index
+// CHECK:           %[[U:.*]] = linalg.index 3 : index
+// CHECK:           %[[P:.*]] = linalg.index 1 : index
+// CHECK:           arith.cmpi eq, %[[U]], %[[P]] : index
+// CHECK:           arith.andi
+// CHECK:           %[[SUM:.*]] = arith.addf
+// CHECK:           arith.select %{{.*}}, %[[SUM]], %{{.*}} : f32
+ge.graph @scatter_add {
+  %x = ge.data 0 "x" : !ge.tensor<[3, 4], f32>
+  %i = ge.data 1 "i" : !ge.tensor<[2, 4], i64>
+  %u = ge.data 2 "u" : !ge.tensor<[2, 4], f32>
+  %y = ge.scatter_elements %x, %i, %u axis 0 reduction "add" : (!ge.tensor<[3, 4], f32>, !ge.tensor<[2, 4], i64>, !ge.tensor<[2, 4], f32>) -> !ge.tensor<[3, 4], f32>
+  ge.output %y : !ge.tensor<[3, 4], f32>
+}
+
 // Top-k sorts, which upstream linalg has no form for: auto keeps the graph on the reference kernels.
 // CHECK-LABEL: ge.graph @top_k backend "reference" attributes {backend_fallback = "ge.top_k 'best': top-k sorts, and upstream linalg has no sort"} {
 // CHECK-NOT:   codegen

@@ -21,7 +21,10 @@ L1, x² for L2 and the sum of squares) and apply a final one (sqrt, log); log-su
 log-softmax shift by the maximum (log-sum-exp by 0 where the maximum is not finite). An arg-reduction finds the extreme
 value first, then the least (or, with `select_last_index`, the greatest) position holding it (or
 holding a NaN, which the extreme is when there is one). `ge.top_k` sorts, which upstream linalg has
-no form for: it stays on the reference backend.
+no form for: it stays on the reference backend. A scatter reduces the updates into the data: a
+generic over the data's positions and the updates' positions that combines each update with the
+element it lands on; an index out of range, which the reference kernel refuses at run time, lands
+nowhere (compiled code cannot raise).
 """
 from __future__ import annotations
 
@@ -30,7 +33,7 @@ from typing import Callable, Sequence
 
 from xdsl.dialects import arith
 from xdsl.dialects import math as m
-from xdsl.dialects.builtin import DYNAMIC_INDEX, Float16Type, IntegerType, f32, f64, i64
+from xdsl.dialects.builtin import DYNAMIC_INDEX, Float16Type, IndexType, IntegerType, f32, f64, i64
 from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.ir.affine import AffineExpr, AffineMap
 
@@ -283,9 +286,11 @@ def _top_k(builder: FuncBuilder, op: ge.TopKOp) -> list[SSAValue]:
     raise Unsupported("top-k sorts, and upstream linalg has no sort")
 
 
-def _cum_sum(builder: FuncBuilder, op: ge.CumSumOp) -> list[SSAValue]:
+def _cumulative(builder: FuncBuilder, op: ge.CumSumOp | ge.CumProdOp, combine: Callable[[Attribute], Combine],
+                identity: int) -> list[SSAValue]:
     """A generic over the result's positions and a reduction loop j along the axis reading the
-    input at j, adding it where j precedes the position (`<=`; `<` exclusive; `>=` / `>` reverse)."""
+    input at j, combining it where j precedes the position (`<=`; `<` exclusive; `>=` / `>`
+    reverse) and the identity elsewhere."""
     x = builder.value(op.input)
     t = _reducible_type(op.input)
     rank = len(x.type.get_shape())
@@ -294,15 +299,44 @@ def _cum_sum(builder: FuncBuilder, op: ge.CumSumOp) -> list[SSAValue]:
     reading = AffineMap(rank + 1, 0, tuple(dims[rank] if a == axis else dims[a] for a in range(rank)))
     predicate = {(False, False): "sle", (True, False): "slt", (False, True): "sge", (True, True): "sgt"}[
         (op.exclusive is not None, op.reverse is not None)]
-    add = _add(t)
+    step = combine(t)
 
     def accumulate(b: Body, v: SSAValue, acc: SSAValue) -> SSAValue:
         counted = b.add(arith.CmpiOp(b.index(rank), b.index(axis), predicate))
-        return add(b, b.add(arith.SelectOp(counted, v, b.constant(0, t))), acc)
+        return step(b, b.add(arith.SelectOp(counted, v, b.constant(identity, t))), acc)
 
-    zeros = builder.full(builder.sizes(x), signless(t), 0)
-    return [builder.generic([(x, reading)], zeros, ["parallel"] * rank + ["reduction"], accumulate,
+    start = builder.full(builder.sizes(x), signless(t), identity)
+    return [builder.generic([(x, reading)], start, ["parallel"] * rank + ["reduction"], accumulate,
                             AffineMap(rank + 1, 0, tuple(dims[:rank])))]
+
+
+_SCATTER_COMBINES: dict[str, Callable[[Attribute], Combine]] = {
+    "none": lambda t: lambda b, x, acc: x, "add": _add, "mul": _multiply, "max": _maximum, "min": _minimum}
+
+
+def _scatter_elements(builder: FuncBuilder, op: ge.ScatterElementsOp) -> list[SSAValue]:
+    """Loops p over the data (parallel) and u over the updates (reduction, in row-major order, so
+    of repeated targets the last replaces): update u is combined into element p when p is u with
+    its axis coordinate replaced by the wrapped `indices[u]`."""
+    data, indices, updates = builder.value(op.data), builder.value(op.indices), builder.value(op.updates)
+    rank = len(data.type.get_shape())
+    axis = op.axis.value.data % rank
+    size = builder.as_index(builder.dim(data, axis))
+    step = _SCATTER_COMBINES[op.reduction.data](op.data.type.element_type)
+    reading = AffineMap(2 * rank, 0, tuple(AffineExpr.dimension(rank + d) for d in range(rank)))
+
+    def scatter(b: Body, raw: SSAValue, update: SSAValue, acc: SSAValue) -> SSAValue:
+        i = b.add(arith.IndexCastOp(raw, IndexType()))
+        wrapped = b.add(arith.SelectOp(b.add(arith.CmpiOp(i, b.constant(0, IndexType()), "slt")),
+                                       b.add(arith.AddiOp(i, size)), i))
+        hit = b.add(arith.CmpiOp(wrapped, b.index(axis), "eq"))
+        for d in range(rank):
+            if d != axis:
+                hit = b.add(arith.AndIOp(hit, b.add(arith.CmpiOp(b.index(rank + d), b.index(d), "eq"))))
+        return b.add(arith.SelectOp(hit, step(b, update, acc), acc))
+
+    return [builder.generic([(indices, reading), (updates, reading)], data, ["parallel"] * rank + ["reduction"] * rank,
+                            scatter, AffineMap(2 * rank, 0, tuple(AffineExpr.dimension(d) for d in range(rank))))]
 
 
 # --- normalization -------------------------------------------------------------------------
@@ -432,4 +466,6 @@ LOWERINGS = {ge.ReduceSumOp: _reduce_sum, ge.ReduceMaxOp: _reduce_max, ge.Reduce
              ge.ArgMaxOp: lambda builder, op: _arg_reduction(builder, op, largest=True),
              ge.ArgMinOp: lambda builder, op: _arg_reduction(builder, op, largest=False),
              ge.TopKOp: _top_k, ge.LogSoftmaxOp: _log_softmax, ge.InstanceNormOp: _instance_norm, ge.LrnOp: _lrn,
-             ge.CumSumOp: _cum_sum}
+             ge.CumSumOp: lambda builder, op: _cumulative(builder, op, _add, 0),
+             ge.CumProdOp: lambda builder, op: _cumulative(builder, op, _multiply, 1),
+             ge.ScatterElementsOp: _scatter_elements}

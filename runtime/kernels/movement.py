@@ -51,6 +51,42 @@ def _gather(args, attrs):
     return (np.asarray(np.take(x, indices, axis=axis)),)  # a scalar index of a vector gives a numpy scalar
 
 
+_SCATTER_COMBINE = {"add": np.add, "mul": np.multiply, "max": np.maximum, "min": np.minimum}
+
+
+def _scatter_elements(args, attrs):
+    data, indices, updates = args
+    axis = attrs["axis"] % data.ndim
+    _check_scatter_shapes(data.shape, indices.shape, updates.shape, axis)
+    size = data.shape[axis]
+    outside = (indices < -size) | (indices >= size)
+    if outside.any():
+        raise GeError(f"scatter_elements: index {indices[outside].flat[0]} is out of range for dimension {axis} "
+                      f"of {list(data.shape)}")
+    target = list(np.indices(indices.shape))
+    target[axis] = indices % size
+    positions = np.ravel_multi_index(tuple(target), data.shape).ravel()
+    values = updates.ravel()
+    result = data.copy()
+    combine = _SCATTER_COMBINE.get(attrs["reduction"])
+    if combine is not None:
+        combine.at(result.reshape(-1), positions, values)
+        return (result,)
+    _, first_from_end = np.unique(positions[::-1], return_index=True)
+    last = len(positions) - 1 - first_from_end  # of updates landing on one element, the last wins
+    result.reshape(-1)[positions[last]] = values[last]
+    return (result,)
+
+
+def _check_scatter_shapes(data, indices, updates, axis: int) -> None:
+    if indices != updates:
+        raise GeError(f"scatter_elements: indices {list(indices)} and updates {list(updates)} differ in shape")
+    for d, (i, x) in enumerate(zip(indices, data)):
+        if d != axis and i > x:
+            raise GeError(f"scatter_elements: indices {list(indices)} exceed data {list(data)} in dimension {d}, "
+                          "which is not the axis")
+
+
 def _squeeze(args, attrs):
     (x,) = args
     axes = tuple(a % x.ndim for a in attrs["axes"])
@@ -112,6 +148,7 @@ KERNELS: dict[str, Kernel] = {
     "split": _split,
     "slice": _slice,
     "gather": _gather,
+    "scatter_elements": _scatter_elements,
     "squeeze": _squeeze,
     "unsqueeze": _unsqueeze,
     "pad": _pad,

@@ -83,17 +83,22 @@ def _top_k(args, attrs):
     return np.take_along_axis(x, indices, axis=axis), indices
 
 
-def _cum_sum(args, attrs):
-    (x,) = args
-    axis = attrs["axis"] % x.ndim
-    reverse = attrs.get("reverse", False)
-    y = np.flip(x, axis) if reverse else x
-    sums = np.cumsum(y, axis=axis, dtype=x.dtype)
-    if attrs.get("exclusive", False) and x.shape[axis]:
-        before = [(0, 0)] * x.ndim
-        before[axis] = (1, 0)
-        sums = np.pad(np.take(sums, np.arange(x.shape[axis] - 1), axis=axis), before)
-    return (np.flip(sums, axis) if reverse else sums,)
+def _cumulative(running, identity: int):
+    """A running sum or product kernel: `running(x, axis, dtype)` along the axis, from the end with
+    `reverse`, shifted one place (`identity` first) with `exclusive`."""
+    def kernel(args, attrs):
+        (x,) = args
+        axis = attrs["axis"] % x.ndim
+        reverse = attrs.get("reverse", False)
+        y = np.flip(x, axis) if reverse else x
+        totals = running(y, axis=axis, dtype=x.dtype)
+        if attrs.get("exclusive", False) and x.shape[axis]:
+            before = [(0, 0)] * x.ndim
+            before[axis] = (1, 0)
+            totals = np.pad(np.take(totals, np.arange(x.shape[axis] - 1), axis=axis), before,
+                            constant_values=identity)
+        return (np.flip(totals, axis) if reverse else totals,)
+    return kernel
 
 
 KERNELS: dict[str, Kernel] = {
@@ -112,5 +117,6 @@ KERNELS: dict[str, Kernel] = {
     "arg_max": _arg_reduce(np.argmax),
     "arg_min": _arg_reduce(np.argmin),
     "top_k": _top_k,
-    "cum_sum": _cum_sum,
+    "cum_sum": _cumulative(np.cumsum, 0),
+    "cum_prod": _cumulative(np.cumprod, 1),
 }

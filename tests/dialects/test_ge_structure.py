@@ -12,9 +12,11 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 from onnx import helper, numpy_helper
 from onnx.reference import ReferenceEvaluator
+from xdsl.utils.exceptions import VerifyException
 
 import dfir.data_type as dt
 from dfir.dialects import ge
+from dfir.dialects.ge_types import GeTensorType
 from dfir.ge.error import GeError
 from dfir.ge.graph import Graph
 from dfir.runtime.kernels import KERNELS
@@ -564,3 +566,121 @@ def test_cum_sum_over_an_empty_axis_and_its_errors():
         g.cum_sum(g.data(0, [3], dt.DT_BOOL, name="b"), 0)
     with pytest.raises(GeError, match=r"ge.cum_sum: axis 1 is out of range for \[3\] \(valid: -1..0\)"):
         g.cum_sum(g.data(1, [3], F32, name="x"), 1)
+
+
+# --- cumulative products ----------------------------------------------------------------------------
+
+@pytest.mark.parametrize("exclusive, reverse", [(0, 0), (1, 0), (0, 1), (1, 1)])
+@pytest.mark.parametrize("dtype, axis", [(np.float32, 1), (np.int64, -1), (np.int32, 0), (np.float64, 0)])
+def test_cum_prod_matches_onnxruntime(exclusive, reverse, dtype, axis):
+    inputs = {"x": ints_of((3, 4), dtype, low=-3, high=4)}
+    check(onnx_model([node("CumProd", ["x", "axis"], exclusive=exclusive, reverse=reverse)], inputs,
+                     {"axis": np.array(axis, np.int64)}, opset=26, dynamic=True), inputs)
+
+
+@pytest.mark.parametrize("kind, axis", [("CumSum", 1), ("CumProd", -2), ("CumProd", 0)])
+def test_a_running_axis_fed_at_run_time_picks_the_result_along_it(kind, axis):
+    inputs = {"x": ints_of((2, 3), np.float32, low=-3, high=4), "axis": np.array(axis, np.int32)}
+    check(onnx_model([node(kind, ["x", "axis"], reverse=1)], inputs, opset=26), inputs)
+
+
+@pytest.mark.parametrize("axis", [2, -3])
+def test_a_running_axis_out_of_range_fed_at_run_time_fails_the_run(axis):
+    inputs = {"x": np.ones((2, 3), np.float32), "axis": np.array(axis, np.int64)}
+    graph = Graph.from_onnx(onnx_model([node("CumProd", ["x", "axis"])], inputs, opset=26))
+    with pytest.raises(GeError, match=rf"gather: index {axis} is out of range for dimension 0 of \[2, 2, 3\]"):
+        run_graph(graph, [inputs["x"], inputs["axis"]])
+
+
+def test_a_running_axis_of_two_values_is_refused():
+    inputs = {"x": np.ones((2, 3), np.float32), "axis": np.array([0, 1], np.int64)}
+    model = onnx_model([node("CumSum", ["x", "axis"])], inputs)
+    with pytest.raises(GeError, match=r"CumSum: axis must hold one value, got shape \[2\]"):
+        Graph.from_onnx(model)
+
+
+def test_cum_prod_over_an_empty_axis_and_its_errors():
+    (got,) = KERNELS["cum_prod"]([np.zeros((2, 0), np.float32)], {"axis": 1, "exclusive": True})
+    assert got.shape == (2, 0)
+    (got,) = KERNELS["cum_prod"]([np.array([2, 3, 4], np.int32)], {"axis": 0, "exclusive": True, "reverse": True})
+    np.testing.assert_array_equal(got, [12, 4, 1])
+    g = Graph("g")
+    with pytest.raises(GeError, match=r"ge.cum_prod: input must be numeric, got i1"):
+        g.cum_prod(g.data(0, [3], dt.DT_BOOL, name="b"), 0)
+    with pytest.raises(GeError, match=r"ge.cum_prod: axis -2 is out of range for \[3\] \(valid: -1..0\)"):
+        g.cum_prod(g.data(1, [3], F32, name="x"), -2)
+
+
+# --- scatter_elements ----------------------------------------------------------------------------------
+
+def _typed(spelling: str) -> GeTensorType:
+    """A type from "[dims] element" (f32 when no element is given)."""
+    dims, _, element = spelling.partition("] ")
+    return tensor(dims.rstrip("]") + "]", element or "f32")
+
+
+@pytest.mark.parametrize("operands, props, message", [
+    (["[3, 4]", "[2, 4] f32", "[2, 4]"], {}, "indices must have element type i32 or i64, got f32"),
+    (["[3, 4]", "[2, 4] i64", "[2, 4] i32"], {}, "data and updates must share one element type, got f32, i32"),
+    (["[3, 4]", "[2, 4] i64", "[2, 4]"], {"reduction": "sum"},
+     "reduction must be one of none, add, mul, max, min, got 'sum'"),
+    (["[3, 4] i1", "[2, 4] i64", "[2, 4] i1"], {"reduction": "max"},
+     "data combined by 'max' must have a numeric element type, got i1"),
+    (["[3, 4]", "[8] i64", "[8]"], {}, "indices and updates must have the rank of data, got [8] and [8] for [3, 4]"),
+    (["[3, 4]", "[2, 4] i64", "[2, 3]"], {}, "indices and updates differ in dimension 1: 4 vs 3"),
+    (["[3, 4]", "[2, 5] i64", "[2, 5]"], {},
+     "indices [2, 5] exceed data [3, 4] in dimension 1, which is not the axis"),
+    (["[3, 4]", "[2, 4] i64", "[2, 4]"], {"axis": 2}, "axis 2 is out of range for [3, 4] (valid: -2..1)"),
+])
+def test_scatter_elements_shape_errors(operands, props, message):
+    types = [_typed(o) for o in operands]
+    with pytest.raises(VerifyException) as caught:
+        inferred(ge.ScatterElementsOp, types, **{"axis": 0, "reduction": "none", **props})
+    assert str(caught.value) == f"ge.scatter_elements: {message}"
+
+
+def test_scatter_elements_keeps_the_data_type_over_ranges():
+    types = [tensor("[-1, 1:8]"), tensor("[2, 1:3]", "i32"), tensor("[-1, 2:4]")]
+    assert inferred(ge.ScatterElementsOp, types, axis=0, reduction="add") == "!ge.tensor<[-1, 1:8], f32>"
+    types[2] = tensor("[-1, 9]")
+    with pytest.raises(VerifyException, match="ge.scatter_elements: indices and updates differ in dimension 1"):
+        inferred(ge.ScatterElementsOp, types, axis=0, reduction="add")
+
+
+@pytest.mark.parametrize("index_shape, update_shape, indices, message", [
+    ((1, 3), (1, 2), None, "indices [1, 3] and updates [1, 2] differ in shape"),
+    ((1, 4), (1, 4), None, "indices [1, 4] exceed data [2, 3] in dimension 1, which is not the axis"),
+    ((1, 3), (1, 3), [[0, 2, 0]], "index 2 is out of range for dimension 0 of [2, 3]"),
+    ((1, 3), (1, 3), [[0, -3, 0]], "index -3 is out of range for dimension 0 of [2, 3]"),
+])
+def test_the_scatter_kernel_refuses_what_it_cannot_place(index_shape, update_shape, indices, message):
+    indices = np.zeros(index_shape, np.int64) if indices is None else np.array(indices, np.int64)
+    with pytest.raises(GeError) as caught:
+        KERNELS["scatter_elements"]([np.zeros((2, 3)), indices, np.zeros(update_shape)], {"axis": 0, "reduction": "none"})
+    assert str(caught.value) == f"scatter_elements: {message}"
+
+
+@settings(max_examples=25, deadline=None)
+@given(data=st.data(), reduction=st.sampled_from(["none", "add", "mul", "max", "min"]))
+def test_the_scatter_kernel_matches_onnx_reference_with_repeated_targets(data, reduction):
+    shape = data.draw(st.lists(st.integers(1, 4), min_size=1, max_size=3))
+    axis = data.draw(st.integers(-len(shape), len(shape) - 1))
+    index_shape = [data.draw(st.integers(1, s)) for s in shape]
+    index_shape[axis] = data.draw(st.integers(1, 6))
+    indices = data.draw(hnp.arrays(np.int64, index_shape, elements=st.integers(-shape[axis], shape[axis] - 1)))
+    x = data.draw(hnp.arrays(np.int32, shape, elements=st.integers(-9, 9)))
+    updates = data.draw(hnp.arrays(np.int32, index_shape, elements=st.integers(-9, 9)))
+    model = onnx_model([node("ScatterElements", ["x", "i", "u"], axis=axis, reduction=reduction)],
+                       {"x": x, "i": indices, "u": updates})
+    (expected,) = ReferenceEvaluator(model).run(None, {"x": x, "i": indices, "u": updates})
+    (got,) = KERNELS["scatter_elements"]([x, indices, updates], {"axis": axis, "reduction": reduction})
+    np.testing.assert_array_equal(got, expected)
+
+
+def test_the_scatter_builder_checks_its_arguments():
+    g = Graph("g")
+    x, i = g.data(0, [2, 2], F32, name="x"), g.data(1, [1, 2], dt.DT_INT64, name="i")
+    with pytest.raises(GeError, match=r"scatter_elements reduction must be a str, got 3"):
+        g.scatter_elements(x, i, x, 0, reduction=3)
+    with pytest.raises(GeError, match=r"scatter_elements axis must be an int, got 0.5"):
+        g.scatter_elements(x, i, x, 0.5)

@@ -174,7 +174,7 @@ def test_graph_process_point_file_errors(tmp_path):
 def test_unsupported_ops_are_listed_together():
     nodes = [helper.make_node("Unique", ["x"], ["a"], name="unique_1"),
              helper.make_node("Relu", ["a"], ["b"], name="fine"),
-             helper.make_node("LpNormalization", ["b"], ["c"]),
+             helper.make_node("Bernoulli", ["b"], ["c"]),
              helper.make_node("Unique", ["c"], ["d"], name="unique_2"),
              helper.make_node("NonZero", ["d"], ["e"], name="nonzero"),
              helper.make_node("FusedRelu", ["e"], ["y"], name="fused", domain="com.example")]
@@ -183,7 +183,7 @@ def test_unsupported_ops_are_listed_together():
     with pytest.raises(GeError) as info:
         Graph.from_onnx(proto)
     assert str(info.value) == ("ONNX model 'bad' has ops dfir does not support: Unique (nodes 'unique_1', "
-                               "'unique_2'), LpNormalization (node #2), NonZero (node 'nonzero'), "
+                               "'unique_2'), Bernoulli (node #2), NonZero (node 'nonzero'), "
                                "com.example.FusedRelu (node 'fused')")
 
 

@@ -199,3 +199,13 @@ def test_a_lowered_graph_matches_the_reference_kernels():
     [compiled] = run_once(dfir.compile(g, {"dfir.ge.backend": "iree-cpu"}).om, feed)
     [reference] = run_once(dfir.compile(g, {"dfir.ge.backend": "reference"}).om, feed)
     np.testing.assert_allclose(compiled, reference, rtol=1e-5, atol=1e-6)
+
+
+def test_a_scalar_input_reaches_the_executable_as_a_scalar():
+    g = dfir_graph.Graph("pick")
+    rows = g.data(0, [3, 2], dt.DT_FLOAT, name="rows")
+    at = g.data(1, [], dt.DT_INT32, name="at")
+    g.set_outputs([g.gather(rows, at, 0)])
+    om = dfir.compile(g, {"dfir.ge.backend": "iree-cpu"}).om
+    (picked,) = run_once(om, [np.arange(6, dtype=np.float32).reshape(3, 2), np.array(-1, np.int32)])
+    np.testing.assert_array_equal(picked, [4, 5])

@@ -321,6 +321,14 @@ class Graph:
         """Entries of `x` along `axis` at `indices` (an i32 or i64 tensor)."""
         return self._add_op(ge.GatherOp, name, "gather", (x, indices), {"axis": self._int(axis, "gather axis")})
 
+    def scatter_elements(self, data: Value, indices: Value, updates: Value, axis: int = 0, reduction: str = "none",
+                         name: str | None = None) -> Value:
+        """`data` with `updates` written along `axis` at `indices` (same shape as `updates`), replacing
+        (reduction "none") or combined by "add", "mul", "max" or "min", as ONNX ScatterElements."""
+        properties = {"axis": self._int(axis, "scatter_elements axis"),
+                      "reduction": self._str(reduction, "scatter_elements reduction")}
+        return self._add_op(ge.ScatterElementsOp, name, "scatter_elements", (data, indices, updates), properties)
+
     def squeeze(self, x: Value, axes: Sequence[int], name: str | None = None) -> Value:
         """`x` without its size-1 dimensions `axes`."""
         return self._add_op(ge.SqueezeOp, name, "squeeze", (x,), {"axes": self._ints(axes, "squeeze axes")})
@@ -682,6 +690,13 @@ class Graph:
         properties = {"axis": self._int(axis, "cum_sum axis"),
                       **self._flags("cum_sum", exclusive=exclusive, reverse=reverse)}
         return self._add_op(ge.CumSumOp, name, "cum_sum", (x,), properties)
+
+    def cum_prod(self, x: Value, axis: int, exclusive: bool = False, reverse: bool = False,
+                 name: str | None = None) -> Value:
+        """Running products along `axis` (from the end with `reverse`; without the element itself with `exclusive`)."""
+        properties = {"axis": self._int(axis, "cum_prod axis"),
+                      **self._flags("cum_prod", exclusive=exclusive, reverse=reverse)}
+        return self._add_op(ge.CumProdOp, name, "cum_prod", (x,), properties)
 
     def _arg_reduce(self, op_class: type[ge.ShapedOp], kind: str, x: Value, axis, keep_dims: bool,
                     select_last_index: bool, name: str | None) -> Value:

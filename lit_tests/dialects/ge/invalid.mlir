@@ -1048,3 +1048,49 @@ ge.graph @conv2d_uint8 {
   %y = ge.conv2d %x, %w strides [1, 1] pads [0, 0, 0, 0] dilations [1, 1] groups 1 : (!ge.tensor<[1, 2, 4, 4], ui8, NCHW>, !ge.tensor<[3, 2, 1, 1], ui8>) -> !ge.tensor<[1, 3, 4, 4], ui8, NCHW>
   ge.output %y : !ge.tensor<[1, 3, 4, 4], ui8, NCHW>
 }
+
+// -----
+
+// Running products of booleans.
+// CHECK: ge.cum_prod: input must be numeric, got i1
+ge.graph @cum_prod_bool {
+  %x = ge.data 0 "x" : !ge.tensor<[3], i1>
+  %y = ge.cum_prod %x axis 0 : !ge.tensor<[3], i1>
+  ge.output %y : !ge.tensor<[3], i1>
+}
+
+// -----
+
+// A scatter with an unknown reduction.
+// CHECK: ge.scatter_elements: reduction must be one of none, add, mul, max, min, got 'sum'
+ge.graph @scatter_reduction {
+  %x = ge.data 0 "x" : !ge.tensor<[3, 4], f32>
+  %i = ge.data 1 "i" : !ge.tensor<[1, 4], i64>
+  %u = ge.data 2 "u" : !ge.tensor<[1, 4], f32>
+  %y = ge.scatter_elements %x, %i, %u axis 0 reduction "sum" : (!ge.tensor<[3, 4], f32>, !ge.tensor<[1, 4], i64>, !ge.tensor<[1, 4], f32>) -> !ge.tensor<[3, 4], f32>
+  ge.output %y : !ge.tensor<[3, 4], f32>
+}
+
+// -----
+
+// Scatter indices wider than the data off the axis.
+// CHECK: ge.scatter_elements: indices [1, 5] exceed data [3, 4] in dimension 1, which is not the axis
+ge.graph @scatter_wide {
+  %x = ge.data 0 "x" : !ge.tensor<[3, 4], f32>
+  %i = ge.data 1 "i" : !ge.tensor<[1, 5], i64>
+  %u = ge.data 2 "u" : !ge.tensor<[1, 5], f32>
+  %y = ge.scatter_elements %x, %i, %u axis 0 reduction "none" : (!ge.tensor<[3, 4], f32>, !ge.tensor<[1, 5], i64>, !ge.tensor<[1, 5], f32>) -> !ge.tensor<[3, 4], f32>
+  ge.output %y : !ge.tensor<[3, 4], f32>
+}
+
+// -----
+
+// Scatter updates of another element type.
+// CHECK: ge.scatter_elements: data and updates must share one element type, got f32, f16
+ge.graph @scatter_types {
+  %x = ge.data 0 "x" : !ge.tensor<[3, 4], f32>
+  %i = ge.data 1 "i" : !ge.tensor<[1, 4], i32>
+  %u = ge.data 2 "u" : !ge.tensor<[1, 4], f16>
+  %y = ge.scatter_elements %x, %i, %u axis 0 reduction "none" : (!ge.tensor<[3, 4], f32>, !ge.tensor<[1, 4], i32>, !ge.tensor<[1, 4], f16>) -> !ge.tensor<[3, 4], f32>
+  ge.output %y : !ge.tensor<[3, 4], f32>
+}

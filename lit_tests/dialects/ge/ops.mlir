@@ -634,3 +634,24 @@ ge.graph @bitcast {
   %byte = ge.bitcast %flag to ui8 : !ge.tensor<[4], i1> -> !ge.tensor<[4], ui8>
   ge.output %signed, %byte : !ge.tensor<[-1, 3], i32>, !ge.tensor<[4], ui8>
 }
+
+// Running products, and a scatter that adds its updates along axis 1.
+// CHECK-LABEL: ge.graph @cum_prod_and_scatter {
+// CHECK-NEXT:    %x = ge.data 0 "x" : !ge.tensor<[-1, 5], f32>
+// CHECK-NEXT:    %i = ge.data 1 "i" : !ge.tensor<[-1, 2], i64>
+// CHECK-NEXT:    %p = ge.cum_prod %x axis 0 exclusive reverse : !ge.tensor<[-1, 5], f32>
+// CHECK-NEXT:    %u = ge.slice %p
+// CHECK-NEXT:    %y = ge.scatter_elements %p, %i, %u axis 1 reduction "add" : (!ge.tensor<[-1, 5], f32>, !ge.tensor<[-1, 2], i64>, !ge.tensor<[-1, 2], f32>) -> !ge.tensor<[-1, 5], f32>
+// CHECK-NEXT:    ge.output %y : !ge.tensor<[-1, 5], f32>
+// CHECK-NEXT:  }
+// GENERIC-LABEL: "ge.graph"() <{sym_name = "cum_prod_and_scatter"}> ({
+// GENERIC:         %p = "ge.cum_prod"(%x) <{axis = 0 : i64, exclusive, reverse}> : (!ge.tensor<[-1, 5], f32>) -> !ge.tensor<[-1, 5], f32>
+// GENERIC:         %y = "ge.scatter_elements"(%p, %i, %u) <{axis = 1 : i64, reduction = "add"}> : (!ge.tensor<[-1, 5], f32>, !ge.tensor<[-1, 2], i64>, !ge.tensor<[-1, 2], f32>) -> !ge.tensor<[-1, 5], f32>
+ge.graph @cum_prod_and_scatter {
+  %x = ge.data 0 "x" : !ge.tensor<[-1, 5], f32>
+  %i = ge.data 1 "i" : !ge.tensor<[-1, 2], i64>
+  %p = ge.cum_prod %x axis 0 exclusive reverse : !ge.tensor<[-1, 5], f32>
+  %u = ge.slice %p starts [0] ends [2] axes [1] steps [1] : !ge.tensor<[-1, 5], f32> -> !ge.tensor<[-1, 2], f32>
+  %y = ge.scatter_elements %p, %i, %u axis 1 reduction "add" : (!ge.tensor<[-1, 5], f32>, !ge.tensor<[-1, 2], i64>, !ge.tensor<[-1, 2], f32>) -> !ge.tensor<[-1, 5], f32>
+  ge.output %y : !ge.tensor<[-1, 5], f32>
+}

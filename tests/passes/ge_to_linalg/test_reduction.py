@@ -167,10 +167,36 @@ def test_log_softmax_instance_norm_and_lrn():
     assert_lowering_matches(g, [values], rtol=1e-4, atol=1e-5)
 
 
+@pytest.mark.parametrize("kind", ["cum_sum", "cum_prod"])
 @pytest.mark.parametrize("dtype", [np.float32, np.int32, np.uint8])
-def test_cum_sum_every_direction(dtype):
-    g = Graph("cumsum")
+def test_running_sums_and_products_every_direction(kind, dtype):
+    g = Graph(kind)
     x = g.data(0, [-1, 5], dt.from_numpy(np.dtype(dtype)), name="x")
-    g.set_outputs([g.cum_sum(x, 1), g.cum_sum(x, -1, exclusive=True), g.cum_sum(x, 0, reverse=True),
-                   g.cum_sum(x, 1, exclusive=True, reverse=True)])
-    assert_lowering_matches(g, [_values(np.random.default_rng(9), (3, 5), dtype)], rtol=1e-5, atol=1e-5)
+    running = getattr(g, kind)
+    g.set_outputs([running(x, 1), running(x, -1, exclusive=True), running(x, 0, reverse=True),
+                   running(x, 1, exclusive=True, reverse=True)])
+    rng = np.random.default_rng(9)
+    values = _values(rng, (3, 5), dtype) if kind == "cum_sum" else rng.integers(1, 4, (3, 5)).astype(dtype)
+    assert_lowering_matches(g, [values], rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("reduction", ["none", "add", "mul", "max", "min"])
+@pytest.mark.parametrize("dtype", [np.float32, np.int32])
+def test_scatter_elements_every_reduction(reduction, dtype):
+    g = Graph("scatter")
+    x = g.data(0, [-1, 5], dt.from_numpy(np.dtype(dtype)), name="x")
+    i = g.data(1, [-1, 3], dt.DT_INT64, name="i")
+    u = g.data(2, [-1, 3], dt.from_numpy(np.dtype(dtype)), name="u")
+    g.set_outputs([g.scatter_elements(x, i, u, 1, reduction), g.scatter_elements(x, i, u, -1, reduction)])
+    rng = np.random.default_rng(11)
+    indices = np.array([[0, -1, 2], [4, 4, -5], [1, 3, 3]], np.int64)  # repeated targets in rows 2 and 3
+    assert_lowering_matches(g, [_values(rng, (4, 5), dtype), indices, _values(rng, (3, 3), dtype)],
+                            rtol=1e-5, atol=1e-5)
+
+
+def test_scatter_elements_of_booleans_along_the_first_axis():
+    g = Graph("scatter")
+    x = g.data(0, [3, 2], dt.DT_BOOL, name="x")
+    i = g.data(1, [1, 2], dt.DT_INT32, name="i")
+    g.set_outputs([g.scatter_elements(x, i, g.logical_not(g.slice(x, [0], [1])), 0)])
+    assert_lowering_matches(g, [np.array([[True, False], [False, False], [True, True]]), np.array([[2, -3]], np.int32)])

@@ -9,6 +9,7 @@ from dfir.frontend.ge.onnx.ops import (
     control,
     elementwise,
     generation,
+    indexing,
     logic,
     movement,
     normalization,
@@ -20,7 +21,7 @@ from dfir.frontend.ge.onnx.ops import (
 from dfir.frontend.ge.onnx.ops.converter import Converter
 
 FAMILIES = (elementwise, contraction, window, normalization, movement, reduction, resize, logic, activation, attention,
-            generation, control, quantization)
+            generation, control, quantization, indexing)
 
 CONVERTERS: dict[str, Converter] = {op: convert for family in FAMILIES for op, convert in family.CONVERTERS.items()}
 """ONNX op type -> its converter (its outputs' values, in order)."""

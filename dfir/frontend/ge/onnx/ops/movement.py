@@ -1,12 +1,11 @@
-"""Data movement: reshapes, transposes, joins, splits, slices, gathers and pads."""
+"""Data movement: reshapes, transposes, joins, splits, slices, gathers and pads (gathers and scatters
+at computed positions are in `indexing`)."""
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-import numpy as np
 import onnx
 
-from dfir.core import data_type as dt
 from dfir.frontend.ge.onnx.attributes import attribute, attributes_of
 from dfir.frontend.ge.onnx.known import Dim, spell
 from dfir.frontend.ge.onnx.ops.converter import Converter
@@ -70,40 +69,6 @@ def _slice(imp, node):
 
 def _gather(imp, node):
     return [imp.g.gather(imp.tensor(node, 0), imp.tensor(node, 1), attribute(node, "axis", 0), name=imp.name(node))]
-
-
-def _gather_elements(imp, node):
-    """A `gather` from the flattened data: each index turned into a flat position, `index * stride`
-    along `axis` plus the constant offset of its other coordinates. Negative indices count from the
-    end; one out of range becomes the position just past the data, so the gather refuses it rather
-    than reading a neighbouring row."""
-    data, indices = imp.tensor(node, 0), imp.tensor(node, 1)
-    if -1 in data.shape or -1 in indices.shape:
-        raise imp.node_error(node, f"data and indices shapes must be fixed, got {data.shape} and {indices.shape}")
-    rank, axis = data.type.rank, attribute(node, "axis", 0)
-    if not -rank <= axis < rank:
-        raise imp.node_error(node, f"axis {axis} is out of range for rank {rank}")
-    axis %= rank
-    g, index_type = imp.g, dt.to_numpy(indices.dtype)
-
-    def const(value, suffix):
-        return g.const(np.asarray(value, index_type), name=imp.name(node, suffix))
-
-    strides = [int(np.prod(data.shape[d + 1:])) for d in range(rank)]
-    grid = np.indices(indices.shape, index_type)
-    offsets = sum((grid[d] * strides[d] for d in range(rank) if d != axis), np.zeros(indices.shape, index_type))
-    extent = data.shape[axis]
-    negative = g.less(indices, const(0, "/zero"), name=imp.name(node, "/negative"))
-    wrapped = g.select(negative, g.add(indices, const(extent, "/extent"), name=imp.name(node, "/from_end")),
-                       indices, name=imp.name(node, "/wrapped"))
-    outside = g.logical_or(g.less(wrapped, const(0, "/first"), name=imp.name(node, "/below")),
-                           g.greater_equal(wrapped, const(extent, "/end"), name=imp.name(node, "/above")),
-                           name=imp.name(node, "/outside"))
-    positions = g.add(g.mul(wrapped, const(strides[axis], "/stride"), name=imp.name(node, "/along")),
-                      const(offsets, "/offsets"), name=imp.name(node, "/in_range"))
-    positions = g.select(outside, const(int(np.prod(data.shape)), "/past_end"), positions,
-                         name=imp.name(node, "/positions"))
-    return [g.gather(g.reshape(data, [-1], name=imp.name(node, "/flat")), positions, 0, name=imp.name(node))]
 
 
 def _squeeze(imp, node):
@@ -196,7 +161,7 @@ def _trilu(imp, node):
 
 CONVERTERS: dict[str, Converter] = {
     "Reshape": _reshape, "Transpose": _transpose, "Concat": _concat, "Split": _split, "Slice": _slice,
-    "Gather": _gather, "GatherElements": _gather_elements, "Squeeze": _squeeze, "Unsqueeze": _unsqueeze, "Pad": _pad, "Flatten": _flatten,
+    "Gather": _gather, "Squeeze": _squeeze, "Unsqueeze": _unsqueeze, "Pad": _pad, "Flatten": _flatten,
     "Expand": _expand, "Tile": _tile, "DepthToSpace": _depth_to_space, "SpaceToDepth": _space_to_depth,
     "Trilu": _trilu,
 }

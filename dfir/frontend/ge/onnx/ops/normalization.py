@@ -50,6 +50,24 @@ def _rms_norm(imp, node):
     return [g.mul(_unstashed(imp, node, normalized, x), scale, name=imp.name(node))]
 
 
+def _lp_normalization(imp, node):
+    """`x / norm` along `axis`, the norm `reduce_l1` (p 1) or `reduce_l2` (p 2); 0 where the norm is 0."""
+    attrs = attributes_of(node)
+    x, p = imp.tensor(node, 0), attrs.get("p", 2)
+    if p not in (1, 2):
+        raise imp.node_error(node, f"p must be 1 or 2, got {p}")
+    axis = attrs.get("axis", -1)
+    if not -x.type.rank <= axis < x.type.rank:
+        raise imp.node_error(node, f"axis {axis} is out of range for rank {x.type.rank}")
+    g = imp.g
+    norm = getattr(g, f"reduce_l{p}")(x, [axis % x.type.rank], keep_dims=True, name=imp.name(node, "/norm"))
+    zero, one = (g.const(np.array(v, dt.to_numpy(x.dtype)), name=imp.name(node, f"/{what}"))
+                 for v, what in ((0, "zero"), (1, "one")))
+    zero_norm = g.equal(norm, zero, name=imp.name(node, "/zero_norm"))
+    divisor = g.select(zero_norm, one, norm, name=imp.name(node, "/divisor"))  # no 0 / 0 computed
+    return [g.select(zero_norm, zero, g.div(x, divisor, name=imp.name(node, "/normalized")), name=imp.name(node))]
+
+
 def _stashed(imp, node, x, axis: int):
     """`x` cast to the node's `stash_type` (the type its statistics are computed in) and the axes
     from `axis` on."""
@@ -131,5 +149,5 @@ CONVERTERS: dict[str, Converter] = {
     "BatchNormalization": _batch_norm, "LayerNormalization": _layer_norm, "Softmax": _softmax,
     "LogSoftmax": _log_softmax, "InstanceNormalization": _instance_norm, "LRN": _lrn,
     "MeanVarianceNormalization": _mean_variance_norm, "GroupNormalization": _group_norm,
-    "RMSNormalization": _rms_norm,
+    "RMSNormalization": _rms_norm, "LpNormalization": _lp_normalization,
 }

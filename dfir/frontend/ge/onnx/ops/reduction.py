@@ -34,11 +34,33 @@ def _top_k(imp, node):
                        sorted=bool(attrs.get("sorted", 1)), name=imp.name(node))
 
 
-def _cum_sum(imp, node):
-    attrs = attributes_of(node)
-    (axis,) = imp.static_ints(node, 1, "axis")
-    return [imp.g.cum_sum(imp.tensor(node, 0), axis, exclusive=bool(attrs.get("exclusive", 0)),
-                          reverse=bool(attrs.get("reverse", 0)), name=imp.name(node))]
+def _cumulative(method: str) -> Converter:
+    """CumSum / CumProd. An axis known only at run time (a graph input) picks, with a `gather`,
+    among the running results along every axis: negative axes count from the end, and one out of
+    range fails the run as the gather refuses it."""
+    def convert(imp, node):
+        x, attrs = imp.tensor(node, 0), attributes_of(node)
+        flags = {"exclusive": bool(attrs.get("exclusive", 0)), "reverse": bool(attrs.get("reverse", 0))}
+
+        def along(axis: int, suffix: str = ""):
+            return getattr(imp.g, method)(x, axis, **flags, name=imp.name(node, suffix))
+
+        if node.input[1] in imp.known:
+            (axis,) = imp.static_ints(node, 1, "axis")
+            return [along(axis)]
+        return [_pick_axis(imp, node, [along(a, f"/axis{a}") for a in range(x.type.rank)])]
+    return convert
+
+
+def _pick_axis(imp, node, per_axis):
+    """The entry of `per_axis` that node input 1, a one-element tensor, names."""
+    axis = imp.tensor(node, 1)
+    if axis.shape not in ([], [1]):
+        raise imp.node_error(node, f"axis must hold one value, got shape {axis.shape}")
+    g = imp.g
+    stacked = g.concat([g.unsqueeze(v, [0], name=imp.name(node, f"/stack{a}")) for a, v in enumerate(per_axis)], 0,
+                       name=imp.name(node, "/stacked"))
+    return g.gather(stacked, g.reshape(axis, [], name=imp.name(node, "/axis")), 0, name=imp.name(node))
 
 
 CONVERTERS: dict[str, Converter] = {
@@ -47,5 +69,5 @@ CONVERTERS: dict[str, Converter] = {
     "ReduceL2": _reduce("reduce_l2"), "ReduceSumSquare": _reduce("reduce_sum_square"),
     "ReduceLogSum": _reduce("reduce_log_sum"), "ReduceLogSumExp": _reduce("reduce_log_sum_exp"),
     "ArgMax": _arg_reduce("arg_max"), "ArgMin": _arg_reduce("arg_min"), "TopK": _top_k,
-    "CumSum": _cum_sum,
+    "CumSum": _cumulative("cum_sum"), "CumProd": _cumulative("cum_prod"),
 }
