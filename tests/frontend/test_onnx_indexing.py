@@ -239,7 +239,8 @@ def test_one_hot_depth_fed_at_run_time_is_refused():
     feeds = {"i": np.array([1], np.int64), "depth": np.array(3, np.int64), "values": np.array([0, 1], np.float32)}
     assert refusal(one_node("OneHot", feeds)) == (
         "onnx=net; node=#0; OneHot: depth (input 'depth') must be known when the model is imported: a constant, "
-        "or computed from shapes")
+        "or computed from shapes; it is the model input 'depth': give its value with "
+        "Graph.from_onnx(..., constant_inputs={'depth': ...})")
 
 
 @pytest.mark.parametrize("depth, axis, message", [
