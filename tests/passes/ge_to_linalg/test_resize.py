@@ -1,12 +1,14 @@
-"""Bilinear resize lowering against the reference kernel, through IREE on the host CPU."""
+"""Bilinear resize lowering against the reference kernel, through IREE on the host CPU; `resize` and
+`grid_sample` have no lowering."""
 from __future__ import annotations
 
 import numpy as np
 import pytest
+from xdsl.utils.exceptions import DiagnosticException
 
 from dfir.core import data_type as dt
 from dfir.frontend.ge.graph import Graph
-from ge_lowering import assert_lowering_matches
+from ge_lowering import assert_lowering_matches, converted
 
 _MODES = [{}, {"align_corners": True}, {"half_pixel_centers": True}]
 
@@ -38,3 +40,18 @@ def test_resize_of_float16_interpolates_in_float64():
     x = g.data(0, [1, 1, 2, 2], dt.DT_FLOAT16, name="x")
     g.set_outputs([g.resize_bilinear(x, [3, 5], half_pixel_centers=True)])
     assert_lowering_matches(g, [_image((1, 1, 2, 2), np.float16)], rtol=0, atol=0)
+
+
+@pytest.mark.parametrize("op, build", [
+    ("ge.resize", lambda g, x: g.resize(x, sizes=[3, 5], axes=[2, 3], mode="nearest", name="r")),
+    ("ge.grid_sample", lambda g, x: g.grid_sample(x, g.const(np.zeros((1, 2, 2, 2), np.float32)), name="r")),
+])
+def test_resize_and_grid_sample_stay_on_the_reference_kernels(op, build):
+    """They have no lowering: auto keeps the graph on the reference kernels, iree-cpu refuses it."""
+    g = Graph("sample")
+    g.set_outputs([build(g, g.data(0, [1, 1, 2, 2], dt.DT_FLOAT, name="x"))])
+    (graph,) = converted(g, backend="auto").ops
+    assert graph.backend.data == "reference"
+    assert graph.attributes["backend_fallback"].data == f"{op} 'r': no lowering"
+    with pytest.raises(DiagnosticException, match=f"backend iree-cpu cannot run {op} 'r': no lowering"):
+        converted(g, backend="iree-cpu")
