@@ -110,7 +110,7 @@ def _source_coordinates(p: np.ndarray, size: int, out: int, scale: float, crop: 
             p * (end - start) * (size - 1) / (length - 1)
         return span + start * (size - 1)
     if transform == "pytorch_half_pixel" and length == 1:
-        return np.full_like(p, -0.5)
+        return np.zeros_like(p)  # as the ONNX spec and onnxruntime (onnx's reference takes -0.5)
     offset = size / 2 * (1 - out / length) if transform == "half_pixel_symmetric" else 0.0
     return offset + (p + 0.5) / scale - 0.5
 
