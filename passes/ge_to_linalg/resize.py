@@ -1,5 +1,5 @@
 """`ge.resize_bilinear` as one `linalg.generic` over the NCHW result that reads its four source
-pixels with `tensor.extract` at positions computed from `linalg.index`.
+pixels with `tensor.extract` at positions computed from `linalg.index`; `ge.resize` likewise.
 
     %y = ge.resize_bilinear %x size [4, 6] half_pixel_centers : (!ge.tensor<[-1, 3, 2, 3], f32>) -> !ge.tensor<[-1, 3, 4, 6], f32>
   ==>
@@ -17,17 +17,37 @@ As the reference, source positions, weights and the interpolation are computed i
 result rounded to the input type once. With the size given as an operand, its values (at least
 0) are the result's dynamic sizes; a size below 1, a GeError in the reference, gives an empty
 result here.
+
+`ge.resize` is one `linalg.generic` of the same kind, over every dimension of the result: each
+resized axis maps its output index to a source coordinate (the reference kernel's transforms)
+and reads one (nearest), two (linear) or four (cubic) taps clamped to the input; the result is
+the sum over every combination of taps of the element times the product of their weights.
+
+    %y = ge.resize %x sizes %hw axes [1] mode "linear" coordinates "half_pixel" : !ge.tensor<[2, 3], f32> sizes !ge.tensor<[1], i64> -> !ge.tensor<[2, 6], f32>
+  ==>
+    %y = linalg.generic {iterator_types = [parallel x 2]} outs(%e : tensor<2x6xf32>) {
+      %src = (sitofp(linalg.index 1) + 0.5) / (6 / 3) - 0.5 ; %below = floor %src ; %f = %src - %below
+      %a = tensor.extract %x[%i0, clamp(%below)] ; %b = tensor.extract %x[%i0, clamp(%below + 1)]
+      linalg.yield truncf(%a * (1 - %f) + %b * %f) : f32
+    }
+
+Sizes fed at run time are the result's dynamic sizes (at least 0); scales fed at run time give
+floor(size * scale), computed by a one-element `linalg.generic` (IREE's host code has no f64
+conversions) and read back. antialias, exclude_outside, keep_aspect_ratio_policy and
+tf_crop_and_resize have no lowering (Unsupported).
 """
 from __future__ import annotations
 
+import itertools
 from typing import NamedTuple
 
 from xdsl.dialects import arith, tensor
+from xdsl.dialects import math as m
 from xdsl.dialects.builtin import IndexType, f64, i64
 from xdsl.ir import SSAValue
 
 from dfir.dialects import ge
-from dfir.passes.ge_to_linalg.builder import Body, FuncBuilder, IndexMath, Size
+from dfir.passes.ge_to_linalg.builder import Body, FuncBuilder, IndexMath, Size, Unsupported
 
 __all__ = ["LOWERINGS"]
 
@@ -117,4 +137,135 @@ def _as_f64(b: Body, value: SSAValue) -> SSAValue:
     return value if value.type == f64 else b.add(arith.ExtFOp(value, f64))
 
 
-LOWERINGS = {ge.ResizeBilinearOp: _resize_bilinear}
+def _resize(builder: FuncBuilder, op: ge.ResizeOp) -> list[SSAValue]:
+    _check_resize_form(op)
+    x = builder.value(op.input)
+    element_type = x.type.element_type
+    rank = op.input.type.rank
+    axes = [a % rank for a in op.axes.get_values()]
+    scales = None if op.scales is None else builder.value(op.scales)
+    in_sizes = builder.sizes(x)
+    out_sizes = list(in_sizes)
+    for i, axis in enumerate(axes):
+        out_sizes[axis] = _resized_size(builder, op, i, axis, in_sizes[axis], scales)
+
+    def body(b: Body, _: SSAValue) -> SSAValue:
+        index = [b.index(d) for d in range(rank)]
+        taps: list[list[tuple[SSAValue, SSAValue | None]]] = [[(i, None)] for i in index]
+        for i, axis in enumerate(axes):
+            scale = _resize_scale(b, scales, i, in_sizes[axis], out_sizes[axis])
+            source = _resize_source(b, index[axis], in_sizes[axis], out_sizes[axis], scale, op)
+            taps[axis] = _resize_taps(b, source, in_sizes[axis], op)
+        total = None
+        for combination in itertools.product(*taps):
+            value = _as_f64(b, b.add(tensor.ExtractOp(x, [t for t, _ in combination], element_type)))
+            for _, weight in combination:
+                value = value if weight is None else b.add(arith.MulfOp(value, weight))
+            total = value if total is None else b.add(arith.AddfOp(total, value))
+        return total if element_type == f64 else b.add(arith.TruncFOp(total, element_type))
+    return [builder.generic([], (out_sizes, element_type), ["parallel"] * rank, body)]
+
+
+def _check_resize_form(op: ge.ResizeOp) -> None:
+    stretches = op.keep_aspect_ratio_policy is None or op.keep_aspect_ratio_policy.data == "stretch"
+    for option, unsupported in (("antialias", op.antialias is not None),
+                                ("exclude_outside", op.exclude_outside is not None),
+                                ("keep_aspect_ratio_policy", not stretches)):
+        if unsupported:
+            raise Unsupported(f"{option} has no lowering")
+    if op.coordinate_transformation_mode.data == "tf_crop_and_resize":
+        raise Unsupported("coordinates 'tf_crop_and_resize' have no lowering")
+
+
+def _resized_size(builder: FuncBuilder, op: ge.ResizeOp, i: int, axis: int, size: Size,
+                  scales: SSAValue | None) -> Size:
+    """Output size `i`: the result type's when fixed, else the sizes operand's, else
+    floor(size * scale) (at least 0)."""
+    dim = op.result.type.dims[axis]
+    if dim.is_fixed:
+        return dim.lo
+    sizes = builder.value(op.sizes) if op.sizes is not None else _scaled_size(builder, scales, i, size)
+    value = builder.add(tensor.ExtractOp(sizes, [builder.index(i if op.sizes is not None else 0)],
+                                         sizes.type.element_type)).result
+    index = builder.add(arith.IndexCastOp(value, IndexType())).result
+    return builder.add(arith.MaxSIOp(index, builder.index(0))).result
+
+
+def _scaled_size(builder: FuncBuilder, scales: SSAValue, i: int, size: Size) -> SSAValue:
+    """floor(size * scales[i]) in f64 as a [1] i64 tensor: computed on the device, as the host
+    code IREE runs has no f64 conversions."""
+    def body(b: Body, _: SSAValue) -> SSAValue:
+        scale = _resize_scale(b, scales, i, size, size)
+        return b.add(arith.FPToSIOp(b.add(arith.MulfOp(_to_f64(b, size), scale)), i64))
+    return builder.generic([], ([1], i64), ["parallel"], body)
+
+
+def _resize_scale(b: Body, scales: SSAValue | None, i: int, size: Size, out: Size) -> SSAValue:
+    """The coordinate scale of resized axis `i`: the scales operand's, else out / size."""
+    if scales is None:
+        return b.add(arith.DivfOp(_to_f64(b, out), _to_f64(b, size)))
+    return _as_f64(b, b.add(tensor.ExtractOp(scales, [b.constant(i, IndexType())], scales.type.element_type)))
+
+
+def _resize_source(b: Body, position: SSAValue, size: Size, out: Size, scale: SSAValue, op: ge.ResizeOp) -> SSAValue:
+    """`_source_coordinates` of the reference kernel, at one output position."""
+    p, n = _to_f64(b, position), _to_f64(b, size)
+    one, half, zero = b.constant(1.0, f64), b.constant(0.5, f64), b.constant(0.0, f64)
+    length = b.add(arith.MulfOp(scale, n))
+    single = b.add(arith.CmpfOp(length, one, "oeq"))
+    transform = op.coordinate_transformation_mode.data
+    if transform == "align_corners":
+        ratio = b.add(arith.DivfOp(b.add(arith.SubfOp(n, one)), b.add(arith.SubfOp(length, one))))
+        return b.add(arith.SelectOp(single, zero, b.add(arith.MulfOp(p, ratio))))
+    if transform == "asymmetric":
+        return b.add(arith.DivfOp(p, scale))
+    centered = b.add(arith.SubfOp(b.add(arith.DivfOp(b.add(arith.AddfOp(p, half)), scale)), half))
+    if transform == "pytorch_half_pixel":
+        return b.add(arith.SelectOp(single, zero, centered))
+    if transform == "half_pixel_symmetric":
+        shrink = b.add(arith.SubfOp(one, b.add(arith.DivfOp(_to_f64(b, out), length))))
+        return b.add(arith.AddfOp(b.add(arith.MulfOp(b.add(arith.MulfOp(n, half)), shrink)), centered))
+    return centered
+
+
+def _resize_taps(b: Body, source: SSAValue, size: Size, op: ge.ResizeOp) -> list[tuple[SSAValue, SSAValue | None]]:
+    """`_taps` of the reference kernel: (input index clamped to the input, weight or None for 1)."""
+    below = b.add(m.FloorOp(source))
+    fraction = b.add(arith.SubfOp(source, below))
+    i = IndexMath(b)
+    first = b.add(arith.IndexCastOp(b.add(arith.FPToSIOp(below, i64)), IndexType()))
+
+    def tap(offset: int) -> SSAValue:
+        return i.max(i.min(i.add(first, offset), i.sub(size, 1)), 0)
+    mode = op.mode.data
+    if mode == "nearest":
+        nearest = op.nearest_mode.data if op.nearest_mode is not None else "round_prefer_floor"
+        if nearest == "floor":
+            return [(tap(0), None)]
+        predicate, threshold = {"round_prefer_floor": ("ogt", 0.5), "round_prefer_ceil": ("oge", 0.5),
+                                "ceil": ("ogt", 0.0)}[nearest]
+        up = b.add(arith.CmpfOp(fraction, b.constant(threshold, f64), predicate))
+        return [(b.add(arith.SelectOp(up, tap(1), tap(0))), None)]
+    one = b.constant(1.0, f64)
+    if mode == "linear":
+        return [(tap(0), b.add(arith.SubfOp(one, fraction))), (tap(1), fraction)]
+    a = op.cubic_coeff_a.value.data if op.cubic_coeff_a is not None else -0.75
+    distances = [b.add(arith.AddfOp(fraction, one)), fraction, b.add(arith.SubfOp(one, fraction)),
+                 b.add(arith.SubfOp(b.constant(2.0, f64), fraction))]
+    return [(tap(offset), _cubic(b, d, a, near=offset in (0, 1))) for offset, d in zip((-1, 0, 1, 2), distances)]
+
+
+def _cubic(b: Body, d: SSAValue, a: float, near: bool) -> SSAValue:
+    """Keys' cubic kernel at a distance known to be in [0, 1] (`near`) or in [1, 2]."""
+    def c(v: float) -> SSAValue:
+        return b.constant(v, f64)
+
+    def horner(coefficients: list[float]) -> SSAValue:
+        value = c(coefficients[0])
+        for k in coefficients[1:]:
+            value = b.add(arith.AddfOp(b.add(arith.MulfOp(value, d)), c(k)))
+        return value
+    return horner([a + 2, -(a + 3), 0.0, 1.0] if near else [a, -5 * a, 8 * a, -4 * a])
+
+
+LOWERINGS = {ge.ResizeBilinearOp: _resize_bilinear, ge.ResizeOp: _resize}

@@ -7,7 +7,7 @@ from dfir.passes.ge_to_linalg import LOWERINGS
 from dfir.runtime.kernels import KERNELS
 
 
-WITHOUT_LOWERING = {"resize", "grid_sample"}
+WITHOUT_LOWERING = {"grid_sample"}
 """Ops that run on the reference kernels only: an IREE backend refuses them ("no lowering") and
 auto keeps their graphs on the reference kernels (test_resize.py)."""
 

@@ -1,5 +1,5 @@
-"""Bilinear resize lowering against the reference kernel, through IREE on the host CPU; `resize` and
-`grid_sample` have no lowering."""
+"""The resize lowerings (`resize_bilinear`, `resize`) against the reference kernels, through IREE on
+the host CPU; the forms with no lowering (antialias, tf_crop_and_resize, `grid_sample`)."""
 from __future__ import annotations
 
 import numpy as np
@@ -42,16 +42,49 @@ def test_resize_of_float16_interpolates_in_float64():
     assert_lowering_matches(g, [_image((1, 1, 2, 2), np.float16)], rtol=0, atol=0)
 
 
-@pytest.mark.parametrize("op, build", [
-    ("ge.resize", lambda g, x: g.resize(x, sizes=[3, 5], axes=[2, 3], mode="nearest", name="r")),
-    ("ge.grid_sample", lambda g, x: g.grid_sample(x, g.const(np.zeros((1, 2, 2, 2), np.float32)), name="r")),
+@pytest.mark.parametrize("transform", ["half_pixel", "half_pixel_symmetric", "pytorch_half_pixel",
+                                       "align_corners", "asymmetric"])
+@pytest.mark.parametrize("mode", [{"mode": "linear"}, {"mode": "cubic", "cubic_coeff_a": -0.5},
+                                  {"mode": "nearest", "nearest_mode": "round_prefer_ceil"}], ids=["linear", "cubic", "nearest"])
+def test_resize_to_fixed_sizes(transform, mode):
+    g = Graph("resize")
+    x = g.data(0, [2, 3, 5], dt.DT_FLOAT, name="x")
+    g.set_outputs([g.resize(x, sizes=[7, 2], axes=[1, 2], coordinate_transformation_mode=transform, **mode)])
+    assert_lowering_matches(g, [_image((2, 3, 5))])
+
+
+@pytest.mark.parametrize("nearest_mode", ["round_prefer_floor", "floor", "ceil"])
+def test_resize_by_scales_fed_at_run_time(nearest_mode):
+    g = Graph("resize")
+    x = g.data(0, [1, 2, -1, -1], dt.DT_FLOAT, name="x")
+    scales = g.data(1, [4], dt.DT_FLOAT, name="scales")
+    g.set_outputs([g.resize(x, scales=scales, nearest_mode=nearest_mode)])
+    assert_lowering_matches(g, [_image((1, 2, 4, 5)), np.array([1, 1, 1.5, 0.6], np.float32)])
+
+
+def test_cubic_resize_to_sizes_fed_at_run_time():
+    g = Graph("resize")
+    x = g.data(0, [-1, 2, 3, 4], dt.DT_FLOAT, name="x")
+    sizes = g.data(1, [2], dt.DT_INT64, name="sizes")
+    g.set_outputs([g.resize(x, sizes=sizes, axes=[2, 3], mode="cubic")])
+    assert_lowering_matches(g, [_image((2, 2, 3, 4)), np.array([5, 3], np.int64)])
+
+
+@pytest.mark.parametrize("op, reason, build", [
+    ("ge.resize", "antialias has no lowering",
+     lambda g, x: g.resize(x, sizes=[1, 1], axes=[2, 3], mode="linear", antialias=True, name="r")),
+    ("ge.resize", "coordinates 'tf_crop_and_resize' have no lowering",
+     lambda g, x: g.resize(x, sizes=[3, 5], roi=[0, 0, 1, 1], axes=[2, 3], mode="linear", name="r",
+                           coordinate_transformation_mode="tf_crop_and_resize")),
+    ("ge.grid_sample", "no lowering",
+     lambda g, x: g.grid_sample(x, g.const(np.zeros((1, 2, 2, 2), np.float32)), name="r")),
 ])
-def test_resize_and_grid_sample_stay_on_the_reference_kernels(op, build):
-    """They have no lowering: auto keeps the graph on the reference kernels, iree-cpu refuses it."""
+def test_forms_without_a_lowering_stay_on_the_reference_kernels(op, reason, build):
+    """auto keeps the graph on the reference kernels and says why; iree-cpu refuses it."""
     g = Graph("sample")
     g.set_outputs([build(g, g.data(0, [1, 1, 2, 2], dt.DT_FLOAT, name="x"))])
     (graph,) = converted(g, backend="auto").ops
     assert graph.backend.data == "reference"
-    assert graph.attributes["backend_fallback"].data == f"{op} 'r': no lowering"
-    with pytest.raises(DiagnosticException, match=f"backend iree-cpu cannot run {op} 'r': no lowering"):
+    assert graph.attributes["backend_fallback"].data == f"{op} 'r': {reason}"
+    with pytest.raises(DiagnosticException, match=f"backend iree-cpu cannot run {op} 'r': {reason}"):
         converted(g, backend="iree-cpu")
