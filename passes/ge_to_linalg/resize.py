@@ -33,8 +33,9 @@ the sum over every combination of taps of the element times the product of their
 
 Sizes fed at run time are the result's dynamic sizes (at least 0); scales fed at run time give
 floor(size * scale), computed by a one-element `linalg.generic` (IREE's host code has no f64
-conversions) and read back. antialias, exclude_outside, keep_aspect_ratio_policy and
-tf_crop_and_resize have no lowering (Unsupported).
+conversions) and read back. tf_crop_and_resize reads its roi and gives `extrapolation_value`
+where any resized axis samples outside the input. antialias, and keep_aspect_ratio_policy with
+a dynamic result, have no lowering (Unsupported).
 """
 from __future__ import annotations
 
@@ -152,9 +153,15 @@ def _resize(builder: FuncBuilder, op: ge.ResizeOp) -> list[SSAValue]:
     def body(b: Body, _: SSAValue) -> SSAValue:
         index = [b.index(d) for d in range(rank)]
         taps: list[list[tuple[SSAValue, SSAValue | None]]] = [[(i, None)] for i in index]
+        common = _common_scale(b, builder, op, axes, in_sizes)
+        outside = []
         for i, axis in enumerate(axes):
-            scale = _resize_scale(b, scales, i, in_sizes[axis], out_sizes[axis])
-            source = _resize_source(b, index[axis], in_sizes[axis], out_sizes[axis], scale, op)
+            scale = common or _resize_scale(b, scales, i, in_sizes[axis], out_sizes[axis])
+            if op.roi is None:
+                source = _resize_source(b, index[axis], in_sizes[axis], out_sizes[axis], scale, op)
+            else:
+                source = _crop_source(b, builder.value(op.roi), i, len(axes), index[axis], in_sizes[axis], scale)
+                outside.append(_outside(b, source, in_sizes[axis]))
             taps[axis] = _resize_taps(b, source, in_sizes[axis], op)
         total = None
         for combination in itertools.product(*taps):
@@ -162,19 +169,44 @@ def _resize(builder: FuncBuilder, op: ge.ResizeOp) -> list[SSAValue]:
             for _, weight in combination:
                 value = value if weight is None else b.add(arith.MulfOp(value, weight))
             total = value if total is None else b.add(arith.AddfOp(total, value))
+        for flag in outside:
+            value = op.extrapolation_value.value.data if op.extrapolation_value is not None else 0.0
+            total = b.add(arith.SelectOp(flag, b.constant(value, f64), total))
         return total if element_type == f64 else b.add(arith.TruncFOp(total, element_type))
     return [builder.generic([], (out_sizes, element_type), ["parallel"] * rank, body)]
 
 
+def _crop_source(b: Body, roi: SSAValue, i: int, count: int, position: SSAValue, size: Size,
+                 scale: SSAValue) -> SSAValue:
+    """tf_crop_and_resize's source coordinate on resized axis `i`, whose crop is roi[i] to
+    roi[count + i] (fractions of the input's extent)."""
+    def roi_at(k: int) -> SSAValue:
+        return _as_f64(b, b.add(tensor.ExtractOp(roi, [b.constant(k, IndexType())], roi.type.element_type)))
+    start, end = roi_at(i), roi_at(count + i)
+    one = b.constant(1.0, f64)
+    last = b.add(arith.SubfOp(_to_f64(b, size), one))
+    extent = b.add(arith.MulfOp(b.add(arith.SubfOp(end, start)), last))
+    length = b.add(arith.MulfOp(scale, _to_f64(b, size)))
+    spread = b.add(arith.DivfOp(b.add(arith.MulfOp(_to_f64(b, position), extent)), b.add(arith.SubfOp(length, one))))
+    single = b.add(arith.CmpfOp(length, one, "oeq"))
+    offset = b.add(arith.SelectOp(single, b.add(arith.MulfOp(extent, b.constant(0.5, f64))), spread))
+    return b.add(arith.AddfOp(offset, b.add(arith.MulfOp(start, last))))
+
+
+def _outside(b: Body, source: SSAValue, size: Size) -> SSAValue:
+    """Whether the source coordinate lies outside [0, size - 1]."""
+    last = b.add(arith.SubfOp(_to_f64(b, size), b.constant(1.0, f64)))
+    below = b.add(arith.CmpfOp(source, b.constant(0.0, f64), "olt"))
+    return b.add(arith.OrIOp(below, b.add(arith.CmpfOp(source, last, "ogt"))))
+
+
 def _check_resize_form(op: ge.ResizeOp) -> None:
-    stretches = op.keep_aspect_ratio_policy is None or op.keep_aspect_ratio_policy.data == "stretch"
+    stretches = _aspect_policy(op) == "stretch"
+    fixed = all(d.is_fixed for d in op.result.type.dims)
     for option, unsupported in (("antialias", op.antialias is not None),
-                                ("exclude_outside", op.exclude_outside is not None),
-                                ("keep_aspect_ratio_policy", not stretches)):
+                                ("keep_aspect_ratio_policy with a dynamic result", not (stretches or fixed))):
         if unsupported:
             raise Unsupported(f"{option} has no lowering")
-    if op.coordinate_transformation_mode.data == "tf_crop_and_resize":
-        raise Unsupported("coordinates 'tf_crop_and_resize' have no lowering")
 
 
 def _resized_size(builder: FuncBuilder, op: ge.ResizeOp, i: int, axis: int, size: Size,
@@ -198,6 +230,30 @@ def _scaled_size(builder: FuncBuilder, scales: SSAValue, i: int, size: Size) -> 
         scale = _resize_scale(b, scales, i, size, size)
         return b.add(arith.FPToSIOp(b.add(arith.MulfOp(_to_f64(b, size), scale)), i64))
     return builder.generic([], ([1], i64), ["parallel"], body)
+
+
+def _aspect_policy(op: ge.ResizeOp) -> str:
+    return "stretch" if op.keep_aspect_ratio_policy is None else op.keep_aspect_ratio_policy.data
+
+
+def _common_scale(b: Body, builder: FuncBuilder, op: ge.ResizeOp, axes: list[int],
+                  in_sizes: list[Size]) -> SSAValue | None:
+    """keep_aspect_ratio_policy: the one scale of every axis, the smallest (not_larger) or largest
+    (not_smaller) ratio of requested size to input size; None under "stretch"."""
+    policy = _aspect_policy(op)
+    if policy == "stretch":
+        return None
+    sizes = builder.value(op.sizes)
+    ratios = []
+    for i, axis in enumerate(axes):
+        requested = b.add(tensor.ExtractOp(sizes, [b.constant(i, IndexType())], sizes.type.element_type))
+        requested = b.add(arith.SIToFPOp(requested, f64))
+        ratios.append(b.add(arith.DivfOp(requested, _to_f64(b, in_sizes[axis]))))
+    pick = arith.MinimumfOp if policy == "not_larger" else arith.MaximumfOp
+    scale = ratios[0]
+    for ratio in ratios[1:]:
+        scale = b.add(pick(scale, ratio))
+    return scale
 
 
 def _resize_scale(b: Body, scales: SSAValue | None, i: int, size: Size, out: Size) -> SSAValue:
@@ -248,11 +304,32 @@ def _resize_taps(b: Body, source: SSAValue, size: Size, op: ge.ResizeOp) -> list
         return [(b.add(arith.SelectOp(up, tap(1), tap(0))), None)]
     one = b.constant(1.0, f64)
     if mode == "linear":
-        return [(tap(0), b.add(arith.SubfOp(one, fraction))), (tap(1), fraction)]
-    a = op.cubic_coeff_a.value.data if op.cubic_coeff_a is not None else -0.75
-    distances = [b.add(arith.AddfOp(fraction, one)), fraction, b.add(arith.SubfOp(one, fraction)),
-                 b.add(arith.SubfOp(b.constant(2.0, f64), fraction))]
-    return [(tap(offset), _cubic(b, d, a, near=offset in (0, 1))) for offset, d in zip((-1, 0, 1, 2), distances)]
+        offsets, weights = (0, 1), [b.add(arith.SubfOp(one, fraction)), fraction]
+    else:
+        a = op.cubic_coeff_a.value.data if op.cubic_coeff_a is not None else -0.75
+        distances = [b.add(arith.AddfOp(fraction, one)), fraction, b.add(arith.SubfOp(one, fraction)),
+                     b.add(arith.SubfOp(b.constant(2.0, f64), fraction))]
+        offsets = (-1, 0, 1, 2)
+        weights = [_cubic(b, d, a, near=offset in (0, 1)) for offset, d in zip(offsets, distances)]
+    if op.exclude_outside is not None:
+        weights = _inside_weights(b, [i.add(first, offset) for offset in offsets], weights, size)
+    return [(tap(offset), w) for offset, w in zip(offsets, weights)]
+
+
+def _inside_weights(b: Body, taps: list[SSAValue], weights: list[SSAValue], size: Size) -> list[SSAValue]:
+    """exclude_outside: the weights of taps outside the input dropped, the rest renormalized."""
+    zero = b.constant(0.0, f64)
+    last = IndexMath(b).sub(size, 1)
+    kept = []
+    for tap, weight in zip(taps, weights):
+        inside = b.add(arith.AndIOp(b.add(arith.CmpiOp(tap, b.constant(0, IndexType()), "sge")),
+                                    b.add(arith.CmpiOp(tap, last, "sle"))))
+        kept.append(b.add(arith.SelectOp(inside, weight, zero)))
+    total = kept[0]
+    for weight in kept[1:]:
+        total = b.add(arith.AddfOp(total, weight))
+    total = b.add(arith.SelectOp(b.add(arith.CmpfOp(total, zero, "oeq")), b.constant(1.0, f64), total))
+    return [b.add(arith.DivfOp(weight, total)) for weight in kept]
 
 
 def _cubic(b: Body, d: SSAValue, a: float, near: bool) -> SSAValue:

@@ -1,5 +1,5 @@
 """The resize lowerings (`resize_bilinear`, `resize`) against the reference kernels, through IREE on
-the host CPU; the forms with no lowering (antialias, tf_crop_and_resize, `grid_sample`)."""
+the host CPU; the forms with no lowering (antialias, a dynamic aspect-kept result, `grid_sample`)."""
 from __future__ import annotations
 
 import numpy as np
@@ -70,12 +70,32 @@ def test_cubic_resize_to_sizes_fed_at_run_time():
     assert_lowering_matches(g, [_image((2, 2, 3, 4)), np.array([5, 3], np.int64)])
 
 
+@pytest.mark.parametrize("policy", ["not_larger", "not_smaller"])
+def test_cubic_resize_excluding_outside_taps_keeping_the_aspect_ratio(policy):
+    g = Graph("resize")
+    x = g.data(0, [1, 1, 4, 5], dt.DT_FLOAT, name="x")
+    g.set_outputs([g.resize(x, sizes=[7, 3], axes=[2, 3], mode="cubic", cubic_coeff_a=-0.5, exclude_outside=True,
+                            keep_aspect_ratio_policy=policy)])
+    assert_lowering_matches(g, [_image((1, 1, 4, 5))])
+
+
+@pytest.mark.parametrize("mode", ["nearest", "linear", "cubic"])
+def test_tf_crop_and_resize_with_a_roi_fed_at_run_time(mode):
+    """Points of a crop reaching outside the input are the extrapolation value."""
+    g = Graph("crop")
+    x = g.data(0, [1, 2, 4, 5], dt.DT_FLOAT, name="x")
+    roi = g.data(1, [4], dt.DT_FLOAT, name="roi")
+    g.set_outputs([g.resize(x, sizes=[3, 6], roi=roi, axes=[2, 3], mode=mode, extrapolation_value=7.5,
+                            coordinate_transformation_mode="tf_crop_and_resize")])
+    assert_lowering_matches(g, [_image((1, 2, 4, 5)), np.array([-0.4, 0.1, 0.9, 1.3], np.float32)])
+
+
 @pytest.mark.parametrize("op, reason, build", [
     ("ge.resize", "antialias has no lowering",
      lambda g, x: g.resize(x, sizes=[1, 1], axes=[2, 3], mode="linear", antialias=True, name="r")),
-    ("ge.resize", "coordinates 'tf_crop_and_resize' have no lowering",
-     lambda g, x: g.resize(x, sizes=[3, 5], roi=[0, 0, 1, 1], axes=[2, 3], mode="linear", name="r",
-                           coordinate_transformation_mode="tf_crop_and_resize")),
+    ("ge.resize", "keep_aspect_ratio_policy with a dynamic result has no lowering",
+     lambda g, x: g.resize(x, sizes=g.data(1, [2], dt.DT_INT64, name="s"), axes=[2, 3], name="r",
+                           keep_aspect_ratio_policy="not_larger")),
     ("ge.grid_sample", "no lowering",
      lambda g, x: g.grid_sample(x, g.const(np.zeros((1, 2, 2, 2), np.float32)), name="r")),
 ])
