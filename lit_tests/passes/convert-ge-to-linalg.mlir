@@ -143,9 +143,13 @@ ge.graph @resize_scaled {
   ge.output %y : !ge.tensor<[3, -1], f32>
 }
 
-// An antialiased resize and a grid_sample have no lowering: auto keeps them on the reference kernels.
+// An antialiased resize has no lowering: auto keeps it on the reference kernels. A grid_sample
+// reads its grid point per output, then two taps per spatial axis (border padding clamps them).
 // CHECK-LABEL: ge.graph @resize_antialias backend "reference" attributes {backend_fallback = "ge.resize 'r': antialias has no lowering"} {
-// CHECK-LABEL: ge.graph @grid_sample backend "reference" attributes {backend_fallback = "ge.grid_sample 'g': no lowering"} {
+// CHECK-LABEL: ge.graph @grid_sample backend "iree-cpu" {
+// CHECK:         linalg.generic {{.*}} outs(%{{.*}} : tensor<1x1x3x3xf32>)
+// CHECK-COUNT-2:   tensor.extract %{{.*}} : tensor<1x3x3x2xf32>
+// CHECK-COUNT-4:   tensor.extract %{{.*}} : tensor<1x1x2x2xf32>
 ge.graph @resize_antialias {
   %x = ge.data 0 "x" : !ge.tensor<[2, 8], f32>
   %hw = ge.const dense<[3]> : tensor<1xi64>

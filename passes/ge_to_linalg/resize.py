@@ -1,5 +1,6 @@
 """`ge.resize_bilinear` as one `linalg.generic` over the NCHW result that reads its four source
-pixels with `tensor.extract` at positions computed from `linalg.index`; `ge.resize` likewise.
+pixels with `tensor.extract` at positions computed from `linalg.index`; `ge.resize` and
+`ge.grid_sample` likewise.
 
     %y = ge.resize_bilinear %x size [4, 6] half_pixel_centers : (!ge.tensor<[-1, 3, 2, 3], f32>) -> !ge.tensor<[-1, 3, 4, 6], f32>
   ==>
@@ -36,6 +37,11 @@ floor(size * scale), computed by a one-element `linalg.generic` (IREE's host cod
 conversions) and read back. tf_crop_and_resize reads its roi and gives `extrapolation_value`
 where any resized axis samples outside the input. antialias, and keep_aspect_ratio_policy with
 a dynamic result, have no lowering (Unsupported).
+
+`ge.grid_sample` is one more generic over the [N, C, H1, ...] result: each output reads its grid
+point (one `tensor.extract` per coordinate), maps it to a source coordinate per spatial axis
+with its padding (border clamps, reflection mirrors), and sums its taps (one, two or four per
+axis; zeros padding drops those outside) as the reference kernel does.
 """
 from __future__ import annotations
 
@@ -44,7 +50,7 @@ from typing import NamedTuple
 
 from xdsl.dialects import arith, tensor
 from xdsl.dialects import math as m
-from xdsl.dialects.builtin import IndexType, f64, i64
+from xdsl.dialects.builtin import IndexType, f64, i1, i64
 from xdsl.ir import SSAValue
 
 from dfir.dialects import ge
@@ -345,4 +351,102 @@ def _cubic(b: Body, d: SSAValue, a: float, near: bool) -> SSAValue:
     return horner([a + 2, -(a + 3), 0.0, 1.0] if near else [a, -5 * a, 8 * a, -4 * a])
 
 
-LOWERINGS = {ge.ResizeBilinearOp: _resize_bilinear, ge.ResizeOp: _resize}
+def _grid_sample(builder: FuncBuilder, op: ge.GridSampleOp) -> list[SSAValue]:
+    x, grid = builder.value(op.input), builder.value(op.grid)
+    element_type = x.type.element_type
+    rank = op.input.type.rank
+    spatial = rank - 2
+    in_sizes = builder.sizes(x)
+    out_sizes = [in_sizes[0], in_sizes[1], *builder.sizes(grid)[1:-1]]
+
+    def body(b: Body, _: SSAValue) -> SSAValue:
+        index = [b.index(d) for d in range(rank)]
+        taps = []
+        for axis in range(spatial):
+            coordinate = b.constant(spatial - 1 - axis, IndexType())  # the grid lists x first
+            point = b.add(tensor.ExtractOp(grid, [index[0], *index[2:], coordinate], grid.type.element_type))
+            taps.append(_grid_taps(b, _as_f64(b, point), in_sizes[2 + axis], op))
+        total = None
+        for combination in itertools.product(*taps):
+            value = _as_f64(b, b.add(tensor.ExtractOp(x, [index[0], index[1], *(t for t, _ in combination)],
+                                                      element_type)))
+            for _, weight in combination:
+                value = b.add(arith.MulfOp(value, weight))
+            total = value if total is None else b.add(arith.AddfOp(total, value))
+        return total if element_type == f64 else b.add(arith.TruncFOp(total, element_type))
+    return [builder.generic([], (out_sizes, element_type), ["parallel"] * rank, body)]
+
+
+def _grid_taps(b: Body, point: SSAValue, size: Size, op: ge.GridSampleOp) -> list[tuple[SSAValue, SSAValue]]:
+    """`_grid_taps` of the reference kernel: (index inside the input, weight) pairs along one axis."""
+    one, half = b.constant(1.0, f64), b.constant(0.5, f64)
+    n = _to_f64(b, size)
+    last = b.add(arith.SubfOp(n, one))
+    shifted = b.add(arith.AddfOp(point, one))
+    if op.align_corners is not None:
+        low, high = b.constant(0.0, f64), last
+        source = b.add(arith.MulfOp(b.add(arith.MulfOp(shifted, half)), last))
+    else:
+        low, high = b.constant(-0.5, f64), b.add(arith.SubfOp(n, half))
+        source = b.add(arith.MulfOp(b.add(arith.SubfOp(b.add(arith.MulfOp(shifted, n)), one)), half))
+    mode, padding = op.mode.data, op.padding_mode.data
+    if mode == "nearest":
+        source = b.add(m.RoundEvenOp(source))
+    outside = _outside_range(b, source, low, high)
+    if padding == "border":
+        clamped = b.add(arith.MinimumfOp(b.add(arith.MaximumfOp(source, b.constant(0.0, f64))), last))
+        source = b.add(arith.SelectOp(outside, clamped, source))
+    elif padding == "reflection":
+        source = b.add(arith.SelectOp(outside, _reflect(b, source, low, high), source))
+    if mode == "nearest":
+        return [_padded_tap(b, b.add(m.TruncOp(source)), one, size, op, low, high)]
+    below = b.add(m.FloorOp(source))
+    t = b.add(arith.SubfOp(source, below))
+    if mode == "linear":
+        offsets, weights = (0, 1), [b.add(arith.SubfOp(one, t)), t]
+    else:
+        distances = [b.add(arith.AddfOp(t, one)), t, b.add(arith.SubfOp(one, t)),
+                     b.add(arith.SubfOp(b.constant(2.0, f64), t))]
+        offsets = (-1, 0, 1, 2)
+        weights = [_cubic(b, d, -0.75, near=o in (0, 1)) for o, d in zip(offsets, distances)]
+    return [_padded_tap(b, b.add(arith.AddfOp(below, b.constant(float(o), f64))), w, size, op, low, high)
+            for o, w in zip(offsets, weights)]
+
+
+def _padded_tap(b: Body, tap: SSAValue, weight: SSAValue, size: Size, op: ge.GridSampleOp, low: SSAValue,
+                high: SSAValue) -> tuple[SSAValue, SSAValue]:
+    """A tap that may lie outside the input as an index inside it and its weight (zeros: dropped,
+    border: clamped, reflection: mirrored)."""
+    padding = op.padding_mode.data
+    if padding == "zeros":
+        last = b.add(arith.SubfOp(_to_f64(b, size), b.constant(1.0, f64)))
+        inside = b.add(arith.XOrIOp(_outside_range(b, tap, b.constant(0.0, f64), last), b.constant(1, i1)))
+        weight = b.add(arith.SelectOp(inside, weight, b.constant(0.0, f64)))
+    elif padding == "reflection":
+        tap = b.add(m.TruncOp(_reflect(b, tap, low, high)))
+    i = IndexMath(b)
+    index = b.add(arith.IndexCastOp(b.add(arith.FPToSIOp(tap, i64)), IndexType()))
+    return i.max(i.min(index, i.sub(size, 1)), 0), weight
+
+
+def _outside_range(b: Body, v: SSAValue, low: SSAValue, high: SSAValue) -> SSAValue:
+    below = b.add(arith.CmpfOp(v, low, "olt"))
+    return b.add(arith.OrIOp(below, b.add(arith.CmpfOp(v, high, "ogt"))))
+
+
+def _reflect(b: Body, v: SSAValue, low: SSAValue, high: SSAValue) -> SSAValue:
+    """`_reflect` of the reference kernel: `v` mirrored at `low` and `high` until inside."""
+    span = b.add(arith.SubfOp(high, low))
+    is_below = b.add(arith.CmpfOp(v, low, "olt"))
+    beyond = b.add(arith.SelectOp(is_below, b.add(arith.SubfOp(low, v)), b.add(arith.SubfOp(v, high))))
+    flips = b.add(m.FloorOp(b.add(arith.DivfOp(beyond, span))))
+    rest = b.add(arith.SubfOp(beyond, b.add(arith.MulfOp(flips, span))))
+    odd = b.add(arith.TruncIOp(b.add(arith.FPToSIOp(flips, i64)), i1))
+    from_low, from_high = b.add(arith.AddfOp(low, rest)), b.add(arith.SubfOp(high, rest))
+    near_low = b.add(arith.XOrIOp(is_below, odd))  # below and even, or above and odd
+    reflected = b.add(arith.SelectOp(near_low, from_low, from_high))
+    reflected = b.add(arith.SelectOp(b.add(arith.CmpfOp(span, b.constant(0.0, f64), "ole")), low, reflected))
+    return b.add(arith.SelectOp(_outside_range(b, v, low, high), reflected, v))
+
+
+LOWERINGS = {ge.ResizeBilinearOp: _resize_bilinear, ge.ResizeOp: _resize, ge.GridSampleOp: _grid_sample}

@@ -1,5 +1,4 @@
-"""Every `ge` op that the reference kernels run has a lowering, but for those listed in
-`WITHOUT_LOWERING` (and the registry names ge ops only)."""
+"""Every `ge` op that the reference kernels run has a lowering (and the registry names ge ops only)."""
 from __future__ import annotations
 
 from dfir.dialects import ge
@@ -7,14 +6,9 @@ from dfir.passes.ge_to_linalg import LOWERINGS
 from dfir.runtime.kernels import KERNELS
 
 
-WITHOUT_LOWERING = {"grid_sample"}
-"""Ops that run on the reference kernels only: an IREE backend refuses them ("no lowering") and
-auto keeps their graphs on the reference kernels (test_resize.py)."""
-
-
 def test_every_op_with_a_kernel_has_a_lowering():
     lowered = {cls.name.removeprefix("ge.") for cls in LOWERINGS}
-    assert set(KERNELS) - lowered == WITHOUT_LOWERING
+    assert set(KERNELS) - lowered == set()
     assert {ge.ConstOp, ge.VariableOp} <= set(LOWERINGS)
 
 

@@ -1,5 +1,5 @@
 """The resize lowerings (`resize_bilinear`, `resize`) against the reference kernels, through IREE on
-the host CPU; the forms with no lowering (antialias, a dynamic aspect-kept result, `grid_sample`)."""
+the host CPU, and `grid_sample`'s; the forms with no lowering (antialias, a dynamic aspect-kept result)."""
 from __future__ import annotations
 
 import numpy as np
@@ -90,16 +90,36 @@ def test_tf_crop_and_resize_with_a_roi_fed_at_run_time(mode):
     assert_lowering_matches(g, [_image((1, 2, 4, 5)), np.array([-0.4, 0.1, 0.9, 1.3], np.float32)])
 
 
+@pytest.mark.parametrize("mode", ["linear", "nearest", "cubic"])
+@pytest.mark.parametrize("padding_mode, align_corners", [("zeros", False), ("border", True), ("reflection", False),
+                                                         ("reflection", True)])
+def test_grid_sample(mode, padding_mode, align_corners):
+    """Grid points reach past [-1, 1], so each padding mode is exercised."""
+    g = Graph("sample")
+    x = g.data(0, [-1, 2, 3, 4], dt.DT_FLOAT, name="x")
+    grid = g.data(1, [-1, 5, 6, 2], dt.DT_FLOAT, name="grid")
+    g.set_outputs([g.grid_sample(x, grid, mode, padding_mode, align_corners)])
+    points = np.random.default_rng(1).uniform(-1.7, 1.7, (2, 5, 6, 2)).astype(np.float32)
+    assert_lowering_matches(g, [_image((2, 2, 3, 4)), points])
+
+
+def test_volumetric_grid_sample():
+    g = Graph("sample")
+    x = g.data(0, [1, 2, 3, 4, 5], dt.DT_FLOAT, name="x")
+    grid = g.data(1, [1, 2, 3, 4, 3], dt.DT_FLOAT, name="grid")
+    g.set_outputs([g.grid_sample(x, grid, "linear", "border")])
+    points = np.random.default_rng(2).uniform(-1.3, 1.3, (1, 2, 3, 4, 3)).astype(np.float32)
+    assert_lowering_matches(g, [_image((1, 2, 3, 4, 5)), points])
+
+
 @pytest.mark.parametrize("op, reason, build", [
     ("ge.resize", "antialias has no lowering",
      lambda g, x: g.resize(x, sizes=[1, 1], axes=[2, 3], mode="linear", antialias=True, name="r")),
     ("ge.resize", "keep_aspect_ratio_policy with a dynamic result has no lowering",
      lambda g, x: g.resize(x, sizes=g.data(1, [2], dt.DT_INT64, name="s"), axes=[2, 3], name="r",
                            keep_aspect_ratio_policy="not_larger")),
-    ("ge.grid_sample", "no lowering",
-     lambda g, x: g.grid_sample(x, g.const(np.zeros((1, 2, 2, 2), np.float32)), name="r")),
 ])
-def test_forms_without_a_lowering_stay_on_the_reference_kernels(op, reason, build):
+def test_resize_forms_without_a_lowering_stay_on_the_reference_kernels(op, reason, build):
     """auto keeps the graph on the reference kernels and says why; iree-cpu refuses it."""
     g = Graph("sample")
     g.set_outputs([build(g, g.data(0, [1, 1, 2, 2], dt.DT_FLOAT, name="x"))])
