@@ -156,3 +156,50 @@ ge.graph @top_k {
   %v, %i = ge.top_k %x k 2 axis 1 largest sorted {name = "best"} : !ge.tensor<[2, 3], f32> -> (!ge.tensor<[2, 2], f32>, !ge.tensor<[2, 2], i64>)
   ge.output %v, %i : !ge.tensor<[2, 2], f32>, !ge.tensor<[2, 2], i64>
 }
+
+// A linear ge.resize: one generic reading two clamped taps per output, weighted by the fraction.
+// CHECK-LABEL: ge.graph @resize_linear backend "iree-cpu" {
+// CHECK:         linalg.generic {{.*}} outs(%{{.*}} : tensor<2x6xf32>)
+// CHECK:           math.floor
+// CHECK-COUNT-2:   tensor.extract %{{.*}} : tensor<2x3xf32>
+// CHECK:           arith.truncf
+ge.graph @resize_linear {
+  %x = ge.data 0 "x" : !ge.tensor<[2, 3], f32>
+  %hw = ge.const dense<[6]> : tensor<1xi64>
+  %y = ge.resize %x sizes %hw axes [1] mode "linear" coordinates "half_pixel" : !ge.tensor<[2, 3], f32> sizes !ge.tensor<[1], i64> -> !ge.tensor<[2, 6], f32>
+  ge.output %y : !ge.tensor<[2, 6], f32>
+}
+
+// Scales fed at run time: each output size is computed by a one-element generic and read back.
+// CHECK-LABEL: ge.graph @resize_scaled backend "iree-cpu" {
+// CHECK:         %[[SIZE:.*]] = linalg.generic {{.*}} outs(%{{.*}} : tensor<1xi64>)
+// CHECK:           arith.fptosi %{{.*}} : f64 to i64
+// CHECK:         tensor.extract %[[SIZE]][%{{.*}}] : tensor<1xi64>
+// CHECK:         linalg.generic {{.*}} outs(%{{.*}} : tensor<3x?xf32>)
+// CHECK-COUNT-1:   tensor.extract %{{.*}} : tensor<3x4xf32>
+ge.graph @resize_scaled {
+  %x = ge.data 0 "x" : !ge.tensor<[3, 4], f32>
+  %s = ge.data 1 "s" : !ge.tensor<[1], f32>
+  %y = ge.resize %x scales %s axes [1] mode "nearest" coordinates "asymmetric" nearest_mode "ceil" : !ge.tensor<[3, 4], f32> scales !ge.tensor<[1], f32> -> !ge.tensor<[3, -1], f32>
+  ge.output %y : !ge.tensor<[3, -1], f32>
+}
+
+// An antialiased resize has no lowering: auto keeps it on the reference kernels. A grid_sample
+// reads its grid point per output, then two taps per spatial axis (border padding clamps them).
+// CHECK-LABEL: ge.graph @resize_antialias backend "reference" attributes {backend_fallback = "ge.resize 'r': antialias has no lowering"} {
+// CHECK-LABEL: ge.graph @grid_sample backend "iree-cpu" {
+// CHECK:         linalg.generic {{.*}} outs(%{{.*}} : tensor<1x1x3x3xf32>)
+// CHECK-COUNT-2:   tensor.extract %{{.*}} : tensor<1x3x3x2xf32>
+// CHECK-COUNT-4:   tensor.extract %{{.*}} : tensor<1x1x2x2xf32>
+ge.graph @resize_antialias {
+  %x = ge.data 0 "x" : !ge.tensor<[2, 8], f32>
+  %hw = ge.const dense<[3]> : tensor<1xi64>
+  %y = ge.resize %x sizes %hw axes [1] mode "linear" coordinates "half_pixel" antialias {name = "r"} : !ge.tensor<[2, 8], f32> sizes !ge.tensor<[1], i64> -> !ge.tensor<[2, 3], f32>
+  ge.output %y : !ge.tensor<[2, 3], f32>
+}
+ge.graph @grid_sample {
+  %x = ge.data 0 "x" : !ge.tensor<[1, 1, 2, 2], f32>
+  %grid = ge.data 1 "grid" : !ge.tensor<[1, 3, 3, 2], f32>
+  %y = ge.grid_sample %x, %grid mode "linear" padding "border" {name = "g"} : (!ge.tensor<[1, 1, 2, 2], f32>, !ge.tensor<[1, 3, 3, 2], f32>) -> !ge.tensor<[1, 1, 3, 3], f32>
+  ge.output %y : !ge.tensor<[1, 1, 3, 3], f32>
+}

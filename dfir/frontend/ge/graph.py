@@ -20,13 +20,14 @@ from typing import Mapping, NamedTuple, Sequence
 
 import numpy as np
 from xdsl.dialects.builtin import (BytesAttr, DenseArrayBase, DenseIntOrFPElementsAttr, FloatAttr,
-                                   IntegerAttr, StringAttr, TensorType, UnitAttr, f64, i64)
+                                   IntegerAttr, StringAttr, TensorType, UnitAttr, f64, i32, i64)
 from xdsl.ir import Attribute, Block, Region, SSAValue
-from xdsl.irdl import IRDLOperation, VarResultDef
+from xdsl.irdl import AttrSizedOperandSegments, IRDLOperation, VarResultDef
 from xdsl.utils.exceptions import VerifyException
 
 from dfir.core import data_type as dt
 from dfir.core.errors import GeError
+from dfir.core.resize_sizes import resize_plan
 from dfir.dialects import ge
 from dfir.dialects.ge_types import FORMATS, GeTensorType, element_type_of
 from dfir.frontend.source import user_location
@@ -382,6 +383,60 @@ class Graph:
             return self._add_op(ge.ResizeBilinearOp, name, "resize_bilinear", (x, (size,)), properties)
         properties["size"] = self._ints(size, "resize_bilinear size")
         return self._add_op(ge.ResizeBilinearOp, name, "resize_bilinear", (x, ()), properties)
+
+    def resize(self, x: Value, sizes: Value | Sequence[int] | None = None,
+               scales: Value | Sequence[float] | None = None, roi: Value | Sequence[float] | None = None,
+               axes: Sequence[int] | None = None, mode: str = "nearest",
+               coordinate_transformation_mode: str = "half_pixel", nearest_mode: str | None = None,
+               cubic_coeff_a: float | None = None, exclude_outside: bool = False, antialias: bool = False,
+               extrapolation_value: float | None = None, keep_aspect_ratio_policy: str | None = None,
+               name: str | None = None) -> Value:
+        """ONNX Resize of `axes` (all of them by default): `mode` "nearest", "linear" or "cubic" to
+        `sizes` (ints) or by `scales` (floats), one entry per axis (tensors or lists; see
+        `ge.resize` for the options). A list becomes a constant, so its sizes give the result type."""
+        axes = list(range(len(x.shape))) if axes is None else axes
+        properties = {"axes": self._ints(axes, "resize axes"), "mode": self._str(mode, "resize mode"),
+                      "coordinate_transformation_mode": self._str(coordinate_transformation_mode,
+                                                                  "resize coordinate_transformation_mode"),
+                      **self._flags("resize", exclude_outside=exclude_outside, antialias=antialias)}
+        for key, value, convert in (("nearest_mode", nearest_mode, self._str), ("cubic_coeff_a", cubic_coeff_a, self._float),
+                                    ("extrapolation_value", extrapolation_value, self._float),
+                                    ("keep_aspect_ratio_policy", keep_aspect_ratio_policy, self._str)):
+            if value is not None:
+                properties[key] = convert(value, f"resize {key}")
+        if sizes is None and scales is not None and not isinstance(scales, Value):
+            sizes = self._scaled_sizes(x, axes, np.asarray(scales, np.float32))
+        operands = [self._tensor_operand(v, dtype, name and f"{name}/{what}")
+                    for what, v, dtype in (("roi", roi, np.float32), ("scales", scales, np.float32), ("sizes", sizes, np.int64))]
+        properties[AttrSizedOperandSegments.attribute_name] = DenseArrayBase.from_list(
+            i32, [1, *(int(v is not None) for v in operands)])
+        return self._add_op(ge.ResizeOp, name, "resize", (x, *((v,) if v is not None else () for v in operands)),
+                            properties)
+
+    @staticmethod
+    def _scaled_sizes(x: Value, axes: Sequence[int], scales: np.ndarray) -> list[int] | None:
+        """The output sizes `scales` give when the resized dimensions are fixed (else None)."""
+        rank = len(x.shape)
+        if len(axes) != len(scales) or not all(isinstance(a, int) and -rank <= a < rank for a in axes):
+            return None  # the op's verifier says what is wrong
+        in_sizes = [x.shape[a] for a in axes]
+        return None if -1 in in_sizes else resize_plan(in_sizes, scales=[float(s) for s in scales])[0]
+
+    def grid_sample(self, x: Value, grid: Value, mode: str = "linear", padding_mode: str = "zeros",
+                    align_corners: bool = False, name: str | None = None) -> Value:
+        """`x` ([N, C, D1, ...]) sampled at the [N, H1, ..., k] `grid` of points in [-1, 1] (as ONNX
+        GridSample): `mode` "linear", "nearest" or "cubic"; `padding_mode` "zeros", "border" or
+        "reflection"."""
+        properties = {"mode": self._str(mode, "grid_sample mode"),
+                      "padding_mode": self._str(padding_mode, "grid_sample padding_mode"),
+                      **self._flags("grid_sample", align_corners=align_corners)}
+        return self._add_op(ge.GridSampleOp, name, "grid_sample", (x, grid), properties)
+
+    def _tensor_operand(self, value: Value | Sequence | None, dtype, name: str | None) -> Value | None:
+        """A tensor argument as given, or a list of numbers as a constant of `dtype`."""
+        if value is None or isinstance(value, Value):
+            return value
+        return self.const(np.asarray(value, dtype), name)
 
     # --- comparisons, logic and bitwise ops ---
 

@@ -613,6 +613,75 @@ ge.graph @resize_coordinates {
 }
 // -----
 
+// A resize mode ONNX does not have.
+// CHECK: ge.resize: mode must be one of nearest, linear, cubic, got 'area'
+ge.graph @resize_mode {
+  %x = ge.data 0 "x" : !ge.tensor<[1, 3, 4, 4], f32>
+  %hw = ge.data 1 "hw" : !ge.tensor<[2], i64>
+  %y = ge.resize %x sizes %hw axes [2, 3] mode "area" coordinates "half_pixel" : !ge.tensor<[1, 3, 4, 4], f32> sizes !ge.tensor<[2], i64> -> !ge.tensor<[1, 3, -1, -1], f32>
+  ge.output %y : !ge.tensor<[1, 3, -1, -1], f32>
+}
+// -----
+
+// An option of another mode.
+// CHECK: ge.resize: cubic_coeff_a does not apply to mode 'linear' with coordinates 'half_pixel'
+ge.graph @resize_option {
+  %x = ge.data 0 "x" : !ge.tensor<[1, 3, 4, 4], f32>
+  %hw = ge.data 1 "hw" : !ge.tensor<[2], i64>
+  %y = ge.resize %x sizes %hw axes [2, 3] mode "linear" coordinates "half_pixel" cubic_coeff_a -0.5 : !ge.tensor<[1, 3, 4, 4], f32> sizes !ge.tensor<[2], i64> -> !ge.tensor<[1, 3, -1, -1], f32>
+  ge.output %y : !ge.tensor<[1, 3, -1, -1], f32>
+}
+// -----
+
+// A crop without its roi.
+// CHECK: ge.resize: a roi operand goes with coordinates 'tf_crop_and_resize' (and only with them)
+ge.graph @resize_roi {
+  %x = ge.data 0 "x" : !ge.tensor<[1, 3, 4, 4], f32>
+  %hw = ge.data 1 "hw" : !ge.tensor<[2], i64>
+  %y = ge.resize %x sizes %hw axes [2, 3] mode "linear" coordinates "tf_crop_and_resize" : !ge.tensor<[1, 3, 4, 4], f32> sizes !ge.tensor<[2], i64> -> !ge.tensor<[1, 3, -1, -1], f32>
+  ge.output %y : !ge.tensor<[1, 3, -1, -1], f32>
+}
+// -----
+
+// Scales for more axes than `axes` names.
+// CHECK: ge.resize: scales must have shape [2] (axes [2, 3]), got [4]
+ge.graph @resize_scales_shape {
+  %x = ge.data 0 "x" : !ge.tensor<[1, 3, 4, 4], f32>
+  %s = ge.data 1 "s" : !ge.tensor<[4], f32>
+  %y = ge.resize %x scales %s axes [2, 3] mode "nearest" coordinates "asymmetric" : !ge.tensor<[1, 3, 4, 4], f32> scales !ge.tensor<[4], f32> -> !ge.tensor<[1, 3, -1, -1], f32>
+  ge.output %y : !ge.tensor<[1, 3, -1, -1], f32>
+}
+// -----
+
+// Neither scales nor sizes.
+// CHECK: ge.resize: needs a scales or a sizes operand
+ge.graph @resize_no_target {
+  %x = ge.data 0 "x" : !ge.tensor<[1, 3, 4, 4], f32>
+  %y = ge.resize %x axes [2, 3] mode "nearest" coordinates "asymmetric" : !ge.tensor<[1, 3, 4, 4], f32> -> !ge.tensor<[1, 3, 4, 4], f32>
+  ge.output %y : !ge.tensor<[1, 3, 4, 4], f32>
+}
+// -----
+
+// A grid of 3-D points for 2-D images.
+// CHECK: ge.grid_sample: grid [1, 5, 6, 3] must end in 2 coordinates: 3 vs 2
+ge.graph @grid_sample_points {
+  %x = ge.data 0 "x" : !ge.tensor<[1, 3, 4, 4], f32>
+  %grid = ge.data 1 "grid" : !ge.tensor<[1, 5, 6, 3], f32>
+  %y = ge.grid_sample %x, %grid mode "linear" padding "zeros" : (!ge.tensor<[1, 3, 4, 4], f32>, !ge.tensor<[1, 5, 6, 3], f32>) -> !ge.tensor<[1, 3, 5, 6], f32>
+  ge.output %y : !ge.tensor<[1, 3, 5, 6], f32>
+}
+// -----
+
+// A padding mode GridSample does not have.
+// CHECK: ge.grid_sample: padding_mode must be one of zeros, border, reflection, got 'edge'
+ge.graph @grid_sample_padding {
+  %x = ge.data 0 "x" : !ge.tensor<[1, 3, 4, 4], f32>
+  %grid = ge.data 1 "grid" : !ge.tensor<[1, 5, 6, 2], f32>
+  %y = ge.grid_sample %x, %grid mode "linear" padding "edge" : (!ge.tensor<[1, 3, 4, 4], f32>, !ge.tensor<[1, 5, 6, 2], f32>) -> !ge.tensor<[1, 3, 5, 6], f32>
+  ge.output %y : !ge.tensor<[1, 3, 5, 6], f32>
+}
+// -----
+
 // A variable without a name.
 // CHECK: ge.variable: the variable name must not be empty
 ge.graph @variable_name {

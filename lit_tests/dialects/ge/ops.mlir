@@ -309,6 +309,35 @@ ge.graph @resize {
   ge.output %dynamic, %plain : !ge.tensor<[1, 3, -1, -1], f32, NCHW>, !ge.tensor<[1, 3, 112, 160], f32, NCHW>
 }
 
+// ONNX Resize: to known sizes (fixed extents), by scales fed at run time, and a crop with its roi;
+// grid_sample to the grid's extents.
+// CHECK-LABEL: ge.graph @interpolation {
+// CHECK-NEXT:    %x = ge.data 0 "x" : !ge.tensor<[1, 3, 4, 4], f32>
+// CHECK-NEXT:    %scales = ge.data 1 "scales" : !ge.tensor<[4], f32>
+// CHECK-NEXT:    %roi = ge.data 2 "roi" : !ge.tensor<[4], f32>
+// CHECK-NEXT:    %grid = ge.data 3 "grid" : !ge.tensor<[1, 5, 6, 2], f32>
+// CHECK-NEXT:    %hw = ge.const dense<[3, 5]> : tensor<2xi64>
+// CHECK-NEXT:    %cubic = ge.resize %x sizes %hw axes [2, 3] mode "cubic" coordinates "half_pixel" cubic_coeff_a -5.000000e-01 exclude_outside : !ge.tensor<[1, 3, 4, 4], f32> sizes !ge.tensor<[2], i64> -> !ge.tensor<[1, 3, 3, 5], f32>
+// CHECK-NEXT:    %nearest = ge.resize %x scales %scales axes [0, 1, 2, 3] mode "nearest" coordinates "asymmetric" nearest_mode "floor" : !ge.tensor<[1, 3, 4, 4], f32> scales !ge.tensor<[4], f32> -> !ge.tensor<[-1, -1, -1, -1], f32>
+// CHECK-NEXT:    %crop = ge.resize %x roi %roi sizes %hw axes [2, 3] mode "linear" coordinates "tf_crop_and_resize" antialias extrapolation_value 1.000000e+00 : !ge.tensor<[1, 3, 4, 4], f32> roi !ge.tensor<[4], f32> sizes !ge.tensor<[2], i64> -> !ge.tensor<[1, 3, 3, 5], f32>
+// CHECK-NEXT:    %aspect = ge.resize %x sizes %hw axes [2, 3] mode "linear" coordinates "align_corners" keep_aspect_ratio_policy "not_larger" : !ge.tensor<[1, 3, 4, 4], f32> sizes !ge.tensor<[2], i64> -> !ge.tensor<[1, 3, 3, 3], f32>
+// CHECK-NEXT:    %sampled = ge.grid_sample %x, %grid mode "cubic" padding "reflection" align_corners : (!ge.tensor<[1, 3, 4, 4], f32>, !ge.tensor<[1, 5, 6, 2], f32>) -> !ge.tensor<[1, 3, 5, 6], f32>
+// GENERIC-LABEL: "ge.graph"() <{sym_name = "interpolation"}> ({
+// GENERIC:         %crop = "ge.resize"(%x, %roi, %hw) <{axes = array<i64: 2, 3>, mode = "linear", coordinate_transformation_mode = "tf_crop_and_resize", antialias, extrapolation_value = 1.000000e+00 : f64, operandSegmentSizes = array<i32: 1, 1, 0, 1>}> : (!ge.tensor<[1, 3, 4, 4], f32>, !ge.tensor<[4], f32>, !ge.tensor<[2], i64>) -> !ge.tensor<[1, 3, 3, 5], f32>
+ge.graph @interpolation {
+  %x = ge.data 0 "x" : !ge.tensor<[1, 3, 4, 4], f32>
+  %scales = ge.data 1 "scales" : !ge.tensor<[4], f32>
+  %roi = ge.data 2 "roi" : !ge.tensor<[4], f32>
+  %grid = ge.data 3 "grid" : !ge.tensor<[1, 5, 6, 2], f32>
+  %hw = ge.const dense<[3, 5]> : tensor<2xi64>
+  %cubic = ge.resize %x sizes %hw axes [2, 3] mode "cubic" coordinates "half_pixel" cubic_coeff_a -0.5 exclude_outside : !ge.tensor<[1, 3, 4, 4], f32> sizes !ge.tensor<[2], i64> -> !ge.tensor<[1, 3, 3, 5], f32>
+  %nearest = ge.resize %x scales %scales axes [0, 1, 2, 3] mode "nearest" coordinates "asymmetric" nearest_mode "floor" : !ge.tensor<[1, 3, 4, 4], f32> scales !ge.tensor<[4], f32> -> !ge.tensor<[-1, -1, -1, -1], f32>
+  %crop = ge.resize %x roi %roi sizes %hw axes [2, 3] mode "linear" coordinates "tf_crop_and_resize" antialias extrapolation_value 1.0 : !ge.tensor<[1, 3, 4, 4], f32> roi !ge.tensor<[4], f32> sizes !ge.tensor<[2], i64> -> !ge.tensor<[1, 3, 3, 5], f32>
+  %aspect = ge.resize %x sizes %hw axes [2, 3] mode "linear" coordinates "align_corners" keep_aspect_ratio_policy "not_larger" : !ge.tensor<[1, 3, 4, 4], f32> sizes !ge.tensor<[2], i64> -> !ge.tensor<[1, 3, 3, 3], f32>
+  %sampled = ge.grid_sample %x, %grid mode "cubic" padding "reflection" align_corners : (!ge.tensor<[1, 3, 4, 4], f32>, !ge.tensor<[1, 5, 6, 2], f32>) -> !ge.tensor<[1, 3, 5, 6], f32>
+  ge.output %cubic, %nearest, %crop, %aspect, %sampled : !ge.tensor<[1, 3, 3, 5], f32>, !ge.tensor<[-1, -1, -1, -1], f32>, !ge.tensor<[1, 3, 3, 5], f32>, !ge.tensor<[1, 3, 3, 3], f32>, !ge.tensor<[1, 3, 5, 6], f32>
+}
+
 // Comparisons and float tests broadcast numpy-style to an i1 result; is_inf names the signs it detects.
 // CHECK-LABEL: ge.graph @comparisons {
 // CHECK-NEXT:    %x = ge.data 0 "x" : !ge.tensor<[-1, 3], f32>
