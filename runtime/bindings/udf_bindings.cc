@@ -402,18 +402,19 @@ py::tuple ProcMessages(UdfInstance& instance, const std::string& func, size_t ou
                        const py::object& exception_of, const py::object& invoke) {
   if (!Messages().message_type) throw UdfError("the UDF message types are not configured");
   std::vector<std::shared_ptr<HostFlowMsg>> messages;
-  py::object transaction = Messages().meta_type();
+  py::object transaction;  // the latest input's TransactionMeta (a new empty one without inputs)
   MsgMeta latest;
   for (size_t j = 0; j < inputs.size(); ++j) {
     const py::handle message = inputs[j];
     py::object meta = Attr(message, Names().meta);
     const MsgMeta fields = MsgMetaOf(meta);
     messages.push_back(MsgFromMessage(j, message, fields));
-    if (fields.transaction_id >= latest.transaction_id) {
+    if (!transaction || fields.transaction_id >= latest.transaction_id) {
       latest = fields;
       transaction = std::move(meta);
     }
   }
+  if (!transaction) transaction = Messages().meta_type();
   CallFacts call = CallOf(latest, Attr(transaction, Names().user_data), exception_of(latest.transaction_id));
   ProcResult result;
   {
