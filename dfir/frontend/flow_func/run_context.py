@@ -49,8 +49,8 @@ class ExceptionBoard:
             self._raised[transaction_id] = (code, user_context_id)
 
     def get(self, transaction_id: int) -> tuple[int, int] | None:
-        with self._lock:
-            return self._raised.get(transaction_id)
+        # One dict read is atomic under the GIL (it runs once per C++ UDF call): no lock.
+        return self._raised.get(transaction_id)
 
 
 @dataclass(slots=True)
