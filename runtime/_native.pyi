@@ -1,6 +1,7 @@
 """The private native core of `dfir.runtime` (pybind11). Use `dfir.runtime.om`, not this module."""
-from typing import Any, Callable
+from typing import Any, Callable, Sequence
 
+import numpy
 from typing_extensions import Buffer
 
 OM_SCHEMA: dict[str, Any]
@@ -103,6 +104,10 @@ def configure_codec(message_type: type, meta_type: type, kinds: tuple[Any, ...],
 
 def exit_when_process_ends(pid: int, exit_code: int) -> None:
     """End this process with `exit_code` as soon as process `pid` has exited (a native thread)."""
+
+def aligned_zeros(shape: Sequence[int], dtype: Any, align: int) -> numpy.ndarray:
+    """A zero-filled array of `shape` and `dtype` whose data start on an `align`-byte boundary
+    (a power of two); ValueError for another align or a negative dimension."""
 
 class Region:
     """The shared region of one loaded model: doorbells, channels, worker slots, tensor arena.

@@ -237,21 +237,31 @@ class UdfCall:
 
     @property
     def plain_single(self) -> bool:
-        """Whether every call emits exactly one message on one output: `call_one` applies."""
+        """Whether every call emits exactly one message on one output: `call_set` applies."""
         return self._eager and self._single_output
 
     def __call__(self, inputs: list) -> Iterable[OutputSet]:
         return self._call_eagerly(inputs) if self._eager else self._call_lazily(inputs)
 
     def call_one(self, message: Message) -> Message:
-        """The one output message of a `plain_single` func called on one input `message` that is
-        not an error message: what `self([message])` emits, without building output sets."""
+        """`call_set` of a single-input func: its output message for input `message`."""
         try:
             return Message.from_result(message.meta, self.fn(message.payload))
         except MemoryError:
             raise  # as in _call_lazily
         except Exception as exc:  # noqa: BLE001 - as in _call_lazily
             return Message.failure(message.meta, FLOW_FUNC_FAILED, self._raised(exc))
+
+    def call_set(self, messages: Sequence[Message]) -> Message:
+        """The one output message of a `plain_single` func called on one message per input, none
+        of them an error message: what `self(list(messages))` emits, without building output sets."""
+        meta = messages[0].meta if len(messages) == 1 else _latest_meta(messages)
+        try:
+            return Message.from_result(meta, self.fn(*[message.payload for message in messages]))
+        except MemoryError:
+            raise  # as in _call_lazily
+        except Exception as exc:  # noqa: BLE001 - as in _call_lazily
+            return Message.failure(meta, FLOW_FUNC_FAILED, self._raised(exc))
 
     def _call_eagerly(self, inputs: list[Message]) -> list[OutputSet]:
         """A plain, non-generator func: its one output set, built before returning."""
@@ -331,12 +341,14 @@ class _ReadLog:
         return self._stream.pending()
 
 
-def _latest_meta(messages: list[Message]) -> TransactionMeta:
-    """The transaction a call's outputs belong to: the latest (highest id) among its inputs."""
-    if len(messages) == 1:
-        return messages[0].meta
-    return max((message.meta for message in messages), key=lambda meta: meta.transaction_id,
-               default=TransactionMeta())
+def _latest_meta(messages: Sequence[Message]) -> TransactionMeta:
+    """The transaction a call's outputs belong to: the latest (highest id) among its inputs (the
+    first of those with that id)."""
+    latest = messages[0].meta if messages else TransactionMeta()
+    for message in messages:
+        if message.meta.transaction_id > latest.transaction_id:
+            latest = message.meta
+    return latest
 
 
 # -- GE graphs ------------------------------------------------------------------------------------

@@ -139,7 +139,7 @@ class RuntimeModel:
                        for i, m in zip(chosen, messages) if m.kind is not Kind.EMPTY]
         except GeError as exc:
             return [], info, RetCode(PARAM_INVALID, exc.error_message)
-        return tensors, info, RetCode(SUCCESS)
+        return tensors, info, _SUCCEEDED
 
     # -- Python objects -------------------------------------------------------------------------
 
@@ -212,7 +212,7 @@ class RuntimeModel:
         except SchedulerClosed:
             raise self._error(api, "the model is closed") from None
         if submitted:
-            return RetCode(SUCCESS)
+            return _SUCCEEDED
         return RetCode(FEED_TIMEOUT, f"no room in the input channels within {timeout} ms")
 
     def _fetch(self, api: str, indexes: Sequence[int] | None, timeout: int,

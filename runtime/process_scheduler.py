@@ -58,6 +58,7 @@ DEFAULT_ARENA_BYTES = 4 << 30   # address space for tensors in flight; pages cos
 CLOSE_GRACE_SECONDS = 1.0       # how long close() lets workers end before it kills them
 LEDGER_CAPACITY = 1 << 16       # transactions remembered for failing them when a worker dies
 DRIVER_BELL = 0
+MAX_CACHED_FETCHES = 64         # output index tuples whose channels a scheduler remembers
 
 _open_schedulers: weakref.WeakSet = weakref.WeakSet()
 
@@ -195,6 +196,7 @@ class ProcessScheduler:
         self._ledger = channels.TransactionLedger(LEDGER_CAPACITY)
         self._output_align = active(plan.align)  # pairs fetched outputs when set
         self._pairings: dict[tuple[int, ...], OutputPairing] = {}
+        self._channels_of: dict[tuple[int, ...], list[int]] = {}  # see _output_channels
         # Each graph input's channels when no input feeds a replicated node (None otherwise).
         routes = self._wiring.input_routes
         self._fixed_input_routes = None if any(t.spread for t in routes) else [t.fixed for t in routes]
@@ -310,8 +312,7 @@ class ProcessScheduler:
         Returns [] when `timeout_ms` (-1: forever) passes before all of them have one; nothing is
         taken then. SchedulerClosed once closed. Once failed: see the module docstring.
         """
-        assert indexes and len(set(indexes)) == len(indexes), "fetch needs distinct output indexes"
-        chosen = [self._wiring.output_channels[i] for i in indexes]
+        chosen = self._output_channels(indexes)
         deadline = None if timeout_ms < 0 else time.monotonic() + timeout_ms / 1000
         if not self._fetch_lock.acquire(timeout=-1 if deadline is None else timeout_ms / 1000):
             return []
@@ -335,8 +336,7 @@ class ProcessScheduler:
         `(fields, arrays)`: the transaction's (transaction_id, start_time, end_time, flow_flags,
         user_data) and one numpy array per output. Any other result, a timeout ([]) and a failed
         model as `fetch`."""
-        assert indexes and len(set(indexes)) == len(indexes), "fetch needs distinct output indexes"
-        chosen = [self._wiring.output_channels[i] for i in indexes]
+        chosen = self._output_channels(indexes)
         if self._paired(chosen):
             return self.fetch(indexes, timeout_ms)
         taken, deadline = _acquire(self._fetch_lock, timeout_ms)
@@ -349,6 +349,18 @@ class ProcessScheduler:
             return self._fetch_failed(len(chosen)) if got is None else got
         finally:
             self._fetch_lock.release()
+
+    def _output_channels(self, indexes: Sequence[int]) -> list[int]:
+        """The channels of graph outputs `indexes` (distinct, non-empty), found once per index
+        tuple: a fetch loop asks for the same outputs on every call."""
+        key = tuple(indexes)
+        chosen = self._channels_of.get(key)
+        if chosen is None:
+            assert key and len(set(key)) == len(key), "fetch needs distinct output indexes"
+            if len(self._channels_of) >= MAX_CACHED_FETCHES:
+                self._channels_of.clear()
+            chosen = self._channels_of[key] = [self._wiring.output_channels[i] for i in key]
+        return chosen
 
     def _paired(self, chosen: Sequence[int]) -> bool:
         """Whether a fetch of the output channels `chosen` pairs them by transaction

@@ -161,7 +161,8 @@ class ProjectCall:
     closures: Closures
 
     def __call__(self, inputs: list) -> Iterable[OutputSet]:
-        state = RunState(self.func, len(self.outputs), _NO_TRANSACTION, self.closures.invoke, self.exceptions)
+        state = RunState(self.func, len(self.outputs), _NO_TRANSACTION, self.closures.invoke, self.exceptions,
+                         zeros=_native.aligned_zeros)
         scope = CallScope(self.node, self.func)
         with call_scope(scope):
             try:

@@ -21,8 +21,9 @@ mapped, not copied) and the region, and calls `run_worker`, which never returns:
      by a single-instance node, is handed to it by a direct call instead, on the producer's
      thread (in chains of at most MAX_CALL_DEPTH nodes), which saves a channel and a thread
      switch per message. An output message without a data label takes its input's (plain funcs).
-     A chain of plain single-input, single-output Python funcs joined by direct calls runs in a
-     lean loop (`LeanChain`) that does the same with fewer Python calls per message.
+     A chain of plain single-output Python funcs joined by direct calls (each but the first
+     single-input) runs in a lean loop (`LeanChain`) that does the same with fewer Python calls
+     per message.
      Numpy arrays of at least ARENA_THRESHOLD bytes that the funcs allocate live in the region's
      arena, so a result crosses to another process without a copy.
   4. When the region closes, every wait returns CLOSED, the threads end, and the process exits
@@ -90,11 +91,11 @@ class Targets:
 
 @dataclass(frozen=True)
 class LeanChain:
-    """The common case of a plain func, run without output sets: every input message passes
-    through `steps`, the (node, UdfCall) of the func and of the funcs it hands its output to by
-    direct calls, each a plain single-input, single-output Python func (`UdfCall.plain_single`);
-    the last one's output goes to every channel of `channels` (one group of fixed targets, maybe
-    none). (`last_unit`, `last_func`, `last_port`): the last step's output."""
+    """The common case of a plain func, run without output sets: every input set passes through
+    `steps`, the (node, UdfCall) of the func and of the funcs it hands its output to by direct
+    calls, each a plain single-output Python func (`UdfCall.plain_single`; all but the first
+    single-input); the last one's output goes to every channel of `channels` (one group of fixed
+    targets, maybe none). (`last_unit`, `last_func`, `last_port`): the last step's output."""
 
     steps: tuple[tuple[int, UdfCall], ...]
     channels: tuple[int, ...]
@@ -216,13 +217,12 @@ class DeviceExecutor:
 
     def _lean_chain(self, unit: int, func: FuncSpec) -> LeanChain | None:
         """The `LeanChain` starting at `func` of `unit`, or None when some func of the chain is not
-        a plain single-input, single-output Python func or the last output goes to a replicated
-        consumer (the general path handles those)."""
+        a plain single-output Python func or the last output goes to a replicated consumer (the
+        general path handles those). Funcs called directly have one input (`_direct_calls`)."""
         steps = []
         while True:
             call = func.run
-            if func.stream_input or len(func.inputs) != 1 or not isinstance(call, UdfCall) \
-                    or not call.plain_single:
+            if func.stream_input or not isinstance(call, UdfCall) or not call.plain_single:
                 return None
             steps.append((self._node(unit), call))
             port = func.outputs[0]
@@ -318,23 +318,26 @@ class DeviceExecutor:
 
     def _lean_loop(self, unit: int, func: FuncSpec, inputs: list[int], chain: LeanChain) -> None:
         """`_firing_loop` for a `LeanChain`: what `_fire`, `_emit` and `deliver` do, with fewer
-        calls. Each output is put before the next input is run, as there: a worker that dies
+        calls. Each output is put before the next input set is run, as there: a worker that dies
         loses no finished output."""
         bell = self._wiring.unit_bells[unit]
-        take, put, running, steps = self._region.take, self._region.put, self._running, chain.steps
-        targets = chain.channels
+        take, put, running = self._region.take, self._region.put, self._running
+        (first_node, first), rest, targets = chain.steps[0], chain.steps[1:], chain.channels
         while True:
             sets = take(inputs, bell, MAX_BATCH, -1)
             if sets is None:
                 raise Cancelled
-            for (message,) in sets:
-                for node, call in steps:
+            for given in sets:
+                running[0] = first_node
+                message = cause = _first_error(given)  # an error message is forwarded as it is
+                if message is None:
+                    cause = given[0]
+                    message = _labelled(first.call_set(given), cause)
+                for node, call in rest:
                     running[0] = node
                     cause = message
-                    if message.ret_code == 0:  # an error message is forwarded as it is
-                        message = call.call_one(message)
-                        if cause.data_label and not message.data_label:
-                            message = replace(message, data_label=cause.data_label)
+                    if message.ret_code == 0:
+                        message = _labelled(call.call_one(message), cause)
                 if not targets:
                     continue
                 try:
@@ -419,6 +422,21 @@ class DeviceExecutor:
                 failure = replace(failure, data_label=label)
             for port in func.outputs:
                 self.deliver(unit, port, failure)
+
+
+def _first_error(messages: Sequence[Message]) -> Message | None:
+    """The first error message of an input set, or None."""
+    for message in messages:
+        if message.ret_code:
+            return message
+    return None
+
+
+def _labelled(message: Message, cause: Message) -> Message:
+    """`message`, with `cause`'s data label when it has none (as `_emit` labels outputs)."""
+    if cause.data_label and not message.data_label:
+        return replace(message, data_label=cause.data_label)
+    return message
 
 
 class ChannelStream:

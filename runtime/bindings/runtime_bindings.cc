@@ -750,6 +750,40 @@ void BindLedger(py::module_& m) {
       .def_property_readonly("open_count", &PyLedger::open);
 }
 
+// A zero-filled C-contiguous array of `shape` and `dtype` whose data start on an `align`-byte
+// boundary (a power of two): a view into a uint8 array `align - 1` bytes longer than needed.
+py::object AlignedZeros(const std::vector<npy_intp>& shape, const py::object& dtype, npy_intp align) {
+  if (align <= 0 || (align & (align - 1)) != 0) throw py::value_error("align must be a power of two");
+  if (shape.size() > NPY_MAXDIMS) throw py::value_error("too many dimensions");
+  PyArray_Descr* descr = nullptr;
+  if (PyArray_DescrConverter(dtype.ptr(), &descr) != NPY_SUCCEED) throw py::error_already_set();
+  npy_intp count = 1;
+  for (const npy_intp dim : shape) {
+    if (dim < 0) {
+      Py_DECREF(descr);
+      throw py::value_error("negative dimension");
+    }
+    count *= dim;
+  }
+  npy_intp size = count * PyDataType_ELSIZE(descr) + align - 1;
+  auto raw = py::reinterpret_steal<py::object>(PyArray_ZEROS(1, &size, NPY_UINT8, 0));
+  if (!raw) {
+    Py_DECREF(descr);
+    throw py::error_already_set();
+  }
+  auto* bytes = static_cast<char*>(PyArray_DATA(reinterpret_cast<PyArrayObject*>(raw.ptr())));
+  char* start = bytes + (-reinterpret_cast<uintptr_t>(bytes) & static_cast<uintptr_t>(align - 1));
+  // PyArray_NewFromDescr steals `descr`.
+  PyObject* array = PyArray_NewFromDescr(&PyArray_Type, descr, static_cast<int>(shape.size()),
+                                         const_cast<npy_intp*>(shape.data()), nullptr, start, NPY_ARRAY_CARRAY, nullptr);
+  if (array == nullptr) throw py::error_already_set();
+  auto result = py::reinterpret_steal<py::object>(array);
+  if (PyArray_SetBaseObject(reinterpret_cast<PyArrayObject*>(array), raw.release().ptr()) != 0) {
+    throw py::error_already_set();
+  }
+  return result;
+}
+
 // Sets the Python types records decode to (see PythonTypes).
 void ConfigureCodec(py::object message_type, py::object meta_type, const py::tuple& kinds, py::object object_kind,
                     const py::dict& other_fields, py::object dumps, py::object loads) {
@@ -790,6 +824,9 @@ void SetupRuntimeBindings(py::module_& m) {
   m.def(
       "exit_when_process_ends", [](int pid, int exit_code) { rt::ExitWhenProcessEnds(static_cast<pid_t>(pid), exit_code); },
       py::arg("pid"), py::arg("exit_code"));
+  m.def("aligned_zeros", &AlignedZeros, py::arg("shape"), py::arg("dtype"), py::arg("align"),
+        "A zero-filled array of `shape` and `dtype` (anything numpy.dtype takes) whose data start on an "
+        "`align`-byte boundary (a power of two).");
   m.attr("INLINE_BYTES") = rt::kInlineBytes;
   m.attr("MAX_DIMS") = rt::kMaxDims;
   BindRegion(m);

@@ -2,7 +2,8 @@
 // them with the GIL released. A plain func's call (`proc_messages`) takes the runtime's
 // dfir.core.messages.Message objects and returns new ones, read and built here (the types are
 // set once by `configure_udf_messages`); a tensor's data are never copied: numpy arrays going
-// in, arrays over a `UdfBuffer` coming out. A stream-input call's messages cross as tuples:
+// in, arrays over the output message (a capsule holds it) coming out. A stream-input call's
+// messages cross as tuples:
 //
 //   (payload, msg_type, dtype, shape, data, ret_code, transaction_id, start_time, end_time,
 //    flow_flags, route_label, data_label)
@@ -360,6 +361,13 @@ std::shared_ptr<HostFlowMsg> MsgFromMessage(size_t position, const py::handle& m
   return msg;
 }
 
+// The base of an array over `msg`'s bytes: a capsule holding the message (lighter than a UdfBuffer,
+// whose pybind11 instance is registered and unregistered once per output).
+py::capsule OwnerOf(const std::shared_ptr<HostFlowMsg>& msg) {
+  return py::capsule(new std::shared_ptr<HostFlowMsg>(msg),
+                     [](void* held) { delete static_cast<std::shared_ptr<HostFlowMsg>*>(held); });
+}
+
 // The Message of an output: of the call's transaction `transaction` (a TransactionMeta with the
 // fields `fields`) unless the proc changed them; data viewed where the library wrote them. A
 // non-zero return code is kept (runtime/udf_project.py makes it the transaction's failure).
@@ -383,11 +391,11 @@ py::object MessageFromMsg(const std::shared_ptr<HostFlowMsg>& msg, const py::obj
       throw UdfError("the UDF set a tensor of data type " + std::to_string(code) + ", which has no numpy type");
     }
     kind = types.tensor;
-    payload = py::array(dtype->second, msg->tensor()->GetShape(), buffer.data, py::cast(UdfBuffer{msg}));
+    payload = py::array(dtype->second, msg->tensor()->GetShape(), buffer.data, OwnerOf(msg));
   } else if (msg->payload() == Payload::kRaw) {
     kind = types.raw;
     payload = py::array(py::dtype::of<uint8_t>(), {static_cast<py::ssize_t>(buffer.size)}, buffer.data,
-                        py::cast(UdfBuffer{msg}));
+                        OwnerOf(msg));
   }
   if (msg->GetRetCode() == 0 && msg->route_label() == 0 && msg->data_label() == 0) {
     return types.new_message(meta_object, kind, payload);
@@ -402,18 +410,19 @@ py::tuple ProcMessages(UdfInstance& instance, const std::string& func, size_t ou
                        const py::object& exception_of, const py::object& invoke) {
   if (!Messages().message_type) throw UdfError("the UDF message types are not configured");
   std::vector<std::shared_ptr<HostFlowMsg>> messages;
-  py::object transaction = Messages().meta_type();
+  py::object transaction;  // the latest input's TransactionMeta (a new empty one without inputs)
   MsgMeta latest;
   for (size_t j = 0; j < inputs.size(); ++j) {
     const py::handle message = inputs[j];
     py::object meta = Attr(message, Names().meta);
     const MsgMeta fields = MsgMetaOf(meta);
     messages.push_back(MsgFromMessage(j, message, fields));
-    if (fields.transaction_id >= latest.transaction_id) {
+    if (!transaction || fields.transaction_id >= latest.transaction_id) {
       latest = fields;
       transaction = std::move(meta);
     }
   }
+  if (!transaction) transaction = Messages().meta_type();
   CallFacts call = CallOf(latest, Attr(transaction, Names().user_data), exception_of(latest.transaction_id));
   ProcResult result;
   {

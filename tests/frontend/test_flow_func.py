@@ -190,6 +190,10 @@ def test_raw_and_empty_messages():
     (lambda c: c.set_output(-1, np.zeros(2)),
      "set_output: output index -1 is out of range; func 'Add1' has 1 output(s)"),
     (lambda c: c.set_output(0, [1, 2]), "set_output: expected a FlowMsg, Tensor or numpy array, got list"),
+    (lambda c: c.set_output(1, c.alloc_empty_data_msg()),
+     "set_output: output index 1 is out of range; func 'Add1' has 1 output(s)"),
+    (lambda c: c.set_output(True, c.alloc_empty_data_msg()),
+     "set_output: output index True is out of range; func 'Add1' has 1 output(s)"),
     (lambda c: c.set_output(0, np.zeros(2), balance_config="row"),
      "set_output: balance_config must be a BalanceConfig, got str"),
     (lambda c: c.set_multi_outputs(0, [], ff.BalanceConfig(1, 1)),
@@ -380,3 +384,29 @@ def test_the_cpp_headers_ship_with_the_package():
     headers = sorted(os.listdir(os.path.join(ff.include_dir(), "flow_func")))
     assert headers == ["flow_func.h", "flow_func_defines.h", "flow_func_log.h", "flow_func_registrar.h",
                        "flow_msg.h", "flow_msg_queue.h", "meta_multi_func.h", "meta_params.h", "meta_run_context.h"]
+
+
+@pytest.mark.parametrize("kind, payload", [(Kind.TENSOR, np.arange(3)), (Kind.RAW, np.zeros(4, np.uint8)),
+                                           (Kind.OBJECT, {"a": 1}), (Kind.EMPTY, None)])
+@pytest.mark.parametrize("ret_code, labels", [(0, (0, 0)), (564000, (0, 0)), (0, (3, 2))])
+def test_from_message_builds_what_the_constructor_builds(kind, payload, ret_code, labels):
+    message = Message(META, kind, payload, ret_code, "why" if ret_code else "", route_label=labels[1],
+                      data_label=labels[0])
+    fast = ff.FlowMsg.from_message(message)
+    slow = ff.FlowMsg(kind, payload, META, ret_code)
+    slow.set_labels(*labels)
+    for msg in (fast, slow):
+        assert msg.meta() is META
+    assert [(m.get_msg_type(), m.get_ret_code(), m.get_route_label(), m.get_data_label(), m.get_object(),
+             m.get_raw_data() is payload, None if m.get_tensor() is None else m.get_tensor().numpy() is payload)
+            for m in (fast, slow)] == [
+        (slow.get_msg_type(), ret_code, labels[1], labels[0], slow.get_object(), slow.get_raw_data() is payload,
+         None if slow.get_tensor() is None else True)] * 2
+
+
+def test_set_output_of_a_flow_msg_records_it_as_the_general_path_does():
+    ctx, state = context(output_num=2)
+    msg, array = ctx.alloc_empty_data_msg(), np.zeros(2)
+    assert ctx.set_output(1, msg) == ctx.set_output(0, array) == ff.FLOW_FUNC_SUCCESS
+    assert [(index, type(out)) for index, out in state.outputs] == [(1, ff.FlowMsg), (0, ff.FlowMsg)]
+    assert state.outputs[0][1] is msg and state.outputs[1][1].get_tensor().numpy() is array

@@ -247,3 +247,80 @@ def test_a_flow_graph_feeds_its_loaded_model_without_compiling_again(monkeypatch
         assert [outputs[0].numpy().tolist() for outputs, _, _ in fetched] == [[1], [2], [3]]
     finally:
         df.finalize()
+
+
+# -- lean loops of multi-input funcs -----------------------------------------------------------
+
+def pair_sum(a, b):
+    if int(np.sum(a)) == 3:
+        raise ValueError("three")
+    return a + b
+
+
+def pair_model(first_device: str, second_device: str, upstream: bool = False) -> RuntimeModel:
+    """`inc(pair_sum(x, y))` on two devices (one: a direct call). With `upstream`, x passes through
+    `fail_on_two` first (on the first node's device), so that error messages reach `pair_sum`."""
+    def node(name, fn, inputs, device, udf):
+        return {"name": name, "alias": None, "loc": "test", "input_num": len(inputs), "output_num": 1,
+                "inputs": inputs, "device": device, "attrs": {},
+                "pp": {"kind": "py_udf", "udf": udf, "funcs": [{"name": fn.__name__, "inputs": list(range(len(inputs))),
+                                                                "outputs": [0], "stream_input": False}]}}
+    x = {"node": 2, "port": 0} if upstream else {"data": 0}
+    nodes = [node("pair", pair_sum, [x, {"data": 1}], first_device, 0),
+             node("inc", inc, [{"node": 0, "port": 0}], second_device, 1)]
+    functions = [pair_sum, inc]
+    if upstream:
+        nodes.append(node("gate", fail_on_two, [{"data": 0}], first_device, 2))
+        functions.append(fail_on_two)
+    plan = {"format": 1, "name": "pair", "inputs": [{"name": n, "index": k, "dtype": None, "shape": None}
+                                                   for k, n in enumerate("xy")],
+            "outputs": [{"node": 1, "port": 0}], "nodes": nodes,
+            "order": [2, 0, 1] if upstream else [0, 1], "ge_graphs": [],
+            "udfs": [{"partition": k, "sha256": "0" * 64, "size": 0} for k in range(len(functions))]}
+    return RuntimeModel(plan, [UdfPayload("function", fn).dumps() for fn in functions], None, "pair")
+
+
+def _fire_only_in_lean_loops(monkeypatch):
+    """Make a worker's general firing loop fail its process: a model that works runs lean loops."""
+    from dfir.runtime import worker
+
+    def general(*_):
+        raise AssertionError("a plain Python func took the general firing loop")
+    monkeypatch.setattr(worker.DeviceExecutor, "_firing_loop", general)
+
+
+@pytest.mark.parametrize("devices", [("-1", "-1"), ("0:0:1", "0:0:2")])
+@pytest.mark.parametrize("upstream", [False, True])
+def test_a_multi_input_func_runs_in_a_lean_loop_as_the_general_path_would(monkeypatch, devices, upstream):
+    _fire_only_in_lean_loops(monkeypatch)
+    xs = [1, 2, 3, 4]
+    with pair_model(*devices, upstream=upstream) as model:
+        for k, x in enumerate(xs):
+            info = FlowInfo(start_time=k, transaction_id=20 + k)
+            info.set_user_data(bytes([k + 1]))
+            assert model.feed_data([np.array([x], np.int32), np.array([10 * x], np.int32)], info) == 0
+        results = [model.fetch_data(timeout=WAIT_MS) for _ in xs]
+    got = [([t.numpy().tolist() for t in tensors], info.transaction_id, bytes(info.get_user_data(1)), int(ret),
+            ret.message.split("\n")[0]) for tensors, info, ret in results]
+    gate = ([], 21, b"\x02", FLOW_FUNC_FAILED, "UDF gate.fail_on_two raised ValueError: two")
+    assert got == [([[12]], 20, b"\x01", 0, ""),
+                   gate if upstream else ([[23]], 21, b"\x02", 0, ""),
+                   ([], 22, b"\x03", FLOW_FUNC_FAILED, "UDF pair.pair_sum raised ValueError: three"),
+                   ([[45]], 23, b"\x04", 0, "")]
+
+
+def test_a_multi_input_lean_call_takes_the_latest_transaction_of_its_inputs():
+    from dfir.core.messages import Message, TransactionMeta
+    from dfir.runtime.host import UdfCall
+    call = UdfCall("pair", "pair_sum", pair_sum, (0,), False, False, None)
+    old, new, same = TransactionMeta(4, 1), TransactionMeta(9, 2), TransactionMeta(9, 3)
+    messages = [Message.tensor(old, np.array([1])), Message.tensor(new, np.array([2])),
+                Message.tensor(same, np.array([0]))]
+    output = call.call_set(messages[:2])
+    assert (output.meta, output.payload.tolist()) == (new, [3])
+    three = UdfCall("sum", "pick_sum", lambda *arrays: sum(arrays), (0,), False, False, None)
+    assert three.call_set(messages).meta is new  # the first of the latest
+    failure = call.call_set([Message.tensor(old, np.array([3])), messages[1]])
+    assert (failure.meta, failure.ret_code, failure.error.split("\n")[0]) == (
+        new, FLOW_FUNC_FAILED, "UDF pair.pair_sum raised ValueError: three")
+    assert list(call(messages[:2]))[0][0][1].meta is call.call_set(messages[:2]).meta

@@ -1,16 +1,18 @@
 """What the native core does with a put's arena blocks and with numpy's arrays
 (runtime/native/channel_io.h, message_codec.h, arena_allocator.h): a put that fails or times out
 holds no block, and the arena allocator gives arena homes to large arrays only, keeping their
-values through a resize."""
+values through a resize; and the aligned, zero-filled buffers UDF projects allocate."""
 from __future__ import annotations
 
 import threading
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from dfir.ge.error import GeError
-from dfir.runtime import channels
+from dfir.runtime import _native, channels
 from dfir.runtime.channels import READY, TIMEOUT, ChannelSpec
 from dfir.core.messages import Kind, Message, TransactionMeta
 
@@ -68,3 +70,26 @@ def test_the_arena_allocator_homes_large_arrays_and_gives_their_blocks_back():
     worker.join()
     assert seen == {"zeros": (True, True), "small": (0, 0), "grown": (True, True), "live": 2}
     assert region.arena_stats()["live_blocks"] == 0
+
+
+# -- aligned buffers of UDF projects -----------------------------------------------------------
+
+@settings(max_examples=40, deadline=None)
+@given(shape=st.lists(st.integers(0, 5), max_size=4),
+       dtype=st.sampled_from(["int8", "int32", "float16", "float64", "bool", "uint64"]),
+       align=st.sampled_from([1, 2, 8, 64, 128, 4096]))
+def test_aligned_zeros_are_zero_filled_writable_and_aligned(shape, dtype, align):
+    array = _native.aligned_zeros(shape, np.dtype(dtype), align)
+    assert (array.shape, array.dtype, array.flags.c_contiguous, array.flags.writeable) == (
+        tuple(shape), np.dtype(dtype), True, True)
+    assert array.ctypes.data % align == 0 and not array.any()
+    array[...] = 1
+    assert array.all() or array.size == 0
+
+
+@pytest.mark.parametrize("shape, align, problem", [
+    ([2], 48, "align must be a power of two"), ([2], 0, "align must be a power of two"),
+    ([2, -1], 64, "negative dimension")])
+def test_aligned_zeros_refuse_a_bad_align_or_shape(shape, align, problem):
+    with pytest.raises(ValueError, match=f"^{problem}$"):
+        _native.aligned_zeros(shape, np.dtype(np.int32), align)

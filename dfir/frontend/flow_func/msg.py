@@ -32,6 +32,7 @@ class MsgType(IntEnum):
 _TYPE_OF_KIND = {Kind.TENSOR: MsgType.TENSOR_DATA, Kind.RAW: MsgType.RAW_MSG,
                  Kind.OBJECT: MsgType.PICKLED_MSG, Kind.EMPTY: MsgType.TENSOR_DATA}
 _NO_META = TransactionMeta()
+_new_object = object.__new__
 
 
 class FlowMsg:
@@ -120,8 +121,15 @@ class FlowMsg:
 
     @classmethod
     def from_message(cls, message: Message) -> FlowMsg:
-        """The FlowMsg a UDF receives for a runtime message (which it may modify freely)."""
-        msg = cls(message.kind, message.payload, message.meta, message.ret_code)
+        """The FlowMsg a UDF receives for a runtime message (which it may modify freely); what
+        `cls(message.kind, message.payload, message.meta, message.ret_code)` with the message's
+        labels builds, without `__init__`'s conversions (a runtime message needs none)."""
+        msg = _new_object(cls)
+        msg._kind = kind = message.kind
+        msg._payload = _tensor_view(message.payload) if kind is Kind.TENSOR else message.payload
+        msg._msg_type = None
+        msg._ret_code = message.ret_code
+        msg._meta = message.meta
         msg._route_label, msg._data_label = message.route_label, message.data_label
         return msg
 

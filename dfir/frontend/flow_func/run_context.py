@@ -31,9 +31,10 @@ from dfir.frontend.flow_func.tensor import Tensor, aligned_zeros
 MAX_ALIGN = 4096
 _TENSORS = (Tensor, UserTensor, np.ndarray)
 
-# (model key, input arrays, timeout ms) -> (ret, output arrays, why it failed)
 # (key, arrays, timeout ms, the calling transaction) -> (ret, output arrays, why it failed)
 ClosureInvoker = Callable[[str, list[np.ndarray], int, TransactionMeta], tuple[int, list[np.ndarray], str]]
+# (shape, numpy dtype, align) -> a zero-filled array whose data start on an `align`-byte boundary
+ZerosAllocator = Callable[[Sequence[int], np.dtype, int], np.ndarray]
 
 
 class ExceptionBoard:
@@ -48,8 +49,8 @@ class ExceptionBoard:
             self._raised[transaction_id] = (code, user_context_id)
 
     def get(self, transaction_id: int) -> tuple[int, int] | None:
-        with self._lock:
-            return self._raised.get(transaction_id)
+        # One dict read is atomic under the GIL (it runs once per C++ UDF call): no lock.
+        return self._raised.get(transaction_id)
 
 
 @dataclass(slots=True)
@@ -65,6 +66,7 @@ class RunState:
     # from a C++ one (runtime/udf_project.py turns each into a runtime message)
     outputs: list[tuple[int, Any]] = field(default_factory=list)
     raised: tuple[int, int] | None = None
+    zeros: ZerosAllocator = aligned_zeros  # what `alloc_*` fill (a runtime may give a native one)
 
 
 class MetaRunContext:
@@ -84,14 +86,14 @@ class MetaRunContext:
         if not isinstance(dtype, dt.DType) or dtype == dt.DT_STRING:
             raise GeError(f"alloc_tensor_msg: dtype must be a numeric DType such as DT_INT32, got "
                           f"{dtype!r}")
-        return FlowMsg(Kind.TENSOR, aligned_zeros(shape, dt.to_numpy(dtype), align), self._state.meta)
+        return FlowMsg(Kind.TENSOR, self._state.zeros(shape, dt.to_numpy(dtype), align), self._state.meta)
 
     def alloc_raw_data_msg(self, size: int, align: int = 64) -> FlowMsg:
         """A zero-filled raw data message of `size` bytes; fill `get_raw_data()`."""
         _check_align("alloc_raw_data_msg", align)
         if not _is_int(size) or size < 0:
             raise GeError(f"alloc_raw_data_msg: size must be an int >= 0, got {size!r}")
-        return FlowMsg(Kind.RAW, aligned_zeros([size], np.dtype(np.uint8), align), self._state.meta)
+        return FlowMsg(Kind.RAW, self._state.zeros([size], np.dtype(np.uint8), align), self._state.meta)
 
     def alloc_empty_data_msg(self, msg_type: MsgType = MsgType.TENSOR_DATA) -> FlowMsg:
         """A message without data (e.g. to pass on an end-of-stream flag)."""
@@ -107,6 +109,10 @@ class MetaRunContext:
 
     def set_output(self, index: int, msg, balance_config: BalanceConfig | None = None) -> int:
         """Emit `msg` (a FlowMsg, Tensor or array) on output `index` of this func."""
+        if balance_config is None and type(msg) is FlowMsg and type(index) is int \
+                and 0 <= index < self._state.output_num:  # the common case, as `_set` treats it
+            self._state.outputs.append((index, msg))
+            return FLOW_FUNC_SUCCESS
         return self._set("set_output", index, [msg], balance_config)
 
     def set_multi_outputs(self, index: int, msgs: Sequence, balance_config: BalanceConfig) -> int:
