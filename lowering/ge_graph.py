@@ -37,11 +37,13 @@ from __future__ import annotations
 from typing import Any, Callable
 
 import numpy as np
-from xdsl.dialects.builtin import ArrayAttr, DenseArrayBase, FloatAttr, IntegerAttr, StringAttr, UnitAttr
+from xdsl.dialects.builtin import (ArrayAttr, DenseArrayBase, DenseResourceAttr, FloatAttr, IntegerAttr, StringAttr,
+                                   UnitAttr)
 from xdsl.ir import Attribute, Operation, SSAValue
 
 from dfir.core import data_type as dt
 from dfir.dialects import ge
+from dfir.dialects.blobs import blob_bytes
 from dfir.dialects.ge_types import GeTensorType, dtype_of
 from dfir.om.plan import VIEW, ArenaSlot, GeGraph, GeInput, GeOp, Slot
 
@@ -61,8 +63,8 @@ def ge_graph_entry(graph_op: ge.GraphOp) -> tuple[GeGraph, list[np.ndarray]]:
     """The plan entry of a verified graph (no `weights` yet) and its weight arrays, in
     `attrs.weight` order.
 
-    Weight arrays are read-only views of the constants' bytes in the IR (little-endian), except
-    booleans, which are normalized to numpy's 0/1 bytes.
+    Weight arrays are read-only views of the constants' bytes (little-endian), in the IR or in
+    the blob a `dense_resource` names, except booleans, which are normalized to numpy's 0/1 bytes.
     """
     value_ids: dict[SSAValue, int] = {}
     inputs: list[GeInput] = []
@@ -138,7 +140,7 @@ def _json_value(op_name: str, name: str, value: Attribute) -> Any:
 
 def _const_attrs(op: ge.ConstOp, weights: list[np.ndarray]) -> dict[str, Any]:
     t = op.result.type
-    raw = op.value.data.data
+    raw = blob_bytes(op.value) if isinstance(op.value, DenseResourceAttr) else op.value.data.data
     if t.dtype == dt.DT_BOOL:
         # xDSL stores a parsed i1 `true` as the byte 0xFF; numpy's bools are 0 and 1.
         array = (np.frombuffer(raw, dtype=np.uint8) != 0).reshape(t.shape)
