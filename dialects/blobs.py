@@ -33,8 +33,8 @@ BLOB_ALIGNMENT = 64
 """The alignment a blob's text declares: the `.om`'s weight alignment."""
 
 BLOB_MIN_BYTES = 4096
-"""The GE graph builder keeps a constant of this many bytes or more as a blob, unless it is a
-splat (one value repeated, which `dense<v>` prints short)."""
+"""The GE graph builder keeps a constant of this many bytes or more as a blob (a splat too: xDSL
+looks at every element to print one value)."""
 
 _blobs: dict[str, memoryview] = {}
 

@@ -283,7 +283,7 @@ class ConstOp(ShapedOp):
 
     The value is a builtin `dense` attribute, or a `dense_resource` naming a weight blob whose
     bytes stay out of the IR text (`dfir.dialects.blobs`; the GE graph builder makes one of every
-    constant of `BLOB_MIN_BYTES` or more that is not a splat). A `dense` with more than 100
+    constant of `BLOB_MIN_BYTES` or more). A `dense` with more than 100
     elements, not all equal,
     prints as a hex string of its raw little-endian bytes (`dense<"0x0000803F...">`), which
     xDSL parses back with a single `bytes.fromhex`; the printer writes that string from the raw

@@ -787,13 +787,12 @@ class Graph:
 
     def _dense(self, array) -> ge.ConstValue:
         """A copy of `array` (anything `np.asarray` accepts), little-endian: a weight blob
-        (`dense_resource`) when it has `BLOB_MIN_BYTES` or more and is not a splat, else a dense
-        attribute."""
+        (`dense_resource`) when it has `BLOB_MIN_BYTES` or more, else a dense attribute."""
         array = np.asarray(array)
         element_type = element_type_of(self._element_dtype(dt.from_numpy(array.dtype)))
         copy = np.array(array, dtype=array.dtype.newbyteorder("<"), order="C")
         data = memoryview(copy).cast("B")
-        if copy.nbytes < BLOB_MIN_BYTES or _is_splat(data, copy.itemsize):
+        if copy.nbytes < BLOB_MIN_BYTES:
             return DenseIntOrFPElementsAttr(TensorType(element_type, array.shape), BytesAttr(data.tobytes()))
         copy.flags.writeable = False
         return DenseResourceAttr.from_params(add_blob(data.toreadonly()), TensorType(element_type, array.shape))
@@ -873,12 +872,6 @@ def _node_content(node: _Node) -> bytes:
         parts.extend(f"{kind}:{key}={_attribute_content(attrs[key])}" for key in sorted(attrs))
     parts.extend(repr(result) for result in node.results)
     return ("\0".join(parts) + "\0\0").encode()
-
-
-def _is_splat(data: memoryview, itemsize: int) -> bool:
-    """Whether every element of `data` has the bytes of the first (looking at the first few first)."""
-    rows = np.frombuffer(data, np.uint8).reshape(-1, itemsize)
-    return bool((rows[:256] == rows[0]).all() and (rows == rows[0]).all())
 
 
 def _attribute_content(attr: Attribute) -> str:
