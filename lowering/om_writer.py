@@ -25,7 +25,6 @@ from dfir.om.schema import (
 from dfir.om.signature import unsigned
 
 
-
 class Chunks:
     """Bytes given as pieces laid end to end (views, not copied): partition data the writer
     copies once, into the file."""
@@ -50,9 +49,6 @@ class Chunks:
 
     def __len__(self) -> int:
         return self.size
-
-    def __bytes__(self) -> bytes:
-        return b"".join(self.pieces)
 
 
 Partition = tuple[int, bytes | bytearray | memoryview | Chunks]
