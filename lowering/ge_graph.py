@@ -65,11 +65,12 @@ def ge_graph_entry(graph_op: ge.GraphOp) -> tuple[GeGraph, list[np.ndarray]]:
 
     Weight arrays are read-only views of the constants' bytes (little-endian), in the IR or in
     the blob a `dense_resource` names, except booleans, which are normalized to numpy's 0/1 bytes.
+    Constants that name the same blob (as the same type) share one weight.
     """
     value_ids: dict[SSAValue, int] = {}
     inputs: list[GeInput] = []
     ops: list[GeOp] = []
-    weights: list[np.ndarray] = []
+    weights = _Weights()
     for op in graph_op.block.ops:
         if isinstance(op, ge.OutputOp):
             continue
@@ -138,9 +139,25 @@ def _json_value(op_name: str, name: str, value: Attribute) -> Any:
         raise AssertionError(f"{op_name}: property {name} = {value} has no plan form") from None
 
 
-def _const_attrs(op: ge.ConstOp, weights: list[np.ndarray]) -> dict[str, Any]:
+class _Weights(list):
+    """A graph's weight arrays in `attrs.weight` order, and the index of each blob's."""
+
+    def __init__(self):
+        super().__init__()
+        self.of_blob: dict[DenseResourceAttr, int] = {}
+
+
+def _const_attrs(op: ge.ConstOp, weights: _Weights) -> dict[str, Any]:
+    if isinstance(op.value, DenseResourceAttr):
+        if op.value not in weights.of_blob:
+            weights.of_blob[op.value] = _weight(op, blob_bytes(op.value), weights)
+        return {"weight": weights.of_blob[op.value]}
+    return {"weight": _weight(op, op.value.data.data, weights)}
+
+
+def _weight(op: ge.ConstOp, raw: bytes | memoryview, weights: _Weights) -> int:
+    """Add the weight of `op`, whose bytes are `raw`; its index."""
     t = op.result.type
-    raw = blob_bytes(op.value) if isinstance(op.value, DenseResourceAttr) else op.value.data.data
     if t.dtype == dt.DT_BOOL:
         # xDSL stores a parsed i1 `true` as the byte 0xFF; numpy's bools are 0 and 1.
         array = (np.frombuffer(raw, dtype=np.uint8) != 0).reshape(t.shape)
@@ -148,10 +165,10 @@ def _const_attrs(op: ge.ConstOp, weights: list[np.ndarray]) -> dict[str, Any]:
     else:
         array = np.frombuffer(raw, dtype=t.numpy_dtype.newbyteorder("<")).reshape(t.shape)
     weights.append(array)
-    return {"weight": len(weights) - 1}
+    return len(weights) - 1
 
 
-def _variable_attrs(op: ge.VariableOp, weights: list[np.ndarray]) -> dict[str, Any]:
+def _variable_attrs(op: ge.VariableOp, weights: _Weights) -> dict[str, Any]:
     return _const_attrs(op, weights) | {"variable": op.var_name.data}
 
 

@@ -169,3 +169,20 @@ def test_the_ir_text_of_an_om_parses_back_with_its_handles_and_inspect_lists_the
     weights_data = model.partition(PartitionType.WEIGHTS_DATA)
     assert f"WEIGHTS_DATA offset={weights_data.offset} size={weights.nbytes}" in inspect_om(om)
     assert handle.startswith("weight_")
+
+
+def test_constants_naming_one_blob_share_one_weight():
+    weights = _weights(seed=7)
+    g = Graph("twice")
+    x = g.data(0, list(weights.shape), dt.DT_FLOAT, name="x")
+    g.set_outputs([g.add(g.add(x, g.const(weights, name="a")), g.const(weights.copy(), name="b"))])
+    entry, arrays = lower_ge_graph(g.to_ir())
+    assert [op["attrs"] for op in entry["ops"] if op["op"] == "const"] == [{"weight": 0}, {"weight": 0}]
+    assert len(arrays) == 1
+    compiled = dfir.compile(g, {"dfir.ge.backend": "reference"})
+    (weights_data,) = read_om(compiled.om).models[0].partitions_of(PartitionType.WEIGHTS_DATA)
+    assert bytes(weights_data.data) == weights.tobytes()
+    with dfir.load(compiled.om) as loaded:
+        loaded.feed_data([np.ones_like(weights)])
+        outputs, _, _ = loaded.fetch_data(timeout=60000)
+    assert np.array_equal(outputs[0].numpy(), 1 + weights + weights)
