@@ -4,6 +4,7 @@ same bytes; a blob that is missing or malformed is a GeError that names it."""
 from __future__ import annotations
 
 import itertools
+import json
 import re
 import subprocess
 import sys
@@ -25,7 +26,9 @@ from dfir.driver.job import make_context
 from dfir.tools.inspect_om import inspect_om
 from dfir.ge.graph import Graph
 from dfir.lowering.ge_graph import lower_ge_graph
+from dfir.om.plan import Plan
 from dfir.om.schema import PartitionType
+from dfir.runtime.ge_runner import GeGraphRunner
 from dfir.runtime.om import read_om
 
 _handles = itertools.count()
@@ -186,3 +189,15 @@ def test_constants_naming_one_blob_share_one_weight():
         loaded.feed_data([np.ones_like(weights)])
         outputs, _, _ = loaded.fetch_data(timeout=60000)
     assert np.array_equal(outputs[0].numpy(), 1 + weights + weights)
+
+
+def test_loaded_weights_are_views_of_the_mapped_file(tmp_path):
+    weights = _weights(seed=8)
+    path = dfir.compile(_plus_const(weights), {"dfir.ge.backend": "reference"}).save(tmp_path / "plus")
+    model = read_om(path).models[0]
+    plan = Plan.from_json(json.loads(bytes(model.partition(PartitionType.FLOW_MODEL).data)))
+    mapped = model.partition(PartitionType.WEIGHTS_DATA).data
+    runner = GeGraphRunner(plan.ge_graphs[0], mapped)
+    (bound,) = runner._bound.values()
+    assert np.shares_memory(bound, np.frombuffer(mapped, np.uint8)) and not bound.flags.writeable
+    assert np.array_equal(bound, weights)
