@@ -201,3 +201,17 @@ def test_loaded_weights_are_views_of_the_mapped_file(tmp_path):
     (bound,) = runner._bound.values()
     assert np.shares_memory(bound, np.frombuffer(mapped, np.uint8)) and not bound.flags.writeable
     assert np.array_equal(bound, weights)
+
+
+@pytest.mark.parametrize("backend", ["reference", "iree-cpu"])
+def test_a_blob_of_booleans_keeps_its_values(backend):
+    flags = np.random.default_rng(9).random((64, 80)) < 0.5
+    g = Graph("flags")
+    x = g.data(0, list(flags.shape), dt.DT_BOOL, name="x")
+    g.set_outputs([g.logical_and(x, g.const(flags, name="flags"))])
+    assert isinstance(next(op for op in g.to_ir().block.ops if isinstance(op, ge.ConstOp)).value, DenseResourceAttr)
+    x_value = np.random.default_rng(10).random(flags.shape) < 0.5
+    with dfir.load(dfir.compile(g, {"dfir.ge.backend": backend}).om) as loaded:
+        loaded.feed_data([x_value])
+        outputs, _, ret = loaded.fetch_data(timeout=60000)
+    assert ret == 0 and np.array_equal(outputs[0].numpy(), x_value & flags)
