@@ -14,20 +14,22 @@ A blob is made from an array (`add_blob`) or parsed from a resource section, whi
 builtin resource interface keeps as text (`blob_bytes` decodes one on first use). A handle
 names its content: `weight_` and 32 hex digits of the bytes' SHA-256, so the same bytes get the
 same handle and the IR text, and the `.om`, stays deterministic. The store is the process's, as
-xDSL's resource interface is; `forget_blobs` empties it.
+xDSL's resource interface is (and IREE's memo of compiled executables): a blob stays as long as
+the process, or until `forget_blobs` empties the store.
 """
 from __future__ import annotations
 
 import hashlib
 import math
 import struct
+from typing import Iterable
 
 from xdsl.dialect_interfaces.op_asm import OpAsmDialectInterface
 from xdsl.dialects.builtin import Builtin, DenseResourceAttr
 
 from dfir.core.errors import GeError
 
-__all__ = ["BLOB_ALIGNMENT", "BLOB_MIN_BYTES", "add_blob", "blob_bytes", "blob_handle", "forget_blobs", "resource_section"]
+__all__ = ["BLOB_ALIGNMENT", "BLOB_MIN_BYTES", "add_blob", "blob_bytes", "forget_blobs", "resource_section"]
 
 BLOB_ALIGNMENT = 64
 """The alignment a blob's text declares: the `.om`'s weight alignment."""
@@ -39,14 +41,9 @@ looks at every element to print one value)."""
 _blobs: dict[str, memoryview] = {}
 
 
-def blob_handle(data: memoryview, digest: str | None = None) -> str:
-    """The handle of the bytes `data` (`digest`: their SHA-256 in hex, when already known)."""
-    return "weight_" + (digest or hashlib.sha256(data).hexdigest())[:32]
-
-
-def add_blob(data: memoryview, digest: str | None = None) -> str:
+def add_blob(data: memoryview) -> str:
     """Keep the bytes `data` (a read-only byte view, not copied) as a blob; its handle."""
-    handle = blob_handle(data, digest)
+    handle = "weight_" + hashlib.sha256(data).hexdigest()[:32]
     _blobs.setdefault(handle, data)
     return handle
 
@@ -62,7 +59,7 @@ def blob_bytes(attr: DenseResourceAttr) -> memoryview:
     return data
 
 
-def resource_section(handles) -> str:
+def resource_section(handles: Iterable[str]) -> str:
     """MLIR's `dialect_resources` section holding the blobs named in `handles` (sorted); "" for none."""
     alignment = struct.pack("<I", BLOB_ALIGNMENT).hex()
     entries = [f'      {h}: "0x{alignment}{_lookup(h).hex()}"' for h in sorted(set(handles))]
@@ -85,8 +82,7 @@ def _lookup(handle: str) -> memoryview:
 def _parsed(handle: str) -> memoryview:
     """The bytes of a blob a parsed resource section gave (xDSL keeps its text); GeError when
     there is none or its text is not MLIR's blob form."""
-    interface = Builtin.get_interface(OpAsmDialectInterface)
-    text = interface.lookup(handle) if interface is not None else None
+    text = Builtin.get_interface(OpAsmDialectInterface).lookup(handle)
     if not text:
         raise GeError(f"dense_resource<{handle}> names no blob: the IR text holds no resource {handle} "
                       f"(an .om keeps a blob's bytes in WEIGHTS_DATA, not in its IR_TEXT)")
