@@ -25,7 +25,7 @@ import math
 from collections import Counter
 from typing import ClassVar, Mapping, Sequence
 
-from xdsl.dialects.builtin import (I64, AnyFloat, DenseArrayBase, DenseIntOrFPElementsAttr, FloatAttr,
+from xdsl.dialects.builtin import (I64, AnyFloat, DenseArrayBase, DenseIntOrFPElementsAttr, DenseResourceAttr, FloatAttr,
                                    Float64Type, IntegerAttr, IntegerType, StringAttr, SymbolNameConstraint,
                                    TensorType, UnitAttr, i1, i64)
 from xdsl.ir import Attribute, Block, Dialect, Region, SSAValue, TypeAttribute
@@ -56,7 +56,8 @@ __all__ = ["BACKENDS", "GE", "LOC_ATTR", "REQUESTED_BACKEND_ATTR", "GraphOp", "O
            "MaxPoolOp", "AvgPoolOp", "GlobalAvgPoolOp", "BatchNormOp", "LayerNormOp", "SoftmaxOp",
            "ReshapeOp", "TransposeOp", "ConcatOp", "SplitOp", "SliceOp", "GatherOp", "SqueezeOp",
            "UnsqueezeOp", "PadOp", "FlattenOp", "ReduceSumOp", "ReduceMeanOp", "ReduceMaxOp", "CastOp",
-           "ShapeOp", "ResizeBilinearOp", "ResizeOp", "GridSampleOp", "ShapedOp", "ValueRanges", "const_type", "op_name_of",
+           "ShapeOp", "ResizeBilinearOp", "ResizeOp", "GridSampleOp", "ShapedOp", "ValueRanges", "const_type",
+           "ConstValue", "op_name_of",
            "slice_bounds", "slice_length",
            "EqualOp", "LessOp", "GreaterOp", "LessEqualOp", "GreaterEqualOp", "LogicalAndOp",
            "LogicalOrOp", "LogicalXorOp", "BitwiseAndOp", "BitwiseOrOp", "BitwiseXorOp", "BitShiftOp",
@@ -266,9 +267,13 @@ class DataOp(IRDLOperation):
             raise VerifyException(f"ge.data: index must be >= 0, got {self.index.value.data}")
 
 
-def const_type(value: DenseIntOrFPElementsAttr) -> GeTensorType:
+ConstValue = DenseIntOrFPElementsAttr | DenseResourceAttr
+"""A constant's value: its elements in the IR, or a named weight blob (`dfir.dialects.blobs`)."""
+
+
+def const_type(value: ConstValue) -> GeTensorType:
     """The result type of a `ge.const` holding `value`: its static shape and element type, ND."""
-    return GeTensorType([DimRange.fixed(s) for s in value.get_shape()], value.get_element_type())
+    return GeTensorType([DimRange.fixed(s) for s in value.type.get_shape()], value.type.get_element_type())
 
 
 MAX_LISTED_ELEMENTS = 100
@@ -279,7 +284,10 @@ MAX_LISTED_ELEMENTS = 100
 class ConstOp(ShapedOp):
     """A constant tensor; its result type is the value's static shape and element type (ND).
 
-    The value is a builtin `dense` attribute. One with more than 100 elements, not all equal,
+    The value is a builtin `dense` attribute, or a `dense_resource` naming a weight blob whose
+    bytes stay out of the IR text (`dfir.dialects.blobs`; the GE graph builder makes one of every
+    constant of `BLOB_MIN_BYTES` or more). A `dense` with more than 100
+    elements, not all equal,
     prints as a hex string of its raw little-endian bytes (`dense<"0x0000803F...">`), which
     xDSL parses back with a single `bytes.fromhex`; the printer writes that string from the raw
     bytes itself (xDSL's unpacks every element first), so weights of millions of elements print
@@ -289,16 +297,17 @@ class ConstOp(ShapedOp):
     cannot help it).
 
         %b = ge.const dense<[0.5, -1.0]> : tensor<2xf32>
+        %w = ge.const dense_resource<weight_0f3c59a1d2e4b6c8a0f1e2d3c4b5a697> : tensor<512x512xf32>
     """
 
     name = "ge.const"
 
-    value = prop_def(DenseIntOrFPElementsAttr)
+    value = prop_def(base(DenseIntOrFPElementsAttr) | base(DenseResourceAttr))
     result = result_def(GeTensorType)
 
     traits = traits_def(Pure())
 
-    def __init__(self, value: DenseIntOrFPElementsAttr):
+    def __init__(self, value: ConstValue):
         super().__init__(properties={"value": value}, result_types=[const_type(value)])
 
     @classmethod
@@ -307,15 +316,17 @@ class ConstOp(ShapedOp):
         if not isinstance(value.type, TensorType):
             raise VerifyException(f"{cls.name}: value must have a tensor type, got {value.type}")
         try:
-            dtype_of(value.get_element_type())
+            dtype_of(value.type.get_element_type())
         except KeyError:
-            raise VerifyException(f"{cls.name}: element type {value.get_element_type()} is not a GE "
+            raise VerifyException(f"{cls.name}: element type {value.type.get_element_type()} is not a GE "
                                   "data type") from None
         return [const_type(value)]
 
     @classmethod
     def infer_values(cls, operand_types, properties, operand_values):
         value = properties["value"]
+        if isinstance(value, DenseResourceAttr):
+            return ()
         element_type = value.get_element_type()
         small = len(value.get_shape()) <= 1 and math.prod(value.get_shape()) <= MAX_KNOWN_ELEMENTS
         if not (small and isinstance(element_type, IntegerType) and element_type.width.data > 1):
@@ -329,8 +340,8 @@ class ConstOp(ShapedOp):
     def parse(cls, parser: Parser) -> ConstOp:
         start = parser.pos
         value = parser.parse_attribute()
-        if not isinstance(value, DenseIntOrFPElementsAttr):
-            parser.raise_error(f"ge.const expects a dense attribute, got {value}", start)
+        if not isinstance(value, ConstValue):
+            parser.raise_error(f"ge.const expects a dense or dense_resource attribute, got {value}", start)
         attributes = parser.parse_optional_attr_dict()
         op = cls(value)
         op.attributes.update(attributes)
@@ -338,7 +349,7 @@ class ConstOp(ShapedOp):
 
     def print(self, printer: Printer) -> None:
         printer.print_string(" ")
-        if _prints_as_hex(self.value):
+        if isinstance(self.value, DenseIntOrFPElementsAttr) and _prints_as_hex(self.value):
             printer.print_string(f'dense<"0x{self.value.data.data.hex().upper()}"> : ')
             printer.print_attribute(self.value.type)
         else:
@@ -582,12 +593,12 @@ class VariableOp(ShapedOp):
     name = "ge.variable"
 
     var_name = prop_def(StringAttr)
-    value = prop_def(DenseIntOrFPElementsAttr)
+    value = prop_def(base(DenseIntOrFPElementsAttr) | base(DenseResourceAttr))
     result = result_def(GeTensorType)
 
     traits = traits_def(Pure())
 
-    def __init__(self, var_name: str, value: DenseIntOrFPElementsAttr):
+    def __init__(self, var_name: str, value: ConstValue):
         super().__init__(properties={"var_name": StringAttr(var_name), "value": value},
                          result_types=[const_type(value)])
 

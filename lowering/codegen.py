@@ -12,18 +12,21 @@
     }
 
 `codegen_module_text` prints that function alone in a `builtin.module`, in MLIR's generic form,
-which `iree-opt` and `iree-compile` parse whatever xDSL's custom forms look like.
+which `iree-opt` and `iree-compile` parse whatever xDSL's custom forms look like, followed by
+the resource section of the weight blobs its constants name (`dfir.dialects.blobs`).
 """
 from __future__ import annotations
 
 import io
 
-from xdsl.dialects.builtin import ModuleOp
+from xdsl.dialects.arith import ConstantOp
+from xdsl.dialects.builtin import DenseResourceAttr, ModuleOp
 from xdsl.dialects.func import FuncOp
 from xdsl.printer import Printer
 
 from dfir.core.errors import GeError
 from dfir.dialects import ge
+from dfir.dialects.blobs import resource_section
 
 __all__ = ["codegen_module_text", "main_func"]
 
@@ -36,7 +39,9 @@ def codegen_module_text(graph_op: ge.GraphOp) -> str | None:
         return None
     stream = io.StringIO()
     Printer(stream=stream, print_generic_format=True).print_op(ModuleOp([main.clone()]))
-    return stream.getvalue() + "\n"
+    blobs = [op.value.resource_handle.data for op in main.walk()
+             if isinstance(op, ConstantOp) and isinstance(op.value, DenseResourceAttr)]
+    return stream.getvalue() + "\n" + resource_section(blobs)
 
 
 def main_func(graph_op: ge.GraphOp) -> FuncOp | None:

@@ -37,11 +37,13 @@ from __future__ import annotations
 from typing import Any, Callable
 
 import numpy as np
-from xdsl.dialects.builtin import ArrayAttr, DenseArrayBase, FloatAttr, IntegerAttr, StringAttr, UnitAttr
+from xdsl.dialects.builtin import (ArrayAttr, DenseArrayBase, DenseResourceAttr, FloatAttr, IntegerAttr, StringAttr,
+                                   UnitAttr)
 from xdsl.ir import Attribute, Operation, SSAValue
 
 from dfir.core import data_type as dt
 from dfir.dialects import ge
+from dfir.dialects.blobs import blob_bytes
 from dfir.dialects.ge_types import GeTensorType, dtype_of
 from dfir.om.plan import VIEW, ArenaSlot, GeGraph, GeInput, GeOp, Slot
 
@@ -61,13 +63,14 @@ def ge_graph_entry(graph_op: ge.GraphOp) -> tuple[GeGraph, list[np.ndarray]]:
     """The plan entry of a verified graph (no `weights` yet) and its weight arrays, in
     `attrs.weight` order.
 
-    Weight arrays are read-only views of the constants' bytes in the IR (little-endian), except
-    booleans, which are normalized to numpy's 0/1 bytes.
+    Weight arrays are read-only views of the constants' bytes (little-endian), in the IR or in
+    the blob a `dense_resource` names, except booleans, which are normalized to numpy's 0/1 bytes.
+    Constants that name the same blob (as the same type) share one weight.
     """
     value_ids: dict[SSAValue, int] = {}
     inputs: list[GeInput] = []
     ops: list[GeOp] = []
-    weights: list[np.ndarray] = []
+    weights = _Weights()
     for op in graph_op.block.ops:
         if isinstance(op, ge.OutputOp):
             continue
@@ -136,9 +139,25 @@ def _json_value(op_name: str, name: str, value: Attribute) -> Any:
         raise AssertionError(f"{op_name}: property {name} = {value} has no plan form") from None
 
 
-def _const_attrs(op: ge.ConstOp, weights: list[np.ndarray]) -> dict[str, Any]:
+class _Weights(list):
+    """A graph's weight arrays in `attrs.weight` order, and the index of each blob's."""
+
+    def __init__(self):
+        super().__init__()
+        self.of_blob: dict[DenseResourceAttr, int] = {}
+
+
+def _const_attrs(op: ge.ConstOp, weights: _Weights) -> dict[str, Any]:
+    if isinstance(op.value, DenseResourceAttr):
+        if op.value not in weights.of_blob:
+            weights.of_blob[op.value] = _weight(op, blob_bytes(op.value), weights)
+        return {"weight": weights.of_blob[op.value]}
+    return {"weight": _weight(op, op.value.data.data, weights)}
+
+
+def _weight(op: ge.ConstOp, raw: bytes | memoryview, weights: _Weights) -> int:
+    """Add the weight of `op`, whose bytes are `raw`; its index."""
     t = op.result.type
-    raw = op.value.data.data
     if t.dtype == dt.DT_BOOL:
         # xDSL stores a parsed i1 `true` as the byte 0xFF; numpy's bools are 0 and 1.
         array = (np.frombuffer(raw, dtype=np.uint8) != 0).reshape(t.shape)
@@ -146,10 +165,10 @@ def _const_attrs(op: ge.ConstOp, weights: list[np.ndarray]) -> dict[str, Any]:
     else:
         array = np.frombuffer(raw, dtype=t.numpy_dtype.newbyteorder("<")).reshape(t.shape)
     weights.append(array)
-    return {"weight": len(weights) - 1}
+    return len(weights) - 1
 
 
-def _variable_attrs(op: ge.VariableOp, weights: list[np.ndarray]) -> dict[str, Any]:
+def _variable_attrs(op: ge.VariableOp, weights: _Weights) -> dict[str, Any]:
     return _const_attrs(op, weights) | {"variable": op.var_name.data}
 
 

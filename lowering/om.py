@@ -17,7 +17,7 @@ def om_bytes(lowered: LoweredGraph, ir_text: str, *, resource_config: bytes | No
     partitions += [(PartitionType.SO_BINS, library) for library in lowered.so_bins]
     partitions += [(PartitionType.IREE_EXECUTABLE, vmfb) for vmfb in lowered.executables]
     if lowered.weights:
-        partitions.append((PartitionType.WEIGHTS_DATA, bytes(lowered.weights)))
+        partitions.append((PartitionType.WEIGHTS_DATA, lowered.weights))
     if resource_config is not None:
         partitions.append((PartitionType.RESOURCE_CONFIG, resource_config))
     if cache_manifest is not None:

@@ -39,6 +39,7 @@ from dfir.lowering.codegen import codegen_module_text
 from dfir.lowering.flatten import flatten
 from dfir.lowering.ge_graph import ge_graph_entry
 from dfir.lowering.iree_executable import compile_executable
+from dfir.lowering.om_writer import Chunks
 from dfir.om.plan import (DEFAULT_CHANNEL_DEPTH, IREE_BACKENDS, Cluster, WEIGHT_ALIGNMENT, Align, CppProject, Executable, Func,
                           GeGraph, GraphPoint, Input, InputBatch, Node, Plan, ProcessPoint, PyProject, PyUdf, SoBin,
                           UdfBlob, Weight, list_from_json, process_point_from_json)
@@ -111,7 +112,8 @@ class LoweredGraph:
     plan: Plan | UnitPlan
     udf_payloads: list[bytes] = field(default_factory=list)
     so_bins: list[bytes] = field(default_factory=list)
-    weights: bytearray = field(default_factory=bytearray)
+    weights: Chunks = field(default_factory=Chunks)
+    """The weights blob: views of the constants' bytes, copied once, into the `.om`."""
     units: dict[str, "LoweredGraph"] = field(default_factory=dict)
     """The process points lowered (not reused) for this plan, by symbol (see `lower_unit`)."""
     skeleton: Skeleton | None = None
@@ -204,7 +206,7 @@ class _Blobs:
 
     udf_payloads: list[bytes] = field(default_factory=list)
     so_bins: list[bytes] = field(default_factory=list)
-    weights: bytearray = field(default_factory=bytearray)
+    weights: Chunks = field(default_factory=Chunks)
     executables: list[bytes] = field(default_factory=list)
 
 
@@ -250,13 +252,12 @@ class _Tables:
             self.ge_graphs.append(_relocated_executable(replace(graph, weights=weights), executables))
         return _relocated(plan.pp, udfs, so_bins, graphs)
 
-    def _weights(self, blob: bytes | bytearray) -> int:
+    def _weights(self, blob: Chunks) -> int:
         """Append a unit's weight blob on a 64-byte boundary; its offset in the plan's blob."""
         weights = self.blobs.weights
-        if blob:
-            weights.extend(b"\0" * (-len(weights) % WEIGHT_ALIGNMENT))
-        base = len(weights)
-        weights.extend(blob)
+        base = weights.append(b"", WEIGHT_ALIGNMENT) if blob else len(weights)
+        for piece in blob.pieces:
+            weights.append(piece)
         return base
 
 
@@ -433,8 +434,5 @@ class _ProcessPointEntries:
                 "output_dtypes": tuple(value.type.dtype.name for value in graph_op.output_op.outputs)}
 
     def _pack(self, array: np.ndarray) -> Weight:
-        blob = self.blobs.weights
-        blob.extend(b"\0" * (-len(blob) % WEIGHT_ALIGNMENT))
-        offset = len(blob)
-        blob.extend(np.ascontiguousarray(array).tobytes())
+        offset = self.blobs.weights.append(np.ascontiguousarray(array), WEIGHT_ALIGNMENT)
         return Weight(offset, int(array.nbytes), from_numpy(array.dtype).name, tuple(array.shape))

@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 
 from dfir.core.errors import GeError
 from dfir.driver.cache.checked_om import CheckedOm, read_checked_om
-from dfir.lowering.om_writer import write_om
+from dfir.lowering.om_writer import Chunks, write_om
 from dfir.lowering.plan import LoweredGraph, Skeleton, UnitPlan, read_skeleton
 from dfir.om.schema import PartitionType
 from dfir.passes.fingerprint_subgraphs import Structure
@@ -76,7 +76,7 @@ def unit_bytes(key: str, unit: CachedUnit | CachedGraph) -> bytes:
     partitions += [(PartitionType.SO_BINS, library) for library in lowered.so_bins]
     partitions += [(PartitionType.IREE_EXECUTABLE, vmfb) for vmfb in lowered.executables]
     if lowered.weights:
-        partitions.append((PartitionType.WEIGHTS_DATA, bytes(lowered.weights)))
+        partitions.append((PartitionType.WEIGHTS_DATA, lowered.weights))
     partitions += [(PartitionType.IR_TEXT, text.encode()) for text in unit.texts.values()]
     return _unit_om(key, manifest, partitions)
 
@@ -120,7 +120,7 @@ def _point(manifest: dict, texts: list[str], om: CheckedOm) -> CachedUnit:
         plan=UnitPlan.from_json(plan),
         udf_payloads=[bytes(p) for p in om.partitions_of(PartitionType.UDF_PAYLOAD)],
         so_bins=[bytes(p) for p in om.partitions_of(PartitionType.SO_BINS)],
-        weights=bytearray(weights[0]) if weights else bytearray(),
+        weights=Chunks([bytes(weights[0])] if weights else []),
         executables=[bytes(p) for p in om.partitions_of(PartitionType.IREE_EXECUTABLE)])
     return CachedUnit(lowered, dict(zip(ops, texts)), variables)
 

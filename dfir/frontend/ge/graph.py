@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import Mapping, NamedTuple, Sequence
 
 import numpy as np
-from xdsl.dialects.builtin import (BytesAttr, DenseArrayBase, DenseIntOrFPElementsAttr, FloatAttr,
+from xdsl.dialects.builtin import (BytesAttr, DenseArrayBase, DenseIntOrFPElementsAttr, DenseResourceAttr, FloatAttr,
                                    IntegerAttr, StringAttr, TensorType, UnitAttr, f64, i32, i64)
 from xdsl.ir import Attribute, Block, Region, SSAValue
 from xdsl.irdl import AttrSizedOperandSegments, IRDLOperation, VarResultDef
@@ -29,6 +29,7 @@ from dfir.core import data_type as dt
 from dfir.core.errors import GeError
 from dfir.core.resize_sizes import resize_plan
 from dfir.dialects import ge
+from dfir.dialects.blobs import BLOB_MIN_BYTES, add_blob
 from dfir.dialects.ge_types import FORMATS, GeTensorType, element_type_of
 from dfir.frontend.source import user_location
 
@@ -862,12 +863,17 @@ class Graph:
         known = list(known) + [None] * (len(node.results) - len(known))
         return [Value(self, first + i, t, k) for i, (t, k) in enumerate(zip(node.results, known))]
 
-    def _dense(self, array) -> DenseIntOrFPElementsAttr:
-        """A copy of `array` (anything `np.asarray` accepts) as a little-endian dense attribute."""
+    def _dense(self, array) -> ge.ConstValue:
+        """A copy of `array` (anything `np.asarray` accepts), little-endian: a weight blob
+        (`dense_resource`) when it has `BLOB_MIN_BYTES` or more, else a dense attribute."""
         array = np.asarray(array)
         element_type = element_type_of(self._element_dtype(dt.from_numpy(array.dtype)))
-        data = np.ascontiguousarray(array, dtype=array.dtype.newbyteorder("<")).tobytes()
-        return DenseIntOrFPElementsAttr(TensorType(element_type, array.shape), BytesAttr(data))
+        copy = np.array(array, dtype=array.dtype.newbyteorder("<"), order="C")
+        data = memoryview(copy).cast("B")
+        if copy.nbytes < BLOB_MIN_BYTES:
+            return DenseIntOrFPElementsAttr(TensorType(element_type, array.shape), BytesAttr(data.tobytes()))
+        copy.flags.writeable = False
+        return DenseResourceAttr.from_params(add_blob(data.toreadonly()), TensorType(element_type, array.shape))
 
     def _ints(self, values: object, what: str, count: int | None = None) -> DenseArrayBase:
         """A list of ints as a property; `what` names the argument in the error."""
@@ -947,7 +953,7 @@ def _node_content(node: _Node) -> bytes:
 
 
 def _attribute_content(attr: Attribute) -> str:
-    if isinstance(attr, DenseIntOrFPElementsAttr):
+    if isinstance(attr, DenseIntOrFPElementsAttr):  # a blob's handle names its content
         return f"dense {attr.type!r} {hashlib.sha256(attr.data.data).hexdigest()}"
     return repr(attr)
 

@@ -293,8 +293,17 @@ ge.graph @const_vector {
 
 // -----
 
+// A weight blob whose type is not a tensor.
+// CHECK: ge.const: value must have a tensor type, got vector<2xf32>
+ge.graph @blob_vector {
+  %c = "ge.const"() <{value = dense_resource<weight_v> : vector<2xf32>}> : () -> !ge.tensor<[2], f32>
+  ge.output %c : !ge.tensor<[2], f32>
+}
+
+// -----
+
 // A constant written with something other than a dense attribute.
-// CHECK: ge.const expects a dense attribute, got 5 : i32
+// CHECK: ge.const expects a dense or dense_resource attribute, got 5 : i32
 ge.graph @const_not_dense {
   %c = ge.const 5 : i32
   ge.output %c : !ge.tensor<[], i32>
