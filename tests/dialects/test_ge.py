@@ -210,22 +210,26 @@ def test_gemm_matches_onnxruntime(trans_a, trans_b, alpha, beta, c_shape):
 # --- convolution and pooling ---------------------------------------------------------------------------
 
 @st.composite
-def windows(draw, max_kernel: int = 3, pool: bool = False):
-    """(input shape, kernel, strides, pads as ONNX [hb, wb, he, we], dilations) that fit; a pool's
-    pads stay below its kernel, as onnxruntime requires."""
-    kernel = [draw(st.integers(1, max_kernel)) for _ in range(2)]
-    dilations = [draw(st.integers(1, 2)) for _ in range(2)]
+def windows(draw, max_kernel: int = 3, pool: bool = False, spatial: int | None = 2):
+    """(input shape, kernel, strides, pads as ONNX [begins..., ends...], dilations) that fit over
+    `spatial` dimensions (None: 1 to 3 of them); a pool's pads stay below its kernel, as
+    onnxruntime requires."""
+    spatial = spatial or draw(st.integers(1, 3))
+    kernel = [draw(st.integers(1, max_kernel)) for _ in range(spatial)]
+    dilations = [draw(st.integers(1, 2)) for _ in range(spatial)]
     extents = [d * (k - 1) + 1 for k, d in zip(kernel, dilations)]
     limits = kernel if pool else extents
     pads = [draw(st.integers(0, n - 1)) for n in limits] + [draw(st.integers(0, n - 1)) for n in limits]
-    sizes = [draw(st.integers(max(1, e - pads[i] - pads[i + 2]), 9)) for i, e in enumerate(extents)]
-    strides = [draw(st.integers(1, 3)) for _ in range(2)]
+    largest = 9 if spatial < 3 else 6
+    sizes = [draw(st.integers(max(1, e - pads[i] - pads[i + spatial]), max(largest, e)))
+             for i, e in enumerate(extents)]
+    strides = [draw(st.integers(1, 3)) for _ in range(spatial)]
     return sizes, kernel, strides, pads, dilations
 
 
 @EXAMPLES
-@given(window=windows(), groups=st.sampled_from([1, 2]), per_group=st.integers(1, 2), bias=st.booleans(),
-       seed=st.integers(0, 2**16))
+@given(window=windows(spatial=None), groups=st.sampled_from([1, 2]), per_group=st.integers(1, 2),
+       bias=st.booleans(), seed=st.integers(0, 2**16))
 def test_conv_matches_onnxruntime(window, groups, per_group, bias, seed):
     sizes, kernel, strides, pads, dilations = window
     inputs = {"x": floats((2, groups * per_group, *sizes), seed)}
@@ -242,7 +246,7 @@ def test_conv_auto_pad_matches_onnxruntime(auto_pad):
 
 
 @EXAMPLES
-@given(window=windows(pool=True), ceil_mode=st.booleans(), seed=st.integers(0, 2**16))
+@given(window=windows(pool=True, spatial=None), ceil_mode=st.booleans(), seed=st.integers(0, 2**16))
 def test_max_pool_matches_onnxruntime(window, ceil_mode, seed):
     sizes, kernel, strides, pads, dilations = window
     inputs = {"x": floats((1, 2, *sizes), seed)}
@@ -252,7 +256,7 @@ def test_max_pool_matches_onnxruntime(window, ceil_mode, seed):
 
 
 @EXAMPLES
-@given(window=windows(pool=True), ceil_mode=st.booleans(), count_include_pad=st.booleans(),
+@given(window=windows(pool=True, spatial=None), ceil_mode=st.booleans(), count_include_pad=st.booleans(),
        seed=st.integers(0, 2**16))
 def test_avg_pool_matches_onnxruntime(window, ceil_mode, count_include_pad, seed):
     sizes, kernel, strides, pads, _ = window
@@ -682,8 +686,10 @@ BUILD_ERRORS = [
      'graph=g; node=gemm_0; ge.gemm: c [1, 2, 5] does not broadcast to the result [2, 5]'),
     (lambda g, x: g.gemm(g.const(np.ones((2, 3), np.float32)), g.const(np.ones((3, 5), np.float32)), alpha="1"),
      "graph=g; gemm alpha must be a number, got '1'"),
-    (lambda g, x: g.conv2d(g.const(np.ones((3, 4, 4), np.float32)), g.const(np.ones((2, 3, 1, 1), np.float32))),
-     'graph=g; node=conv2d_0; ge.conv2d: input must have rank 4, got [3, 4, 4]'),
+    (lambda g, x: g.conv2d(g.const(np.ones((3, 4), np.float32)), g.const(np.ones((2, 3), np.float32))),
+     'graph=g; node=conv2d_0; ge.conv2d: input must have rank >= 3 (N, C and spatial dimensions), got [3, 4]'),
+    (lambda g, x: g.conv2d(g.const(np.ones((1, 3, 4), np.float32)), g.const(np.ones((2, 3, 1, 1), np.float32))),
+     'graph=g; node=conv2d_0; ge.conv2d: filter must have rank 3, got [2, 3, 1, 1]'),
     (lambda g, x: g.conv2d(x, g.const(np.ones((2, 3, 1), np.float32))),
      'graph=g; node=conv2d_0; ge.conv2d: filter must have rank 4, got [2, 3, 1]'),
     (lambda g, x: g.conv2d(g.data(1, [1, 4, 4, 3], F32, format="NHWC"), g.const(np.ones((2, 3, 1, 1), np.float32))),

@@ -305,10 +305,16 @@ def test_conv_transpose_matches_onnxruntime(attrs):
     check(onnx_model([node("ConvTranspose", ["x", "w", "b"], **attrs)], inputs, weights), inputs, rtol=1e-4)
 
 
-def test_conv_transpose_1d_runs_as_2d():
-    inputs = {"x": floats((1, 2, 5))}
-    weights = {"w": floats((2, 3, 3), 1)}
-    check(onnx_model([node("ConvTranspose", ["x", "w"], strides=[2], pads=[1, 0])], inputs, weights), inputs)
+@pytest.mark.parametrize("sizes,kernel,attrs", [
+    ((5,), (3,), {"strides": [2], "pads": [1, 0]}),
+    ((6,), (2,), {"strides": [3], "output_padding": [1], "group": 2, "dilations": [2]}),
+    ((3, 4, 2), (3, 2, 2), {"strides": [2, 1, 2], "pads": [1, 0, 0, 0, 1, 1]}),
+    ((2, 3, 3), (2, 2, 3), {"strides": [1, 2, 2], "output_shape": [3, 7, 8], "group": 2}),
+])
+def test_conv_transpose_in_one_and_three_dimensions_matches_onnxruntime(sizes, kernel, attrs):
+    inputs = {"x": floats((1, 4, *sizes))}
+    weights = {"w": floats((4, 3, *kernel), 1)}
+    check(onnx_model([node("ConvTranspose", ["x", "w"], **attrs)], inputs, weights), inputs, rtol=1e-4)
 
 
 def test_conv_transpose_errors():
