@@ -266,6 +266,28 @@ def test_avg_pool_matches_onnxruntime(window, ceil_mode, count_include_pad, seed
     check(onnx_model([pool], inputs), inputs)
 
 
+@EXAMPLES
+@given(window=windows(pool=True, spatial=None), p=st.integers(1, 4), seed=st.integers(0, 2**16))
+def test_lp_pool_matches_onnxruntime(window, p, seed):
+    sizes, kernel, strides, pads, dilations = window
+    inputs = {"x": floats((1, 2, *sizes), seed)}
+    pool = node("LpPool", ["x"], kernel_shape=kernel, strides=strides, pads=pads, dilations=dilations, p=p)
+    check(onnx_model([pool], inputs), inputs, rtol=1e-4, atol=1e-5)
+
+
+def test_lp_pool_refuses_ceil_mode():
+    model = onnx_model([node("LpPool", ["x"], kernel_shape=[2, 2], strides=[2, 2], ceil_mode=1)],
+                       {"x": floats((1, 2, 5, 5))})
+    with pytest.raises(GeError, match=r"node=lppool; LpPool: ceil_mode 1 is not supported$"):
+        Graph.from_onnx(model)
+
+
+@pytest.mark.parametrize("shape", [(2, 3, 5), (1, 2, 4, 3), (1, 2, 3, 4, 2)])
+def test_global_max_pool_matches_onnxruntime(shape):
+    inputs = {"x": floats(shape)}
+    check(onnx_model([node("GlobalMaxPool", ["x"])], inputs), inputs)
+
+
 def test_global_avg_pool_matches_onnxruntime():
     inputs = {"x": floats((2, 3, 5, 4))}
     check(onnx_model([node("GlobalAveragePool", ["x"])], inputs, dynamic=True), inputs)

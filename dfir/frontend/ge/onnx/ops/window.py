@@ -1,10 +1,13 @@
 """Sliding-window ops over N, C and one or more spatial dimensions: convolution and pooling."""
 from __future__ import annotations
 
+import math
 from typing import TYPE_CHECKING, Sequence
 
+import numpy as np
 import onnx
 
+from dfir.core import data_type as dt
 from dfir.frontend.ge.onnx.attributes import attributes_of
 from dfir.frontend.ge.onnx.ops.converter import Converter, unary
 
@@ -59,20 +62,46 @@ def _conv(imp, node):
                          groups=attrs.get("group", 1), name=imp.name(node))]
 
 
+def _pool_window(imp: Importer, node: onnx.NodeProto, x: Value, attrs: dict) -> dict:
+    """The window arguments of a pool builder (kernel, strides, pads, dilations, ceil_mode)."""
+    kernel = list(attrs["kernel_shape"])
+    return {"kernel": kernel, "strides": list(attrs["strides"]), "pads": _window_pads(imp, node, x, kernel, attrs),
+            "dilations": list(attrs["dilations"]), "ceil_mode": bool(attrs.get("ceil_mode", 0))}
+
+
 def _pool(method: str) -> Converter:
     def convert(imp, node):
         x = imp.tensor(node, 0)
         if len(node.output) > 1 and node.output[1]:
             raise imp.node_error(node, "the Indices output is not supported")
         attrs = _window_attrs(imp, node, x)
-        kernel = list(attrs["kernel_shape"])
-        flags = {"ceil_mode": bool(attrs.get("ceil_mode", 0))}
-        if method == "avg_pool":
-            flags["count_include_pad"] = bool(attrs.get("count_include_pad", 0))
-        return [getattr(imp.g, method)(x, kernel, strides=list(attrs["strides"]),
-                                       pads=_window_pads(imp, node, x, kernel, attrs),
-                                       dilations=list(attrs["dilations"]), **flags, name=imp.name(node))]
+        flags = {"count_include_pad": bool(attrs.get("count_include_pad", 0))} if method == "avg_pool" else {}
+        return [getattr(imp.g, method)(x, **_pool_window(imp, node, x, attrs), **flags, name=imp.name(node))]
     return convert
+
+
+def _lp_pool(imp, node):
+    """`sum(|x| ^ p) ^ (1 / p)` over each window: the sum is an average pool that counts its
+    padding (which adds |0| ^ p = 0), times the window size. With `ceil_mode` the windows that
+    reach past the padding would count fewer positions, so it is refused."""
+    x = imp.tensor(node, 0)
+    attrs = _window_attrs(imp, node, x)
+    if attrs.get("ceil_mode", 0):
+        raise imp.node_error(node, "ceil_mode 1 is not supported")
+    g, dtype, p = imp.g, dt.to_numpy(x.dtype), attrs.get("p", 2)
+    window = _pool_window(imp, node, x, attrs)
+    powered = g.pow(g.abs(x, name=imp.name(node, "/abs")), g.const(np.array(p, dtype), name=imp.name(node, "/p")),
+                    name=imp.name(node, "/powered"))
+    mean = g.avg_pool(powered, **window, count_include_pad=True, name=imp.name(node, "/mean"))
+    size = g.const(np.array(math.prod(window["kernel"]), dtype), name=imp.name(node, "/window_size"))
+    total = g.mul(mean, size, name=imp.name(node, "/sum"))
+    return [g.pow(total, g.const(np.array(1 / p, dtype), name=imp.name(node, "/root")), name=imp.name(node))]
+
+
+def _global_max_pool(imp, node):
+    x = imp.tensor(node, 0)
+    axes = list(range(2, 2 + _spatial_rank(imp, node, x)))
+    return [imp.g.reduce_max(x, axes, keep_dims=True, name=imp.name(node))]
 
 
 def _conv_transpose(imp, node):
@@ -107,5 +136,6 @@ def _transposed_pads(imp: Importer, node: onnx.NodeProto, x: Value, w: Value, at
 
 CONVERTERS: dict[str, Converter] = {
     "Conv": _conv, "MaxPool": _pool("max_pool"), "AveragePool": _pool("avg_pool"),
-    "GlobalAveragePool": unary("global_avg_pool"), "ConvTranspose": _conv_transpose,
+    "GlobalAveragePool": unary("global_avg_pool"), "ConvTranspose": _conv_transpose, "LpPool": _lp_pool,
+    "GlobalMaxPool": _global_max_pool,
 }
