@@ -11,6 +11,7 @@ from dfir.frontend.ge.onnx.ops import (
     logic,
     movement,
     normalization,
+    recurrent,
     reduction,
     resize,
     window,
@@ -18,7 +19,7 @@ from dfir.frontend.ge.onnx.ops import (
 from dfir.frontend.ge.onnx.ops.converter import Converter
 
 FAMILIES = (elementwise, contraction, window, normalization, movement, reduction, resize, logic, activation, attention,
-            generation)
+            generation, recurrent)
 
 CONVERTERS: dict[str, Converter] = {op: convert for family in FAMILIES for op, convert in family.CONVERTERS.items()}
 """ONNX op type -> its converter (its outputs' values, in order)."""
