@@ -1581,6 +1581,9 @@ class _PoolOp(ShapedOp):
     """Sliding-window pooling over the spatial dimensions (2 and up) of an NCHW-like input:
     `kernel`, `strides` and `dilations` have one entry per spatial axis, `pads` two."""
 
+    ELEMENT_CHECK: ClassVar = staticmethod(require_float)
+    """What the input's element type must be."""
+
     input = operand_def(GeTensorType)
     kernel = prop_def(DenseArrayBase.constr(i64))
     strides = prop_def(DenseArrayBase.constr(i64))
@@ -1594,7 +1597,7 @@ class _PoolOp(ShapedOp):
     @classmethod
     def infer_types(cls, operand_types, properties, operand_values=None):
         (x,) = operand_types
-        require_float(cls.name, x, "input")
+        cls.ELEMENT_CHECK(cls.name, x, "input")
         spatial = spatial_rank(cls.name, x)
         kernel = prop_ints(properties, "kernel")
         check_count(cls.name, "kernel", kernel, spatial)
@@ -1612,13 +1615,15 @@ class _PoolOp(ShapedOp):
 
 @irdl_op_definition
 class MaxPoolOp(_PoolOp):
-    """The maximum of each window (padding never wins). Output sizes as `ge.conv2d`, rounded up
-    with `ceil_mode`.
+    """The maximum of each window (padding never wins), of floats or integers. Output sizes as
+    `ge.conv2d`, rounded up with `ceil_mode`.
 
         %y = ge.max_pool %x kernel [2, 2] strides [2, 2] pads [0, 0, 0, 0] dilations [1, 1] : !ge.tensor<[1, 8, 32, 32], f32> -> !ge.tensor<[1, 8, 16, 16], f32>
     """
 
     name = "ge.max_pool"
+
+    ELEMENT_CHECK: ClassVar = staticmethod(require_number)
 
     assembly_format = ("$input `kernel` $kernel `strides` $strides `pads` $pads `dilations` $dilations "
                        "(`ceil_mode` $ceil_mode^)? attr-dict `:` type($input) `->` type($result)")

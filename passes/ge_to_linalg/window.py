@@ -46,7 +46,7 @@ from xdsl.ir.affine import AffineExpr, AffineMap
 from dfir.core.shape_arith import Window
 from dfir.dialects import ge
 from dfir.dialects.ge_shapes import windows_of
-from dfir.passes.ge_to_linalg.builder import Body, FuncBuilder, IndexMath, Size, Unsupported
+from dfir.passes.ge_to_linalg.builder import Body, FuncBuilder, IndexMath, Size, Unsupported, is_float, is_unsigned
 from dfir.passes.ge_to_linalg.movement import constant_pad, extract_slice, gather_positions, insert_slice
 
 __all__ = ["LOWERINGS"]
@@ -228,8 +228,13 @@ _LOWEST = {Float16Type: -65504.0, BFloat16Type: -3.3895313892515355e38,
 
 
 def _max_pool(builder: FuncBuilder, op: ge.MaxPoolOp) -> list[SSAValue]:
-    lowest = _LOWEST[type(builder.value(op.input).type.element_type)]
-    result, _ = _pool(builder, op, lowest, float("-inf"), lambda b, value, acc: b.add(arith.MaximumfOp(acc, value)))
+    t = op.input.type.element_type
+    if is_float(t):
+        lowest, init, maximum = _LOWEST[type(t)], float("-inf"), arith.MaximumfOp
+    else:
+        lowest = 0 if is_unsigned(t) else -2 ** (t.width.data - 1)
+        init, maximum = lowest, arith.MaxUIOp if is_unsigned(t) else arith.MaxSIOp
+    result, _ = _pool(builder, op, lowest, init, lambda b, value, acc: b.add(maximum(acc, value)))
     return [result]
 
 

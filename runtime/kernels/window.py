@@ -61,7 +61,8 @@ def _conv2d(args, attrs):
 def _max_pool(args, attrs):
     (x,) = args
     # A window wholly in padding gives the lowest finite value, as onnxruntime does.
-    padded, taps = _windows(x, attrs, attrs["kernel"], np.finfo(x.dtype).min)
+    lowest = (np.finfo if np.issubdtype(x.dtype, np.floating) else np.iinfo)(x.dtype).min
+    padded, taps = _windows(x, attrs, attrs["kernel"], lowest)
     return (functools.reduce(np.maximum, (padded[(..., *tap)] for tap in taps)),)
 
 

@@ -255,6 +255,13 @@ def test_max_pool_matches_onnxruntime(window, ceil_mode, seed):
     check(onnx_model([pool], inputs), inputs)
 
 
+@pytest.mark.parametrize("dtype", [np.uint8, np.int8])
+def test_integer_max_pool_matches_onnxruntime(dtype):
+    inputs = {"x": rng(5).integers(np.iinfo(dtype).min, np.iinfo(dtype).max, (1, 2, 5, 6), endpoint=True).astype(dtype)}
+    pool = node("MaxPool", ["x"], kernel_shape=[3, 3], strides=[2, 1], pads=[1, 1, 1, 1], ceil_mode=1)
+    check(onnx_model([pool], inputs), inputs)
+
+
 @EXAMPLES
 @given(window=windows(pool=True, spatial=None), ceil_mode=st.booleans(), count_include_pad=st.booleans(),
        seed=st.integers(0, 2**16))

@@ -399,6 +399,15 @@ ge.graph @pool_rank {
 }
 // -----
 
+// An average of integers (max pooling takes them, average pooling does not).
+// CHECK: ge.avg_pool: input must have a floating-point element type, got i32
+ge.graph @avg_pool_integers {
+  %x = ge.data 0 "x" : !ge.tensor<[1, 2, 4, 4], i32>
+  %y = ge.avg_pool %x kernel [2, 2] strides [1, 1] pads [0, 0, 0, 0] dilations [1, 1] : !ge.tensor<[1, 2, 4, 4], i32> -> !ge.tensor<[1, 2, 3, 3], i32>
+  ge.output %y : !ge.tensor<[1, 2, 3, 3], i32>
+}
+// -----
+
 // A 2-D kernel over a 3-D (NCDHW) input.
 // CHECK: ge.avg_pool: kernel must have 3 entries, got [2, 2]
 ge.graph @pool_kernel_rank {

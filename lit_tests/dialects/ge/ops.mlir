@@ -201,6 +201,15 @@ ge.graph @windows {
   ge.output %global : !ge.tensor<[-1, 6, 1, 1], f32, NCHW>
 }
 
+// Max pooling of integers.
+// CHECK-LABEL: ge.graph @max_pool_integers {
+// CHECK:         %y = ge.max_pool %x kernel [2, 2] strides [2, 2] pads [1, 1, 1, 1] dilations [1, 1] : !ge.tensor<[1, 2, 4, 4], ui8> -> !ge.tensor<[1, 2, 3, 3], ui8>
+ge.graph @max_pool_integers {
+  %x = ge.data 0 "x" : !ge.tensor<[1, 2, 4, 4], ui8>
+  %y = ge.max_pool %x kernel [2, 2] strides [2, 2] pads [1, 1, 1, 1] dilations [1, 1] : !ge.tensor<[1, 2, 4, 4], ui8> -> !ge.tensor<[1, 2, 3, 3], ui8>
+  ge.output %y : !ge.tensor<[1, 2, 3, 3], ui8>
+}
+
 // Windows over one (NCW) and three (NCDHW) spatial dimensions: one kernel, stride and dilation per axis, a begin and an end pad.
 // CHECK-LABEL: ge.graph @windows_nd {
 // CHECK-NEXT:    %line = ge.data 0 "line" : !ge.tensor<[-1, 4, 10], f32>

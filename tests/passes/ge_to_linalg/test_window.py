@@ -181,3 +181,14 @@ def test_conv_in_three_dimensions_with_dynamic_channels_has_no_lowering():
     (graph,) = converted(g, backend="auto").ops
     assert graph.attributes["backend_fallback"].data == \
         "ge.conv2d 'conv2d_0': a 3-D convolution needs static channel counts"
+
+
+@pytest.mark.parametrize("dtype", [np.int32, np.uint8, np.int8])
+def test_integer_max_pool_pads_with_the_lowest_integer(dtype):
+    g = Graph("int_max_pool")
+    x = g.data(0, [-1, 2, 5, 4], dt.from_numpy(np.dtype(dtype)), name="x")
+    g.set_outputs([g.max_pool(x, [3, 2], strides=[2, 1], pads=[1, 2, 1, 1], ceil_mode=True)])
+    info = np.iinfo(dtype)
+    values = np.random.default_rng(3).integers(info.min, info.max, (2, 2, 5, 4), endpoint=True).astype(dtype)
+    values[0, 0] = info.min
+    assert_lowering_matches(g, [values])
