@@ -140,7 +140,8 @@ def test_sequence_lens_known_only_at_run_time_are_refused():
 
 @pytest.mark.parametrize("attrs, message", [
     (dict(clip=3.0), "RNN: clip 3.0 is not supported"),
-    (dict(activations=["Tanh", "Tanh"]), "RNN: activations must name 1 functions (1 per direction), got ['Tanh', 'Tanh']"),
+    (dict(activations=["Tanh", "Tanh"]),
+     "RNN: activations must name 1 functions (1 per direction), got ['Tanh', 'Tanh']"),
     (dict(activations=["Affine"]), "RNN: activation 'Affine' is not supported, expected one of elu, hardsigmoid, "
                                    "leakyrelu, relu, sigmoid, softplus, softsign, tanh, thresholdedrelu (any case)"),
     (dict(direction="sideways"), "RNN: direction 'sideways' is not one of forward, reverse, bidirectional"),

@@ -13,6 +13,7 @@ shorter than the sequence, `clip`, LSTM `input_forget`, and activations dfir has
 """
 from __future__ import annotations
 
+import functools
 from typing import TYPE_CHECKING, Callable, NamedTuple, Sequence
 
 import numpy as np
@@ -28,6 +29,8 @@ if TYPE_CHECKING:
 
 Activation = Callable[["Graph", "Value", list, str], "Value"]
 """(graph, x, the activation's parameters, name) -> the activated value."""
+BoundActivation = Callable[["Graph", "Value", str], "Value"]
+"""An activation with its parameters chosen: (graph, x, name) -> the activated value."""
 
 _ACTIVATIONS: dict[str, tuple[tuple[float, ...], Activation]] = {
     "relu": ((), lambda g, x, params, name: g.relu(x, name=name)),
@@ -58,7 +61,7 @@ class _Step:
     biases per gate, the peepholes and the activations."""
 
     def __init__(self, imp: Importer, node: onnx.NodeProto, prefix: str, recurrent: list[Value],
-                 biases: list[Value | None], peepholes: list[Value | None], activations: list[Activation]):
+                 biases: list[Value | None], peepholes: list[Value | None], activations: list[BoundActivation]):
         self.imp, self.node, self.g, self.prefix = imp, node, imp.g, prefix
         self.recurrent, self.biases, self.peepholes, self.activations = recurrent, biases, peepholes, activations
         self.count = 0
@@ -124,24 +127,28 @@ def _lstm_step(step: _Step, x: list[Value], h: Value | None, c: Value | None, at
 _STEPS = {"RNN": _rnn_step, "GRU": _gru_step, "LSTM": _lstm_step}
 
 
+def _bound(build: Activation, params: list, g: Graph, x: Value, name: str) -> Value:
+    return build(g, x, params, name)
+
+
 def _activations(imp: Importer, node: onnx.NodeProto, attrs: dict, cell: _Cell,
-                 directions: int) -> list[list[Activation]]:
+                 directions: int) -> list[list[BoundActivation]]:
     """Each direction's activations: the `activations` attribute (or the defaults), with their
     parameters taken in order from `activation_alpha` and `activation_beta` (else ONNX's defaults)."""
     names = [n.decode() if isinstance(n, bytes) else n for n in attrs.get("activations", cell.activations * directions)]
     if len(names) != len(cell.activations) * directions:
         raise imp.node_error(node, f"activations must name {len(cell.activations) * directions} functions "
                                    f"({len(cell.activations)} per direction), got {names}")
-    alphas, betas = list(attrs.get("activation_alpha", [])), list(attrs.get("activation_beta", []))
+    supplies = (list(attrs.get("activation_alpha", [])), list(attrs.get("activation_beta", [])))
     chosen = []
     for name in names:
         if name.lower() not in _ACTIVATIONS:
             raise imp.node_error(node, f"activation '{name}' is not supported, expected one of "
                                        f"{', '.join(sorted(_ACTIVATIONS))} (any case)")
         defaults, build = _ACTIVATIONS[name.lower()]
-        params = [(alphas if k == 0 else betas).pop(0) if (alphas if k == 0 else betas) else default
-                  for k, default in enumerate(defaults)]
-        chosen.append(lambda g, x, label, build=build, params=params: build(g, x, params, label))
+        # The k-th parameter (alpha, then beta) comes from the k-th list while it lasts.
+        params = [supplies[k].pop(0) if supplies[k] else default for k, default in enumerate(defaults)]
+        chosen.append(functools.partial(_bound, build, params))
     per = len(cell.activations)
     return [chosen[d * per:(d + 1) * per] for d in range(directions)]
 
@@ -168,30 +175,32 @@ def _direction_slice(imp: Importer, node: onnx.NodeProto, value: Value | None, d
     return g.squeeze(part, [axis], name=imp.name(node, f"/{what}{d}_squeezed"))
 
 
-def _gate_pieces(imp: Importer, node: onnx.NodeProto, value: Value | None, gates: int, hidden: int, axis: int,
+def _gate_pieces(imp: Importer, node: onnx.NodeProto, value: Value | None, gates: int, hidden: int,
                  what: str) -> list[Value | None]:
+    """`value` cut along dimension 0 into `gates` pieces of `hidden` (Nones when absent)."""
     if value is None:
         return [None] * gates
-    return imp.g.split(value, [hidden] * gates, axis=axis, name=imp.name(node, f"/{what}_gates"))
+    return imp.g.split(value, [hidden] * gates, axis=0, name=imp.name(node, f"/{what}_gates"))
 
 
 def _run_direction(imp: Importer, node: onnx.NodeProto, attrs: dict, cell: _Cell, x: Value, d: int, reverse: bool,
-                   activations: list[Activation], initial: Sequence[Value | None]):
+                   activations: list[BoundActivation], initial: Sequence[Value | None]):
     """One direction over all steps: every step's H (in time order) and the last H and C."""
     g, hidden, gates = imp.g, attrs.get("hidden_size", imp.tensor(node, 2).shape[-1]), cell.gates
-    w, r = (_direction_slice(imp, node, imp.tensor(node, i), d, 0, what) for i, what in ((1, "W"), (2, "R")))
-    b = _direction_slice(imp, node, imp.tensor(node, 3), d, 0, "B")
-    wb, rb = (None, None) if b is None else g.split(b, [gates * hidden] * 2, axis=0, name=imp.name(node, f"/B{d}_parts"))
-    transposed = [g.transpose(piece, [1, 0], name=imp.name(node, f"/{what}{d}_T{k}"))
-                  for what, weights in (("W", w), ("R", r))
-                  for k, piece in enumerate(_gate_pieces(imp, node, weights, gates, hidden, 0, f"{what}{d}"))]
-    inputs = [g.matmul(x, wt, name=imp.name(node, f"/XW{d}_{k}")) for k, wt in enumerate(transposed[:gates])]
+
+    def per_gate(i: int, what: str, count: int = gates) -> list[Value | None]:
+        """Direction d of input `i`, cut into one piece per gate."""
+        return _gate_pieces(imp, node, _direction_slice(imp, node, imp.tensor(node, i), d, 0, what), count, hidden,
+                            f"{what}{d}")
+
+    biases = per_gate(3, "B", 2 * gates)  # Wb's gates, then Rb's
+    weights_t = [[g.transpose(piece, [1, 0], name=imp.name(node, f"/{what}{d}_T{k}"))
+                  for k, piece in enumerate(per_gate(i, what))] for i, what in ((1, "W"), (2, "R"))]
+    inputs = [g.matmul(x, w_t, name=imp.name(node, f"/XW{d}_{k}")) for k, w_t in enumerate(weights_t[0])]
     inputs = [v if bias is None else g.add(v, bias, name=imp.name(node, f"/XWb{d}_{k}"))
-              for k, (v, bias) in enumerate(zip(inputs, _gate_pieces(imp, node, wb, gates, hidden, 0, f"Wb{d}")))]
-    peepholes = _gate_pieces(imp, node, _direction_slice(imp, node, imp.tensor(node, 7), d, 0, "P"), 3, hidden, 0,
-                             f"P{d}")
-    step = _Step(imp, node, f"/{'reverse' if reverse else 'forward'}{d}", transposed[gates:],
-                 _gate_pieces(imp, node, rb, gates, hidden, 0, f"Rb{d}"), peepholes, activations)
+              for k, (v, bias) in enumerate(zip(inputs, biases[:gates]))]
+    step = _Step(imp, node, f"/{'reverse' if reverse else 'forward'}{d}", weights_t[1], biases[gates:],
+                 per_gate(7, "P", 3), activations)
     steps = x.shape[0]
     per_step = [g.split(v, [1] * steps, axis=0, name=imp.name(node, f"/XW{d}_{k}_steps")) if steps > 1 else [v]
                 for k, v in enumerate(inputs)]
