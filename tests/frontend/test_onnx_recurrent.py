@@ -13,6 +13,7 @@ from onnx.reference import ReferenceEvaluator
 from dfir.ge.error import GeError
 from dfir.ge.graph import Graph
 
+from ge_lowering import assert_lowering_matches
 from onnx_models import model, reference, run_reference, tensor_info
 
 GATES = {"RNN": 1, "GRU": 3, "LSTM": 4}
@@ -161,3 +162,10 @@ def test_a_dynamic_sequence_length_is_refused():
     proto.graph.input[0].type.tensor_type.shape.dim[0].dim_param = "time"
     assert _refusal(proto) == ("onnx=net; node=cell; RNN: the sequence length must be fixed to unroll the steps, "
                                "got X of shape [-1, 1, 2]")
+
+
+@pytest.mark.parametrize("op, attrs", [("GRU", dict(linear_before_reset=1)), ("LSTM", dict(peepholes=True))])
+def test_an_unrolled_layer_lowers_through_iree_like_the_reference(op, attrs):
+    proto = recurrent_model(op, seq=2, batch=2, inputs=3, hidden=2, directions=2, bias=True, initial=True, **attrs)
+    x = np.random.default_rng(9).standard_normal((2, 2, 3)).astype(np.float32)
+    assert_lowering_matches(Graph.from_onnx(proto), [x], rtol=1e-5, atol=1e-5)
