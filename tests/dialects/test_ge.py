@@ -860,6 +860,16 @@ BUILD_ERRORS = [
 ]
 
 
+def test_window_builder_defaults_fit_the_spatial_rank():
+    """Left out, strides and dilations are 1 and pads 0 on every spatial axis of the input."""
+    g = Graph("g")
+    line, volume = g.data(0, [2, 4, 9], F32, name="line"), g.data(1, [1, 2, 5, 6, 7], F32, name="volume")
+    assert g.conv2d(line, g.const(np.ones((3, 4, 2), np.float32))).shape == [2, 3, 8]
+    assert g.conv_transpose(line, g.const(np.ones((4, 3, 2), np.float32))).shape == [2, 3, 10]
+    assert g.max_pool(volume, [2, 3, 1]).shape == [1, 2, 4, 4, 7]
+    assert g.avg_pool(volume, [5, 1, 7]).shape == [1, 2, 1, 6, 1]
+
+
 @pytest.mark.parametrize("build, message", BUILD_ERRORS, ids=[m.split("; ")[-1][:60] for _, m in BUILD_ERRORS])
 def test_builder_errors_name_the_node_the_op_and_the_numbers(build, message):
     g = Graph("g")

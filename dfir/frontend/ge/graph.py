@@ -264,8 +264,9 @@ class Graph:
     def max_pool(self, x: Value, kernel: Sequence[int], strides: Sequence[int] | None = None,
                  pads: Sequence[int] | None = None, dilations: Sequence[int] | None = None, ceil_mode: bool = False,
                  name: str | None = None) -> Value:
-        """The maximum of each window of an NCHW input (or NCW, NCDHW: one kernel entry per spatial
-        axis); `pads` is a begin and an end per axis, [top, bottom, left, right] in 2-D."""
+        """The maximum of each window of an NCHW input of floats or integers (or NCW, NCDHW: one
+        kernel entry per spatial axis); `pads` is a begin and an end per axis, [top, bottom, left,
+        right] in 2-D. Left out, strides and dilations are 1, pads 0."""
         properties = self._window_properties("max_pool", x, kernel, strides, pads, dilations)
         properties |= self._flags("max_pool", ceil_mode=ceil_mode)
         return self._add_op(ge.MaxPoolOp, name, "max_pool", (x,), properties)
