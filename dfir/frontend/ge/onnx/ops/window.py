@@ -98,6 +98,27 @@ def _lp_pool(imp, node):
     return [g.pow(total, g.const(np.array(1 / p, dtype), name=imp.name(node, "/root")), name=imp.name(node))]
 
 
+def _causal_conv_with_state(imp, node):
+    """A depthwise 1-D convolution of `past_state` (zeros when absent) joined before the input,
+    with SiLU after it for `activation` silu / swish; `present_state` is the joined sequence's
+    last k - 1 positions."""
+    x, w, bias, past = (imp.tensor(node, i) for i in range(4))
+    activation = attributes_of(node).get("activation", "none")
+    if activation not in ("none", "silu", "swish"):
+        raise imp.node_error(node, f"activation '{activation}' is not one of none, silu, swish")
+    if x.type.rank != 3 or w.type.rank != 3 or w.shape[2] < 1 or x.shape[1] < 1:
+        raise imp.node_error(node, f"needs an input [batch, channels, length] with fixed channels and a "
+                                   f"[channels, 1, k] weight, got {x.shape} and {w.shape}")
+    g, history = imp.g, w.shape[2] - 1
+    joined = g.pad(x, [0, 0, history, 0, 0, 0], name=imp.name(node, "/zero_state")) if past is None else \
+        g.concat([past, x], 2, name=imp.name(node, "/joined"))
+    y = g.conv2d(joined, w, bias, groups=x.shape[1], name=imp.name(node, "/conv"))
+    if activation != "none":
+        y = g.mul(y, g.sigmoid(y, name=imp.name(node, "/gate")), name=imp.name(node, "/silu"))
+    present = g.slice(joined, [-history if history else 2**62], [2**62], [2], name=imp.name(node, "/present"))
+    return [y, present]
+
+
 def _global_max_pool(imp, node):
     x = imp.tensor(node, 0)
     axes = list(range(2, 2 + _spatial_rank(imp, node, x)))
@@ -137,5 +158,5 @@ def _transposed_pads(imp: Importer, node: onnx.NodeProto, x: Value, w: Value, at
 CONVERTERS: dict[str, Converter] = {
     "Conv": _conv, "MaxPool": _pool("max_pool"), "AveragePool": _pool("avg_pool"),
     "GlobalAveragePool": unary("global_avg_pool"), "ConvTranspose": _conv_transpose, "LpPool": _lp_pool,
-    "GlobalMaxPool": _global_max_pool,
+    "GlobalMaxPool": _global_max_pool, "CausalConvWithState": _causal_conv_with_state,
 }
