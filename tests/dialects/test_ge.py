@@ -18,6 +18,7 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 from onnx import helper, numpy_helper
+from onnx.reference import ReferenceEvaluator
 from xdsl.context import Context
 from xdsl.dialects.builtin import DenseArrayBase, FloatAttr, IntegerAttr, StringAttr, UnitAttr, f32, f64, i32, i64
 from xdsl.parser import Parser
@@ -236,6 +237,28 @@ def test_conv_matches_onnxruntime(window, groups, per_group, bias, seed):
     weights = {"w": floats((2 * groups, per_group, *kernel), seed + 1)} | ({"b": floats((2 * groups,), seed + 2)} if bias else {})
     conv = node("Conv", ["x", *weights], strides=strides, pads=pads, dilations=dilations, group=groups)
     check(onnx_model([conv], inputs, weights), inputs, atol=1e-4)
+
+
+@pytest.mark.parametrize("sizes, kernel, attrs, zeros", [
+    ((5, 6), (3, 2), dict(pads=[1, 0, 1, 1], strides=[2, 1]), "both"), ((7,), (3,), dict(dilations=[2]), "x"),
+    ((4, 4), (2, 2), dict(group=2), "none"), ((4, 5), (2, 3), dict(pads=[0, 1, 1, 0]), "per channel")])
+def test_conv_integer_matches_onnxruntime(sizes, kernel, attrs, zeros):
+    """Exact int32 results of uint8 inputs minus their zero points (per output channel for w)."""
+    inputs = {"x": rng(1).integers(0, 256, (1, 2, *sizes)).astype(np.uint8)}
+    weights = {"w": rng(2).integers(0, 256, (4, 2 // attrs.get("group", 1), *kernel)).astype(np.uint8)}
+    weights |= {"x_zero": np.array(131, np.uint8)} if zeros != "none" else {}
+    weights |= {"w_zero": np.array(97, np.uint8)} if zeros in ("both", "per channel") else {}
+    if zeros == "per channel":  # onnxruntime takes one w zero point only: onnx's reference checks this
+        weights["w_zero"] = rng(3).integers(0, 256, 4).astype(np.uint8)
+    conv = node("ConvInteger", ["x", "w", *(["x_zero"] if zeros != "none" else []),
+                                *(["w_zero"] if "w_zero" in weights else [])], **attrs)
+    model = onnx_model([conv], inputs, weights)
+    if zeros != "per channel":
+        check(model, inputs, rtol=0, atol=0)
+        return
+    (expected,) = ReferenceEvaluator(model).run(None, inputs)
+    (got,), _ = run_graph(Graph.from_onnx(model), [inputs["x"]])
+    np.testing.assert_array_equal(got, expected)
 
 
 @pytest.mark.parametrize("auto_pad", ["SAME_UPPER", "SAME_LOWER", "VALID"])

@@ -62,6 +62,24 @@ def _conv(imp, node):
                          groups=attrs.get("group", 1), name=imp.name(node))]
 
 
+def _conv_integer(imp, node):
+    """`conv(x - x_zero_point, w - w_zero_point)` in int32, computed in f64, which holds every
+    such sum of 8-bit products exactly, then cast back."""
+    x, w, x_zero, w_zero = (imp.tensor(node, i) for i in range(4))
+    g = imp.g
+    exact = [g.cast(v, dt.DT_DOUBLE, name=imp.name(node, f"/{what}_f64")) if v is not None else None
+             for v, what in ((x, "x"), (w, "w"), (x_zero, "x_zero"), (w_zero, "w_zero"))]
+    if exact[3] is not None and w_zero.type.rank == 1:  # one zero point per output channel
+        exact[3] = g.reshape(exact[3], [-1] + [1] * (w.type.rank - 1), name=imp.name(node, "/w_zero_per_channel"))
+    x_shifted, w_shifted = (v if zero is None else g.sub(v, zero, name=imp.name(node, f"/{what}_shifted"))
+                            for v, zero, what in ((exact[0], exact[2], "x"), (exact[1], exact[3], "w")))
+    attrs = _window_attrs(imp, node, x)
+    y = g.conv2d(x_shifted, w_shifted, strides=list(attrs["strides"]),
+                 pads=_window_pads(imp, node, x, attrs.get("kernel_shape", w.shape[2:]), attrs),
+                 dilations=list(attrs["dilations"]), groups=attrs.get("group", 1), name=imp.name(node, "/conv"))
+    return [g.cast(y, dt.DT_INT32, name=imp.name(node))]
+
+
 def _pool_window(imp: Importer, node: onnx.NodeProto, x: Value, attrs: dict) -> dict:
     """The window arguments of a pool builder (kernel, strides, pads, dilations, ceil_mode)."""
     kernel = list(attrs["kernel_shape"])
@@ -159,4 +177,5 @@ CONVERTERS: dict[str, Converter] = {
     "Conv": _conv, "MaxPool": _pool("max_pool"), "AveragePool": _pool("avg_pool"),
     "GlobalAveragePool": unary("global_avg_pool"), "ConvTranspose": _conv_transpose, "LpPool": _lp_pool,
     "GlobalMaxPool": _global_max_pool, "CausalConvWithState": _causal_conv_with_state,
+    "ConvInteger": _conv_integer,
 }
