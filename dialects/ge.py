@@ -47,7 +47,7 @@ from dfir.dialects.ge_shapes import (MAX_KNOWN_ELEMENTS, ValueRanges, broadcast_
                                      prop_flag, prop_int, prop_ints, require_bool, require_float,
                                      require_image_format, require_index, require_integer, require_number,
                                      require_rank, require_same_element_type, require_same_element_types, slice_dim,
-                                     slice_params, value_binary, window_dim, windows_of)
+                                     slice_params, spatial_rank, value_binary, window_dim, windows_of)
 from dfir.dialects.ge_types import DimRange, GeTensorType, dtype_of, format_dims
 
 __all__ = ["BACKENDS", "GE", "LOC_ATTR", "REQUESTED_BACKEND_ATTR", "GraphOp", "OutputOp", "DataOp", "ConstOp", "VariableOp", "IdentityOp", "AddOp", "SubOp",
@@ -1529,9 +1529,10 @@ class GemmOp(ShapedOp):
 
 @irdl_op_definition
 class Conv2DOp(ShapedOp):
-    """2-D convolution of an NCHW input with an [M, C / groups, kH, kW] filter and an optional [M]
-    bias, of floats or of i32 (integer convolutions accumulate in i32). `pads` is [top, bottom,
-    left, right]; each output size is
+    """Convolution of an NCHW input with an [M, C / groups, kH, kW] filter and an optional [M]
+    bias, of floats or of i32 (integer convolutions accumulate in i32); also over one (NCW) or
+    three (NCDHW) spatial dimensions, or any number, with a filter of the same rank. `strides` and `dilations` have one entry per spatial axis, `pads` a begin and an
+    end ([top, bottom, left, right] in 2-D); each output size is
     `(size + pads - dilation * (k - 1) - 1) // stride + 1`, computed on both ends of a range.
 
         %y = ge.conv2d %x, %w, %b strides [1, 1] pads [1, 1, 1, 1] dilations [1, 1] groups 1 : (!ge.tensor<[-1, 3, 32, 32], f32, NCHW>, !ge.tensor<[8, 3, 3, 3], f32>, !ge.tensor<[8], f32>) -> !ge.tensor<[-1, 8, 32, 32], f32, NCHW>
@@ -1558,10 +1559,9 @@ class Conv2DOp(ShapedOp):
         x, w, *bias = operand_types
         require_same_element_types(cls.name, operand_types)
         _require_float_or_i32(cls.name, x)
-        require_rank(cls.name, x, 4)
-        require_image_format(cls.name, x)
-        require_rank(cls.name, w, 4, "filter")
-        check_window_properties(cls.name, properties)
+        spatial = spatial_rank(cls.name, x)
+        require_rank(cls.name, w, x.rank, "filter")
+        check_window_properties(cls.name, properties, spatial)
         groups = prop_int(properties, "groups")
         if groups < 1:
             raise VerifyException(f"{cls.name}: groups must be >= 1, got {groups}")
@@ -1576,9 +1576,9 @@ class Conv2DOp(ShapedOp):
             require_rank(cls.name, bias[0], 1, "bias")
             intersect_dims(cls.name, f"bias {format_shape(bias[0])} must have one entry per output channel",
                             bias[0].dims[0], out_channels)
-        windows = windows_of(properties, [w.dims[2].lo, w.dims[3].lo])
-        spatial = [window_dim(cls.name, x, 2 + i, windows[i], False) for i in range(2)]
-        return [x.with_dims([x.dims[0], out_channels, *spatial])]
+        windows = windows_of(properties, [d.lo for d in w.dims[2:]])
+        sizes = [window_dim(cls.name, x, 2 + i, window, False) for i, window in enumerate(windows)]
+        return [x.with_dims([x.dims[0], out_channels, *sizes])]
 
 
 def _require_float_or_i32(op_name: str, x: GeTensorType) -> None:
@@ -1598,7 +1598,11 @@ def _channels_per_group(op_name: str, x: GeTensorType, w: GeTensorType, groups: 
 
 
 class _PoolOp(ShapedOp):
-    """Sliding-window pooling over the two spatial dimensions of an NCHW input."""
+    """Sliding-window pooling over the spatial dimensions (2 and up) of an NCHW-like input:
+    `kernel`, `strides` and `dilations` have one entry per spatial axis, `pads` two."""
+
+    ELEMENT_CHECK: ClassVar = staticmethod(require_float)
+    """What the input's element type must be."""
 
     input = operand_def(GeTensorType)
     kernel = prop_def(DenseArrayBase.constr(i64))
@@ -1613,32 +1617,33 @@ class _PoolOp(ShapedOp):
     @classmethod
     def infer_types(cls, operand_types, properties, operand_values=None):
         (x,) = operand_types
-        require_float(cls.name, x, "input")
-        require_rank(cls.name, x, 4)
-        require_image_format(cls.name, x)
+        cls.ELEMENT_CHECK(cls.name, x, "input")
+        spatial = spatial_rank(cls.name, x)
         kernel = prop_ints(properties, "kernel")
-        check_count(cls.name, "kernel", kernel, 2)
+        check_count(cls.name, "kernel", kernel, spatial)
         check_min(cls.name, "kernel", kernel, 1)
-        check_window_properties(cls.name, properties)
+        check_window_properties(cls.name, properties, spatial)
         windows = windows_of(properties, kernel)
         for window in windows:
             if window.pad_begin >= window.extent or window.pad_end >= window.extent:
                 raise VerifyException(f"{cls.name}: pads {prop_ints(properties, 'pads')} must be smaller "
                                       f"than the window extent {window.extent}")
         ceil_mode = prop_flag(properties, "ceil_mode")
-        spatial = [window_dim(cls.name, x, 2 + i, windows[i], ceil_mode) for i in range(2)]
-        return [x.with_dims([*x.dims[:2], *spatial])]
+        sizes = [window_dim(cls.name, x, 2 + i, window, ceil_mode) for i, window in enumerate(windows)]
+        return [x.with_dims([*x.dims[:2], *sizes])]
 
 
 @irdl_op_definition
 class MaxPoolOp(_PoolOp):
-    """The maximum of each window (padding never wins). Output sizes as `ge.conv2d`, rounded up
-    with `ceil_mode`.
+    """The maximum of each window (padding never wins), of floats or integers. Output sizes as
+    `ge.conv2d`, rounded up with `ceil_mode`.
 
         %y = ge.max_pool %x kernel [2, 2] strides [2, 2] pads [0, 0, 0, 0] dilations [1, 1] : !ge.tensor<[1, 8, 32, 32], f32> -> !ge.tensor<[1, 8, 16, 16], f32>
     """
 
     name = "ge.max_pool"
+
+    ELEMENT_CHECK: ClassVar = staticmethod(require_number)
 
     assembly_format = ("$input `kernel` $kernel `strides` $strides `pads` $pads `dilations` $dilations "
                        "(`ceil_mode` $ceil_mode^)? attr-dict `:` type($input) `->` type($result)")
@@ -2843,11 +2848,12 @@ class LrnOp(ShapedOp):
 
 @irdl_op_definition
 class ConvTransposeOp(ShapedOp):
-    """2-D transposed convolution of an NCHW input with a [C, M / groups, kH, kW] filter and an
-    optional [M] bias (as ONNX ConvTranspose). Each input pixel scatters the filter times its
-    value at `stride` steps; the full output spans `stride * (size - 1) + dilation * (k - 1) + 1
-    + output_padding`, of which `pads` ([top, bottom, left, right]) are cut off (a negative
-    entry adds that many zeros instead), and the bias is added last.
+    """Transposed convolution of an NCHW input with a [C, M / groups, kH, kW] filter and an
+    optional [M] bias (as ONNX ConvTranspose); also over one, three or more spatial dimensions,
+    with a filter of the input's rank. Each input pixel scatters the filter times its value at
+    `stride` steps; the full output spans `stride * (size - 1) + dilation * (k - 1) + 1
+    + output_padding`, of which `pads` (a begin and an end per axis: [top, bottom, left, right]
+    in 2-D) are cut off (a negative entry adds that many zeros instead), and the bias is added last.
 
         %y = ge.conv_transpose %x, %w strides [2, 2] pads [1, 1, 1, 1] dilations [1, 1] output_padding [1, 1] groups 1 : (!ge.tensor<[-1, 8, 4, 4], f32>, !ge.tensor<[8, 3, 3, 3], f32>) -> !ge.tensor<[-1, 3, 8, 8], f32>
     """
@@ -2875,20 +2881,20 @@ class ConvTransposeOp(ShapedOp):
         x, w, *bias = operand_types
         require_same_element_types(cls.name, operand_types)
         require_float(cls.name, x, "input")
-        require_rank(cls.name, x, 4)
-        require_image_format(cls.name, x)
-        require_rank(cls.name, w, 4, "filter")
+        spatial = spatial_rank(cls.name, x)
+        require_rank(cls.name, w, x.rank, "filter")
         strides, dilations = prop_ints(properties, "strides"), prop_ints(properties, "dilations")
         pads, extra = prop_ints(properties, "pads"), prop_ints(properties, "output_padding")
         for what, values, least in (("strides", strides, 1), ("dilations", dilations, 1),
                                     ("output_padding", extra, 0)):
-            check_count(cls.name, what, values, 2)
+            check_count(cls.name, what, values, spatial)
             check_min(cls.name, what, values, least)
-        check_count(cls.name, "pads", pads, 4)
+        check_count(cls.name, "pads", pads, 2 * spatial)
         groups = prop_int(properties, "groups")
         check_min(cls.name, "groups", [groups], 1)
         if not all(d.is_fixed for d in w.dims[1:]):
-            raise VerifyException(f"{cls.name}: filter dimensions 1 to 3 must be fixed, got {format_shape(w)}")
+            raise VerifyException(f"{cls.name}: filter dimensions 1 to {w.rank - 1} must be fixed, "
+                                  f"got {format_shape(w)}")
         intersect_dims(cls.name, f"input {format_shape(x)} must have one channel per filter row of "
                        f"{format_shape(w)}", x.dims[1], w.dims[0])
         out_channels = DimRange.fixed(w.dims[1].lo * groups)
@@ -2896,16 +2902,16 @@ class ConvTransposeOp(ShapedOp):
             require_rank(cls.name, bias[0], 1, "bias")
             intersect_dims(cls.name, f"bias {format_shape(bias[0])} must have one entry per output channel",
                            bias[0].dims[0], out_channels)
-        spatial = []
-        for i in range(2):
+        sizes = []
+        for i in range(spatial):
             span = dilations[i] * (w.dims[2 + i].lo - 1) + 1 + extra[i] - pads[2 * i] - pads[2 * i + 1]
             d = x.dims[2 + i]
             low, high = strides[i] * (max(d.lo, 1) - 1) + span, None if d.hi is None else strides[i] * (d.hi - 1) + span
             if high is not None and high < 0:
                 raise VerifyException(f"{cls.name}: pads {pads} cut more than the output of {format_shape(x)} "
                                       f"spans along dimension {2 + i}")
-            spatial.append(DimRange(max(low, 0), high))
-        return [x.with_dims([x.dims[0], out_channels, *spatial])]
+            sizes.append(DimRange(max(low, 0), high))
+        return [x.with_dims([x.dims[0], out_channels, *sizes])]
 
 
 @irdl_op_definition

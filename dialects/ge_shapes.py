@@ -23,7 +23,7 @@ __all__ = ["MAX_KNOWN_ELEMENTS", "ValueRanges", "broadcast_dims", "check_count",
            "check_window_properties", "dim_shift", "dim_sum", "element_range", "format_shape", "intersect_dims",
            "is_compatible", "known_operands", "normalize_axes", "normalize_axis", "prop_flag", "prop_int",
            "prop_ints", "require_float", "require_image_format", "require_index", "require_rank",
-           "require_same_element_type", "require_same_element_types", "slice_dim", "slice_params",
+           "require_same_element_type", "require_same_element_types", "slice_dim", "slice_params", "spatial_rank",
            "value_binary", "window_dim", "windows_of", "require_bool", "require_integer", "require_number"]
 
 
@@ -189,19 +189,27 @@ def broadcast_dims(what: str, lhs: Sequence[DimRange], rhs: Sequence[DimRange]) 
 # Sliding windows (convolution and pooling) ------------------------------------------------------
 
 def windows_of(properties: Mapping[str, Attribute], kernel: Sequence[int]) -> list[Window]:
-    """The two spatial windows of a conv or pool op (`pads` is [top, bottom, left, right])."""
+    """The spatial windows of a conv or pool op, one per kernel entry (`pads` is [begin, end] per
+    spatial axis: [top, bottom, left, right] in 2-D)."""
     strides, pads = prop_ints(properties, "strides"), prop_ints(properties, "pads")
     dilations = prop_ints(properties, "dilations")
-    return [Window(kernel[i], strides[i], dilations[i], pads[2 * i], pads[2 * i + 1]) for i in range(2)]
+    return [Window(k, strides[i], dilations[i], pads[2 * i], pads[2 * i + 1]) for i, k in enumerate(kernel)]
 
 
-def check_window_properties(op_name: str, properties: Mapping[str, Attribute]) -> None:
-    check_count(op_name, "strides", prop_ints(properties, "strides"), 2)
-    check_min(op_name, "strides", prop_ints(properties, "strides"), 1)
-    check_count(op_name, "pads", prop_ints(properties, "pads"), 4)
-    check_min(op_name, "pads", prop_ints(properties, "pads"), 0)
-    check_count(op_name, "dilations", prop_ints(properties, "dilations"), 2)
-    check_min(op_name, "dilations", prop_ints(properties, "dilations"), 1)
+def spatial_rank(op_name: str, x: GeTensorType) -> int:
+    """How many spatial dimensions an N, C, spatial... input has (at least one)."""
+    if x.rank < 3:
+        raise VerifyException(f"{op_name}: input must have rank >= 3 (N, C and spatial dimensions), "
+                              f"got {format_shape(x)}")
+    require_image_format(op_name, x)
+    return x.rank - 2
+
+
+def check_window_properties(op_name: str, properties: Mapping[str, Attribute], spatial: int) -> None:
+    """`strides` and `dilations` (at least 1) per spatial axis, `pads` (at least 0) two per axis."""
+    for what, count, least in (("strides", spatial, 1), ("pads", 2 * spatial, 0), ("dilations", spatial, 1)):
+        check_count(op_name, what, prop_ints(properties, what), count)
+        check_min(op_name, what, prop_ints(properties, what), least)
 
 
 def window_dim(op_name: str, x: GeTensorType, axis: int, window: Window, ceil_mode: bool) -> DimRange:

@@ -43,6 +43,25 @@ ge.graph @bias {
   ge.output %y : !ge.tensor<[-1, 4], f32>
 }
 
+// One spatial dimension (NCW): the convolution is a generic over (n, g, m, ow, c, kw) on the
+// channel-split views, the taps at `ow * stride + kw * dilation`; max pooling a generic over
+// (n, c, ow, kw).
+// CHECK-LABEL: ge.graph @conv_1d backend "iree-cpu" {
+// CHECK:         %[[P:.*]] = tensor.pad %{{.*}} low[0, 0, 1] high[0, 0, 0]
+// CHECK:         %[[X:.*]] = tensor.expand_shape %[[P]] {{\[\[}}0 : i64], [1 : i64, 2 : i64], [3 : i64]] output_shape [%{{.*}}, 1, 2, 9] : tensor<?x2x9xf32> into tensor<?x1x2x9xf32>
+// CHECK:         %[[W:.*]] = tensor.expand_shape %{{.*}} {{\[\[}}0 : i64, 1 : i64], [2 : i64], [3 : i64]] output_shape [1, 3, 2, 3] : tensor<3x2x3xf32> into tensor<1x3x2x3xf32>
+// CHECK:         %[[C:.*]] = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, d1, d4, ((d3 * 2) + d5))>, affine_map<(d0, d1, d2, d3, d4, d5) -> (d1, d2, d4, d5)>, affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, d1, d2, d3)>], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction"]} ins(%[[X]], %[[W]] : tensor<?x1x2x9xf32>, tensor<1x3x2x3xf32>)
+// CHECK:         tensor.collapse_shape %[[C]] {{\[\[}}0 : i64], [1 : i64, 2 : i64], [3 : i64]] : tensor<?x1x3x4xf32> into tensor<?x3x4xf32>
+// CHECK:         linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, ((d2 * 2) + d3))>, affine_map<(d0, d1, d2, d3) -> (d3)>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2)>], iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
+// CHECK:           arith.maximumf
+ge.graph @conv_1d {
+  %x = ge.data 0 "x" : !ge.tensor<[-1, 2, 8], f32>
+  %w = ge.data 1 "w" : !ge.tensor<[3, 2, 3], f32>
+  %y = ge.conv2d %x, %w strides [2] pads [1, 0] dilations [1] groups 1 : (!ge.tensor<[-1, 2, 8], f32>, !ge.tensor<[3, 2, 3], f32>) -> !ge.tensor<[-1, 3, 4], f32>
+  %m = ge.max_pool %x kernel [2] strides [2] pads [0, 0] dilations [1] : !ge.tensor<[-1, 2, 8], f32> -> !ge.tensor<[-1, 2, 4], f32>
+  ge.output %y, %m : !ge.tensor<[-1, 3, 4], f32>, !ge.tensor<[-1, 2, 4], f32>
+}
+
 // A graph's own request wins over the pass option, also under backend=reference.
 // CHECK-LABEL: ge.graph @asked backend "iree-cpu" attributes {requested_backend = "iree-cpu"} {
 // REF-LABEL:   ge.graph @asked backend "iree-cpu" attributes {requested_backend = "iree-cpu"} {

@@ -1,14 +1,16 @@
-"""Sliding windows over NCHW: `ge.conv2d`, `ge.max_pool`, `ge.avg_pool`, `ge.conv_transpose`.
+"""Sliding windows over N, C and spatial dimensions (NCHW, also NCW, NCDHW and up): `ge.conv2d`,
+`ge.max_pool`, `ge.avg_pool`, `ge.conv_transpose`.
 
 The input is padded first with `tensor.pad` (convolution and average pooling with 0, max pooling
 with the lowest finite value as the reference's onnxruntime convention); `ceil_mode` adds
 `stride - 1` more at each spatial end, enough for the extra end padding of the last window
 (`Window.overhang` never exceeds it), which no divisor counts. A convolution is a named linalg
-convolution accumulating into its bias (or zeros): `conv_2d_nchw_fchw` for `groups == 1`, else
-`conv_2d_ngchw_gfchw` on channel-split views.
-A pooling is a `linalg.generic` over (n, c, oh, ow, kh, kw) whose window loops take their sizes
-from an empty [kH, kW] tensor; average pooling then divides each sum by the size of its window's
-counted part, from `linalg.index`.
+convolution accumulating into its bias (or zeros): in 2-D `conv_2d_nchw_fchw` for `groups == 1`,
+else `conv_2d_ngchw_gfchw` on channel-split views; in any other spatial rank (linalg has no named
+op for it that xDSL knows) a `linalg.generic` of the same loops on the channel-split views.
+A pooling is a `linalg.generic` over (n, c, outputs..., taps...) whose window loops take their
+sizes from an empty tensor of the kernel's shape; average pooling then divides each sum by the
+size of its window's counted part, from `linalg.index`.
 
     %y = ge.conv2d %x, %w, %b strides [1, 1] pads [1, 1, 1, 1] dilations [1, 1] groups 1 : (!ge.tensor<[-1, 3, 8, 8], f32>, !ge.tensor<[4, 3, 3, 3], f32>, !ge.tensor<[4], f32>) -> !ge.tensor<[-1, 4, 8, 8], f32>
   ==>
@@ -29,6 +31,7 @@ result here.
 """
 from __future__ import annotations
 
+import functools
 from typing import Callable, Sequence
 
 import numpy as np
@@ -43,7 +46,7 @@ from xdsl.ir.affine import AffineExpr, AffineMap
 from dfir.core.shape_arith import Window
 from dfir.dialects import ge
 from dfir.dialects.ge_shapes import windows_of
-from dfir.passes.ge_to_linalg.builder import Body, FuncBuilder, IndexMath, Size, Unsupported
+from dfir.passes.ge_to_linalg.builder import Body, FuncBuilder, IndexMath, Size, Unsupported, is_float, is_unsigned
 from dfir.passes.ge_to_linalg.movement import constant_pad, extract_slice, gather_positions, insert_slice
 
 __all__ = ["LOWERINGS"]
@@ -58,7 +61,7 @@ def _padded(builder: FuncBuilder, x: SSAValue, windows: Sequence[Window], ceil_m
         return x
     element_type = x.type.element_type
     value = builder.scalar(fill, element_type)
-    block = Block(arg_types=[IndexType()] * 4)
+    block = Block(arg_types=[IndexType()] * len(low))
     block.add_op(tensor.YieldOp(value))
     shape = [s if s == DYNAMIC_INDEX else s + lo + hi for s, lo, hi in zip(x.type.get_shape(), low, high)]
     return builder.add(tensor.PadOp(x, [], [], Region(block), low, high, TensorType(element_type, shape))).result
@@ -99,30 +102,59 @@ def _conv2d(builder: FuncBuilder, op: ge.Conv2DOp) -> list[SSAValue]:
     windows = windows_of(op.properties, w.type.get_shape()[2:])
     padded = _padded(builder, x, windows, False, 0)
     sizes = [builder.dim(x, 0), builder.dim(w, 0),
-             *(_output_size(builder, op, x, 2 + i, windows[i], False) for i in range(2))]
+             *(_output_size(builder, op, x, 2 + i, window, False) for i, window in enumerate(windows))]
+    groups = op.groups.value.data
+    if len(windows) != 2:
+        return [_conv_grouped(builder, padded, w, bias, sizes, groups, _generic_conv(windows),
+                              f"a {len(windows)}-D convolution")]
     attrs = {name: DenseIntOrFPElementsAttr.from_list(VectorType(i64, [2]), [getattr(v, name[:-1]) for v in windows])
              for name in ("strides", "dilations")}
-    groups = op.groups.value.data
     if groups > 1:
-        return [_conv_grouped(builder, padded, w, bias, sizes, attrs, groups)]
+        return [_conv_grouped(builder, padded, w, bias, sizes, groups,
+                              _named_conv(linalg.Conv2DNgchwGfchwOp, attrs), "a grouped convolution")]
     init = _init(builder, bias, sizes, x.type.element_type, AffineExpr.dimension(1))
     return [builder.add(linalg.Conv2DNchwFchwOp([padded, w], [init], [init.type], **attrs)).results[0]]
 
 
+GroupedConv = Callable[[FuncBuilder, SSAValue, SSAValue, SSAValue], SSAValue]
+"""(builder, input [N, G, C / G, spatial...], filter [G, M / G, C / G, taps...], accumulator
+[N, G, M / G, outputs...]) -> the accumulated convolution."""
+
+
+def _named_conv(op_class: type, attrs: dict[str, Attribute]) -> GroupedConv:
+    return lambda builder, x, w, init: builder.add(op_class([x, w], [init], [init.type], **attrs)).results[0]
+
+
+def _generic_conv(windows: Sequence[Window]) -> GroupedConv:
+    """A `linalg.generic` over (n, g, m, outputs..., c, taps...)."""
+    spatial = len(windows)
+    rank = 4 + 2 * spatial
+    out, c, taps = 3, 3 + spatial, 4 + spatial
+    x_map = _dims(0, 1, c, *(_tap(out + i, taps + i, window) for i, window in enumerate(windows)), rank=rank)
+    w_map = _dims(1, 2, c, *range(taps, rank), rank=rank)
+    iterators = ["parallel"] * (3 + spatial) + ["reduction"] * (1 + spatial)
+
+    def convolve(builder: FuncBuilder, x: SSAValue, w: SSAValue, init: SSAValue) -> SSAValue:
+        return builder.generic([(x, x_map), (w, w_map)], init, iterators,
+                               lambda b, v, f, acc: b.add(arith.AddfOp(acc, b.add(arith.MulfOp(v, f)))),
+                               _dims(*range(3 + spatial), rank=rank))
+    return convolve
+
+
 def _conv_grouped(builder: FuncBuilder, padded: SSAValue, w: SSAValue, bias: SSAValue | None,
-                  sizes: Sequence[Size], attrs: dict[str, Attribute], groups: int) -> SSAValue:
-    """`conv_2d_ngchw_gfchw` on the channels split into groups, merged back after."""
+                  sizes: Sequence[Size], groups: int, convolve: GroupedConv, kind: str) -> SSAValue:
+    """`convolve` on the channels split into groups, merged back after (`kind` names the
+    convolution in the refusal of dynamic channel counts)."""
     out_channels, per_group = w.type.get_shape()[:2]
     if DYNAMIC_INDEX in (out_channels, per_group, padded.type.get_shape()[1]):
-        raise Unsupported("a grouped convolution needs static channel counts")
+        raise Unsupported(f"{kind} needs static channel counts")
     group_size = out_channels // groups
     grouped = [sizes[0], groups, group_size, *sizes[2:]]
     channel = AffineExpr.dimension(1) * group_size + AffineExpr.dimension(2)
     init = _init(builder, bias, grouped, padded.type.element_type, channel)
     split_x = _expand(builder, padded, 1, [groups, per_group])
     split_w = _expand(builder, w, 0, [groups, group_size])
-    y = builder.add(linalg.Conv2DNgchwGfchwOp([split_x, split_w], [init], [init.type], **attrs)).results[0]
-    return _collapse(builder, y, 1)
+    return _collapse(builder, convolve(builder, split_x, split_w, init), 1)
 
 
 def _init(builder: FuncBuilder, bias: SSAValue | None, sizes: Sequence[Size], element_type: Attribute,
@@ -177,14 +209,16 @@ def _pool(builder: FuncBuilder, op: Operation, fill: float, init: float,
     ceil_mode = op.ceil_mode is not None
     padded = _padded(builder, x, windows, ceil_mode, fill)
     sizes = [builder.dim(x, 0), builder.dim(x, 1),
-             *(_output_size(builder, op, x, 2 + i, windows[i], ceil_mode) for i in range(2))]
+             *(_output_size(builder, op, x, 2 + i, window, ceil_mode) for i, window in enumerate(windows))]
     element_type = x.type.element_type
+    spatial, rank = len(windows), 2 + 2 * len(windows)
     taps = builder.empty(kernel, element_type)
-    inputs = [(padded, _dims(0, 1, _tap(2, 4, windows[0]), _tap(3, 5, windows[1]), rank=6)),
-              (taps, _dims(4, 5, rank=6))]
+    inputs = [(padded, _dims(0, 1, *(_tap(2 + i, 2 + spatial + i, window) for i, window in enumerate(windows)),
+                             rank=rank)),
+              (taps, _dims(*range(2 + spatial, rank), rank=rank))]
     acc = builder.full(sizes, element_type, init)
-    result = builder.generic(inputs, acc, ["parallel"] * 4 + ["reduction"] * 2,
-                             lambda b, value, _, a: combine(b, value, a), _dims(0, 1, 2, 3, rank=6))
+    result = builder.generic(inputs, acc, ["parallel"] * (2 + spatial) + ["reduction"] * spatial,
+                             lambda b, value, _, a: combine(b, value, a), _dims(*range(2 + spatial), rank=rank))
     return result, windows
 
 
@@ -194,24 +228,30 @@ _LOWEST = {Float16Type: -65504.0, BFloat16Type: -3.3895313892515355e38,
 
 
 def _max_pool(builder: FuncBuilder, op: ge.MaxPoolOp) -> list[SSAValue]:
-    lowest = _LOWEST[type(builder.value(op.input).type.element_type)]
-    result, _ = _pool(builder, op, lowest, float("-inf"), lambda b, value, acc: b.add(arith.MaximumfOp(acc, value)))
+    t = op.input.type.element_type
+    if is_float(t):
+        lowest, init, maximum = _LOWEST[type(t)], float("-inf"), arith.MaximumfOp
+    else:
+        lowest = 0 if is_unsigned(t) else -2 ** (t.width.data - 1)
+        init, maximum = lowest, arith.MaxUIOp if is_unsigned(t) else arith.MaxSIOp
+    result, _ = _pool(builder, op, lowest, init, lambda b, value, acc: b.add(maximum(acc, value)))
     return [result]
 
 
 def _avg_pool(builder: FuncBuilder, op: ge.AvgPoolOp) -> list[SSAValue]:
     sums, windows = _pool(builder, op, 0, 0, lambda b, value, acc: b.add(arith.AddfOp(acc, value)))
     x = builder.value(op.input)
-    spatial = [builder.dim(x, 2 + i) for i in range(2)]
+    spatial = [builder.dim(x, 2 + i) for i in range(len(windows))]
     include_pad = op.count_include_pad is not None
     element_type = x.type.element_type
 
     def divide(b: Body, total: SSAValue) -> SSAValue:
         i = IndexMath(b)
-        counts = [_counted_taps(i, b.index(2 + axis), spatial[axis], windows[axis], include_pad) for axis in range(2)]
-        count = b.add(arith.IndexCastOp(i.mul(*counts), i64))
+        counts = [_counted_taps(i, b.index(2 + axis), size, window, include_pad)
+                  for axis, (size, window) in enumerate(zip(spatial, windows))]
+        count = b.add(arith.IndexCastOp(functools.reduce(i.mul, counts), i64))
         return b.add(arith.DivfOp(total, b.add(arith.SIToFPOp(count, element_type))))
-    return [builder.generic([], sums, ["parallel"] * 4, divide)]
+    return [builder.generic([], sums, ["parallel"] * (2 + len(windows)), divide)]
 
 
 def _counted_taps(i: IndexMath, out: SSAValue, size: Size, window: Window, include_pad: bool) -> SSAValue:
@@ -230,42 +270,46 @@ def _counted_taps(i: IndexMath, out: SSAValue, size: Size, window: Window, inclu
 def _conv_transpose(builder: FuncBuilder, op: ge.ConvTransposeOp) -> list[SSAValue]:
     """The input spread `stride` apart into zeros with a margin of the filter's extent
     (`tensor.insert_slice` with strides), convolved with the flipped filter (read with
-    `tensor.extract`) by a generic over (n, g, m, oh, ow, c, kh, kw); the full output is then
+    `tensor.extract`) by a generic over (n, g, m, outputs..., c, taps...); the full output is then
     cropped (or extended with zeros) by `pads`, and the bias added."""
     x, w = builder.value(op.input), builder.value(op.filter)
-    n, channels, height, width = builder.sizes(x)
-    if not all(isinstance(s, int) for s in (channels, height, width)):
-        raise Unsupported("a transposed convolution needs static channels, height and width")
-    _, per_group, kh, kw = w.type.get_shape()
-    groups, t = op.groups.value.data, x.type.element_type
+    n, channels, *sizes = builder.sizes(x)
+    if not all(isinstance(s, int) for s in (channels, *sizes)):
+        raise Unsupported("a transposed convolution needs static channels and spatial sizes")
+    _, per_group, *kernel = w.type.get_shape()
+    groups, t, spatial = op.groups.value.data, x.type.element_type, len(sizes)
     strides, dilations = list(op.strides.get_values()), list(op.dilations.get_values())
     extra, pads = list(op.output_padding.get_values()), list(op.pads.get_values())
-    margins = [dilations[0] * (kh - 1), dilations[1] * (kw - 1)]
-    full = [s * (size - 1) + margin + 1 + e for s, size, margin, e in zip(strides, (height, width), margins, extra)]
+    margins = [d * (k - 1) for d, k in zip(dilations, kernel)]
+    full = [s * (size - 1) + margin + 1 + e for s, size, margin, e in zip(strides, sizes, margins, extra)]
     spread = builder.full([n, groups, channels // groups, *(f + m for f, m in zip(full, margins))], t, 0)
     spread = insert_slice(builder, _expand(builder, x, 1, [groups, channels // groups]), spread,
                           [0, 0, 0, *margins], [1, 1, 1, *strides])
-    d = [AffineExpr.dimension(i) for i in range(8)]  # n, g, m, oh, ow, c, kh, kw
-    maps = [_dims(0, 1, 5, d[3] + d[6] * dilations[0], d[4] + d[7] * dilations[1], rank=8), _dims(1, 5, 2, 6, 7, rank=8)]
+    rank, out, c, taps = 4 + 2 * spatial, 3, 3 + spatial, 4 + spatial
+    d = [AffineExpr.dimension(i) for i in range(rank)]  # n, g, m, outputs..., c, taps...
+    maps = [_dims(0, 1, c, *(d[out + i] + d[taps + i] * dilations[i] for i in range(spatial)), rank=rank),
+            _dims(1, c, 2, *range(taps, rank), rank=rank)]
     total = builder.generic(list(zip([spread, _flipped(builder, w, groups)], maps)),
-                            builder.full([n, groups, per_group, *full], t, 0), ["parallel"] * 5 + ["reduction"] * 3,
+                            builder.full([n, groups, per_group, *full], t, 0),
+                            ["parallel"] * (3 + spatial) + ["reduction"] * (1 + spatial),
                             lambda b, v, f, acc: b.add(arith.AddfOp(acc, b.add(arith.MulfOp(v, f)))),
-                            _dims(0, 1, 2, 3, 4, rank=8))
+                            _dims(*range(3 + spatial), rank=rank))
     y = _collapse(builder, total, 1)
+    begins, ends = pads[0::2], pads[1::2]
     if any(p < 0 for p in pads):
-        y = constant_pad(builder, y, [0, 0, max(0, -pads[0]), max(0, -pads[2])],
-                         [0, 0, max(0, -pads[1]), max(0, -pads[3])], 0.0)
-    sizes = [n, groups * per_group, *(dim.lo for dim in op.result.type.dims[2:])]
-    y = extract_slice(builder, y, [0, 0, max(0, pads[0]), max(0, pads[2])], sizes)
+        y = constant_pad(builder, y, [0, 0, *(max(0, -p) for p in begins)], [0, 0, *(max(0, -p) for p in ends)], 0.0)
+    result_sizes = [n, groups * per_group, *(dim.lo for dim in op.result.type.dims[2:])]
+    y = extract_slice(builder, y, [0, 0, *(max(0, p) for p in begins)], result_sizes)
     if op.bias is None:
         return [y]
-    channel = AffineMap(4, 0, (AffineExpr.dimension(1),))
-    return [builder.generic([(y, AffineMap.identity(4)), (builder.value(op.bias), channel)], (sizes, t),
-                            ["parallel"] * 4, lambda b, v, bias, out: b.add(arith.AddfOp(v, bias)))]
+    channel = AffineMap(2 + spatial, 0, (AffineExpr.dimension(1),))
+    return [builder.generic([(y, AffineMap.identity(2 + spatial)), (builder.value(op.bias), channel)],
+                            (result_sizes, t), ["parallel"] * (2 + spatial),
+                            lambda b, v, bias, out: b.add(arith.AddfOp(v, bias)))]
 
 
 def _flipped(builder: FuncBuilder, w: SSAValue, groups: int) -> SSAValue:
-    """The [C, M / groups, kH, kW] filter as [groups, C / groups, M / groups, kH, kW], its taps reversed."""
+    """The [C, M / groups, taps...] filter as [groups, C / groups, M / groups, taps...], its taps reversed."""
     grouped = _expand(builder, w, 0, [groups, w.type.get_shape()[0] // groups])
     taps = grouped.type.get_shape()[3:]
 

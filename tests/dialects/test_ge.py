@@ -18,6 +18,7 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 from onnx import helper, numpy_helper
+from onnx.reference import ReferenceEvaluator
 from xdsl.context import Context
 from xdsl.dialects.builtin import DenseArrayBase, FloatAttr, IntegerAttr, StringAttr, UnitAttr, f32, f64, i32, i64
 from xdsl.parser import Parser
@@ -210,28 +211,54 @@ def test_gemm_matches_onnxruntime(trans_a, trans_b, alpha, beta, c_shape):
 # --- convolution and pooling ---------------------------------------------------------------------------
 
 @st.composite
-def windows(draw, max_kernel: int = 3, pool: bool = False):
-    """(input shape, kernel, strides, pads as ONNX [hb, wb, he, we], dilations) that fit; a pool's
-    pads stay below its kernel, as onnxruntime requires."""
-    kernel = [draw(st.integers(1, max_kernel)) for _ in range(2)]
-    dilations = [draw(st.integers(1, 2)) for _ in range(2)]
+def windows(draw, max_kernel: int = 3, pool: bool = False, spatial: int | None = 2):
+    """(input shape, kernel, strides, pads as ONNX [begins..., ends...], dilations) that fit over
+    `spatial` dimensions (None: 1 to 3 of them); a pool's pads stay below its kernel, as
+    onnxruntime requires."""
+    spatial = spatial or draw(st.integers(1, 3))
+    kernel = [draw(st.integers(1, max_kernel)) for _ in range(spatial)]
+    dilations = [draw(st.integers(1, 2)) for _ in range(spatial)]
     extents = [d * (k - 1) + 1 for k, d in zip(kernel, dilations)]
     limits = kernel if pool else extents
     pads = [draw(st.integers(0, n - 1)) for n in limits] + [draw(st.integers(0, n - 1)) for n in limits]
-    sizes = [draw(st.integers(max(1, e - pads[i] - pads[i + 2]), 9)) for i, e in enumerate(extents)]
-    strides = [draw(st.integers(1, 3)) for _ in range(2)]
+    largest = 9 if spatial < 3 else 6
+    sizes = [draw(st.integers(max(1, e - pads[i] - pads[i + spatial]), max(largest, e)))
+             for i, e in enumerate(extents)]
+    strides = [draw(st.integers(1, 3)) for _ in range(spatial)]
     return sizes, kernel, strides, pads, dilations
 
 
 @EXAMPLES
-@given(window=windows(), groups=st.sampled_from([1, 2]), per_group=st.integers(1, 2), bias=st.booleans(),
-       seed=st.integers(0, 2**16))
+@given(window=windows(spatial=None), groups=st.sampled_from([1, 2]), per_group=st.integers(1, 2),
+       bias=st.booleans(), seed=st.integers(0, 2**16))
 def test_conv_matches_onnxruntime(window, groups, per_group, bias, seed):
     sizes, kernel, strides, pads, dilations = window
     inputs = {"x": floats((2, groups * per_group, *sizes), seed)}
     weights = {"w": floats((2 * groups, per_group, *kernel), seed + 1)} | ({"b": floats((2 * groups,), seed + 2)} if bias else {})
     conv = node("Conv", ["x", *weights], strides=strides, pads=pads, dilations=dilations, group=groups)
     check(onnx_model([conv], inputs, weights), inputs, atol=1e-4)
+
+
+@pytest.mark.parametrize("sizes, kernel, attrs, zeros", [
+    ((5, 6), (3, 2), dict(pads=[1, 0, 1, 1], strides=[2, 1]), "both"), ((7,), (3,), dict(dilations=[2]), "x"),
+    ((4, 4), (2, 2), dict(group=2), "none"), ((4, 5), (2, 3), dict(pads=[0, 1, 1, 0]), "per channel")])
+def test_conv_integer_matches_onnxruntime(sizes, kernel, attrs, zeros):
+    """Exact int32 results of uint8 inputs minus their zero points (per output channel for w)."""
+    inputs = {"x": rng(1).integers(0, 256, (1, 2, *sizes)).astype(np.uint8)}
+    weights = {"w": rng(2).integers(0, 256, (4, 2 // attrs.get("group", 1), *kernel)).astype(np.uint8)}
+    weights |= {"x_zero": np.array(131, np.uint8)} if zeros != "none" else {}
+    weights |= {"w_zero": np.array(97, np.uint8)} if zeros in ("both", "per channel") else {}
+    if zeros == "per channel":  # onnxruntime takes one w zero point only: onnx's reference checks this
+        weights["w_zero"] = rng(3).integers(0, 256, 4).astype(np.uint8)
+    conv = node("ConvInteger", ["x", "w", *(["x_zero"] if zeros != "none" else []),
+                                *(["w_zero"] if "w_zero" in weights else [])], **attrs)
+    model = onnx_model([conv], inputs, weights)
+    if zeros != "per channel":
+        check(model, inputs, rtol=0, atol=0)
+        return
+    (expected,) = ReferenceEvaluator(model).run(None, inputs)
+    (got,), _ = run_graph(Graph.from_onnx(model), [inputs["x"]])
+    np.testing.assert_array_equal(got, expected)
 
 
 @pytest.mark.parametrize("auto_pad", ["SAME_UPPER", "SAME_LOWER", "VALID"])
@@ -242,7 +269,7 @@ def test_conv_auto_pad_matches_onnxruntime(auto_pad):
 
 
 @EXAMPLES
-@given(window=windows(pool=True), ceil_mode=st.booleans(), seed=st.integers(0, 2**16))
+@given(window=windows(pool=True, spatial=None), ceil_mode=st.booleans(), seed=st.integers(0, 2**16))
 def test_max_pool_matches_onnxruntime(window, ceil_mode, seed):
     sizes, kernel, strides, pads, dilations = window
     inputs = {"x": floats((1, 2, *sizes), seed)}
@@ -251,8 +278,15 @@ def test_max_pool_matches_onnxruntime(window, ceil_mode, seed):
     check(onnx_model([pool], inputs), inputs)
 
 
+@pytest.mark.parametrize("dtype", [np.uint8, np.int8])
+def test_integer_max_pool_matches_onnxruntime(dtype):
+    inputs = {"x": rng(5).integers(np.iinfo(dtype).min, np.iinfo(dtype).max, (1, 2, 5, 6), endpoint=True).astype(dtype)}
+    pool = node("MaxPool", ["x"], kernel_shape=[3, 3], strides=[2, 1], pads=[1, 1, 1, 1], ceil_mode=1)
+    check(onnx_model([pool], inputs), inputs)
+
+
 @EXAMPLES
-@given(window=windows(pool=True), ceil_mode=st.booleans(), count_include_pad=st.booleans(),
+@given(window=windows(pool=True, spatial=None), ceil_mode=st.booleans(), count_include_pad=st.booleans(),
        seed=st.integers(0, 2**16))
 def test_avg_pool_matches_onnxruntime(window, ceil_mode, count_include_pad, seed):
     sizes, kernel, strides, pads, _ = window
@@ -260,6 +294,28 @@ def test_avg_pool_matches_onnxruntime(window, ceil_mode, count_include_pad, seed
     pool = node("AveragePool", ["x"], kernel_shape=kernel, strides=strides, pads=pads, ceil_mode=int(ceil_mode),
                 count_include_pad=int(count_include_pad))
     check(onnx_model([pool], inputs), inputs)
+
+
+@EXAMPLES
+@given(window=windows(pool=True, spatial=None), p=st.integers(1, 4), seed=st.integers(0, 2**16))
+def test_lp_pool_matches_onnxruntime(window, p, seed):
+    sizes, kernel, strides, pads, dilations = window
+    inputs = {"x": floats((1, 2, *sizes), seed)}
+    pool = node("LpPool", ["x"], kernel_shape=kernel, strides=strides, pads=pads, dilations=dilations, p=p)
+    check(onnx_model([pool], inputs), inputs, rtol=1e-4, atol=1e-5)
+
+
+def test_lp_pool_refuses_ceil_mode():
+    model = onnx_model([node("LpPool", ["x"], kernel_shape=[2, 2], strides=[2, 2], ceil_mode=1)],
+                       {"x": floats((1, 2, 5, 5))})
+    with pytest.raises(GeError, match=r"node=lppool; LpPool: ceil_mode 1 is not supported$"):
+        Graph.from_onnx(model)
+
+
+@pytest.mark.parametrize("shape", [(2, 3, 5), (1, 2, 4, 3), (1, 2, 3, 4, 2)])
+def test_global_max_pool_matches_onnxruntime(shape):
+    inputs = {"x": floats(shape)}
+    check(onnx_model([node("GlobalMaxPool", ["x"])], inputs), inputs)
 
 
 def test_global_avg_pool_matches_onnxruntime():
@@ -682,8 +738,10 @@ BUILD_ERRORS = [
      'graph=g; node=gemm_0; ge.gemm: c [1, 2, 5] does not broadcast to the result [2, 5]'),
     (lambda g, x: g.gemm(g.const(np.ones((2, 3), np.float32)), g.const(np.ones((3, 5), np.float32)), alpha="1"),
      "graph=g; gemm alpha must be a number, got '1'"),
-    (lambda g, x: g.conv2d(g.const(np.ones((3, 4, 4), np.float32)), g.const(np.ones((2, 3, 1, 1), np.float32))),
-     'graph=g; node=conv2d_0; ge.conv2d: input must have rank 4, got [3, 4, 4]'),
+    (lambda g, x: g.conv2d(g.const(np.ones((3, 4), np.float32)), g.const(np.ones((2, 3), np.float32))),
+     'graph=g; node=conv2d_0; ge.conv2d: input must have rank >= 3 (N, C and spatial dimensions), got [3, 4]'),
+    (lambda g, x: g.conv2d(g.const(np.ones((1, 3, 4), np.float32)), g.const(np.ones((2, 3, 1, 1), np.float32))),
+     'graph=g; node=conv2d_0; ge.conv2d: filter must have rank 3, got [2, 3, 1, 1]'),
     (lambda g, x: g.conv2d(x, g.const(np.ones((2, 3, 1), np.float32))),
      'graph=g; node=conv2d_0; ge.conv2d: filter must have rank 4, got [2, 3, 1]'),
     (lambda g, x: g.conv2d(g.data(1, [1, 4, 4, 3], F32, format="NHWC"), g.const(np.ones((2, 3, 1, 1), np.float32))),
@@ -823,6 +881,16 @@ BUILD_ERRORS = [
     (lambda g, x: g.identity([x]),
      'graph=g; identity: operand 0 must be a Value of this graph, got list'),
 ]
+
+
+def test_window_builder_defaults_fit_the_spatial_rank():
+    """Left out, strides and dilations are 1 and pads 0 on every spatial axis of the input."""
+    g = Graph("g")
+    line, volume = g.data(0, [2, 4, 9], F32, name="line"), g.data(1, [1, 2, 5, 6, 7], F32, name="volume")
+    assert g.conv2d(line, g.const(np.ones((3, 4, 2), np.float32))).shape == [2, 3, 8]
+    assert g.conv_transpose(line, g.const(np.ones((4, 3, 2), np.float32))).shape == [2, 3, 10]
+    assert g.max_pool(volume, [2, 3, 1]).shape == [1, 2, 4, 4, 7]
+    assert g.avg_pool(volume, [5, 1, 7]).shape == [1, 2, 1, 6, 1]
 
 
 @pytest.mark.parametrize("build, message", BUILD_ERRORS, ids=[m.split("; ")[-1][:60] for _, m in BUILD_ERRORS])

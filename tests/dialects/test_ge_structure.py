@@ -307,10 +307,16 @@ def test_conv_transpose_matches_onnxruntime(attrs):
     check(onnx_model([node("ConvTranspose", ["x", "w", "b"], **attrs)], inputs, weights), inputs, rtol=1e-4)
 
 
-def test_conv_transpose_1d_runs_as_2d():
-    inputs = {"x": floats((1, 2, 5))}
-    weights = {"w": floats((2, 3, 3), 1)}
-    check(onnx_model([node("ConvTranspose", ["x", "w"], strides=[2], pads=[1, 0])], inputs, weights), inputs)
+@pytest.mark.parametrize("sizes,kernel,attrs", [
+    ((5,), (3,), {"strides": [2], "pads": [1, 0]}),
+    ((6,), (2,), {"strides": [3], "output_padding": [1], "group": 2, "dilations": [2]}),
+    ((3, 4, 2), (3, 2, 2), {"strides": [2, 1, 2], "pads": [1, 0, 0, 0, 1, 1]}),
+    ((2, 3, 3), (2, 2, 3), {"strides": [1, 2, 2], "output_shape": [3, 7, 8], "group": 2}),
+])
+def test_conv_transpose_in_one_and_three_dimensions_matches_onnxruntime(sizes, kernel, attrs):
+    inputs = {"x": floats((1, 4, *sizes))}
+    weights = {"w": floats((4, 3, *kernel), 1)}
+    check(onnx_model([node("ConvTranspose", ["x", "w"], **attrs)], inputs, weights), inputs, rtol=1e-4)
 
 
 def test_conv_transpose_errors():
@@ -328,6 +334,47 @@ def test_conv_transpose_errors():
                        {"w": floats((4, 3, 3, 3))}, dynamic=True)
     with pytest.raises(GeError, match=r"ConvTranspose: output_shape or auto_pad SAME_UPPER needs fixed spatial "
                                       r"dimensions, got shape \[-1, -1, -1, -1\]"):
+        Graph.from_onnx(model)
+
+
+def causal_conv_model(shapes: dict[str, tuple], inputs: list[str], **attrs) -> onnx.ModelProto:
+    """One CausalConvWithState node (opset 27) over inputs of `shapes`."""
+    (batch, channels, length), k = shapes["x"], shapes["w"][2]
+    conv = helper.make_node("CausalConvWithState", inputs, ["y", "state"], name="causal", **attrs)
+    infos = [helper.make_tensor_value_info(n, onnx.TensorProto.FLOAT, list(shape)) for n, shape in shapes.items()]
+    outputs = [helper.make_tensor_value_info(n, onnx.TensorProto.FLOAT, [batch, channels, size])
+               for n, size in (("y", length), ("state", k - 1))]
+    return helper.make_model(helper.make_graph([conv], "causal", infos, outputs),
+                             opset_imports=[helper.make_opsetid("", 27)])
+
+
+@pytest.mark.parametrize("length, k, bias, past, activation", [
+    (8, 4, False, False, None), (8, 4, True, True, "silu"), (1, 4, True, True, None), (2, 5, False, False, "swish"),
+    (6, 1, True, False, None)])
+def test_causal_conv_with_state_matches_onnx(length, k, bias, past, activation):
+    """A depthwise 1-D convolution over the past state joined before the input (onnx's reference:
+    onnxruntime has no kernel for it)."""
+    arrays = {"x": floats((2, 3, length)), "w": floats((3, 1, k), 1)} | ({"b": floats((3,), 2)} if bias else {}) | \
+        ({"past": floats((2, 3, k - 1), 3)} if past else {})
+    model = causal_conv_model({n: a.shape for n, a in arrays.items()}, ["x", "w", "b" if bias else "",
+                                                                       "past" if past else ""],
+                              **({"activation": activation} if activation else {}))
+    expected = ReferenceEvaluator(model).run(None, arrays)
+    got, _ = run_graph(Graph.from_onnx(model), list(arrays.values()))
+    for result, reference in zip(got, expected, strict=True):
+        assert result.shape == reference.shape
+        np.testing.assert_allclose(result, reference, rtol=1e-5, atol=1e-6)
+
+
+def test_causal_conv_with_state_refusals():
+    model = causal_conv_model({"x": (1, 2, 4), "w": (2, 1, 2)}, ["x", "w"], activation="gelu")
+    with pytest.raises(GeError, match=r"node=causal; CausalConvWithState: activation 'gelu' is not one of none, "
+                                      r"silu, swish$"):
+        Graph.from_onnx(model)
+    model = causal_conv_model({"x": (1, "channels", 4), "w": (2, 1, 2)}, ["x", "w"])
+    with pytest.raises(GeError, match=r"node=causal; CausalConvWithState: needs an input \[batch, channels, length\] "
+                                      r"with fixed channels and a \[channels, 1, k\] weight, got \[1, -1, 4\] and "
+                                      r"\[2, 1, 2\]$"):
         Graph.from_onnx(model)
 
 

@@ -257,8 +257,10 @@ NODE_ERRORS = [
     ([helper.make_node("BatchNormalization", ["x", "p", "p", "p", "p"], ["y", "m", "v"], name="train", training_mode=1)], [],
      [weight("p", (2,))], "onnx=net; node=train; BatchNormalization: training_mode 1 is not supported (inference only)"),
     ([helper.make_node("Reshape", ["x", "nc_rest"], ["f"]), helper.make_node("Conv", ["f", "w"], ["y"], name="c1d")], [],
-     [weight("w", (4, 2, 3)), ints("nc_rest", [0, 2, -1])],
-     "onnx=net; node=c1d; Conv: only 2-D inputs (rank 4, NCHW) are supported, got shape [-1, 2, -1]"),
+     [weight("w", (4, 2)), ints("nc_rest", [0, -1])],
+     "onnx=net; node=c1d; Conv: the input must have rank >= 3 (N, C and spatial dimensions), got shape [-1, -1]"),
+    ([helper.make_node("AveragePool", ["x"], ["y"], name="pads1d", kernel_shape=[2, 2], pads=[1, 1])], [], [],
+     "onnx=net; node=pads1d; AveragePool: pads must have 4 entries for a 2-D window, got [1, 1]"),
     ([helper.make_node("Relu", ["x"], ["r"]), helper.make_node("Softmax", ["r"], ["y"], name="sm", axis=7)], [], [],
      "graph=net; node=sm; ge.softmax: axis 7 is out of range for [-1, 2, -1, -1] (valid: -4..3)"),
 ]

@@ -72,6 +72,12 @@ class Value:
         return f"Value(graph={self.graph.name!r}, id={self.id}, type={self.type})"
 
 
+def _spatial_rank(x: object) -> int | None:
+    """The spatial dimensions of an N, C, spatial... input of a window op; None when `x` has too
+    few dimensions (or is no value), which the op's verifier reports."""
+    return x.type.rank - 2 if isinstance(x, Value) and x.type.rank >= 3 else None
+
+
 Operand = Value | tuple[Value, ...] | None
 """One operand definition of an op: a value, a tuple of values (a variadic or optional operand
 definition), or None (an absent optional one)."""
@@ -247,29 +253,32 @@ class Graph:
                       **self._flags("gemm", trans_a=trans_a, trans_b=trans_b)}
         return self._add_op(ge.GemmOp, name, "gemm", (a, b, _optional(c)), properties)
 
-    def conv2d(self, x: Value, filter: Value, bias: Value | None = None, strides: Sequence[int] = (1, 1),
-               pads: Sequence[int] = (0, 0, 0, 0), dilations: Sequence[int] = (1, 1), groups: int = 1,
+    def conv2d(self, x: Value, filter: Value, bias: Value | None = None, strides: Sequence[int] | None = None,
+               pads: Sequence[int] | None = None, dilations: Sequence[int] | None = None, groups: int = 1,
                name: str | None = None) -> Value:
-        """2-D convolution of an NCHW input; `pads` is [top, bottom, left, right]."""
-        properties = {"strides": self._ints(strides, "conv2d strides", 2),
-                      "pads": self._ints(pads, "conv2d pads", 4),
-                      "dilations": self._ints(dilations, "conv2d dilations", 2),
-                      "groups": self._int(groups, "conv2d groups")}
+        """Convolution of an NCHW input (or NCW, NCDHW: one entry per spatial axis in `strides` and
+        `dilations`, with a filter of the input's rank); `pads` is a begin and an end per axis,
+        [top, bottom, left, right] in 2-D. Left out, strides and dilations are 1, pads 0."""
+        properties = self._window_properties("conv2d", x, None, strides, pads, dilations)
+        properties["groups"] = self._int(groups, "conv2d groups")
         return self._add_op(ge.Conv2DOp, name, "conv2d", (x, filter, _optional(bias)), properties)
 
-    def max_pool(self, x: Value, kernel: Sequence[int], strides: Sequence[int] = (1, 1),
-                 pads: Sequence[int] = (0, 0, 0, 0), dilations: Sequence[int] = (1, 1), ceil_mode: bool = False,
+    def max_pool(self, x: Value, kernel: Sequence[int], strides: Sequence[int] | None = None,
+                 pads: Sequence[int] | None = None, dilations: Sequence[int] | None = None, ceil_mode: bool = False,
                  name: str | None = None) -> Value:
-        """The maximum of each window of an NCHW input; `pads` is [top, bottom, left, right]."""
-        properties = self._window_properties("max_pool", kernel, strides, pads, dilations)
+        """The maximum of each window of an NCHW input of floats or integers (or NCW, NCDHW: one
+        kernel entry per spatial axis); `pads` is a begin and an end per axis, [top, bottom, left,
+        right] in 2-D. Left out, strides and dilations are 1, pads 0."""
+        properties = self._window_properties("max_pool", x, kernel, strides, pads, dilations)
         properties |= self._flags("max_pool", ceil_mode=ceil_mode)
         return self._add_op(ge.MaxPoolOp, name, "max_pool", (x,), properties)
 
-    def avg_pool(self, x: Value, kernel: Sequence[int], strides: Sequence[int] = (1, 1),
-                 pads: Sequence[int] = (0, 0, 0, 0), dilations: Sequence[int] = (1, 1), ceil_mode: bool = False,
+    def avg_pool(self, x: Value, kernel: Sequence[int], strides: Sequence[int] | None = None,
+                 pads: Sequence[int] | None = None, dilations: Sequence[int] | None = None, ceil_mode: bool = False,
                  count_include_pad: bool = False, name: str | None = None) -> Value:
-        """The mean of each window of an NCHW input; padding counts only with `count_include_pad`."""
-        properties = self._window_properties("avg_pool", kernel, strides, pads, dilations)
+        """The mean of each window of an NCHW input (or NCW, NCDHW, as `max_pool`); padding counts
+        only with `count_include_pad`."""
+        properties = self._window_properties("avg_pool", x, kernel, strides, pads, dilations)
         properties |= self._flags("avg_pool", ceil_mode=ceil_mode, count_include_pad=count_include_pad)
         return self._add_op(ge.AvgPoolOp, name, "avg_pool", (x,), properties)
 
@@ -723,16 +732,17 @@ class Graph:
                       "beta": self._float(beta, "lrn beta"), "bias": self._float(bias, "lrn bias")}
         return self._add_op(ge.LrnOp, name, "lrn", (x,), properties)
 
-    def conv_transpose(self, x: Value, filter: Value, bias: Value | None = None, strides: Sequence[int] = (1, 1),
-                       pads: Sequence[int] = (0, 0, 0, 0), dilations: Sequence[int] = (1, 1),
-                       output_padding: Sequence[int] = (0, 0), groups: int = 1, name: str | None = None) -> Value:
-        """2-D transposed convolution of an NCHW input with a [C, M / groups, kH, kW] filter (as ONNX
-        ConvTranspose); `pads` is [top, bottom, left, right], cut from the full output."""
-        properties = {"strides": self._ints(strides, "conv_transpose strides", 2),
-                      "pads": self._ints(pads, "conv_transpose pads", 4),
-                      "dilations": self._ints(dilations, "conv_transpose dilations", 2),
-                      "output_padding": self._ints(output_padding, "conv_transpose output_padding", 2),
-                      "groups": self._int(groups, "conv_transpose groups")}
+    def conv_transpose(self, x: Value, filter: Value, bias: Value | None = None, strides: Sequence[int] | None = None,
+                       pads: Sequence[int] | None = None, dilations: Sequence[int] | None = None,
+                       output_padding: Sequence[int] | None = None, groups: int = 1, name: str | None = None) -> Value:
+        """Transposed convolution of an NCHW input with a [C, M / groups, kH, kW] filter (as ONNX
+        ConvTranspose; or NCW, NCDHW with one entry per spatial axis in `strides`, `dilations` and
+        `output_padding`); `pads` is a begin and an end per axis, cut from the full output. Left
+        out, strides and dilations are 1, pads and output_padding 0."""
+        properties = self._window_properties("conv_transpose", x, None, strides, pads, dilations)
+        properties["output_padding"] = self._spatial_ints(output_padding, "conv_transpose output_padding",
+                                                          _spatial_rank(x), 0)
+        properties["groups"] = self._int(groups, "conv_transpose groups")
         return self._add_op(ge.ConvTransposeOp, name, "conv_transpose", (x, filter, _optional(bias)), properties)
 
     def trilu(self, x: Value, k: int = 0, upper: bool = True, name: str | None = None) -> Value:
@@ -760,9 +770,18 @@ class Graph:
                       **self._flags(kind, keep_dims=keep_dims, select_last_index=select_last_index)}
         return self._add_op(op_class, name, kind, (x,), properties)
 
-    def _window_properties(self, kind: str, kernel, strides, pads, dilations) -> dict[str, Attribute]:
-        return {"kernel": self._ints(kernel, f"{kind} kernel", 2), "strides": self._ints(strides, f"{kind} strides", 2),
-                "pads": self._ints(pads, f"{kind} pads", 4), "dilations": self._ints(dilations, f"{kind} dilations", 2)}
+    def _window_properties(self, kind: str, x: Value, kernel, strides, pads, dilations) -> dict[str, Attribute]:
+        """`strides`, `pads`, `dilations` (and `kernel`, unless None) as properties, one entry per
+        spatial axis of `x` (two for pads); a None one gets its default."""
+        spatial = _spatial_rank(x)
+        properties = {"kernel": self._ints(kernel, f"{kind} kernel", spatial)} if kernel is not None else {}
+        return properties | {"strides": self._spatial_ints(strides, f"{kind} strides", spatial, 1),
+                             "pads": self._spatial_ints(pads, f"{kind} pads", spatial and 2 * spatial, 0),
+                             "dilations": self._spatial_ints(dilations, f"{kind} dilations", spatial, 1)}
+
+    def _spatial_ints(self, values: object, what: str, count: int | None, default: int) -> DenseArrayBase:
+        """`values` (`count` ints), or `count` times `default` when None."""
+        return self._ints([default] * (count or 0) if values is None else values, what, count)
 
     def _reduce(self, op_class: type[ge.ShapedOp], kind: str, x: Value, axes, keep_dims: bool,
                 name: str | None) -> Value:

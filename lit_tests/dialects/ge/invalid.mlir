@@ -399,6 +399,53 @@ ge.graph @conv_nhwc {
 }
 // -----
 
+// A pool of a matrix: no spatial dimension.
+// CHECK: ge.max_pool: input must have rank >= 3 (N, C and spatial dimensions), got [2, 3]
+ge.graph @pool_rank {
+  %x = ge.data 0 "x" : !ge.tensor<[2, 3], f32>
+  %y = ge.max_pool %x kernel [2] strides [1] pads [0, 0] dilations [1] : !ge.tensor<[2, 3], f32> -> !ge.tensor<[2, 2], f32>
+  ge.output %y : !ge.tensor<[2, 2], f32>
+}
+// -----
+
+// An average of integers (max pooling takes them, average pooling does not).
+// CHECK: ge.avg_pool: input must have a floating-point element type, got i32
+ge.graph @avg_pool_integers {
+  %x = ge.data 0 "x" : !ge.tensor<[1, 2, 4, 4], i32>
+  %y = ge.avg_pool %x kernel [2, 2] strides [1, 1] pads [0, 0, 0, 0] dilations [1, 1] : !ge.tensor<[1, 2, 4, 4], i32> -> !ge.tensor<[1, 2, 3, 3], i32>
+  ge.output %y : !ge.tensor<[1, 2, 3, 3], i32>
+}
+// -----
+
+// A 2-D kernel over a 3-D (NCDHW) input.
+// CHECK: ge.avg_pool: kernel must have 3 entries, got [2, 2]
+ge.graph @pool_kernel_rank {
+  %x = ge.data 0 "x" : !ge.tensor<[1, 2, 4, 4, 4], f32>
+  %y = ge.avg_pool %x kernel [2, 2] strides [1, 1] pads [0, 0, 0, 0] dilations [1, 1] : !ge.tensor<[1, 2, 4, 4, 4], f32> -> !ge.tensor<[1, 2, 3, 3, 3], f32>
+  ge.output %y : !ge.tensor<[1, 2, 3, 3, 3], f32>
+}
+// -----
+
+// A 1-D (NCW) convolution with 2-D pads.
+// CHECK: ge.conv2d: pads must have 2 entries, got [0, 0, 0, 0]
+ge.graph @conv_1d_pads {
+  %x = ge.data 0 "x" : !ge.tensor<[1, 2, 8], f32>
+  %w = ge.data 1 "w" : !ge.tensor<[3, 2, 3], f32>
+  %y = ge.conv2d %x, %w strides [1] pads [0, 0, 0, 0] dilations [1] groups 1 : (!ge.tensor<[1, 2, 8], f32>, !ge.tensor<[3, 2, 3], f32>) -> !ge.tensor<[1, 3, 6], f32>
+  ge.output %y : !ge.tensor<[1, 3, 6], f32>
+}
+// -----
+
+// A 3-D transposed convolution whose filter has a rank of its own.
+// CHECK: ge.conv_transpose: filter must have rank 5, got [2, 3, 2, 2]
+ge.graph @conv_transpose_filter_rank {
+  %x = ge.data 0 "x" : !ge.tensor<[1, 2, 4, 4, 4], f32>
+  %w = ge.data 1 "w" : !ge.tensor<[2, 3, 2, 2], f32>
+  %y = ge.conv_transpose %x, %w strides [1, 1, 1] pads [0, 0, 0, 0, 0, 0] dilations [1, 1, 1] output_padding [0, 0, 0] groups 1 : (!ge.tensor<[1, 2, 4, 4, 4], f32>, !ge.tensor<[2, 3, 2, 2], f32>) -> !ge.tensor<[1, 3, 5, 5, 5], f32>
+  ge.output %y : !ge.tensor<[1, 3, 5, 5, 5], f32>
+}
+// -----
+
 // A stride of 0.
 // CHECK: ge.max_pool: strides must be >= 1, got [0, 1]
 ge.graph @pool_strides {

@@ -201,6 +201,41 @@ ge.graph @windows {
   ge.output %global : !ge.tensor<[-1, 6, 1, 1], f32, NCHW>
 }
 
+// Max pooling of integers.
+// CHECK-LABEL: ge.graph @max_pool_integers {
+// CHECK:         %y = ge.max_pool %x kernel [2, 2] strides [2, 2] pads [1, 1, 1, 1] dilations [1, 1] : !ge.tensor<[1, 2, 4, 4], ui8> -> !ge.tensor<[1, 2, 3, 3], ui8>
+ge.graph @max_pool_integers {
+  %x = ge.data 0 "x" : !ge.tensor<[1, 2, 4, 4], ui8>
+  %y = ge.max_pool %x kernel [2, 2] strides [2, 2] pads [1, 1, 1, 1] dilations [1, 1] : !ge.tensor<[1, 2, 4, 4], ui8> -> !ge.tensor<[1, 2, 3, 3], ui8>
+  ge.output %y : !ge.tensor<[1, 2, 3, 3], ui8>
+}
+
+// Windows over one (NCW) and three (NCDHW) spatial dimensions: one kernel, stride and dilation per axis, a begin and an end pad.
+// CHECK-LABEL: ge.graph @windows_nd {
+// CHECK-NEXT:    %line = ge.data 0 "line" : !ge.tensor<[-1, 4, 10], f32>
+// CHECK-NEXT:    %w = ge.data 1 "w" : !ge.tensor<[6, 2, 3], f32>
+// CHECK-NEXT:    %volume = ge.data 2 "volume" : !ge.tensor<[1, 2, 4, 6, 5], f32>
+// CHECK-NEXT:    %w3 = ge.data 3 "w3" : !ge.tensor<[2, 3, 2, 2, 2], f32>
+// CHECK-NEXT:    %conv = ge.conv2d %line, %w strides [2] pads [1, 0] dilations [1] groups 2 : (!ge.tensor<[-1, 4, 10], f32>, !ge.tensor<[6, 2, 3], f32>) -> !ge.tensor<[-1, 6, 5], f32>
+// CHECK-NEXT:    %max = ge.max_pool %conv kernel [2] strides [1] pads [0, 1] dilations [1] : !ge.tensor<[-1, 6, 5], f32> -> !ge.tensor<[-1, 6, 5], f32>
+// CHECK-NEXT:    %avg = ge.avg_pool %volume kernel [2, 3, 2] strides [2, 3, 1] pads [0, 0, 1, 1, 0, 1] dilations [1, 1, 1] ceil_mode : !ge.tensor<[1, 2, 4, 6, 5], f32> -> !ge.tensor<[1, 2, 2, 3, 5], f32>
+// CHECK-NEXT:    %up = ge.conv_transpose %volume, %w3 strides [1, 1, 1] pads [0, 0, 0, 0, 0, 0] dilations [1, 1, 1] output_padding [0, 0, 0] groups 1 : (!ge.tensor<[1, 2, 4, 6, 5], f32>, !ge.tensor<[2, 3, 2, 2, 2], f32>) -> !ge.tensor<[1, 3, 5, 7, 6], f32>
+// CHECK-NEXT:    ge.output %max, %avg, %up : !ge.tensor<[-1, 6, 5], f32>, !ge.tensor<[1, 2, 2, 3, 5], f32>, !ge.tensor<[1, 3, 5, 7, 6], f32>
+// CHECK-NEXT:  }
+// GENERIC-LABEL: "ge.graph"() <{sym_name = "windows_nd"}> ({
+// GENERIC:         %avg = "ge.avg_pool"(%volume) <{kernel = array<i64: 2, 3, 2>, strides = array<i64: 2, 3, 1>, pads = array<i64: 0, 0, 1, 1, 0, 1>, dilations = array<i64: 1, 1, 1>, ceil_mode}> : (!ge.tensor<[1, 2, 4, 6, 5], f32>) -> !ge.tensor<[1, 2, 2, 3, 5], f32>
+ge.graph @windows_nd {
+  %line = ge.data 0 "line" : !ge.tensor<[-1, 4, 10], f32>
+  %w = ge.data 1 "w" : !ge.tensor<[6, 2, 3], f32>
+  %volume = ge.data 2 "volume" : !ge.tensor<[1, 2, 4, 6, 5], f32>
+  %w3 = ge.data 3 "w3" : !ge.tensor<[2, 3, 2, 2, 2], f32>
+  %conv = ge.conv2d %line, %w strides [2] pads [1, 0] dilations [1] groups 2 : (!ge.tensor<[-1, 4, 10], f32>, !ge.tensor<[6, 2, 3], f32>) -> !ge.tensor<[-1, 6, 5], f32>
+  %max = ge.max_pool %conv kernel [2] strides [1] pads [0, 1] dilations [1] : !ge.tensor<[-1, 6, 5], f32> -> !ge.tensor<[-1, 6, 5], f32>
+  %avg = ge.avg_pool %volume kernel [2, 3, 2] strides [2, 3, 1] pads [0, 0, 1, 1, 0, 1] dilations [1, 1, 1] ceil_mode : !ge.tensor<[1, 2, 4, 6, 5], f32> -> !ge.tensor<[1, 2, 2, 3, 5], f32>
+  %up = ge.conv_transpose %volume, %w3 strides [1, 1, 1] pads [0, 0, 0, 0, 0, 0] dilations [1, 1, 1] output_padding [0, 0, 0] groups 1 : (!ge.tensor<[1, 2, 4, 6, 5], f32>, !ge.tensor<[2, 3, 2, 2, 2], f32>) -> !ge.tensor<[1, 3, 5, 7, 6], f32>
+  ge.output %max, %avg, %up : !ge.tensor<[-1, 6, 5], f32>, !ge.tensor<[1, 2, 2, 3, 5], f32>, !ge.tensor<[1, 3, 5, 7, 6], f32>
+}
+
 // Batch, layer and softmax normalization keep their input's type.
 // CHECK-LABEL: ge.graph @normalization {
 // CHECK-NEXT:    %x = ge.data 0 "x" : !ge.tensor<[-1, 8, 4, 4], f32>

@@ -134,3 +134,65 @@ def test_conv_transpose_with_strides_dilations_groups_pads_and_output_padding():
                    g.conv_transpose(x, g.const(rng.standard_normal((4, 2, 2, 2)).astype(np.float32)),
                                     pads=[0, -1, -2, 0])])
     assert_lowering_matches(g, [_image((2, 4, 3, 4))], rtol=1e-5, atol=1e-5)
+
+
+# --- one and three spatial dimensions -------------------------------------------------------------
+
+@pytest.mark.parametrize("sizes,kernel,window,groups", [
+    ([-1], [3], dict(strides=[2], pads=[1, 2], dilations=[2]), 1),
+    ([9], [2], dict(strides=[1], pads=[0, 1], dilations=[1]), 2),
+    ([5, 4, -1], [2, 3, 2], dict(strides=[1, 2, 2], pads=[1, 0, 0, 2, 1, 1], dilations=[2, 1, 1]), 1),
+    ([4, 5, 4], [3, 1, 2], dict(strides=[2, 1, 1], pads=[0, 1, 1, 1, 0, 0], dilations=[1, 1, 2]), 2)])
+def test_conv_in_one_and_three_dimensions_matches_the_reference(sizes, kernel, window, groups):
+    g = Graph("conv_nd")
+    x = g.data(0, [-1, 4, *sizes], dt.DT_FLOAT, name="x")
+    w = g.const(_image((6, 4 // groups, *kernel), 1))
+    g.set_outputs([g.conv2d(x, w, g.const(_image((6,), 2)), groups=groups, **window)])
+    run_sizes = [7 if s == -1 else s for s in sizes]
+    assert_lowering_matches(g, [_image((2, 4, *run_sizes))], rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("ceil_mode", [False, True])
+@pytest.mark.parametrize("count_include_pad", [False, True])
+def test_pools_in_one_and_three_dimensions(ceil_mode, count_include_pad):
+    g = Graph("pool_nd")
+    line = g.data(0, [-1, 2, 9], dt.DT_FLOAT, name="line")
+    volume = g.data(1, [-1, 2, 5, -1, 6], dt.DT_FLOAT, name="volume")
+    g.set_outputs([g.max_pool(line, [3], strides=[2], pads=[1, 2], dilations=[2], ceil_mode=ceil_mode),
+                   g.avg_pool(line, [2], strides=[3], pads=[1, 1], ceil_mode=ceil_mode,
+                              count_include_pad=count_include_pad),
+                   g.max_pool(volume, [2, 3, 2], strides=[2, 1, 3], pads=[1, 0, 1, 1, 1, 0], ceil_mode=ceil_mode),
+                   g.avg_pool(volume, [3, 2, 2], strides=[2, 2, 1], pads=[1, 1, 0, 1, 1, 0], dilations=[1, 2, 1],
+                              ceil_mode=ceil_mode, count_include_pad=count_include_pad)])
+    assert_lowering_matches(g, [_image((2, 2, 9)), _image((1, 2, 5, 7, 6), 1)], rtol=1e-5, atol=1e-5)
+
+
+def test_conv_transpose_in_one_and_three_dimensions():
+    g = Graph("deconv_nd")
+    line = g.data(0, [-1, 4, 5], dt.DT_FLOAT, name="line")
+    volume = g.data(1, [-1, 2, 3, 2, 4], dt.DT_FLOAT, name="volume")
+    g.set_outputs([g.conv_transpose(line, g.const(_image((4, 3, 3), 2)), g.const(_image((6,), 3)), strides=[2],
+                                    pads=[1, -1], dilations=[2], output_padding=[1], groups=2),
+                   g.conv_transpose(volume, g.const(_image((2, 3, 2, 3, 2), 4)), strides=[1, 2, 2],
+                                    pads=[0, 1, 1, 0, 0, 1])])
+    assert_lowering_matches(g, [_image((2, 4, 5)), _image((1, 2, 3, 2, 4), 1)], rtol=1e-5, atol=1e-5)
+
+
+def test_conv_in_three_dimensions_with_dynamic_channels_has_no_lowering():
+    g = Graph("conv_3d")
+    x = g.data(0, [1, -1, 4, 4, 4], dt.DT_FLOAT, name="x")
+    g.set_outputs([g.conv2d(x, g.const(_image((2, 3, 2, 2, 2))))])
+    (graph,) = converted(g, backend="auto").ops
+    assert graph.attributes["backend_fallback"].data == \
+        "ge.conv2d 'conv2d_0': a 3-D convolution needs static channel counts"
+
+
+@pytest.mark.parametrize("dtype", [np.int32, np.uint8, np.int8])
+def test_integer_max_pool_pads_with_the_lowest_integer(dtype):
+    g = Graph("int_max_pool")
+    x = g.data(0, [-1, 2, 5, 4], dt.from_numpy(np.dtype(dtype)), name="x")
+    g.set_outputs([g.max_pool(x, [3, 2], strides=[2, 1], pads=[1, 2, 1, 1], ceil_mode=True)])
+    info = np.iinfo(dtype)
+    values = np.random.default_rng(3).integers(info.min, info.max, (2, 2, 5, 4), endpoint=True).astype(dtype)
+    values[0, 0] = info.min
+    assert_lowering_matches(g, [values])

@@ -14,6 +14,7 @@ from dfir.frontend.ge.onnx.ops import (
     movement,
     normalization,
     quantization,
+    recurrent,
     reduction,
     resize,
     window,
@@ -21,7 +22,7 @@ from dfir.frontend.ge.onnx.ops import (
 from dfir.frontend.ge.onnx.ops.converter import Converter
 
 FAMILIES = (elementwise, contraction, window, normalization, movement, reduction, resize, logic, activation, attention,
-            generation, control, quantization, indexing)
+            generation, control, quantization, indexing, recurrent)
 
 CONVERTERS: dict[str, Converter] = {op: convert for family in FAMILIES for op, convert in family.CONVERTERS.items()}
 """ONNX op type -> its converter (its outputs' values, in order)."""
