@@ -79,8 +79,10 @@ def layers(draw):
     if not config["layout"] and draw(st.booleans()):  # (onnx's reference, which checks batch first, has its own)
         config["activations"] = draw(st.lists(st.sampled_from(FUNCTIONS), min_size=ACTIVATIONS[op] * directions,
                                               max_size=ACTIVATIONS[op] * directions))
-        config["activation_alpha"] = draw(st.lists(st.floats(0.1, 0.9), min_size=1, max_size=6))
-        config["activation_beta"] = draw(st.lists(st.floats(0.1, 0.9), min_size=1, max_size=6))
+        # Enough parameters for every activation: where the lists run short, ONNX's defaults apply
+        # (as dfir does), while onnxruntime takes 0.
+        config["activation_alpha"] = draw(st.lists(st.floats(0.1, 0.9), min_size=6, max_size=6))
+        config["activation_beta"] = draw(st.lists(st.floats(0.1, 0.9), min_size=6, max_size=6))
     return config
 
 
@@ -136,7 +138,8 @@ def test_sequence_lens_known_only_at_run_time_are_refused():
     proto.graph.node[0].input[4] = "lengths"
     proto.graph.input.append(tensor_info("lengths", [2], TensorProto.INT32))
     assert _refusal(proto) == ("onnx=net; node=cell; LSTM: sequence_lens (input 'lengths') must be known when the "
-                               "model is imported: a constant, or computed from shapes")
+                               "model is imported: a constant, or computed from shapes; it is the model input "
+                               "'lengths': give its value with Graph.from_onnx(..., constant_inputs={'lengths': ...})")
 
 
 @pytest.mark.parametrize("attrs, message", [

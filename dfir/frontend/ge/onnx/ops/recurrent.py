@@ -134,7 +134,8 @@ def _bound(build: Activation, params: list, g: Graph, x: Value, name: str) -> Va
 def _activations(imp: Importer, node: onnx.NodeProto, attrs: dict, cell: _Cell,
                  directions: int) -> list[list[BoundActivation]]:
     """Each direction's activations: the `activations` attribute (or the defaults), with their
-    parameters taken in order from `activation_alpha` and `activation_beta` (else ONNX's defaults)."""
+    parameters taken in order from `activation_alpha` and `activation_beta`; where a list runs
+    short, the activation op's default, as the ONNX spec says (onnxruntime takes 0 there)."""
     names = [n.decode() if isinstance(n, bytes) else n for n in attrs.get("activations", cell.activations * directions)]
     if len(names) != len(cell.activations) * directions:
         raise imp.node_error(node, f"activations must name {len(cell.activations) * directions} functions "
