@@ -41,7 +41,7 @@ class Chunks:
             self.pieces.append(memoryview(bytes(-self.size % alignment)))
             self.size += len(self.pieces[-1])
         offset = self.size
-        view = memoryview(data).cast("B")
+        view = _flat(data)
         if view.nbytes:
             self.pieces.append(view)
             self.size += view.nbytes
@@ -150,12 +150,18 @@ def _partition_type(value: object, where: str) -> PartitionType:
     return ptype
 
 
+def _flat(data: object) -> memoryview:
+    """`data` (bytes-like, C-contiguous) as one flat byte view; an empty one (of any shape) as b""."""
+    view = memoryview(data)
+    return view.cast("B") if view.nbytes else memoryview(b"")
+
+
 def _bytes_of(data: object, where: str) -> memoryview | Chunks:
     """A flat byte view of `data` (no copy); `Chunks` as they are."""
     if isinstance(data, Chunks):
         return data
     try:
-        return memoryview(data).cast("B")
+        return _flat(data)
     except TypeError:
         raise GeError(f"{where}: data must be bytes-like (C-contiguous), got "
                       f"{type(data).__name__}") from None

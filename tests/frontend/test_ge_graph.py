@@ -25,6 +25,8 @@ from dfir.ge.graph import Graph, GraphInput
 from dfir.lowering.ge_graph import lower_ge_graph
 from dfir.runtime.ge_runner import GeGraphRunner
 
+from onnx_models import run_reference
+
 F32 = dt.DT_FLOAT
 
 
@@ -417,3 +419,12 @@ def test_runner_rejects_bad_entries():
     unknown = dict(entry, ops=[*entry["ops"][:-1], dict(entry["ops"][-1], op="lstm")], weights=descs)
     with pytest.raises(GeError, match=r"^graph=mlp; op 'act' is a 'lstm', which has no kernel$"):
         GeGraphRunner(unknown, bytes(buffer))
+
+
+def test_an_empty_constant_is_a_dense_attribute_and_runs():
+    g = Graph("empty")
+    x = g.data(0, [2, 0], dt.DT_FLOAT)
+    g.set_outputs([g.add(x, g.const(np.zeros([2, 0], np.float32)))])
+    assert "ge.const dense<> : tensor<2x0xf32>" in str(g.to_ir())
+    (y,) = run_reference(g, np.zeros([2, 0], np.float32))
+    assert y.shape == (2, 0) and y.dtype == np.float32

@@ -888,10 +888,10 @@ class Graph:
         array = np.asarray(array)
         element_type = element_type_of(self._element_dtype(dt.from_numpy(array.dtype)))
         copy = np.array(array, dtype=array.dtype.newbyteorder("<"), order="C")
-        data = memoryview(copy).cast("B")
-        if copy.nbytes < BLOB_MIN_BYTES:
-            return DenseIntOrFPElementsAttr(TensorType(element_type, array.shape), BytesAttr(data.tobytes()))
+        if copy.nbytes < BLOB_MIN_BYTES:  # (an empty array among them, which no memoryview can cast)
+            return DenseIntOrFPElementsAttr(TensorType(element_type, array.shape), BytesAttr(copy.tobytes()))
         copy.flags.writeable = False
+        data = memoryview(copy).cast("B")
         return DenseResourceAttr.from_params(add_blob(data.toreadonly()), TensorType(element_type, array.shape))
 
     def _ints(self, values: object, what: str, count: int | None = None) -> DenseArrayBase:
