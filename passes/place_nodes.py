@@ -53,7 +53,7 @@ from xdsl.utils.exceptions import DiagnosticException
 from dfir.core.errors import GeError
 from dfir.dialects.df import FlowGraphPpOp, FuncPpOp, GraphOp, InvokedClosureOp, NodeOp, subgraph_parents, top_graphs
 from dfir.dialects.df_attrs import DeviceAttr
-from dfir.frontend.deploy import DeployInfo, DeviceId, Placement
+from dfir.frontend.deploy import DeployInfo, DeviceId, InvokePlacement, Placement
 
 
 def parse_device(spelling: str) -> DeviceAttr:
