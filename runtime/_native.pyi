@@ -109,6 +109,12 @@ def aligned_zeros(shape: Sequence[int], dtype: Any, align: int) -> numpy.ndarray
     """A zero-filled array of `shape` and `dtype` whose data start on an `align`-byte boundary
     (a power of two); ValueError for another align or a negative dimension."""
 
+class FiringGroups:
+    """Per unit of a worker's firing pool: its input channels and its sinks (the channels its
+    outputs go to)."""
+
+    def __init__(self, inputs: list[list[int]], sinks: list[list[int]]) -> None: ...
+
 class Region:
     """The shared region of one loaded model: doorbells, channels, worker slots, tensor arena.
 
@@ -135,6 +141,12 @@ class Region:
     def wait_for_change(self, channels: list[int], bell: int, stalled: int, timeout_ms: int) -> int:
         """Until the channels hold n > 0 messages in all, n != `stalled` (-1: any n)."""
     def wait_for_close(self, bell: int, timeout_ms: int) -> int: ...
+    def ready(self, groups: FiringGroups, limit: int) -> tuple[list[tuple[int, int]], bool]:
+        """([(unit, sets)], blocked): each unit of `groups` whose every input holds a message and
+        every sink has room, `sets` (1 to `limit`) the input sets it can take without filling a
+        sink; `blocked` when some unit's inputs are ready but a sink of it is full."""
+    def set_consumer_bell(self, channels: list[int], bell: int) -> None:
+        """Make `bell` the doorbell the producers of `channels` ring (before messages flow)."""
     def waiting_transactions(self, channel: int) -> list[int]:
         """The transaction ids of the messages waiting in a shared channel, oldest first."""
     def size(self, channel: int) -> int: ...

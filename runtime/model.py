@@ -370,7 +370,7 @@ def _scheduler(name: str, parts: host.ModelParts, depth: int,
         return RayScheduler(name, parts, depth, servers)
     if parts.plan.cluster.kind == "local":
         check_local(servers)
-    return ProcessScheduler(name, parts.plan, parts.build, depth)
+    return ProcessScheduler(name, parts.plan, parts.build, depth, wiring=wiring)
 
 
 def _check_timeout(timeout: int) -> None:

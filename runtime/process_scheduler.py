@@ -30,6 +30,7 @@ Algorithm:
 from __future__ import annotations
 
 import atexit
+import gc
 import os
 import pickle
 import select
@@ -182,11 +183,13 @@ class ProcessScheduler:
     """Runs `plan` in worker processes (see the module docstring); `build(indexes)` builds nodes."""
 
     def __init__(self, name: str, plan: Plan, build: NodeBuilder, depth: int = DEFAULT_CHANNEL_DEPTH,
-                 arena_bytes: int = DEFAULT_ARENA_BYTES, workers: Collection[int] | None = None):
+                 arena_bytes: int = DEFAULT_ARENA_BYTES, workers: Collection[int] | None = None,
+                 wiring: Wiring | None = None):
         """`workers`: the indexes (into `devices`) of the workers this process forks (default:
-        all); the others run elsewhere (runtime/ray_cluster.py relays their channels)."""
+        all); the others run elsewhere (runtime/ray_cluster.py relays their channels).
+        `wiring`: `plan_wiring(plan, name, depth)` when the caller has it already."""
         self.name = name
-        self._wiring = plan_wiring(plan, name, depth)
+        self._wiring = wiring or plan_wiring(plan, name, depth)
         self._owner_pid = os.getpid()
         self._closed = False
         self._failure: str | None = None
@@ -408,6 +411,9 @@ class ProcessScheduler:
             stream.flush()
         pid = os.fork()
         if pid == 0:  # the worker: run_worker ends the process
+            # The driver's objects (the compiled module, the plan) are the child's garbage
+            # collector's to walk on every full collection, for nothing: they live as long as it.
+            gc.freeze()
             try:
                 os.close(ready_read)
                 run_worker(self._region, self._wiring.device, index, units, build, ready_write,

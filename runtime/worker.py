@@ -33,6 +33,7 @@ mapped, not copied) and the region, and calls `run_worker`, which never returns:
 """
 from __future__ import annotations
 
+import contextlib
 import functools
 import math
 import os
@@ -56,6 +57,8 @@ from dfir.runtime.host import InstanceRef, UdfCall
 from dfir.runtime.scheduler import Cancelled, FuncSpec, NodeSpec, OutputSet, Source, check_funcs
 
 MAX_BATCH = 64                 # input sets a plain func takes per wake-up
+POOL_ABOVE = 64                # lean chains a device runs on a thread each; more share a FiringPool
+ROOM_POLL_MS = 1               # how often a FiringPool looks for room in a full output
 MAX_CALL_DEPTH = 16            # nodes one chain of direct calls may span (bounds the recursion)
 ARENA_THRESHOLD = 64 * 1024    # numpy arrays this large or larger are allocated in the arena
 THREAD_GRACE_SECONDS = 0.2     # how long a closing worker waits for its threads
@@ -236,16 +239,40 @@ class DeviceExecutor:
         return LeanChain(tuple(steps), targets.fixed if targets is not None else (), unit, func, port)
 
     def start(self) -> None:
+        """Start a thread per func, or, when this device has more than POOL_ABOVE lean chains,
+        one `FiringPool` thread for all of those and a thread for each other func."""
         called = {(unit, func.name) for unit, func, _, _ in self._direct.values()}
-        for unit, spec in self._units.items():
-            instance = self._wiring.units[unit].instance
-            for func in spec.funcs:
-                if (unit, func.name) in called:
-                    continue  # its input never holds a message: its producer calls it
-                thread = threading.Thread(target=self._run_func, args=(unit, func), daemon=True,
-                                          name=f"dfir:{self._wiring.name}:{spec.name}#{instance}.{func.name}")
-                thread.start()
-                self._threads.append(thread)
+        runs = [(unit, func) for unit, spec in self._units.items() for func in spec.funcs
+                if (unit, func.name) not in called]  # a called func's producer calls it
+        lean = {(unit, func.name): chain for unit, func in runs
+                if self._loop_kind(unit, func) == "lean" and (chain := self._lean_chain(unit, func))}
+        pooled = len(lean) > POOL_ABOVE
+        if pooled:
+            members = [(unit, func, chain) for unit, func in runs
+                       if (chain := lean.get((unit, func.name))) is not None]
+            pool = FiringPool(self, members)
+            self._start_thread(pool.run, f"dfir:{self._wiring.name}:firing pool of {len(members)}")
+        for unit, func in runs:
+            if pooled and (unit, func.name) in lean:
+                continue
+            spec = self._units[unit]
+            self._start_thread(functools.partial(self._run_func, unit, func),
+                               f"dfir:{self._wiring.name}:{spec.name}#{self._wiring.units[unit].instance}"
+                               f".{func.name}")
+
+    def _start_thread(self, target: Callable[[], None], name: str) -> None:
+        thread = threading.Thread(target=target, daemon=True, name=name)
+        thread.start()
+        self._threads.append(thread)
+
+    def _loop_kind(self, unit: int, func: FuncSpec) -> str:
+        """How a thread runs `func`: "stream", "aligned", "lean" (maybe: when `_lean_chain` finds a
+        chain) or "firing"."""
+        if func.stream_input:
+            return "stream"
+        if self._wiring.aligns[self._node(unit)] is not None and len(func.inputs) >= 2:
+            return "aligned"
+        return "lean" if isinstance(func.run, UdfCall) and func.run.plain_single else "firing"
 
     def wait_until_closed(self) -> None:
         """Sleep until the region closes, then give the func threads a moment to end."""
@@ -277,18 +304,20 @@ class DeviceExecutor:
     def _run_func(self, unit: int, func: FuncSpec) -> None:
         self._region.use_arena_allocator(ARENA_THRESHOLD)
         inputs = [self._wiring.unit_inputs[unit][j] for j in func.inputs]
-        align = self._wiring.aligns[self._node(unit)]
-        lean = self._lean_chain(unit, func)
-        if func.stream_input:
-            loop = self._stream_loop
-        elif align is not None and len(inputs) >= 2:
-            loop = self._aligned_loop
-        elif lean is not None:
+        kind = self._loop_kind(unit, func)
+        lean = self._lean_chain(unit, func) if kind == "lean" else None
+        loop = {"stream": self._stream_loop, "aligned": self._aligned_loop}.get(kind, self._firing_loop)
+        if lean is not None:
             loop = functools.partial(self._lean_loop, chain=lean)
-        else:
-            loop = self._firing_loop
-        try:
+        with self._dying_on_failure(unit, func):
             loop(unit, func, inputs)
+
+    @contextlib.contextmanager
+    def _dying_on_failure(self, unit: int, func: FuncSpec):
+        """End the thread quietly once the region closes; end the worker on any other failure of
+        `func` of `unit` (or of the executor running it), saying why."""
+        try:
+            yield
         except Cancelled:
             pass
         except MemoryError as error:
@@ -318,37 +347,42 @@ class DeviceExecutor:
 
     def _lean_loop(self, unit: int, func: FuncSpec, inputs: list[int], chain: LeanChain) -> None:
         """`_firing_loop` for a `LeanChain`: what `_fire`, `_emit` and `deliver` do, with fewer
-        calls. Each output is put before the next input set is run, as there: a worker that dies
-        loses no finished output."""
+        calls (`_run_lean`)."""
         bell = self._wiring.unit_bells[unit]
-        take, put, running = self._region.take, self._region.put, self._running
-        (first_node, first), rest, targets = chain.steps[0], chain.steps[1:], chain.channels
+        take, run_lean = self._region.take, self._run_lean
         while True:
             sets = take(inputs, bell, MAX_BATCH, -1)
             if sets is None:
                 raise Cancelled
-            for given in sets:
-                running[0] = first_node
-                message = cause = _first_error(given)  # an error message is forwarded as it is
-                if message is None:
-                    cause = given[0]
-                    message = _labelled(first.call_set(given), cause)
-                for node, call in rest:
-                    running[0] = node
-                    cause = message
-                    if message.ret_code == 0:
-                        message = _labelled(call.call_one(message), cause)
-                if not targets:
-                    continue
-                try:
-                    status = put([(channel, message) for channel in targets], -1)
-                except Exception:  # noqa: BLE001 - e.g. an object that cannot be pickled
-                    # `_emit` puts it again and turns the same exception into its failure
-                    self._emit(chain.last_unit, chain.last_func, [[(chain.last_port, message)]], cause)
-                    continue
-                if status == channels.CLOSED:
-                    raise Cancelled
-            running[0] = -1
+            run_lean(chain, sets)
+
+    def _run_lean(self, chain: LeanChain, sets: Sequence[Sequence[Message]]) -> None:
+        """Pass each input set through `chain` and put its output. Each output is put before the
+        next input set is run, as `_fire` does: a worker that dies loses no finished output."""
+        put, running = self._region.put, self._running
+        (first_node, first), rest, targets = chain.steps[0], chain.steps[1:], chain.channels
+        for given in sets:
+            running[0] = first_node
+            message = cause = _first_error(given)  # an error message is forwarded as it is
+            if message is None:
+                cause = given[0]
+                message = _labelled(first.call_set(given), cause)
+            for node, call in rest:
+                running[0] = node
+                cause = message
+                if message.ret_code == 0:
+                    message = _labelled(call.call_one(message), cause)
+            if not targets:
+                continue
+            try:
+                status = put([(channel, message) for channel in targets], -1)
+            except Exception:  # noqa: BLE001 - e.g. an object that cannot be pickled
+                # `_emit` puts it again and turns the same exception into its failure
+                self._emit(chain.last_unit, chain.last_func, [[(chain.last_port, message)]], cause)
+                continue
+            if status == channels.CLOSED:
+                raise Cancelled
+        running[0] = -1
 
     def _aligned_loop(self, unit: int, func: FuncSpec, inputs: list[int]) -> None:
         """Take each input's messages as they arrive (runtime/alignment.py) and fire every group
@@ -423,6 +457,49 @@ class DeviceExecutor:
             for port in func.outputs:
                 self.deliver(unit, port, failure)
 
+
+class FiringPool:
+    """The lean chains of a device with many of them (`POOL_ABOVE`), fired by one thread instead of
+    a thread each: thousands of threads that wake for one message each spend their time
+    switching the interpreter between them.
+
+    The pool's thread sleeps on one doorbell, which the producers of every member's inputs ring
+    (`set_consumer_bell`, before messages flow), and fires each member that `Region.ready` finds
+    ready, in the device's node order. A member takes only as many input sets as each channel
+    its output goes to has room for, so the one thread never waits for room: a full output (a
+    graph output nobody fetches yet) stops its member, not the others. While a member waits for
+    room, which no doorbell of the pool announces, the thread looks again every ROOM_POLL_MS.
+    """
+
+    def __init__(self, executor: DeviceExecutor, members: Sequence[tuple[int, FuncSpec, LeanChain]]):
+        wiring = executor._wiring
+        position = {node: k for k, node in enumerate(wiring.order)}
+        self._executor = executor
+        self._members = sorted(members, key=lambda m: position[wiring.units[m[0]].node])
+        self._inputs = [[wiring.unit_inputs[unit][j] for j in func.inputs] for unit, func, _ in self._members]
+        self._bell = wiring.unit_bells[self._members[0][0]]  # the pooled units' own bells go unused
+        self._channels = [channel for inputs in self._inputs for channel in inputs]
+        self._groups = _native.FiringGroups(self._inputs, [list(chain.channels) for _, _, chain in self._members])
+        executor._region.set_consumer_bell(self._channels, self._bell)
+
+    def run(self) -> None:
+        executor, region = self._executor, self._executor._region
+        region.use_arena_allocator(ARENA_THRESHOLD)
+        unit, func, _ = self._members[0]
+        stalled, wait_ms = -1, -1  # after a round that fired nothing: wait for a change, or for room
+        with executor._dying_on_failure(unit, func):
+            while True:
+                if region.wait_for_change(self._channels, self._bell, stalled, wait_ms) == channels.CLOSED:
+                    raise Cancelled
+                ready, blocked = region.ready(self._groups, MAX_BATCH)
+                for member, count in ready:
+                    unit, func, chain = self._members[member]
+                    sets = region.take(self._inputs[member], self._bell, count, 0)
+                    if sets is None:
+                        raise Cancelled
+                    executor._run_lean(chain, sets)
+                wait_ms = ROOM_POLL_MS if blocked else -1
+                stalled = -1 if ready else sum(region.size(channel) for channel in self._channels)
 
 def _first_error(messages: Sequence[Message]) -> Message | None:
     """The first error message of an input set, or None."""

@@ -13,6 +13,16 @@ def fresh_names():
     yield
 
 
+@pytest.fixture(params=["threads", "pool"])
+def lean_executor(request, monkeypatch):
+    """How workers run lean loops: a thread each, or all of a device's on one `FiringPool`
+    (POOL_ABOVE 0; the forked workers inherit it)."""
+    if request.param == "pool":
+        from dfir.runtime import worker
+        monkeypatch.setattr(worker, "POOL_ABOVE", 0)
+    return request.param
+
+
 @pytest.fixture(scope="module")
 def keys(tmp_path_factory):
     """Two key pairs, `dev` (the one that signs) and `other`, as files and loaded, in `folder`."""

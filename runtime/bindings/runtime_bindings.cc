@@ -17,6 +17,7 @@
 
 #include <sys/types.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstddef>
 #include <cstdio>
@@ -512,6 +513,13 @@ class PyLedger {
 
 // -- the region --------------------------------------------------------------------------------
 
+// The units of a worker's firing pool (runtime/worker.py): per unit, its input channels and the
+// channels its outputs go to (its sinks), which must have room before it fires.
+struct FiringGroups {
+  std::vector<std::vector<uint32_t>> inputs;
+  std::vector<std::vector<uint32_t>> sinks;
+};
+
 class PyRegion {
  public:
   PyRegion(uint32_t bells, const std::vector<std::tuple<std::string, uint32_t, uint32_t>>& channels, uint32_t workers,
@@ -652,6 +660,30 @@ class PyRegion {
     return StatusCode(region_->WaitForChange(channels, bell, stalled, rt::Deadline::AfterMs(timeout_ms)));
   }
 
+  // ([(unit, sets)], blocked): each unit of `groups` that can fire now, as every input holds a
+  // message and every sink has room, with how many input sets (at most `limit`) it can take
+  // without filling a sink; `blocked` when some unit with its inputs ready has a full sink.
+  std::pair<std::vector<std::pair<uint32_t, uint64_t>>, bool> Ready(const FiringGroups& groups, uint64_t limit) const {
+    std::vector<std::pair<uint32_t, uint64_t>> ready;
+    bool blocked = false;
+    for (size_t unit = 0; unit < groups.inputs.size(); ++unit) {
+      uint64_t sets = limit;
+      for (uint32_t channel : groups.inputs[unit]) sets = std::min(sets, region_->ring(channel).Ready(sets));
+      if (sets == 0) continue;
+      for (uint32_t channel : groups.sinks[unit]) {
+        rt::Ring sink = region_->ring(channel);
+        uint64_t size = sink.size();
+        sets = std::min<uint64_t>(sets, size < sink.capacity() ? sink.capacity() - size : 0);
+      }
+      if (sets > 0) {
+        ready.emplace_back(static_cast<uint32_t>(unit), sets);
+      } else {
+        blocked = true;
+      }
+    }
+    return {std::move(ready), blocked};
+  }
+
   int WaitForClose(uint32_t bell, int64_t timeout_ms) {
     py::gil_scoped_release unlocked;
     return StatusCode(region_->WaitForClose(bell, rt::Deadline::AfterMs(timeout_ms)));
@@ -693,6 +725,15 @@ class PyRegion {
 };
 
 void BindRegion(py::module_& m) {
+  py::class_<FiringGroups>(m, "FiringGroups", "The inputs and sinks of a firing pool's units (Region.ready).")
+      .def(py::init([](std::vector<std::vector<uint32_t>> inputs, std::vector<std::vector<uint32_t>> sinks) {
+             if (inputs.size() != sinks.size()) {
+               throw rt::RuntimeError("a firing pool needs the sinks of each of its " +
+                                      std::to_string(inputs.size()) + " units, got " + std::to_string(sinks.size()));
+             }
+             return FiringGroups{std::move(inputs), std::move(sinks)};
+           }),
+           py::arg("inputs"), py::arg("sinks"));
   py::class_<PyRegion>(m, "Region", "The shared region of one loaded model (see runtime/native/region.h).")
       .def(py::init<uint32_t, const std::vector<std::tuple<std::string, uint32_t, uint32_t>>&, uint32_t, uint64_t,
                     const std::string&>(),
@@ -706,6 +747,13 @@ void BindRegion(py::module_& m) {
       .def("wait_for_change", &PyRegion::WaitForChange, py::arg("channels"), py::arg("bell"), py::arg("stalled"),
            py::arg("timeout_ms"))
       .def("wait_for_close", &PyRegion::WaitForClose, py::arg("bell"), py::arg("timeout_ms"))
+      .def("ready", &PyRegion::Ready, py::arg("groups"), py::arg("limit"))
+      .def(
+          "set_consumer_bell",
+          [](PyRegion& self, const std::vector<uint32_t>& channels, uint32_t bell) {
+            self.region().SetConsumerBell(channels, bell);
+          },
+          py::arg("channels"), py::arg("bell"))
       .def(
           "waiting_transactions",
           [](const PyRegion& self, uint32_t channel) { return rt::WaitingTransactions(self.region(), channel); },

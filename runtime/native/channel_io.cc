@@ -18,14 +18,19 @@ bool AllHaveRoom(const Region& region, const std::vector<uint32_t>& channels) {
   return true;
 }
 
-// Rings the doorbell of each channel's consumer, each doorbell once.
+// Rings the doorbell of each channel's consumer, each doorbell once (a put to thousands of
+// channels of one firing pool rings its one doorbell once).
 void RingConsumers(const Region& region, const std::vector<uint32_t>& channels) {
-  for (size_t i = 0; i < channels.size(); ++i) {
-    uint32_t bell = region.ring(channels[i]).header().consumer_bell;
-    bool rung = false;
-    for (size_t j = 0; j < i && !rung; ++j) rung = region.ring(channels[j]).header().consumer_bell == bell;
-    if (!rung) NotifyAll(region.bell(bell));
+  if (channels.size() == 1) {
+    NotifyAll(region.bell(region.ring(channels[0]).header().consumer_bell));
+    return;
   }
+  std::vector<uint32_t> bells;
+  bells.reserve(channels.size());
+  for (uint32_t channel : channels) bells.push_back(region.ring(channel).header().consumer_bell);
+  std::sort(bells.begin(), bells.end());
+  bells.erase(std::unique(bells.begin(), bells.end()), bells.end());
+  for (uint32_t bell : bells) NotifyAll(region.bell(bell));
 }
 
 uint64_t ReadySets(const Region& region, const std::vector<uint32_t>& channels, uint64_t limit) {

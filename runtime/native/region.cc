@@ -173,6 +173,12 @@ WaitStatus Region::WaitOn(EventCount& ec, Ready&& ready, const Deadline& deadlin
   }
 }
 
+void Region::SetConsumerBell(const std::vector<uint32_t>& channels, uint32_t bell_index) {
+  bell(bell_index);  // checks the index
+  for (uint32_t channel : channels) ring(channel).header().consumer_bell = bell_index;
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+}
+
 WaitStatus Region::WaitForRoom(const std::vector<uint32_t>& channels, const Deadline& deadline) {
   for (;;) {
     const uint32_t* full = nullptr;

@@ -79,6 +79,10 @@ class Region {
   // Unmaps the region in this process (a forked child that does not use it).
   void Detach() { memory_->Detach(); }
 
+  // Makes `bell` the doorbell of every channel in `channels`: their producers ring it from the
+  // next push on. For a consumer thread that takes over the channels of others before any
+  // message flows (a worker's firing pool).
+  void SetConsumerBell(const std::vector<uint32_t>& channels, uint32_t bell);
   // Until every channel in `channels` has room.
   WaitStatus WaitForRoom(const std::vector<uint32_t>& channels, const Deadline& deadline);
   // Until every channel in `channels` holds a message; their consumer sleeps on `bell`.

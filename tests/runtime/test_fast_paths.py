@@ -82,7 +82,7 @@ def test_of_array_and_of_fields_build_what_the_constructors_build():
 
 
 @pytest.mark.parametrize("devices", [("-1", "-1", "-1"), ("-1", "0:0:1", "0:0:2")])
-def test_a_chain_of_plain_funcs_forwards_failures_in_feed_order(devices):
+def test_a_chain_of_plain_funcs_forwards_failures_in_feed_order(devices, lean_executor):
     stages = [("a", inc, devices[0]), ("b", fail_on_two, devices[1]), ("c", inc, devices[2])]
     with chain_model(stages) as model:
         for value in range(4):
@@ -98,7 +98,7 @@ def test_a_chain_of_plain_funcs_forwards_failures_in_feed_order(devices):
                    ([[4]], 12, 2, b"\x03", 0, ""), ([[5]], 13, 3, b"\x04", 0, "")]
 
 
-def test_an_output_that_cannot_be_put_fails_its_transaction_only():
+def test_an_output_that_cannot_be_put_fails_its_transaction_only(lean_executor):
     with chain_model([("a", lock_on_two, "0:0:1"), ("b", inc, "0:0:2")]) as model:
         for value in (1, 2, 3):
             assert model.feed_data([np.array([value])]) == 0
@@ -291,7 +291,8 @@ def _fire_only_in_lean_loops(monkeypatch):
 
 @pytest.mark.parametrize("devices", [("-1", "-1"), ("0:0:1", "0:0:2")])
 @pytest.mark.parametrize("upstream", [False, True])
-def test_a_multi_input_func_runs_in_a_lean_loop_as_the_general_path_would(monkeypatch, devices, upstream):
+def test_a_multi_input_func_runs_in_a_lean_loop_as_the_general_path_would(monkeypatch, devices, upstream,
+                                                                         lean_executor):
     _fire_only_in_lean_loops(monkeypatch)
     xs = [1, 2, 3, 4]
     with pair_model(*devices, upstream=upstream) as model:

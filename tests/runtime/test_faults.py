@@ -124,7 +124,7 @@ def holdings() -> dict:
     (exit_on_two, "exited with code 3"),
     (out_of_memory_on_two, "exited with code 70: MemoryError in node 'crash': pretend the heap is gone"),
 ])
-def test_a_dying_worker_fails_its_transactions_naming_node_and_device(udf, how):
+def test_a_dying_worker_fails_its_transactions_naming_node_and_device(udf, how, lean_executor):
     with chain_model([("relay", relay, "-1"), ("crash", udf, "0:0:1")]) as model:
         pid = model._scheduler.worker_pids[1]
         for value in (1, 2, 3):
@@ -246,7 +246,7 @@ def test_no_worker_outlives_its_driver(exit_how):
 
 # -- backpressure ---------------------------------------------------------------------------------
 
-def test_a_slow_consumer_makes_the_feeder_wait_with_bounded_memory():
+def test_a_slow_consumer_makes_the_feeder_wait_with_bounded_memory(lean_executor):
     GATE.clear()
     depth, size = 2, 1 << 16
     with chain_model([("fast", relay, "-1"), ("gate", wait_for_gate, "0:0:1")], channel_depth=depth) as model:
