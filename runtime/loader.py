@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 from typing import Iterator
 
+from dfir.core.collector import batched_collection
 from dfir.core.errors import GeError
 from dfir.om.keys import trusted_keys as trusted_keys_of
 from dfir.om.plan import Plan
@@ -85,6 +86,12 @@ def _runtime_model(om_model, label: str, name: str | None = None):
 
 
 def load(source: str | os.PathLike | bytes | bytearray | memoryview, trusted_keys=None):
+    """Load an `.om` (see `_load`), collecting garbage less often while it builds the model."""
+    with batched_collection():
+        return _load(source, trusted_keys)
+
+
+def _load(source: str | os.PathLike | bytes | bytearray | memoryview, trusted_keys=None):
     """Load an `.om` from a path or bytes: a runtime model (named after its plan), or a `Bundle`
     for a bundle `.om` (its members named as the bundle names them).
 

@@ -43,6 +43,7 @@ import weakref
 from dataclasses import dataclass
 from typing import Any, Collection, Sequence
 
+from dfir.core import collector
 from dfir.core.errors import GeError
 from dfir.core.messages import Message, TransactionMeta
 from dfir.om.plan import Align, Node, Plan
@@ -413,6 +414,7 @@ class ProcessScheduler:
         if pid == 0:  # the worker: run_worker ends the process
             # The driver's objects (the compiled module, the plan) are the child's garbage
             # collector's to walk on every full collection, for nothing: they live as long as it.
+            collector.reset_after_fork()
             gc.freeze()
             try:
                 os.close(ready_read)

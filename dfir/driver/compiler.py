@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Protocol
 
+from dfir.core.collector import batched_collection
 from dfir.core.errors import GeError
 from dfir.driver.cache.incremental import CachedCompile
 from dfir.driver.cache.settings import cache_settings
@@ -55,7 +56,7 @@ def compile(graph, options: dict[str, str] | None = None, stop_after: str | None
     except GeError as error:
         raise GeError(error.error_message, "dfir.compile") from None
     reporter = CompileProgress([p.name for p in phases_until(stop_after)]) if progress else NO_PROGRESS
-    with reporter.reporting(getattr(graph, "name", type(graph).__name__)):
+    with batched_collection(), reporter.reporting(getattr(graph, "name", type(graph).__name__)):
         return strategy_for(options, stop_after).compile(CompileJob(options, key, reporter), graph, stop_after)
 
 

@@ -11,14 +11,12 @@ Ring Ring::Create(void* memory, uint32_t capacity, size_t payload, uint32_t cons
   header->stride = static_cast<uint32_t>(Stride(payload));
   header->consumer_bell = consumer_bell;
   header->kind = kind;
-  Ring ring(memory);
-  for (uint64_t pos = 0; pos < header->slots; ++pos) new (ring.SlotAt(pos)) std::atomic<uint64_t>(pos);
-  return ring;
+  return Ring(memory);  // zero-filled slots: each free for its first push
 }
 
 const uint8_t* Ring::Peek(uint64_t index) const {
   uint64_t pos = header_->head.load(std::memory_order_acquire) + index;
-  if (SequenceAt(pos).load(std::memory_order_acquire) != pos + 1) return nullptr;
+  if (Sequence(pos) != pos + 1) return nullptr;
   return PayloadAt(pos);
 }
 

@@ -16,6 +16,9 @@ namespace dfir::rt {
 // The control block; `slots` slots of `stride` bytes follow it (64-byte aligned). Positions
 // only grow: `tail` counts pushes and `head` counts pops since creation. There is one slot more
 // than the capacity: with a single slot a free and a full slot would carry the same sequence.
+// A slot stores its sequence number less its index, so that zero-filled memory is an empty
+// ring: creating one writes its header only, and a slot's page is first touched when used
+// (a model with thousands of shared channels maps hundreds of MiB of rings).
 struct RingHeader {
   uint32_t capacity = 0;       // messages the ring holds at most
   uint32_t slots = 0;          // capacity + 1
@@ -37,7 +40,7 @@ class Ring {
   }
   static size_t Stride(size_t payload) { return (kSequenceBytes + payload + 15) / 16 * 16; }
 
-  // Formats `memory` (Footprint bytes) as an empty ring.
+  // Formats `memory` (Footprint bytes, zero-filled) as an empty ring.
   static Ring Create(void* memory, uint32_t capacity, size_t payload, uint32_t consumer_bell, uint32_t kind);
   // A view of a ring formatted by Create, possibly by another process.
   explicit Ring(void* memory) : header_(static_cast<RingHeader*>(memory)) {}
@@ -56,8 +59,7 @@ class Ring {
   uint64_t Ready(uint64_t limit) const {
     uint64_t head = header_->head.load(std::memory_order_acquire);
     uint64_t count = 0;
-    while (count < limit && count < header_->capacity &&
-           SequenceAt(head + count).load(std::memory_order_acquire) == head + count + 1) {
+    while (count < limit && count < header_->capacity && Sequence(head + count) == head + count + 1) {
       ++count;
     }
     return count;
@@ -66,8 +68,7 @@ class Ring {
   // at the tail has been given back by its consumer (exact for the ring's single producer).
   bool has_room() const {
     uint64_t tail = header_->tail.load(std::memory_order_acquire);
-    return tail - header_->head.load(std::memory_order_acquire) < header_->capacity &&
-           SequenceAt(tail).load(std::memory_order_acquire) == tail;
+    return tail - header_->head.load(std::memory_order_acquire) < header_->capacity && Sequence(tail) == tail;
   }
   uint64_t pops() const { return header_->head.load(std::memory_order_acquire); }
 
@@ -77,12 +78,11 @@ class Ring {
     uint64_t pos = header_->tail.load(std::memory_order_relaxed);
     for (;;) {
       if (pos - header_->head.load(std::memory_order_acquire) >= header_->capacity) return false;
-      std::atomic<uint64_t>& sequence = SequenceAt(pos);
-      int64_t lag = static_cast<int64_t>(sequence.load(std::memory_order_acquire) - pos);
+      int64_t lag = static_cast<int64_t>(Sequence(pos) - pos);
       if (lag == 0) {
         if (header_->tail.compare_exchange_weak(pos, pos + 1, std::memory_order_relaxed)) {
           fill(PayloadAt(pos));
-          sequence.store(pos + 1, std::memory_order_release);
+          SetSequence(pos, pos + 1);
           return true;
         }
       } else if (lag < 0) {
@@ -98,12 +98,11 @@ class Ring {
   bool TryPop(Read&& read) {
     uint64_t pos = header_->head.load(std::memory_order_relaxed);
     for (;;) {
-      std::atomic<uint64_t>& sequence = SequenceAt(pos);
-      int64_t lag = static_cast<int64_t>(sequence.load(std::memory_order_acquire) - (pos + 1));
+      int64_t lag = static_cast<int64_t>(Sequence(pos) - (pos + 1));
       if (lag == 0) {
         if (header_->head.compare_exchange_weak(pos, pos + 1, std::memory_order_relaxed)) {
           read(PayloadAt(pos));
-          sequence.store(pos + header_->slots, std::memory_order_release);
+          SetSequence(pos, pos + header_->slots);
           return true;
         }
       } else if (lag < 0) {
@@ -123,6 +122,13 @@ class Ring {
   void NotifySpace() { NotifyAll(header_->space); }
 
  private:
+  // The sequence number of the slot of position `pos` (see RingHeader).
+  uint64_t Sequence(uint64_t pos) const {
+    return SequenceAt(pos).load(std::memory_order_acquire) + pos % header_->slots;
+  }
+  void SetSequence(uint64_t pos, uint64_t sequence) const {
+    SequenceAt(pos).store(sequence - pos % header_->slots, std::memory_order_release);
+  }
   std::atomic<uint64_t>& SequenceAt(uint64_t pos) const {
     return *reinterpret_cast<std::atomic<uint64_t>*>(SlotAt(pos));
   }
