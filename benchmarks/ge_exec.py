@@ -44,10 +44,11 @@ import iree.runtime
 import dfir
 from dfir.dialects import ge
 from dfir.ge.graph import Graph
-from dfir.lowering.codegen import codegen_module_text
+from dfir.lowering.codegen import codegen_module_text, parameter_values
 from dfir.lowering.iree_executable import compile_flags, custom_form
 from dfir.om.plan import Plan
 from dfir.om.schema import PartitionType
+from dfir.runtime.iree_device import parameters_module
 from dfir.runtime.iree_runner import IreeGraphRunner
 from dfir.runtime.om import read_om
 
@@ -145,7 +146,8 @@ def _direct_call(om: bytes) -> IreeGraphRunner:
     plan = Plan.from_json(model.partition(PartitionType.FLOW_MODEL).data)
     (entry,) = plan.ge_graphs
     vmfb = model.partitions_of(PartitionType.IREE_EXECUTABLE)[entry.executable].data
-    return IreeGraphRunner(entry, vmfb, plan.executables[entry.executable].sha256)
+    weights = [p.data for p in model.partitions_of(PartitionType.WEIGHTS_DATA)]
+    return IreeGraphRunner(entry, vmfb, plan.executables[entry.executable].sha256, "-1", weights[0] if weights else None)
 
 
 def measure(name: str, proto: onnx.ModelProto, batch: int, repeats: int, rng: np.random.Generator,
@@ -191,6 +193,7 @@ def sweep(name: str, graph: Graph, batch: int, repeats: int, rng: np.random.Gene
     module = dfir.compile(graph, {"dfir.ge.backend": "iree-cpu"}, stop_after="codegen").module
     (graph_op,) = [op for op in module.ops if isinstance(op, ge.GraphOp)]
     text = codegen_module_text(graph_op)
+    parameters = parameter_values(graph_op)
     x = rng.standard_normal([batch, *(abs(d) for d in graph.inputs[0].shape[1:])]).astype(np.float32)
     for label, extra in SWEEP.items():
         start = time.perf_counter()
@@ -201,8 +204,10 @@ def sweep(name: str, graph: Graph, batch: int, repeats: int, rng: np.random.Gene
             print(f"  {name:6} {label:16} does not compile: {first.split('error: ')[-1][:100]}")
             continue
         seconds = time.perf_counter() - start
-        context = iree.runtime.SystemContext(config=iree.runtime.Config("local-sync"))
-        context.add_vm_module(iree.runtime.VmModule.copy_buffer(context.instance, vmfb))
+        config = iree.runtime.Config("local-sync")
+        context = iree.runtime.SystemContext(vm_modules=[parameters_module(config, parameters),
+                                                         iree.runtime.VmModule.copy_buffer(config.vm_instance, vmfb)],
+                                             config=config)
         main = context.modules.module.main
         print(f"  {name:6} {label:16} compile {seconds:5.2f} s  call {_median_ms(lambda: main(x).to_host(), repeats):8.3f} ms")
 

@@ -3,8 +3,8 @@ MLIR keeps them (its dialect resources).
 
     %w = ge.const dense_resource<weight_3f2a...> : tensor<8192x8192xf32>
 
-and, where a text must carry the bytes itself (IREE's input, `dfir-opt`'s output), MLIR's
-resource section after the module:
+and, where a text must carry the bytes itself (`dfir-opt`'s output), MLIR's resource section
+after the module:
 
     {-# dialect_resources: { builtin: { weight_3f2a...: "0x40000000<the bytes in hex>" } } #-}
 
@@ -22,14 +22,13 @@ from __future__ import annotations
 import hashlib
 import math
 import struct
-from typing import Iterable
 
 from xdsl.dialect_interfaces.op_asm import OpAsmDialectInterface
 from xdsl.dialects.builtin import Builtin, DenseResourceAttr
 
 from dfir.core.errors import GeError
 
-__all__ = ["BLOB_ALIGNMENT", "BLOB_MIN_BYTES", "add_blob", "blob_bytes", "forget_blobs", "resource_section"]
+__all__ = ["BLOB_ALIGNMENT", "BLOB_MIN_BYTES", "add_blob", "blob_bytes", "forget_blobs"]
 
 BLOB_ALIGNMENT = 64
 """The alignment a blob's text declares: the `.om`'s weight alignment."""
@@ -57,15 +56,6 @@ def blob_bytes(attr: DenseResourceAttr) -> memoryview:
     if len(data) != expected:
         raise GeError(f"dense_resource<{handle}> : {attr.type} needs {expected} bytes, its blob has {len(data)}")
     return data
-
-
-def resource_section(handles: Iterable[str]) -> str:
-    """MLIR's `dialect_resources` section holding the blobs named in `handles` (sorted); "" for none."""
-    alignment = struct.pack("<I", BLOB_ALIGNMENT).hex()
-    entries = [f'      {h}: "0x{alignment}{_lookup(h).hex()}"' for h in sorted(set(handles))]
-    if not entries:
-        return ""
-    return "\n{-#\n  dialect_resources: {\n    builtin: {\n" + ",\n".join(entries) + "\n    }\n  }\n#-}\n"
 
 
 def forget_blobs() -> None:

@@ -7,6 +7,6 @@ from xdsl.dialects.linalg import Linalg
 from xdsl.dialects.math import Math
 from xdsl.dialects.tensor import Tensor
 
-from dfir.dialects.iree_util import UTIL
+from dfir.dialects.iree_util import FLOW, UTIL
 
-UPSTREAM_DIALECTS = (Arith, Func, Linalg, Math, Tensor, UTIL)
+UPSTREAM_DIALECTS = (Arith, Func, Linalg, Math, Tensor, UTIL, FLOW)

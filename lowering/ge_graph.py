@@ -25,7 +25,8 @@ attribute or `<op>_<value id>`. An op's `attrs` are its properties as JSON: inte
 lists, integers, floats and strings as themselves, a unit property (a flag) as `true` when set
 (absent otherwise), an element type (`ge.cast`'s `to`) as its data type name ("DT_INT32").
 `const` ops refer to the returned weight arrays by index; the caller packs them and adds the
-entry's `weights` list. A `ge.variable` is a `const` at run time: its entry is a `const` whose
+entry's `weights` list. A `const` of a weight blob also names the blob (`"blob": "weight_..."`):
+an IREE executable reads it as the named parameter of that key (`dfir.lowering.codegen`). A `ge.variable` is a `const` at run time: its entry is a `const` whose
 attrs also carry `"variable": <name>`. Same graph, same entry.
 
 A planned graph also carries `arena_bytes`, `output_max_bytes` and, per op, `slots` (see
@@ -151,7 +152,7 @@ def _const_attrs(op: ge.ConstOp, weights: _Weights) -> dict[str, Any]:
     if isinstance(op.value, DenseResourceAttr):
         if op.value not in weights.of_blob:
             weights.of_blob[op.value] = _weight(op, blob_bytes(op.value), weights)
-        return {"weight": weights.of_blob[op.value]}
+        return {"weight": weights.of_blob[op.value], "blob": op.value.resource_handle.data}
     return {"weight": _weight(op, op.value.data.data, weights)}
 
 

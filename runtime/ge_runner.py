@@ -212,26 +212,28 @@ class GeGraphRunner:
 
     def _bind_weights(self, descs: Sequence[Weight], buffer: memoryview | bytes | None) -> dict[int, np.ndarray]:
         """Value id -> read-only view of its weight, for every const op."""
-        return {op.outputs[0]: self._weight_view(op.weight, descs[op.weight], buffer)
+        return {op.outputs[0]: weight_view(self._name, op.weight, descs[op.weight], buffer)
                 for op in self._ops if op.op == "const"}
-
-    def _weight_view(self, index: int, desc: Weight, buffer: memoryview | bytes | None) -> np.ndarray:
-        dtype = dt.to_numpy(dt.from_name(desc.dtype)).newbyteorder("<")
-        count = math.prod(desc.shape)
-        available = 0 if buffer is None else len(memoryview(buffer).cast("B"))
-        if desc.offset + desc.size > available:
-            raise self._error(f"weight {index} ({desc.dtype} {list(desc.shape)}, {desc.size} bytes "
-                              f"at offset {desc.offset}) does not fit a weights buffer of "
-                              f"{available} bytes")
-        if count == 0:  # an empty weight, in a model that may have no weights buffer at all
-            view = np.empty(desc.shape, dtype)
-        else:
-            view = np.frombuffer(buffer, dtype=dtype, count=count, offset=desc.offset).reshape(desc.shape)
-        view.flags.writeable = False
-        return view
 
     def _error(self, message: str) -> GeError:
         return _graph_error(self._name, message)
+
+
+def weight_view(graph: str, index: int, desc: Weight, buffer: memoryview | bytes | None) -> np.ndarray:
+    """A read-only view of weight `index` of graph `graph` (`desc`) in `buffer` (the model's
+    WEIGHTS_DATA); a GeError naming the graph when it does not fit."""
+    dtype = dt.to_numpy(dt.from_name(desc.dtype)).newbyteorder("<")
+    count = math.prod(desc.shape)
+    available = 0 if buffer is None else len(memoryview(buffer).cast("B"))
+    if desc.offset + desc.size > available:
+        raise _graph_error(graph, f"weight {index} ({desc.dtype} {list(desc.shape)}, {desc.size} bytes "
+                                  f"at offset {desc.offset}) does not fit a weights buffer of {available} bytes")
+    if count == 0:  # an empty weight, in a model that may have no weights buffer at all
+        view = np.empty(desc.shape, dtype)
+    else:
+        view = np.frombuffer(buffer, dtype=dtype, count=count, offset=desc.offset).reshape(desc.shape)
+    view.flags.writeable = False
+    return view
 
 
 def checked_inputs(graph: str, descs: Sequence[GeInput], inputs: Sequence[Any]) -> list[np.ndarray]:

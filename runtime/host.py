@@ -40,7 +40,7 @@ def load_ge_runner(entry: GeGraph, weights: memoryview | None, executables: Sequ
         return GeGraphRunner(entry, weights)
     meta, vmfb = _checked_index(f"GE graph '{entry.name}': executable", entry.executable, executables,
                                 "IREE executables")
-    return IreeGraphRunner(entry, vmfb, meta.sha256, device)
+    return IreeGraphRunner(entry, vmfb, meta.sha256, device, weights)
 
 
 class InstanceRef(NamedTuple):

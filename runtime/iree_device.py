@@ -23,14 +23,14 @@ from __future__ import annotations
 import ctypes
 import os
 import threading
-from typing import Any
+from typing import Any, Mapping
 
 import numpy as np
 
 from dfir.core.errors import GeError
-from dfir.om.plan import device_id
+from dfir.om.plan import IREE_PARAMETER_SCOPE, device_id
 
-__all__ = ["CPU_DRIVER", "DeviceModule", "device_for", "loaded_module", "share_one_malloc_arena"]
+__all__ = ["CPU_DRIVER", "DeviceModule", "device_for", "loaded_module", "parameters_module", "share_one_malloc_arena"]
 
 CPU_DRIVER = "local-sync"
 _DRIVERS = {"iree-cpu": CPU_DRIVER, "iree-cuda": "cuda"}
@@ -107,16 +107,29 @@ def device_for(backend: str, device: str, graph: str) -> tuple[str, int]:
     return driver, max(device_id(device), 0) % count
 
 
-def loaded_module(vmfb: bytes | memoryview, sha256: str, backend: str, device: str, graph: str) -> DeviceModule:
+def loaded_module(vmfb: bytes | memoryview, sha256: str, backend: str, device: str, graph: str,
+                  parameters: Mapping[str, Any] | None = None) -> DeviceModule:
     """The executable `vmfb` (SHA-256 `sha256`) loaded on the device `device_for` gives, once
-    per process; GeError naming `graph` if IREE refuses it."""
+    per process, with the named `parameters` it reads (scope IREE_PARAMETER_SCOPE; their keys
+    name their contents, so one executable always reads the same ones); GeError naming `graph`
+    if IREE refuses it."""
     driver, index = device_for(backend, device, graph)
     state = _current()
     with state.lock:
         key = (sha256, driver, index)
         if key not in state.modules:
-            state.modules[key] = _load(vmfb, _config(state, driver, index, graph), graph)
+            state.modules[key] = _load(vmfb, _config(state, driver, index, graph), graph, parameters or {})
         return state.modules[key]
+
+
+def parameters_module(config: Any, parameters: Mapping[str, Any]) -> Any:
+    """IREE's `io_parameters` module serving `parameters` (key -> array or bytes, not copied)
+    under the scope IREE_PARAMETER_SCOPE to the modules of a context made with `config`."""
+    rt = _runtime()
+    index = rt.ParameterIndex()
+    for key, value in parameters.items():
+        index.add_buffer(key, memoryview(np.ascontiguousarray(value)).cast("B"))
+    return rt.create_io_parameters_module(config.vm_instance, index.create_provider(scope=IREE_PARAMETER_SCOPE))
 
 
 def _runtime():
@@ -149,7 +162,7 @@ def _cuda_devices(graph: str) -> list[dict]:
     return devices
 
 
-def _load(vmfb: bytes | memoryview, config: Any, graph: str) -> DeviceModule:
+def _load(vmfb: bytes | memoryview, config: Any, graph: str, parameters: Mapping[str, Any]) -> DeviceModule:
     rt = _runtime()
     view = np.frombuffer(vmfb, dtype=np.uint8)
     try:
@@ -157,8 +170,7 @@ def _load(vmfb: bytes | memoryview, config: Any, graph: str) -> DeviceModule:
             module = rt.VmModule.wrap_buffer(config.vm_instance, vmfb)  # no copy: the .om's memory
         else:
             module = rt.VmModule.copy_buffer(config.vm_instance, vmfb)
-        context = rt.SystemContext(config=config)
-        context.add_vm_module(module)
+        context = rt.SystemContext(vm_modules=[parameters_module(config, parameters), module], config=config)
         return DeviceModule(getattr(context.modules, module.name).main)
     except (RuntimeError, ValueError, AttributeError) as error:
         raise GeError(f"GE graph '{graph}': IREE cannot load its executable: {error}") from None

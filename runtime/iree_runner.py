@@ -18,7 +18,7 @@ import numpy as np
 from dfir.core import data_type as dt
 from dfir.core.errors import GeError
 from dfir.om.plan import GeGraph
-from dfir.runtime.ge_runner import checked_inputs, checked_output_size
+from dfir.runtime.ge_runner import checked_inputs, checked_output_size, weight_view
 from dfir.runtime.iree_device import loaded_module
 
 __all__ = ["IreeGraphRunner"]
@@ -30,18 +30,23 @@ class IreeGraphRunner:
     `vmfb` is the entry's executable (its IREE_EXECUTABLE partition, a memoryview into the
     `.om`, or bytes) and `sha256` its digest, which keys the module loaded once per process and
     device; `device` is the logical device the node instance runs on (`cluster:server:device`,
-    "-1" the host), which picks the GPU of `iree-cuda`. Loading fails with a GeError naming the
-    graph (no CUDA device, an executable IREE refuses).
+    "-1" the host), which picks the GPU of `iree-cuda`. The executable reads each blob const
+    (`attrs.blob`) as the named parameter of that key, a view of its weight in `weights` (the
+    model's WEIGHTS_DATA). Loading fails with a GeError naming the graph (no CUDA device, an
+    executable IREE refuses, a parameter it reads that the entry does not give).
     """
 
-    def __init__(self, entry: GeGraph | dict, vmfb: bytes | memoryview, sha256: str, device: str = "-1"):
+    def __init__(self, entry: GeGraph | dict, vmfb: bytes | memoryview, sha256: str, device: str = "-1",
+                 weights: memoryview | bytes | None = None):
         entry = entry if isinstance(entry, GeGraph) else GeGraph.from_json(entry)
         self._name = entry.name
         self._inputs = entry.inputs
         self._max_bytes = entry.output_max_bytes or (-1,) * len(entry.outputs)
         names = entry.output_dtypes or (None,) * len(entry.outputs)
         self._dtypes = [None if name is None else dt.to_numpy(dt.from_name(name)) for name in names]
-        self._module = loaded_module(vmfb, sha256, entry.backend, device, entry.name)
+        parameters = {op.attrs["blob"]: weight_view(entry.name, op.weight, entry.weights[op.weight], weights)
+                      for op in entry.ops if op.op == "const" and "blob" in op.attrs}
+        self._module = loaded_module(vmfb, sha256, entry.backend, device, entry.name, parameters)
 
     @property
     def name(self) -> str:

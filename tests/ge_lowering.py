@@ -16,13 +16,14 @@ from xdsl.dialects.builtin import ModuleOp
 from dfir.core.data_type import from_numpy
 from dfir.driver.job import make_context
 from dfir.frontend.ge.graph import Graph
-from dfir.lowering.codegen import codegen_module_text
+from dfir.lowering.codegen import codegen_module_text, parameter_values
 from dfir.lowering.ge_graph import ge_graph_entry
 from dfir.lowering.iree_executable import compile_executable
 from dfir.om.plan import WEIGHT_ALIGNMENT, Weight
 from dfir.passes.convert_ge_to_linalg import ConvertGeToLinalg
 from dfir.passes.infer_shape_ranges import InferShapeRanges
 from dfir.runtime.ge_runner import GeGraphRunner
+from dfir.runtime.iree_device import parameters_module
 
 
 def converted(graph: Graph, backend: str = "iree-cpu") -> ModuleOp:
@@ -48,8 +49,10 @@ def lowered_outputs(graph: Graph, inputs: Sequence[np.ndarray]) -> list[np.ndarr
     (graph_op,) = module.ops
     dtypes = [v.type.numpy_dtype for v in graph_op.output_op.outputs]
     vmfb = compile_executable(codegen_text(module), "iree-cpu").vmfb
-    context = iree.runtime.SystemContext(config=iree.runtime.Config("local-sync"))
-    context.add_vm_module(iree.runtime.VmModule.copy_buffer(context.instance, vmfb))
+    config = iree.runtime.Config("local-sync")
+    context = iree.runtime.SystemContext(vm_modules=[parameters_module(config, parameter_values(graph_op)),
+                                                     iree.runtime.VmModule.copy_buffer(config.vm_instance, vmfb)],
+                                         config=config)
     results = context.modules.module.main(*inputs)
     results = results if isinstance(results, (list, tuple)) else [results]
     # to_host() maps the device buffer, which dies with the context: copy out.

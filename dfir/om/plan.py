@@ -46,6 +46,9 @@ BALANCE_ROLES = ("scatter", "gather")
 VIEW = "view"               # a `slots` entry: a view of its operand's memory
 GE_BACKENDS = ("reference", "iree-cpu", "iree-cuda")   # what runs a GE graph
 IREE_BACKENDS = GE_BACKENDS[1:]                       # those that run a compiled executable
+IREE_PARAMETER_SCOPE = "dfir"
+"""The scope of the named parameters an IREE executable reads its weight blobs from: a `const`
+with `attrs.blob` is the parameter of that key, its bytes the const's weight."""
 
 OPTIONAL_NODE_FIELDS: Mapping[str, Any] = MappingProxyType({
     "alias": None, "loc": None, "attrs": {}, "device": None, "instances": [],
@@ -688,6 +691,8 @@ class GeGraph:
                      len(self.weights))
         if "variable" in op.attrs:
             _text(op.attrs["variable"], f"{path}.attrs.variable")
+        if "blob" in op.attrs:
+            _text(op.attrs["blob"], f"{path}.attrs.blob")
 
 
 # -- the plan -------------------------------------------------------------------------------------

@@ -3,8 +3,9 @@ from xdsl.universe import Universe
 
 from dfir.dialects.df import DF
 from dfir.dialects.ge import GE
-from dfir.dialects.iree_util import UTIL
+from dfir.dialects.iree_util import FLOW, UTIL
 from dfir.passes import all_passes
 
-DFIR_UNIVERSE = Universe(all_dialects={"df": lambda: DF, "ge": lambda: GE, "util": lambda: UTIL},
+DFIR_UNIVERSE = Universe(all_dialects={"df": lambda: DF, "ge": lambda: GE, "util": lambda: UTIL,
+                                       "flow": lambda: FLOW},
                          all_passes=all_passes())

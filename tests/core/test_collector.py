@@ -11,7 +11,6 @@ import pytest
 
 import dfir
 import dfir.dataflow as df
-from dfir.core import collector
 from dfir.core.collector import YOUNG_THRESHOLD, batched_collection
 
 

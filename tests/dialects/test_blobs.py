@@ -12,7 +12,6 @@ import sys
 import numpy as np
 import pytest
 from hypothesis import given, settings
-from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, DenseResourceAttr
 from xdsl.parser import Parser
@@ -21,7 +20,7 @@ import dfir
 from dfir.core import data_type as dt
 from dfir.core.errors import GeError
 from dfir.dialects import ge
-from dfir.dialects.blobs import BLOB_MIN_BYTES, blob_bytes, resource_section
+from dfir.dialects.blobs import BLOB_MIN_BYTES, blob_bytes
 from dfir.driver.job import make_context
 from dfir.tools.inspect_om import inspect_om
 from dfir.ge.graph import Graph
@@ -114,16 +113,6 @@ def test_the_om_is_deterministic_with_blobs():
     assert dfir.compile(_plus_const(weights.copy()), {"dfir.ge.backend": "reference"}).om == first
 
 
-def test_the_iree_input_carries_the_blob_in_its_resource_section():
-    weights = _weights((32, 32), seed=5)
-    handle = next(op.value.resource_handle.data for op in _plus_const(weights).to_ir().block.ops
-                  if isinstance(op, ge.ConstOp))
-    section = resource_section([handle, handle])
-    assert section == ("\n{-#\n  dialect_resources: {\n    builtin: {\n"
-                       f'      {handle}: "0x40000000{weights.tobytes().hex()}"\n    }}\n  }}\n#-}}\n')
-    assert resource_section([]) == ""
-
-
 @settings(max_examples=25, deadline=None)
 @given(hnp.arrays(np.float32, hnp.array_shapes(min_dims=1, max_dims=3, max_side=6)))
 def test_a_parsed_resource_section_gives_its_bytes(array):
@@ -180,7 +169,8 @@ def test_constants_naming_one_blob_share_one_weight():
     x = g.data(0, list(weights.shape), dt.DT_FLOAT, name="x")
     g.set_outputs([g.add(g.add(x, g.const(weights, name="a")), g.const(weights.copy(), name="b"))])
     entry, arrays = lower_ge_graph(g.to_ir())
-    assert [op["attrs"] for op in entry["ops"] if op["op"] == "const"] == [{"weight": 0}, {"weight": 0}]
+    blob = {"weight": 0, "blob": next(op["attrs"]["blob"] for op in entry["ops"] if op["op"] == "const")}
+    assert [op["attrs"] for op in entry["ops"] if op["op"] == "const"] == [blob, blob]
     assert len(arrays) == 1
     compiled = dfir.compile(g, {"dfir.ge.backend": "reference"})
     (weights_data,) = read_om(compiled.om).models[0].partitions_of(PartitionType.WEIGHTS_DATA)

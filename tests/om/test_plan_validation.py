@@ -206,6 +206,8 @@ _DELETE = object()
      "plan.ge_graphs[0].ops[3].slots[0]: [32,64] lies outside the arena of 64 bytes"),
     ("ge_graph_node", ("ge_graphs", 0, "ops", 0, "attrs", "weight"), 2,
      "plan.ge_graphs[0].ops[0].attrs.weight: 2 is out of range [0, 2)"),
+    ("ge_graph_node", ("ge_graphs", 0, "ops", 0, "attrs", "blob"), 7,
+     "plan.ge_graphs[0].ops[0].attrs.blob: expected a string, got 7"),
     ("ge_graph_node", ("ge_graphs", 0, "weights", 1, "size"), 16,
      "plan.ge_graphs[0].weights[1].size: 16 is not the 8 bytes of a DT_FLOAT [2] tensor"),
     ("ge_graph_node", ("nodes", 1, "input_num"), 2,

@@ -23,7 +23,7 @@ def test_cuda_graphs_run_on_the_logical_device_modulo_the_gpus(monkeypatch, devi
 def test_an_executable_loads_once_per_process_and_device(monkeypatch):
     loads = []
     monkeypatch.setattr(iree_device, "_config", lambda state, driver, index, graph: (driver, index))
-    monkeypatch.setattr(iree_device, "_load", lambda vmfb, config, graph: loads.append(config) or object())
+    monkeypatch.setattr(iree_device, "_load", lambda vmfb, config, graph, parameters: loads.append(config) or object())
     monkeypatch.setattr(iree_device, "_state", iree_device._ProcessState())
     first = iree_device.loaded_module(b"vmfb", "a" * 64, "iree-cpu", "0:0:0", "g")
     assert iree_device.loaded_module(b"vmfb", "a" * 64, "iree-cpu", "0:0:1", "h") is first

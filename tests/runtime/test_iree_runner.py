@@ -209,3 +209,53 @@ def test_a_scalar_input_reaches_the_executable_as_a_scalar():
     om = dfir.compile(g, {"dfir.ge.backend": "iree-cpu"}).om
     (picked,) = run_once(om, [np.arange(6, dtype=np.float32).reshape(3, 2), np.array(-1, np.int32)])
     np.testing.assert_array_equal(picked, [4, 5])
+
+
+# -- weights as named parameters ------------------------------------------------------------------
+
+def weighted_graph(weights: np.ndarray) -> dfir_graph.Graph:
+    """`x + W + W` with W a weight blob (at least BLOB_MIN_BYTES), used twice."""
+    graph = dfir_graph.Graph("weighted")
+    x = graph.data(0, list(weights.shape), dt.DT_FLOAT)
+    w = graph.const(weights)
+    graph.set_outputs([graph.add(graph.add(x, w), w)])
+    return graph
+
+
+def test_an_executable_reads_its_weight_blobs_from_weights_data():
+    weights = np.random.default_rng(3).standard_normal((256, 256), dtype=np.float32)  # 256 KiB
+    om = dfir.compile(weighted_graph(weights), {"dfir.ge.backend": "iree-cpu"}).om
+    plan, executables = plan_and_executables(om)
+    [const] = [op for op in plan.ge_graphs[0].ops if op.op == "const"]
+    assert const.attrs["blob"].startswith("weight_") and const.weight == 0
+    assert len(executables[0]) < 64 * 1024  # the weights are not in the executable
+    assert len(om) < weights.nbytes + 128 * 1024  # but once, in WEIGHTS_DATA
+    x = np.random.default_rng(4).standard_normal(weights.shape, dtype=np.float32)
+    [got] = run_once(om, [x])
+    np.testing.assert_array_equal(got, (x + weights) + weights)
+
+
+def test_the_iree_input_names_each_blob_once_per_type_as_a_parameter():
+    from dfir.lowering.codegen import codegen_module_text, parameter_values
+    weights = np.ones((32, 32), np.float32)
+    module = dfir.compile(weighted_graph(weights), {"dfir.ge.backend": "iree-cpu"}, stop_after="codegen").module
+    [graph_op] = [op for op in module.ops if op.name == "ge.graph"]
+    [(key, data)] = parameter_values(graph_op).items()
+    assert bytes(data) == weights.tobytes()
+    text = codegen_module_text(graph_op)
+    assert text.count('"util.global"()') == 1 and text.count('"util.global.load"()') == 1
+    assert (f'initial_value = #flow.parameter.named<"dfir"::"{key}"> : tensor<32x32xf32>' in text
+            and "dense_resource" not in text and "dialect_resources" not in text)
+
+
+def test_an_executable_whose_parameter_the_plan_does_not_give_fails_to_load():
+    weights = np.ones((32, 32), np.float32)
+    om = dfir.compile(weighted_graph(weights), {"dfir.ge.backend": "iree-cpu"}).om
+    plan, executables = plan_and_executables(om)
+    entry = plan.ge_graphs[0]
+    ops = tuple(replace(op, attrs={"weight": op.weight}) if op.op == "const" else op for op in entry.ops)
+    with pytest.raises(GeError) as caught:
+        IreeGraphRunner(replace(entry, ops=ops), executables[0], "a digest no other test loads", "-1", None)
+    key = next(op.attrs["blob"] for op in entry.ops if op.op == "const")
+    assert caught.value.error_message.startswith("GE graph 'weighted': IREE cannot load its executable: ")
+    assert f"no parameter found in index with key '{key}'" in caught.value.error_message
