@@ -309,20 +309,22 @@ class DeviceExecutor:
         loop = {"stream": self._stream_loop, "aligned": self._aligned_loop}.get(kind, self._firing_loop)
         if lean is not None:
             loop = functools.partial(self._lean_loop, chain=lean)
-        with self._dying_on_failure(unit, func):
+        with self._dying_on_failure(lambda: (unit, func)):
             loop(unit, func, inputs)
 
     @contextlib.contextmanager
-    def _dying_on_failure(self, unit: int, func: FuncSpec):
-        """End the thread quietly once the region closes; end the worker on any other failure of
-        `func` of `unit` (or of the executor running it), saying why."""
+    def _dying_on_failure(self, running: Callable[[], tuple[int, FuncSpec]]):
+        """End the thread quietly once the region closes; end the worker on any other failure,
+        saying which func of which unit (`running()`, asked then) failed."""
         try:
             yield
         except Cancelled:
             pass
         except MemoryError as error:
+            unit, _ = running()
             self._die(f"MemoryError in node '{self._name(unit)}': {error}")
         except BaseException as error:  # noqa: BLE001 - the driver must learn why this worker stops
+            unit, func = running()
             self._die(f"func {func.name} of node '{self._name(unit)}' failed: "
                       f"{type(error).__name__}: {error}")
 
@@ -485,21 +487,21 @@ class FiringPool:
     def run(self) -> None:
         executor, region = self._executor, self._executor._region
         region.use_arena_allocator(ARENA_THRESHOLD)
-        unit, func, _ = self._members[0]
+        member = 0  # the member firing now, which a failure names
         stalled, wait_ms = -1, -1  # after a round that fired nothing: wait for a change, or for room
-        with executor._dying_on_failure(unit, func):
+        with executor._dying_on_failure(lambda: self._members[member][:2]):
             while True:
                 if region.wait_for_change(self._channels, self._bell, stalled, wait_ms) == channels.CLOSED:
                     raise Cancelled
                 ready, blocked = region.ready(self._groups, MAX_BATCH)
                 for member, count in ready:
-                    unit, func, chain = self._members[member]
                     sets = region.take(self._inputs[member], self._bell, count, 0)
                     if sets is None:
                         raise Cancelled
-                    executor._run_lean(chain, sets)
+                    executor._run_lean(self._members[member][2], sets)
                 wait_ms = ROOM_POLL_MS if blocked else -1
                 stalled = -1 if ready else sum(region.size(channel) for channel in self._channels)
+
 
 def _first_error(messages: Sequence[Message]) -> Message | None:
     """The first error message of an input set, or None."""

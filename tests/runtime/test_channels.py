@@ -400,6 +400,44 @@ def test_wait_for_change_ignores_a_count_it_already_saw():
     assert region.wait_for_change([0], 1, 1, 0) == READY
 
 
+def test_ready_finds_the_units_whose_inputs_hold_a_message_and_whose_sinks_have_room():
+    from dfir.runtime import _native
+    region = region_with(ChannelSpec(True, 4, 1), ChannelSpec(True, 4, 1), ChannelSpec(True, 2, 2))
+    groups = _native.FiringGroups([[0, 1], [1], [2]], [[], [2], []])
+    assert region.ready(groups, 64) == ([], False)
+    for k in range(3):
+        region.put([(1, tensor(k))], 0)
+    region.put([(0, tensor(9))], 0)
+    # unit 0: one full set; unit 1: three inputs but room for two in its sink; unit 2: nothing yet
+    assert region.ready(groups, 64) == ([(0, 1), (1, 2)], False)
+    assert region.ready(groups, 1) == ([(0, 1), (1, 1)], False)
+    region.put([(2, tensor(0)), (2, tensor(1))], 0)  # the sink is full, its consumer can take two
+    assert region.ready(groups, 64) == ([(0, 1), (2, 2)], True)
+
+
+def test_a_firing_pool_needs_sinks_per_unit_and_doorbells_that_exist():
+    from dfir.runtime import _native
+    with pytest.raises(GeError) as caught:
+        _native.FiringGroups([[0], [1]], [[]])
+    assert str(caught.value) == "a firing pool needs the sinks of each of its 2 units, got 1"
+    region = region_with(ChannelSpec(True, 4, 1))
+    with pytest.raises(GeError) as caught:
+        region.set_consumer_bell([0], 5)
+    assert str(caught.value) == "doorbell 5 is out of range; the region has 2"
+
+
+def test_a_put_rings_the_doorbell_set_for_its_channel():
+    region = region_with(ChannelSpec(True, 4, 1), ChannelSpec(True, 4, 2))
+    region.set_consumer_bell([0, 1], 2)
+    woke = []
+    waiter = threading.Thread(target=lambda: woke.append(region.wait_for_change([0, 1], 2, -1, 5000)))
+    waiter.start()
+    time.sleep(0.05)
+    region.put([(0, tensor(0))], 0)
+    waiter.join(2)
+    assert woke == [READY]
+
+
 # -- routing and bookkeeping ------------------------------------------------------------------
 
 def test_the_ledger_returns_the_unsettled_transactions_oldest_first():

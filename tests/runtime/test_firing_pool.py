@@ -33,7 +33,7 @@ def threads_here(x):
     return np.array([threading.active_count()], np.int64)
 
 
-def fan_out(width: int, node=inc) -> df.FlowGraph:
+def fan_out(width: int, node) -> df.FlowGraph:
     """`width` nodes reading one input, each a graph output."""
     x = df.FlowData(name="x")
     return df.FlowGraph([node.fnode()(x) for _ in range(width)])
