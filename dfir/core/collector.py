@@ -44,7 +44,8 @@ def batched_collection() -> Iterator[None]:
 
 def reset_after_fork() -> None:
     """In a child forked inside `batched_collection()` (a worker process, which never leaves the
-    block it was forked in): the thresholds from outside it."""
+    block it was forked in): the thresholds from outside it. Outside any block: nothing to do."""
     global _depth
-    _depth = 0
-    gc.set_threshold(*_outside)
+    if _depth:
+        _depth = 0
+        gc.set_threshold(*_outside)

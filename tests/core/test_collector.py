@@ -11,6 +11,7 @@ import pytest
 
 import dfir
 import dfir.dataflow as df
+from dfir.core import collector
 from dfir.core.collector import YOUNG_THRESHOLD, batched_collection
 
 
@@ -90,3 +91,9 @@ def test_compile_and_load_collect_in_batches_and_workers_as_outside(thresholds, 
         outputs, _, ret = model.fetch_data(timeout=10000)
     assert seen == {"strategy_for": YOUNG_THRESHOLD, "_load": YOUNG_THRESHOLD}
     assert (ret, outputs[0].numpy().tolist()) == (0, [700])  # the worker's, forked inside the load
+
+
+def test_resetting_after_a_fork_outside_any_block_changes_nothing(thresholds):
+    gc.set_threshold(900, 10, 10)
+    collector.reset_after_fork()
+    assert gc.get_threshold() == (900, 10, 10)
