@@ -250,7 +250,7 @@ class UdfCall:
         except MemoryError:
             raise  # as in _call_lazily
         except Exception as exc:  # noqa: BLE001 - as in _call_lazily
-            return Message.failure(message.meta, FLOW_FUNC_FAILED, self._raised(exc))
+            return Message.failure(message.meta, FLOW_FUNC_FAILED, self.raised_text(exc))
 
     def call_set(self, messages: Sequence[Message]) -> Message:
         """The one output message of a `plain_single` func called on one message per input, none
@@ -261,7 +261,7 @@ class UdfCall:
         except MemoryError:
             raise  # as in _call_lazily
         except Exception as exc:  # noqa: BLE001 - as in _call_lazily
-            return Message.failure(meta, FLOW_FUNC_FAILED, self._raised(exc))
+            return Message.failure(meta, FLOW_FUNC_FAILED, self.raised_text(exc))
 
     def _call_eagerly(self, inputs: list[Message]) -> list[OutputSet]:
         """A plain, non-generator func: its one output set, built before returning."""
@@ -275,7 +275,7 @@ class UdfCall:
         except MemoryError:
             raise  # as in _call_lazily
         except Exception as exc:  # noqa: BLE001 - as in _call_lazily
-            return [self._failure(_latest_meta(inputs), self._raised(exc))]
+            return [self._failure(_latest_meta(inputs), self.raised_text(exc))]
 
     def _call_lazily(self, inputs: list) -> Iterator[OutputSet]:
         """A generator or stream-input func: one output set per result, as they come."""
@@ -295,7 +295,7 @@ class UdfCall:
         except MemoryError:
             raise  # the process may be broken: its worker stops and the driver fails the model
         except Exception as exc:  # noqa: BLE001 - any user exception fails this transaction only
-            yield self._failure(_latest_meta(read), self._raised(exc))
+            yield self._failure(_latest_meta(read), self.raised_text(exc))
 
     def _output_set(self, meta: TransactionMeta, result: Any) -> OutputSet:
         if self._single_output:
@@ -316,7 +316,7 @@ class UdfCall:
                              f"num_returns is {count}")
         return result
 
-    def _raised(self, exc: Exception) -> str:
+    def raised_text(self, exc: Exception) -> str:
         """The failure text: the exception, then the UDF's lines it passed through."""
         return f"UDF {self.node}.{self.func} raised {type(exc).__name__}: {exc}{user_frames(exc)}"
 

@@ -8,7 +8,6 @@ transaction fetches as `([], flow_info, ret)` with `ret` its error code (a `RetC
 """
 from __future__ import annotations
 
-import itertools
 from typing import Any, Callable, Sequence
 
 import numpy as np
@@ -23,7 +22,8 @@ from dfir.runtime.batching import with_batch_nodes
 from dfir.runtime import host
 from dfir.runtime.input_check import FedInputChecks
 from dfir.runtime.iree_device import share_one_malloc_arena
-from dfir.runtime.process_scheduler import ProcessScheduler, SchedulerFailed, plan_wiring
+from dfir.runtime.channels import READY, TIMEOUT
+from dfir.runtime.process_scheduler import PortResults, ProcessScheduler, SchedulerFailed, plan_wiring
 from dfir.runtime.scheduler import SchedulerClosed
 from dfir.runtime.servers import check_local, plan_servers
 from dfir.runtime.status import FEED_TIMEOUT, FETCH_TIMEOUT, PARAM_INVALID, SUCCESS, RetCode
@@ -56,11 +56,12 @@ class RuntimeModel:
         self._name_positions = {name: k for k, name in enumerate(self._input_names)}
         self._num_outputs = len(plan.outputs)
         self._all_outputs = list(range(self._num_outputs))
-        self._transaction_ids = itertools.count(1)
         self._ready_checks = _ready_checks(self._inputs)
         self._graph_checks = FedInputChecks(plan)
         parts = host.ModelParts(plan, udf_payloads, weights, so_bins, executables)
         self._scheduler = _scheduler(name, parts, channel_depth or plan.channel_depth, resource_config)
+        self._port = self._scheduler.driver_port(self._ready_checks, self._name_positions,
+                                                 not self._graph_checks.needed, _PORT_RESULTS)
 
     @property
     def input_names(self) -> list[str]:
@@ -89,6 +90,16 @@ class RuntimeModel:
         per node at work). A feed beyond that waits for a fetch: keep at most the depth in
         flight before fetching, or fetch from another thread, or raise the depth.
         """
+        status = self._port.feed(feed, flow_info, timeout, partial_inputs)  # ready arrays: one native call
+        if status == READY:
+            return _SUCCEEDED
+        if status == TIMEOUT:
+            return _feed_timeout(timeout)
+        return self._feed_data(feed, flow_info, timeout, partial_inputs)  # declined, or closed: say why
+
+    def _feed_data(self, feed: dict | Sequence, flow_info: FlowInfo | None, timeout: int,
+                   partial_inputs: bool) -> RetCode:
+        """`feed_data` for what the driver port declines."""
         self._check_open("feed_data")
         arrays = self._ready_arrays(feed)
         if arrays is not None and (flow_info is None or isinstance(flow_info, FlowInfo)):
@@ -120,14 +131,15 @@ class RuntimeModel:
         transaction `([], its flow_info, its error code)`; on timeout `([], FlowInfo(),
         FETCH_TIMEOUT)`. An output holding a Python object gives PARAM_INVALID (use `fetch`).
         """
-        chosen, messages = self._fetch("fetch_data", indexes, timeout, self._scheduler.fetch_tensors)
-        if type(messages) is tuple:  # plain tensors, without Message objects
-            (transaction_id, start_time, end_time, flow_flags, user_data), arrays = messages
-            info = FlowInfo.of_fields(start_time, end_time, flow_flags, transaction_id, user_data)
-            try:
-                return [Tensor.of_array(array) for array in arrays], info, _SUCCEEDED
-            except GeError as exc:
-                return [], info, RetCode(PARAM_INVALID, exc.error_message)
+        messages = self._port.fetch(indexes, timeout)  # plain tensors of all outputs: one native call
+        if type(messages) is tuple:
+            return messages
+        if messages is None:  # declined
+            chosen, messages = self._fetch("fetch_data", indexes, timeout, self._scheduler.fetch_tensors)
+            if type(messages) is tuple:  # plain tensors, without Message objects
+                return _plain_result(*messages)
+        else:
+            chosen = self._all_outputs
         if not messages:
             return [], FlowInfo(), RetCode(FETCH_TIMEOUT, f"no result within {timeout} ms")
         for message in messages:
@@ -196,7 +208,7 @@ class RuntimeModel:
 
     def _transaction_id(self, flow_info: FlowInfo | None) -> int:
         given = flow_info.transaction_id if flow_info is not None else 0
-        return given or next(self._transaction_ids)
+        return given or self._port.next_transaction_id()
 
     def _new_transaction(self, flow_info: FlowInfo | None) -> TransactionMeta:
         return TransactionMeta.from_flow_info(flow_info, self._transaction_id(flow_info))
@@ -211,9 +223,7 @@ class RuntimeModel:
                                    f"again") from None
         except SchedulerClosed:
             raise self._error(api, "the model is closed") from None
-        if submitted:
-            return _SUCCEEDED
-        return RetCode(FEED_TIMEOUT, f"no room in the input channels within {timeout} ms")
+        return _SUCCEEDED if submitted else _feed_timeout(timeout)
 
     def _fetch(self, api: str, indexes: Sequence[int] | None, timeout: int,
                fetch: Callable[[list[int], int], Any] | None = None) -> tuple[list[int], Any]:
@@ -340,6 +350,25 @@ def _ready_checks(inputs: Sequence[Input]) -> list[tuple[np.dtype | None, tuple[
     for `_as_array` to return it unchanged."""
     return [(None if spec.dtype is None else np.dtype(dt.to_numpy(dt.from_name(spec.dtype))), spec.shape)
             for spec in inputs]
+
+
+def _feed_timeout(timeout: int) -> RetCode:
+    return RetCode(FEED_TIMEOUT, f"no room in the input channels within {timeout} ms")
+
+
+def _plain_result(fields: tuple, arrays: list[np.ndarray]) -> tuple[list[Tensor], FlowInfo, RetCode]:
+    """`fetch_data`'s result for a set of plain tensors: the transaction's (transaction_id,
+    start_time, end_time, flow_flags, user_data) and one array per output."""
+    transaction_id, start_time, end_time, flow_flags, user_data = fields
+    info = FlowInfo.of_fields(start_time, end_time, flow_flags, transaction_id, user_data)
+    try:
+        return [Tensor.of_array(array) for array in arrays], info, _SUCCEEDED
+    except GeError as exc:
+        return [], info, RetCode(PARAM_INVALID, exc.error_message)
+
+
+# What the driver port builds a fetch's result with (ProcessScheduler.driver_port).
+_PORT_RESULTS = PortResults(Tensor.of_array, FlowInfo.of_fields, FlowInfo, _plain_result, _SUCCEEDED)
 
 
 def _shape_fits(expected: Sequence[int], actual: Sequence[int]) -> bool:

@@ -41,13 +41,13 @@ import time
 import traceback
 import weakref
 from dataclasses import dataclass
-from typing import Any, Collection, Sequence
+from typing import Any, Callable, Collection, NamedTuple, Sequence
 
 from dfir.core import collector
 from dfir.core.errors import GeError
 from dfir.core.messages import Message, TransactionMeta
 from dfir.om.plan import Align, Node, Plan
-from dfir.runtime import channels, host
+from dfir.runtime import _native, channels, host
 from dfir.runtime.alignment import active
 from dfir.runtime.flow_closures import ClosureWiring
 from dfir.runtime.output_pairing import OutputPairing
@@ -171,6 +171,16 @@ def _targets(groups: list[tuple[str, list[int]]]) -> Targets:
     return Targets(fixed, spread)
 
 
+class PortResults(NamedTuple):
+    """What a driver port builds a fetch's result of plain tensors with (`driver_port`)."""
+
+    tensor: Callable[[Any], Any]       # an array's Tensor
+    flow_info: Callable[..., Any]      # (start_time, end_time, flow_flags, transaction_id, user_data) -> FlowInfo
+    flow_info_type: type               # the FlowInfo class a feed's flow_info must be exactly
+    plain_result: Callable[..., Any]   # (fields, arrays) -> the result, when a Tensor cannot be made
+    succeeded: Any                     # the RetCode of a successful fetch
+
+
 @dataclass
 class _Worker:
     index: int
@@ -250,6 +260,20 @@ class ProcessScheduler:
         return self._failure
 
     # -- the frontend's calls -----------------------------------------------------------------
+
+    def driver_port(self, checks: Sequence[tuple[Any, tuple[int, ...] | None]], positions: dict[str, int],
+                    feeds: bool, results: PortResults) -> _native.DriverPort:
+        """The native feed and fetch of this model's plain tensors (`_native.DriverPort`), which
+        feeds through `submit_arrays`' locks and ledger and fetches as `fetch_tensors` does.
+        `checks`: per graph input, the dtype (None: any but object) and shape (None: any; -1 any
+        size) an array must have to be fed as it is; `positions`: input name -> position;
+        `feeds`: False turns its feed off."""
+        routes = self._fixed_input_routes
+        inputs = [(None if routes is None else list(routes[k]), dtype, shape) for k, (dtype, shape) in enumerate(checks)]
+        outputs = list(self._wiring.output_channels)
+        return _native.DriverPort(self._region, self._ledger, inputs, positions, feeds,
+                                  None if self._paired(outputs) else outputs, DRIVER_BELL, self._submit_lock,
+                                  self._fetch_lock, *results)
 
     def submit(self, inputs: Sequence[Message | None], timeout_ms: int = -1) -> bool:
         """Put graph input k's message `inputs[k]` (None: not fed) on its consumers' channels.

@@ -349,19 +349,56 @@ class DeviceExecutor:
 
     def _lean_loop(self, unit: int, func: FuncSpec, inputs: list[int], chain: LeanChain) -> None:
         """`_firing_loop` for a `LeanChain`: what `_fire`, `_emit` and `deliver` do, with fewer
-        calls (`_run_lean`)."""
-        bell = self._wiring.unit_bells[unit]
-        take, run_lean = self._region.take, self._run_lean
-        while True:
-            sets = take(inputs, bell, MAX_BATCH, -1)
-            if sets is None:
-                raise Cancelled
-            run_lean(chain, sets)
+        calls (`_lean_firing`)."""
+        fire = self._lean_firing(chain, inputs, self._wiring.unit_bells[unit])
+        while fire(MAX_BATCH, -1) is not None:
+            pass
+        raise Cancelled
+
+    def _lean_firing(self, chain: LeanChain, inputs: list[int], bell: int) -> Callable[[int, int], int | None]:
+        """`fire(limit, timeout_ms)`: runs up to `limit` input sets of `chain` from `inputs`, waiting
+        up to `timeout_ms` for one; how many it ran, None once the region closes. A chain of one
+        func runs natively (`Region.fire_lean`: an array result never becomes a Message), a longer
+        one through `_run_lean`."""
+        region = self._region
+        if len(chain.steps) > 1:
+            def fire(limit: int, timeout_ms: int) -> int | None:
+                sets = region.take(inputs, bell, limit, timeout_ms)
+                if sets is not None:
+                    self._run_lean(chain, sets)
+                return None if sets is None else len(sets)
+            return fire
+        (node, call), targets, worker = chain.steps[0], list(chain.channels), self._worker
+
+        def emit(meta: TransactionMeta, outcome: Any, raised: bool, data_label: int) -> int:
+            message = (Message.failure(meta, FLOW_FUNC_FAILED, call.raised_text(outcome)) if raised
+                       else Message.from_result(meta, outcome))
+            if data_label and not message.data_label:
+                message = replace(message, data_label=data_label)
+            self._put_lean(chain, message, message)
+            return channels.READY
+
+        def fire_set(messages: tuple[Message, ...]) -> None:
+            self._run_lean_sets(chain, (messages,))
+
+        fire_lean, fn = region.fire_lean, call.fn
+        return lambda limit, timeout_ms: fire_lean(inputs, bell, limit, timeout_ms, fn, targets, worker, node,
+                                                   emit, fire_set)
 
     def _run_lean(self, chain: LeanChain, sets: Sequence[Sequence[Message]]) -> None:
         """Pass each input set through `chain` and put its output. Each output is put before the
-        next input set is run, as `_fire` does: a worker that dies loses no finished output."""
-        put, running = self._region.put, self._running
+        next input set is run, as `_fire` does: a worker that dies loses no finished output. The
+        consumers' doorbells ring once for all of `sets` (and before any wait for room): a
+        consumer asleep on an output would otherwise cost a wake-up per message."""
+        targets = chain.channels
+        try:
+            self._run_lean_sets(chain, sets)
+        finally:
+            if targets:
+                self._region.ring(targets)
+
+    def _run_lean_sets(self, chain: LeanChain, sets: Sequence[Sequence[Message]]) -> None:
+        running = self._running
         (first_node, first), rest, targets = chain.steps[0], chain.steps[1:], chain.channels
         for given in sets:
             running[0] = first_node
@@ -374,17 +411,21 @@ class DeviceExecutor:
                 cause = message
                 if message.ret_code == 0:
                     message = _labelled(call.call_one(message), cause)
-            if not targets:
-                continue
-            try:
-                status = put([(channel, message) for channel in targets], -1)
-            except Exception:  # noqa: BLE001 - e.g. an object that cannot be pickled
-                # `_emit` puts it again and turns the same exception into its failure
-                self._emit(chain.last_unit, chain.last_func, [[(chain.last_port, message)]], cause)
-                continue
-            if status == channels.CLOSED:
-                raise Cancelled
+            if targets:
+                self._put_lean(chain, message, cause)
         running[0] = -1
+
+    def _put_lean(self, chain: LeanChain, message: Message, cause: Message) -> None:
+        """Put the output `message` of `chain` on its channels, without ringing their doorbells
+        (`_run_lean` does); Cancelled once the region closes."""
+        try:
+            status = self._region.put([(channel, message) for channel in chain.channels], -1, False)
+        except Exception:  # noqa: BLE001 - e.g. an object that cannot be pickled
+            # `_emit` puts it again and turns the same exception into its failure
+            self._emit(chain.last_unit, chain.last_func, [[(chain.last_port, message)]], cause)
+            return
+        if status == channels.CLOSED:
+            raise Cancelled
 
     def _aligned_loop(self, unit: int, func: FuncSpec, inputs: list[int]) -> None:
         """Take each input's messages as they arrive (runtime/alignment.py) and fire every group
@@ -482,6 +523,8 @@ class FiringPool:
         self._bell = wiring.unit_bells[self._members[0][0]]  # the pooled units' own bells go unused
         self._channels = [channel for inputs in self._inputs for channel in inputs]
         self._groups = _native.FiringGroups(self._inputs, [list(chain.channels) for _, _, chain in self._members])
+        self._fire = [executor._lean_firing(chain, inputs, self._bell)
+                      for (_, _, chain), inputs in zip(self._members, self._inputs)]
         executor._region.set_consumer_bell(self._channels, self._bell)
 
     def run(self) -> None:
@@ -495,10 +538,8 @@ class FiringPool:
                     raise Cancelled
                 ready, blocked = region.ready(self._groups, MAX_BATCH)
                 for member, count in ready:
-                    sets = region.take(self._inputs[member], self._bell, count, 0)
-                    if sets is None:
+                    if self._fire[member](count, 0) is None:
                         raise Cancelled
-                    executor._run_lean(self._members[member][2], sets)
                 wait_ms = ROOM_POLL_MS if blocked else -1
                 stalled = -1 if ready else sum(region.size(channel) for channel in self._channels)
 

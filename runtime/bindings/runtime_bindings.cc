@@ -383,24 +383,36 @@ class Decoder {
 
   // The Message a record stands for; takes over the record's block reference.
   py::object Decode(const rt::MessageRecord& record) {
-    py::object payload = py::none();
     std::string error;
+    py::object payload = DecodeBody(record, error);
+    return MessageOf(record, DecodeMeta(rt::TransactionOf(record)), std::move(payload), error);
+  }
+
+  // A record's payload (None without one), its error text into `error`; takes over the record's
+  // block reference.
+  py::object DecodeBody(const rt::MessageRecord& record, std::string& error) {
     switch (record.encoding) {
       case rt::BodyEncoding::kNone:
         break;
       case rt::BodyEncoding::kArray:
-        payload = DecodeArray(record);
-        break;
+        return DecodeArray(record);
       case rt::BodyEncoding::kPickledArray:
-      case rt::BodyEncoding::kPickle:
-        payload = Types().loads(BodyView(record));
+      case rt::BodyEncoding::kPickle: {
+        py::object payload = Types().loads(BodyView(record));
         rt::ReleaseBody(*region_, record);
-        break;
+        return payload;
+      }
       case rt::BodyEncoding::kText:
         error.assign(reinterpret_cast<const char*>(rt::BodyOf(*region_, record)), record.body_size);
         rt::ReleaseBody(*region_, record);
         break;
     }
+    return py::none();
+  }
+
+  // The Message of `record`'s header with `meta` (a TransactionMeta), `payload` and `error`.
+  static py::object MessageOf(const rt::MessageRecord& record, py::object meta, py::object payload,
+                              const std::string& error) {
     py::object text = py::reinterpret_steal<py::object>(
         PyUnicode_DecodeUTF8(error.data(), static_cast<Py_ssize_t>(error.size()), "replace"));
     const Names& name = Name();
@@ -408,9 +420,9 @@ class Decoder {
       throw rt::RuntimeError("a channel record has kind " + std::to_string(record.kind) + "; there are " +
                              std::to_string(Types().kinds.size()));
     }
-    py::object message = NewRecordObject(Types().message_type, {{&name.meta, DecodeMeta(rt::TransactionOf(record))},
+    py::object message = NewRecordObject(Types().message_type, {{&name.meta, std::move(meta)},
                                                                 {&name.kind, Types().kinds[record.kind]},
-                                                                {&name.payload, payload},
+                                                                {&name.payload, std::move(payload)},
                                                                 {&name.ret_code, py::int_(record.ret_code)},
                                                                 {&name.error, text},
                                                                 {&name.route_label, py::int_(record.route_label)},
@@ -548,7 +560,7 @@ class PyRegion {
 
   // Puts each message on its channel, all or nothing (rt::PendingPut), each distinct message
   // encoded once.
-  int Put(const std::vector<std::pair<uint32_t, py::object>>& targets, int64_t timeout_ms) {
+  int Put(const std::vector<std::pair<uint32_t, py::object>>& targets, int64_t timeout_ms, bool ring) {
     CheckConfigured();
     if (region_->closing()) return StatusCode(rt::WaitStatus::kClosed);
     rt::Deadline deadline = rt::Deadline::AfterMs(timeout_ms);
@@ -564,7 +576,7 @@ class PyRegion {
         put.Add(channel, record, message.ptr());
       }
     }
-    return StatusCode(put.Push(deadline, gil, References()));
+    return StatusCode(put.Push(deadline, gil, References(), ring));
   }
 
   // Puts one transaction of tensors without Message objects: `arrays[k]` (a numpy array, or None:
@@ -579,28 +591,39 @@ class PyRegion {
       throw rt::RuntimeError("put_arrays needs one route per array: " + std::to_string(routes.size()) +
                              " routes, " + std::to_string(arrays.size()) + " arrays");
     }
+    std::vector<std::vector<uint32_t>> channels;
+    std::vector<py::object> held;  // the arrays, alive while their addresses key the put
+    channels.reserve(routes.size());
+    held.reserve(arrays.size());
+    for (size_t k = 0; k < arrays.size(); ++k) {
+      held.push_back(py::object(arrays[k]));
+      channels.push_back(held.back().is_none() ? std::vector<uint32_t>{} : routes[k].cast<std::vector<uint32_t>>());
+    }
+    std::vector<PyObject*> pointers;
+    for (const py::object& array : held) pointers.push_back(array.ptr());
+    return PutArrayList(channels, pointers.data(), TransactionOfFields(fields), rt::Deadline::AfterMs(timeout_ms),
+                        ledger);
+  }
+
+  // PutArrays over native routes: `arrays[k]` (borrowed; None: not fed) to `routes[k]`.
+  int PutArrayList(const std::vector<std::vector<uint32_t>>& routes, PyObject* const* arrays,
+                   const rt::TransactionInfo& info, const rt::Deadline& deadline, PyLedger* ledger) {
     if (region_->closing()) return StatusCode(rt::WaitStatus::kClosed);
-    rt::Deadline deadline = rt::Deadline::AfterMs(timeout_ms);
-    rt::TransactionInfo info = TransactionOfFields(fields);
     rt::MessageRecord header;
     rt::WriteHeader(info, Types().tensor_kind, 0, 0, 0, header);
     GilRelease gil;
     Encoder encoder(region_, deadline, gil);
     rt::PendingPut put(*region_);
-    std::vector<py::object> held;  // the arrays, alive while their addresses key the put
-    held.reserve(arrays.size());
-    for (size_t k = 0; k < arrays.size(); ++k) {
-      held.push_back(py::object(arrays[k]));
-      const py::object& array = held.back();
+    for (size_t k = 0; k < routes.size(); ++k) {
+      py::handle array(arrays[k]);
       if (array.is_none()) continue;
-      for (const py::handle& item : routes[k].cast<py::sequence>()) {
-        uint32_t channel = item.cast<uint32_t>();
+      for (uint32_t channel : routes[k]) {
         if (!rt::IsShared(*region_, channel)) {
           throw rt::RuntimeError("put_arrays needs shared channels; " + std::to_string(channel) + " is local");
         }
         if (put.AddAgain(channel, array.ptr())) continue;  // one more reference to the body, no copy
         rt::MessageRecord record;
-        if (!encoder.EncodeArray(header, array, record)) return NoRoomStatus();
+        if (!encoder.EncodeArray(header, py::reinterpret_borrow<py::object>(array), record)) return NoRoomStatus();
         put.Add(channel, record, array.ptr());
       }
     }
@@ -614,22 +637,32 @@ class PyRegion {
   // list). [] on timeout; None once the region closes. Waits as Take. With a `ledger`, the
   // transaction of the first channel's message is settled in it (shared channels only).
   py::object TakeTensors(const std::vector<uint32_t>& channels, uint32_t bell, int64_t timeout_ms, PyLedger* ledger) {
+    py::object fields;
+    py::list arrays(channels.size());
+    py::object set = TakeTensorSet(channels, bell, rt::Deadline::AfterMs(timeout_ms), ledger,
+                                   [&](const rt::MessageRecord& record) { fields = FieldsOf(record); }, arrays);
+    return set.is(arrays) ? py::make_tuple(std::move(fields), std::move(arrays)) : set;
+  }
+
+  // TakeTensors' wait and take: `arrays` (one item per channel) filled and returned for a set of
+  // plain tensors, after `first(record)` saw the first channel's record; else as TakeTensors.
+  template <typename First>
+  py::object TakeTensorSet(const std::vector<uint32_t>& channels, uint32_t bell, const rt::Deadline& deadline,
+                           PyLedger* ledger, First&& first, py::list& arrays) {
     CheckConfigured();
     if (channels.empty()) throw rt::RuntimeError("take_tensors needs at least one channel");
     GilRelease gil;
-    rt::SetsReady ready = rt::AwaitSets(*region_, channels, bell, 1, rt::Deadline::AfterMs(timeout_ms), gil);
+    rt::SetsReady ready = rt::AwaitSets(*region_, channels, bell, 1, deadline, gil);
     if (ready.status == rt::WaitStatus::kClosed) return py::none();
     if (ready.sets == 0) return py::list();
     if (ledger != nullptr) rt::SettleNextSet(*region_, channels, ledger->native());
     Decoder decoder(region_);
     if (rt::NextSetIsPlainTensors(*region_, channels, Types().tensor_kind)) {
-      py::object fields;
-      py::list arrays(channels.size());
       rt::TakeSets(*region_, channels, 1, [&](size_t i, const rt::Taken& message) {
-        if (i == 0) fields = FieldsOf(*message.record);
+        if (i == 0) first(*message.record);
         arrays[i] = decoder.DecodeArray(*message.record);
       });
-      return py::make_tuple(std::move(fields), std::move(arrays));
+      return arrays;
     }
     py::list set(channels.size());
     rt::TakeSets(*region_, channels, 1, [&](size_t i, const rt::Taken& message) { set[i] = decoder.Take(message); });
@@ -655,6 +688,154 @@ class PyRegion {
     return sets;
   }
 
+  // Fires a plain single-output Python function (a lean chain of one step, runtime/worker.py) on
+  // up to `max_sets` input sets of `channels`, waiting as Take: calls `fn(*payloads)` on each set
+  // and puts its output on every channel of `targets` before the next set runs, ringing their
+  // doorbells once at the end. The output carries the transaction of the set's latest input
+  // (highest id) and its first input's data label. An array result of a set of plain inputs
+  // (no return code) never becomes a Message here; Python does the rest:
+  // `emit(meta, outcome, raised, data_label) -> status` puts what `fn` returned (anything but an
+  // array) or raised (an Exception; other exceptions, MemoryError among them, propagate), and
+  // `fire_set(messages)` runs a set holding an error message. `worker`'s running node is `node`
+  // while a set runs. The number of sets fired; None once the region closes.
+  py::object FireLean(const std::vector<uint32_t>& channels, uint32_t bell, uint32_t max_sets, int64_t timeout_ms,
+                      const py::object& fn, const std::vector<uint32_t>& targets, uint32_t worker, int32_t node,
+                      const py::object& emit, const py::object& fire_set) {
+    CheckConfigured();
+    if (channels.empty() || max_sets == 0) throw rt::RuntimeError("fire_lean needs at least one channel and one set");
+    GilRelease gil;
+    rt::SetsReady ready = rt::AwaitSets(*region_, channels, bell, max_sets, rt::Deadline::AfterMs(timeout_ms), gil);
+    if (ready.status == rt::WaitStatus::kClosed) return py::none();
+    std::vector<LeanInput> taken(ready.sets * channels.size());
+    Decoder decoder(region_);
+    rt::TakeSets(*region_, channels, ready.sets, [&, next = size_t{0}](size_t, const rt::Taken& message) mutable {
+      LeanInput& input = taken[next++];
+      if (message.record == nullptr) {
+        input.message = py::reinterpret_steal<py::object>(static_cast<PyObject*>(message.object));
+        input.payload = Get(input.message, Name().payload);
+        input.ret_code = Get(input.message, Name().ret_code).cast<int32_t>();
+      } else {
+        input.header = *message.record;
+        input.ret_code = message.record->ret_code;
+        input.payload = decoder.DecodeBody(*message.record, input.error);
+      }
+    });
+    struct RingAtEnd {
+      const rt::Region& region;
+      const std::vector<uint32_t>& targets;
+      std::atomic<int32_t>& running;
+      ~RingAtEnd() {
+        running.store(-1);
+        if (!targets.empty()) rt::RingConsumers(region, targets);
+      }
+    } ring_at_end{*region_, targets, region_->worker(worker).running_node};
+    const size_t width = channels.size();
+    std::vector<PyObject*> arguments(width);
+    for (uint64_t n = 0; n < ready.sets; ++n) {
+      region_->worker(worker).running_node.store(node);
+      LeanInput* set = &taken[n * width];
+      if (!FireLeanSet(set, width, fn, targets, emit, fire_set, arguments, gil)) return py::none();
+    }
+    return py::int_(ready.sets);
+  }
+
+ private:
+  // A message of a lean chain's input set: a local channel's Message, or a shared channel's
+  // record header with its payload (error text) decoded.
+  struct LeanInput {
+    py::object message;  // set for a local channel, or once made (LeanMessage)
+    rt::MessageRecord header{};
+    py::object payload;
+    std::string error;
+    int32_t ret_code = 0;
+  };
+
+  static py::object LeanMessage(LeanInput& input) {
+    if (!input.message) {
+      input.message = Decoder::MessageOf(input.header, DecodeMeta(rt::TransactionOf(input.header)), input.payload,
+                                         input.error);
+    }
+    return input.message;
+  }
+
+  // One set of FireLean; false once the region closes.
+  bool FireLeanSet(LeanInput* set, size_t width, const py::object& fn, const std::vector<uint32_t>& targets,
+                   const py::object& emit, const py::object& fire_set, std::vector<PyObject*>& arguments,
+                   GilRelease& gil) {
+    bool plain = true;
+    for (size_t j = 0; j < width; ++j) plain = plain && set[j].ret_code == 0;
+    if (!plain) {
+      py::tuple messages(width);
+      for (size_t j = 0; j < width; ++j) messages[j] = LeanMessage(set[j]);
+      fire_set(messages);  // raises Cancelled once the region closes
+      return true;
+    }
+    LeanInput* latest = set;
+    for (size_t j = 0; j < width; ++j) {
+      arguments[j] = set[j].payload.ptr();
+      if (TransactionIdOf(set[j]) > TransactionIdOf(*latest)) latest = &set[j];
+    }
+    uint32_t data_label = set[0].message ? Get(set[0].message, Name().data_label).cast<uint32_t>() : set[0].header.data_label;
+    PyObject* result = PyObject_Vectorcall(fn.ptr(), arguments.data(), width, nullptr);
+    if (result == nullptr) {
+      if (!PyErr_ExceptionMatches(PyExc_Exception) || PyErr_ExceptionMatches(PyExc_MemoryError)) {
+        throw py::error_already_set();
+      }
+      return emit(MetaOf(*latest), RaisedException(), true, data_label).cast<int>() != StatusCode(rt::WaitStatus::kClosed);
+    }
+    py::object value = py::reinterpret_steal<py::object>(result);
+    if (!PyArray_CheckExact(result) || !HasFlatLayout(reinterpret_cast<PyArrayObject*>(result))) {
+      return emit(MetaOf(*latest), value, false, data_label).cast<int>() != StatusCode(rt::WaitStatus::kClosed);
+    }
+    if (targets.empty()) return true;
+    rt::TransactionInfo info = latest->message ? TransactionOf(Get(latest->message, Name().meta))
+                                               : rt::TransactionOf(latest->header);
+    rt::MessageRecord header;
+    rt::WriteHeader(info, Types().tensor_kind, 0, 0, data_label, header);
+    rt::Deadline forever = rt::Deadline::Forever();
+    Encoder encoder(region_, forever, gil);
+    rt::PendingPut put(*region_);
+    py::object local;  // the Message local channels carry, made once
+    for (uint32_t channel : targets) {
+      if (!rt::IsShared(*region_, channel)) {
+        if (!local) local = NewRecordObject(Types().message_type, {{&Name().meta, MetaOf(*latest)},
+                                                                   {&Name().kind, Types().kinds[Types().tensor_kind]},
+                                                                   {&Name().payload, value},
+                                                                   {&Name().ret_code, py::int_(0)},
+                                                                   {&Name().error, py::str("")},
+                                                                   {&Name().route_label, py::int_(0)},
+                                                                   {&Name().data_label, py::int_(data_label)}});
+        put.AddLocal(channel, local.ptr());
+      } else if (!put.AddAgain(channel, result)) {
+        rt::MessageRecord record;
+        if (!encoder.EncodeArray(header, value, record)) return false;
+        put.Add(channel, record, result);
+      }
+    }
+    return put.Push(forever, gil, References(), false) == rt::WaitStatus::kReady;
+  }
+
+  // The exception being raised, taken, with its traceback (the UDF's frames name the failure).
+  static py::object RaisedException() {
+    PyObject *type = nullptr, *value = nullptr, *traceback = nullptr;
+    PyErr_Fetch(&type, &value, &traceback);
+    PyErr_NormalizeException(&type, &value, &traceback);
+    if (traceback != nullptr) PyException_SetTraceback(value, traceback);
+    Py_XDECREF(type);
+    Py_XDECREF(traceback);
+    return py::reinterpret_steal<py::object>(value);
+  }
+
+  static uint64_t TransactionIdOf(const LeanInput& input) {
+    return input.message ? Get(Get(input.message, Name().meta), Name().transaction_id).cast<uint64_t>()
+                         : input.header.transaction_id;
+  }
+
+  static py::object MetaOf(const LeanInput& input) {
+    return input.message ? Get(input.message, Name().meta) : DecodeMeta(rt::TransactionOf(input.header));
+  }
+
+ public:
   int WaitForChange(const std::vector<uint32_t>& channels, uint32_t bell, int64_t stalled, int64_t timeout_ms) {
     py::gil_scoped_release unlocked;
     return StatusCode(region_->WaitForChange(channels, bell, stalled, rt::Deadline::AfterMs(timeout_ms)));
@@ -724,6 +905,270 @@ class PyRegion {
   uint64_t epoch_ = 0;
 };
 
+// -- the driver's port ------------------------------------------------------------------------
+
+// A loaded model's feed of ready arrays and fetch of plain tensors, one native call each:
+// dfir.runtime.model.RuntimeModel.feed_data and fetch_data call the port first, and their Python
+// code does what the port declines — values to convert, partial or misnamed feeds, a replicated
+// consumer, GE graphs that check what they are fed, chosen outputs, outputs paired by
+// transaction, anything once the region closes — exactly as it did before the port existed.
+class DriverPort {
+ public:
+  static constexpr int kDeclined = -1;
+
+  struct Input {
+    std::vector<uint32_t> channels;
+    py::object dtype;  // a numpy dtype, or None: any dtype but object
+    bool any_shape = true;
+    std::vector<npy_intp> shape;  // -1: any size
+  };
+
+  // `inputs`: per graph input (its channels, or None where a replicated consumer spreads it;
+  // its dtype or None; its shape or None). `outputs`: the graph outputs' channels, or None when
+  // a fetch of all of them pairs them (the driver's doorbell is `bell`). `feeds`: False turns
+  // the feed off. The Python callables build what a fetch returns: `tensor(array)`,
+  // `flow_info(start_time, end_time, flow_flags, transaction_id, user_data)` and, when a
+  // tensor cannot be made, `plain_result(fields, arrays)`.
+  DriverPort(py::object region, py::object ledger, const py::list& inputs, py::dict positions, bool feeds,
+             const std::optional<std::vector<uint32_t>>& outputs, uint32_t bell, const py::object& submit_lock,
+             const py::object& fetch_lock, py::object tensor, py::object flow_info, py::object flow_info_type,
+             py::object plain_result, py::object succeeded)
+      : region_owner_(std::move(region)), ledger_owner_(std::move(ledger)), positions_(std::move(positions)),
+        feeds_(feeds), outputs_(outputs.value_or(std::vector<uint32_t>{})), bell_(bell),
+        submit_acquire_(submit_lock.attr("acquire")), submit_release_(submit_lock.attr("release")),
+        fetch_acquire_(fetch_lock.attr("acquire")), fetch_release_(fetch_lock.attr("release")),
+        tensor_(std::move(tensor)), flow_info_(std::move(flow_info)), flow_info_type_(std::move(flow_info_type)),
+        plain_result_(std::move(plain_result)), succeeded_(std::move(succeeded)) {
+    region_ = region_owner_.cast<PyRegion*>();
+    ledger_ = ledger_owner_.cast<PyLedger*>();
+    for (const py::handle& item : inputs) {
+      auto [channels, dtype, shape] = item.cast<std::tuple<py::object, py::object, py::object>>();
+      Input input;
+      if (channels.is_none()) {
+        feeds_ = false;
+      } else {
+        input.channels = channels.cast<std::vector<uint32_t>>();
+      }
+      input.dtype = dtype;
+      input.any_shape = shape.is_none();
+      if (!input.any_shape) input.shape = shape.cast<std::vector<npy_intp>>();
+      inputs_.push_back(std::move(input));
+    }
+    if (inputs_.empty()) feeds_ = false;
+  }
+
+  // The feed's wait status (0 ready, 1 timeout, 2 closed), or kDeclined.
+  int Feed(const py::handle& feed, const py::handle& flow_info, const py::handle& timeout, const py::handle& partial) {
+    int64_t timeout_ms = 0;
+    if (!feeds_ || partial.ptr() != Py_False || !ExactInt(timeout, timeout_ms) || timeout_ms < -1) return kDeclined;
+    rt::TransactionInfo info;
+    if (!flow_info.is_none() && !ReadFlowInfo(flow_info, info)) return kDeclined;
+    std::vector<py::object> arrays(inputs_.size());
+    if (!Order(feed, arrays)) return kDeclined;
+    for (size_t k = 0; k < arrays.size(); ++k) {
+      if (!Fits(inputs_[k], arrays[k].ptr())) return kDeclined;
+    }
+    if (info.transaction_id == 0) info.transaction_id = next_transaction_id_++;
+    rt::Deadline deadline = rt::Deadline::AfterMs(timeout_ms);
+    if (!Acquire(submit_acquire_, timeout_ms)) return StatusCode(rt::WaitStatus::kTimeout);
+    Unlock unlock{submit_release_};
+    std::vector<PyObject*> pointers;
+    pointers.reserve(arrays.size());
+    for (const py::object& array : arrays) pointers.push_back(array.ptr());
+    std::vector<std::vector<uint32_t>> routes;
+    routes.reserve(inputs_.size());
+    for (const Input& input : inputs_) routes.push_back(input.channels);
+    return region_->PutArrayList(routes, pointers.data(), info, deadline, ledger_);
+  }
+
+  // (tensors, flow_info, succeeded) for a set of plain tensors; the set's Messages (a list) for
+  // any other set, [] on timeout, for the caller to finish; None when declined.
+  py::object Fetch(const py::handle& indexes, const py::handle& timeout) {
+    int64_t timeout_ms = 0;
+    if (outputs_.empty() || !indexes.is_none() || !ExactInt(timeout, timeout_ms) || timeout_ms < -1 ||
+        region_->region().closing()) {
+      return py::none();
+    }
+    rt::Deadline deadline = rt::Deadline::AfterMs(timeout_ms);
+    if (!Acquire(fetch_acquire_, timeout_ms)) return py::list();
+    Unlock unlock{fetch_release_};
+    py::object fields;
+    py::list arrays(outputs_.size());
+    py::object set = region_->TakeTensorSet(
+        outputs_, bell_, deadline, ledger_, [&](const rt::MessageRecord& record) { fields = FieldsOf(record); }, arrays);
+    if (!set.is(arrays)) return set;
+    py::tuple f = fields.cast<py::tuple>();
+    py::object info = flow_info_(f[1], f[2], f[3], f[0], f[4]);
+    py::list tensors(outputs_.size());
+    for (size_t i = 0; i < outputs_.size(); ++i) {
+      PyObject* tensor = PyObject_CallOneArg(tensor_.ptr(), arrays[i].ptr());
+      if (tensor == nullptr) {  // a dtype with no GE data type: plain_result says so
+        PyErr_Clear();
+        return plain_result_(fields, arrays);
+      }
+      PyList_SET_ITEM(tensors.ptr(), static_cast<Py_ssize_t>(i), tensor);
+    }
+    return py::make_tuple(std::move(tensors), std::move(info), succeeded_);
+  }
+
+  uint64_t NextTransactionId() { return next_transaction_id_++; }
+
+ private:
+  // Calls a lock's `release` on leaving a scope.
+  struct Unlock {
+    const py::object& release;
+    ~Unlock() {
+      PyObject* done = PyObject_CallNoArgs(release.ptr());
+      if (done == nullptr) {
+        PyErr_WriteUnraisable(release.ptr());
+      }
+      Py_XDECREF(done);
+    }
+  };
+
+  static bool ExactInt(const py::handle& value, int64_t& out) {
+    if (!PyLong_CheckExact(value.ptr())) return false;
+    int overflow = 0;
+    out = PyLong_AsLongLongAndOverflow(value.ptr(), &overflow);
+    return overflow == 0 && !(out == -1 && PyErr_Occurred());
+  }
+
+  static bool Attribute(const py::handle& object, const char* name, int64_t& out) {
+    PyObject* value = PyObject_GetAttrString(object.ptr(), name);
+    if (value == nullptr) {
+      PyErr_Clear();
+      return false;
+    }
+    bool fits = ExactInt(value, out);
+    Py_DECREF(value);
+    PyErr_Clear();
+    return fits;
+  }
+
+  // The transaction fields of an exact FlowInfo (as transaction_fields reads them); false when
+  // `flow_info` is anything else or holds what the general path must judge.
+  bool ReadFlowInfo(const py::handle& flow_info, rt::TransactionInfo& info) const {
+    if (reinterpret_cast<PyObject*>(Py_TYPE(flow_info.ptr())) != flow_info_type_.ptr()) return false;
+    int64_t id = 0, start = 0, end = 0, flags = 0, size = 0;
+    if (!Attribute(flow_info, "transaction_id", id) || !Attribute(flow_info, "start_time", start) ||
+        !Attribute(flow_info, "end_time", end) || !Attribute(flow_info, "flow_flags", flags) ||
+        !Attribute(flow_info, "_data_size", size) || id < 0 || flags < 0 || flags > UINT32_MAX || size < 0 ||
+        size > static_cast<int64_t>(rt::kUserDataBytes)) {
+      return false;
+    }
+    PyObject* data = PyObject_GetAttrString(flow_info.ptr(), "_user_data");
+    if (data == nullptr) {
+      PyErr_Clear();
+      return false;
+    }
+    py::object owned = py::reinterpret_steal<py::object>(data);
+    if (!PyByteArray_CheckExact(data) || PyByteArray_GET_SIZE(data) < size) return false;
+    info.transaction_id = static_cast<uint64_t>(id);
+    info.start_time = start;
+    info.end_time = end;
+    info.flow_flags = static_cast<uint32_t>(flags);
+    info.SetUserData(PyByteArray_AS_STRING(data), static_cast<size_t>(size));
+    return true;
+  }
+
+  // `feed`'s values in feed order: a list or tuple of one per input, or a dict naming each
+  // input once (by position, name, or an object whose `name` is one).
+  bool Order(const py::handle& feed, std::vector<py::object>& arrays) const {
+    PyObject* raw = feed.ptr();
+    auto count = static_cast<Py_ssize_t>(arrays.size());
+    if (PyList_CheckExact(raw) || PyTuple_CheckExact(raw)) {
+      if (PySequence_Fast_GET_SIZE(raw) != count) return false;
+      for (Py_ssize_t k = 0; k < count; ++k) arrays[k] = py::reinterpret_borrow<py::object>(PySequence_Fast_GET_ITEM(raw, k));
+      return true;
+    }
+    if (!PyDict_CheckExact(raw) || PyDict_GET_SIZE(raw) != count) return false;
+    Py_ssize_t at = 0;
+    PyObject* key = nullptr;
+    PyObject* value = nullptr;
+    while (PyDict_Next(raw, &at, &key, &value)) {
+      Py_ssize_t position = PositionOf(key);
+      if (position < 0 || position >= count || arrays[position]) return false;
+      arrays[position] = py::reinterpret_borrow<py::object>(value);
+    }
+    return true;
+  }
+
+  Py_ssize_t PositionOf(PyObject* key) const {
+    if (PyLong_CheckExact(key)) {
+      int64_t position = 0;
+      return ExactInt(key, position) && position >= 0 ? static_cast<Py_ssize_t>(position) : -1;
+    }
+    py::object name;
+    if (PyUnicode_CheckExact(key)) {
+      name = py::reinterpret_borrow<py::object>(key);
+    } else {
+      PyObject* attribute = PyObject_GetAttrString(key, "name");
+      if (attribute == nullptr) {
+        PyErr_Clear();
+        return -1;
+      }
+      name = py::reinterpret_steal<py::object>(attribute);
+      if (!PyUnicode_CheckExact(name.ptr())) return -1;
+    }
+    PyObject* position = PyDict_GetItemWithError(positions_.ptr(), name.ptr());
+    if (position == nullptr) {
+      PyErr_Clear();
+      return -1;
+    }
+    return PyLong_AsSsize_t(position);
+  }
+
+  // Whether `value` is a numpy array the input takes as it is (what _as_array returns unchanged).
+  static bool Fits(const Input& input, PyObject* value) {
+    if (!PyArray_CheckExact(value)) return false;
+    auto* array = reinterpret_cast<PyArrayObject*>(value);
+    PyArray_Descr* descr = PyArray_DESCR(array);
+    if (input.dtype.is_none() ? descr->type_num == NPY_OBJECT
+                              : !PyArray_EquivTypes(descr, reinterpret_cast<PyArray_Descr*>(input.dtype.ptr()))) {
+      return false;
+    }
+    if (input.any_shape) return true;
+    if (PyArray_NDIM(array) != static_cast<int>(input.shape.size())) return false;
+    for (size_t d = 0; d < input.shape.size(); ++d) {
+      if (input.shape[d] != -1 && input.shape[d] != PyArray_DIM(array, static_cast<int>(d))) return false;
+    }
+    return true;
+  }
+
+  // lock.acquire() (timeout_ms -1) or lock.acquire(True, timeout_ms / 1000): whether it was taken.
+  static bool Acquire(const py::object& acquire, int64_t timeout_ms) {
+    py::object taken = timeout_ms < 0 ? acquire() : acquire(true, static_cast<double>(timeout_ms) / 1000.0);
+    return taken.ptr() == Py_True;
+  }
+
+  py::object region_owner_, ledger_owner_;
+  PyRegion* region_ = nullptr;
+  PyLedger* ledger_ = nullptr;
+  std::vector<Input> inputs_;
+  py::dict positions_;
+  bool feeds_;
+  std::vector<uint32_t> outputs_;
+  uint32_t bell_;
+  py::object submit_acquire_, submit_release_, fetch_acquire_, fetch_release_;
+  py::object tensor_, flow_info_, flow_info_type_, plain_result_, succeeded_;
+  uint64_t next_transaction_id_ = 1;
+};
+
+void BindDriverPort(py::module_& m) {
+  py::class_<DriverPort>(m, "DriverPort", "A model's feed and fetch of plain tensors, one native call each.")
+      .def(py::init<py::object, py::object, const py::list&, py::dict, bool, const std::optional<std::vector<uint32_t>>&,
+                    uint32_t, const py::object&, const py::object&, py::object, py::object, py::object, py::object,
+                    py::object>(),
+           py::arg("region"), py::arg("ledger"), py::arg("inputs"), py::arg("positions"), py::arg("feeds"),
+           py::arg("outputs"), py::arg("bell"), py::arg("submit_lock"), py::arg("fetch_lock"), py::arg("tensor"),
+           py::arg("flow_info"), py::arg("flow_info_type"), py::arg("plain_result"), py::arg("succeeded"))
+      .def("feed", &DriverPort::Feed, py::arg("feed"), py::arg("flow_info"), py::arg("timeout"),
+           py::arg("partial_inputs"))
+      .def("fetch", &DriverPort::Fetch, py::arg("indexes"), py::arg("timeout"))
+      .def("next_transaction_id", &DriverPort::NextTransactionId)
+      .def_property_readonly_static("DECLINED", [](const py::object&) { return DriverPort::kDeclined; });
+}
+
 void BindRegion(py::module_& m) {
   py::class_<FiringGroups>(m, "FiringGroups", "The inputs and sinks of a firing pool's units (Region.ready).")
       .def(py::init([](std::vector<std::vector<uint32_t>> inputs, std::vector<std::vector<uint32_t>> sinks) {
@@ -738,10 +1183,18 @@ void BindRegion(py::module_& m) {
       .def(py::init<uint32_t, const std::vector<std::tuple<std::string, uint32_t, uint32_t>>&, uint32_t, uint64_t,
                     const std::string&>(),
            py::arg("bells"), py::arg("channels"), py::arg("workers"), py::arg("arena_bytes"), py::arg("name"))
-      .def("put", &PyRegion::Put, py::arg("targets"), py::arg("timeout_ms"))
+      .def("put", &PyRegion::Put, py::arg("targets"), py::arg("timeout_ms"), py::arg("ring") = true,
+           "Without `ring`, the consumers' doorbells ring only before a wait for room: ring them later.")
+      .def(
+          "ring",
+          [](const PyRegion& self, const std::vector<uint32_t>& channels) { rt::RingConsumers(self.region(), channels); },
+          py::arg("channels"), "Rings the doorbell of each channel's consumer (once per doorbell).")
       .def("put_arrays", &PyRegion::PutArrays, py::arg("routes"), py::arg("arrays"), py::arg("fields"),
            py::arg("timeout_ms"), py::arg("ledger") = nullptr)
       .def("take", &PyRegion::Take, py::arg("channels"), py::arg("bell"), py::arg("max_sets"), py::arg("timeout_ms"))
+      .def("fire_lean", &PyRegion::FireLean, py::arg("channels"), py::arg("bell"), py::arg("max_sets"),
+           py::arg("timeout_ms"), py::arg("fn"), py::arg("targets"), py::arg("worker"), py::arg("node"),
+           py::arg("emit"), py::arg("fire_set"))
       .def("take_tensors", &PyRegion::TakeTensors, py::arg("channels"), py::arg("bell"), py::arg("timeout_ms"),
            py::arg("ledger") = nullptr)
       .def("wait_for_change", &PyRegion::WaitForChange, py::arg("channels"), py::arg("bell"), py::arg("stalled"),
@@ -879,4 +1332,5 @@ void SetupRuntimeBindings(py::module_& m) {
   m.attr("MAX_DIMS") = rt::kMaxDims;
   BindRegion(m);
   BindLedger(m);
+  BindDriverPort(m);
 }

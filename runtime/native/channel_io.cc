@@ -18,21 +18,6 @@ bool AllHaveRoom(const Region& region, const std::vector<uint32_t>& channels) {
   return true;
 }
 
-// Rings the doorbell of each channel's consumer, each doorbell once (a put to thousands of
-// channels of one firing pool rings its one doorbell once).
-void RingConsumers(const Region& region, const std::vector<uint32_t>& channels) {
-  if (channels.size() == 1) {
-    NotifyAll(region.bell(region.ring(channels[0]).header().consumer_bell));
-    return;
-  }
-  std::vector<uint32_t> bells;
-  bells.reserve(channels.size());
-  for (uint32_t channel : channels) bells.push_back(region.ring(channel).header().consumer_bell);
-  std::sort(bells.begin(), bells.end());
-  bells.erase(std::unique(bells.begin(), bells.end()), bells.end());
-  for (uint32_t bell : bells) NotifyAll(region.bell(bell));
-}
-
 uint64_t ReadySets(const Region& region, const std::vector<uint32_t>& channels, uint64_t limit) {
   for (uint32_t channel : channels) limit = std::min(limit, region.ring(channel).Ready(limit));
   return limit;
@@ -57,6 +42,20 @@ const MessageRecord* NextRecord(const Region& region, uint32_t channel) {
 }  // namespace
 
 bool IsShared(const Region& region, uint32_t channel) { return region.kind(channel) == ChannelKind::kShared; }
+
+// A put to thousands of channels of one firing pool rings its one doorbell once.
+void RingConsumers(const Region& region, const std::vector<uint32_t>& channels) {
+  if (channels.size() == 1) {
+    NotifyAll(region.bell(region.ring(channels[0]).header().consumer_bell));
+    return;
+  }
+  std::vector<uint32_t> bells;
+  bells.reserve(channels.size());
+  for (uint32_t channel : channels) bells.push_back(region.ring(channel).header().consumer_bell);
+  std::sort(bells.begin(), bells.end());
+  bells.erase(std::unique(bells.begin(), bells.end()), bells.end());
+  for (uint32_t bell : bells) NotifyAll(region.bell(bell));
+}
 
 // -- putting ----------------------------------------------------------------------------------
 
@@ -84,17 +83,14 @@ void PendingPut::OpenOnPush(TransactionLedger& ledger, const TransactionInfo& in
   opened_ = info;
 }
 
-WaitStatus PendingPut::Push(const Deadline& deadline, BlockingScope& blocking, LocalObjects& locals) {
+WaitStatus PendingPut::Push(const Deadline& deadline, BlockingScope& blocking, LocalObjects& locals, bool ring) {
   if (outgoing_.empty()) return WaitStatus::kReady;
   std::vector<uint32_t> channels;
   channels.reserve(outgoing_.size());
   for (const Outgoing& message : outgoing_) channels.push_back(message.channel);
+  ring_before_waiting_ = !ring;
   if (!AllHaveRoom(region_, channels)) {  // only a wait enters the blocking scope: entering costs a switch
-    WaitStatus status;
-    {
-      Blocking waiting(blocking);
-      status = region_.WaitForRoom(channels, deadline);
-    }
+    WaitStatus status = WaitForRoom(channels, deadline, blocking);
     if (status != WaitStatus::kReady) {
       Discard();
       return status;
@@ -105,8 +101,16 @@ WaitStatus PendingPut::Push(const Deadline& deadline, BlockingScope& blocking, L
     PushOne(message, deadline, blocking, locals);
     ++pushed_;
   }
-  RingConsumers(region_, channels);
+  if (ring) RingConsumers(region_, channels);
   return WaitStatus::kReady;
+}
+
+WaitStatus PendingPut::WaitForRoom(const std::vector<uint32_t>& channels, const Deadline& deadline,
+                                   BlockingScope& blocking) {
+  // A consumer whose doorbell a put without `ring` did not ring may sleep on a full channel.
+  if (ring_before_waiting_) RingConsumers(region_, channels);
+  Blocking waiting(blocking);
+  return region_.WaitForRoom(channels, deadline);
 }
 
 void PendingPut::PushOne(const Outgoing& message, const Deadline& deadline, BlockingScope& blocking,
@@ -123,11 +127,7 @@ void PendingPut::PushOne(const Outgoing& message, const Deadline& deadline, Bloc
                         });
     if (pushed) return;
     // Another producer took the room this put waited for; wait again (no message is dropped).
-    WaitStatus status;
-    {
-      Blocking waiting(blocking);
-      status = region_.WaitForRoom({message.channel}, deadline);
-    }
+    WaitStatus status = WaitForRoom({message.channel}, deadline, blocking);
     if (status != WaitStatus::kReady) {
       throw RuntimeError("channel " + std::to_string(message.channel) + " stayed full while a put was half done");
     }

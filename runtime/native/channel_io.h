@@ -33,6 +33,9 @@ namespace dfir::rt {
 // Whether `channel` carries records (shared) rather than pointers (local).
 bool IsShared(const Region& region, uint32_t channel);
 
+// Rings the doorbell of each channel's consumer, each doorbell once.
+void RingConsumers(const Region& region, const std::vector<uint32_t>& channels);
+
 // The references that local channels hold to the caller's objects.
 class LocalObjects {
  public:
@@ -68,8 +71,10 @@ class PendingPut {
   // the order they were added and rings each consumer's doorbell once. kReady: every message is
   // on its channel (at once when there are none, opening nothing). kTimeout or kClosed: none is,
   // and the bodies are given back. RuntimeError when a channel fills again while the put is half
-  // done (another producer took the room).
-  WaitStatus Push(const Deadline& deadline, BlockingScope& blocking, LocalObjects& locals);
+  // done (another producer took the room). Without `ring`, the doorbells ring only before a wait
+  // for room (a full channel's consumer must wake to make room); the caller rings them later
+  // (RingConsumers), e.g. once for a batch of puts to the same channels.
+  WaitStatus Push(const Deadline& deadline, BlockingScope& blocking, LocalObjects& locals, bool ring = true);
 
  private:
   static constexpr size_t kNoRecord = ~size_t{0};
@@ -80,6 +85,7 @@ class PendingPut {
   };
 
   void PushOne(const Outgoing& message, const Deadline& deadline, BlockingScope& blocking, LocalObjects& locals);
+  WaitStatus WaitForRoom(const std::vector<uint32_t>& channels, const Deadline& deadline, BlockingScope& blocking);
   // Gives back the bodies of the records not pushed yet; nothing is left to push.
   void Discard();
 
@@ -88,6 +94,7 @@ class PendingPut {
   std::vector<MessageRecord> records_;
   std::unordered_map<const void*, size_t> keyed_;  // key -> index in records_
   size_t pushed_ = 0;                              // outgoing_[0, pushed_) are on their channels
+  bool ring_before_waiting_ = false;               // Push without `ring`
   TransactionLedger* ledger_ = nullptr;
   TransactionInfo opened_;
 };
