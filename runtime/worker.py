@@ -357,47 +357,31 @@ class DeviceExecutor:
 
     def _lean_firing(self, chain: LeanChain, inputs: list[int], bell: int) -> Callable[[int, int], int | None]:
         """`fire(limit, timeout_ms)`: runs up to `limit` input sets of `chain` from `inputs`, waiting
-        up to `timeout_ms` for one; how many it ran, None once the region closes. A chain of one
-        func runs natively (`Region.fire_lean`: an array result never becomes a Message), a longer
-        one through `_run_lean`."""
-        region = self._region
-        if len(chain.steps) > 1:
-            def fire(limit: int, timeout_ms: int) -> int | None:
-                sets = region.take(inputs, bell, limit, timeout_ms)
-                if sets is not None:
-                    self._run_lean(chain, sets)
-                return None if sets is None else len(sets)
-            return fire
-        (node, call), targets, worker = chain.steps[0], list(chain.channels), self._worker
+        up to `timeout_ms` for one; how many it ran, None once the region closes. It runs natively
+        (`Region.fire_lean`: array results never become Messages); Python takes over a set at the
+        step whose result is no array, or that raised, and runs a set holding an error message."""
+        steps, targets, worker = list(chain.steps), list(chain.channels), self._worker
 
-        def emit(meta: TransactionMeta, outcome: Any, raised: bool, data_label: int) -> int:
+        def emit(meta: TransactionMeta, outcome: Any, raised: bool, data_label: int, step: int) -> int:
+            call = steps[step][1]
             message = (Message.failure(meta, FLOW_FUNC_FAILED, call.raised_text(outcome)) if raised
                        else Message.from_result(meta, outcome))
             if data_label and not message.data_label:
                 message = replace(message, data_label=data_label)
-            self._put_lean(chain, message, message)
+            self._put_lean(chain, *self._run_steps(steps[step + 1:], message, message))
             return channels.READY
 
         def fire_set(messages: tuple[Message, ...]) -> None:
-            self._run_lean_sets(chain, (messages,))
+            self._run_lean(chain, (messages,))
 
-        fire_lean, fn = region.fire_lean, call.fn
-        return lambda limit, timeout_ms: fire_lean(inputs, bell, limit, timeout_ms, fn, targets, worker, node,
+        fire_lean, functions = self._region.fire_lean, [(node, call.fn) for node, call in steps]
+        return lambda limit, timeout_ms: fire_lean(inputs, bell, limit, timeout_ms, functions, targets, worker,
                                                    emit, fire_set)
 
     def _run_lean(self, chain: LeanChain, sets: Sequence[Sequence[Message]]) -> None:
-        """Pass each input set through `chain` and put its output. Each output is put before the
-        next input set is run, as `_fire` does: a worker that dies loses no finished output. The
-        consumers' doorbells ring once for all of `sets` (and before any wait for room): a
-        consumer asleep on an output would otherwise cost a wake-up per message."""
-        targets = chain.channels
-        try:
-            self._run_lean_sets(chain, sets)
-        finally:
-            if targets:
-                self._region.ring(targets)
-
-    def _run_lean_sets(self, chain: LeanChain, sets: Sequence[Sequence[Message]]) -> None:
+        """Pass each input set through `chain` and put its output (no doorbell rung: see
+        `_put_lean`). Each output is put before the next input set is run, as `_fire` does: a
+        worker that dies loses no finished output."""
         running = self._running
         (first_node, first), rest, targets = chain.steps[0], chain.steps[1:], chain.channels
         for given in sets:
@@ -406,18 +390,28 @@ class DeviceExecutor:
             if message is None:
                 cause = given[0]
                 message = _labelled(first.call_set(given), cause)
-            for node, call in rest:
-                running[0] = node
-                cause = message
-                if message.ret_code == 0:
-                    message = _labelled(call.call_one(message), cause)
+            message, cause = self._run_steps(rest, message, cause)
             if targets:
                 self._put_lean(chain, message, cause)
         running[0] = -1
 
+    def _run_steps(self, steps: Sequence[tuple[int, UdfCall]], message: Message,
+                   cause: Message) -> tuple[Message, Message]:
+        """`message` passed through the direct-call `steps` of a lean chain (an error message is
+        forwarded as it is): the last output and the message that caused it."""
+        running = self._running
+        for node, call in steps:
+            running[0] = node
+            cause = message
+            if message.ret_code == 0:
+                message = _labelled(call.call_one(message), cause)
+        return message, cause
+
     def _put_lean(self, chain: LeanChain, message: Message, cause: Message) -> None:
-        """Put the output `message` of `chain` on its channels, without ringing their doorbells
-        (`_run_lean` does); Cancelled once the region closes."""
+        """Put the output `message` of `chain` on its channels without ringing their doorbells:
+        `Region.fire_lean` rings them once per batch (and a put rings them before it waits for
+        room), since a consumer asleep on an output would otherwise cost a wake-up per message.
+        Cancelled once the region closes."""
         try:
             status = self._region.put([(channel, message) for channel in chain.channels], -1, False)
         except Exception:  # noqa: BLE001 - e.g. an object that cannot be pickled

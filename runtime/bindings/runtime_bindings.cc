@@ -43,6 +43,10 @@ namespace rt = dfir::rt;
 namespace {
 
 constexpr const char* kBlockCapsule = "dfir.runtime.arena_block";
+// How many outputs of a lean batch go out between two rings of their consumers' doorbells
+// (PyRegion::FireLean): a ring per output costs a wake-up per message when the consumer waits;
+// one per batch leaves it idle while the batch runs.
+constexpr uint64_t kLeanSetsPerRing = 8;
 
 // -- the Python types of the codec ------------------------------------------------------------
 
@@ -688,21 +692,25 @@ class PyRegion {
     return sets;
   }
 
-  // Fires a plain single-output Python function (a lean chain of one step, runtime/worker.py) on
-  // up to `max_sets` input sets of `channels`, waiting as Take: calls `fn(*payloads)` on each set
-  // and puts its output on every channel of `targets` before the next set runs, ringing their
-  // doorbells once at the end. The output carries the transaction of the set's latest input
-  // (highest id) and its first input's data label. An array result of a set of plain inputs
-  // (no return code) never becomes a Message here; Python does the rest:
-  // `emit(meta, outcome, raised, data_label) -> status` puts what `fn` returned (anything but an
-  // array) or raised (an Exception; other exceptions, MemoryError among them, propagate), and
-  // `fire_set(messages)` runs a set holding an error message. `worker`'s running node is `node`
-  // while a set runs. The number of sets fired; None once the region closes.
+  // Fires a lean chain (runtime/worker.py: plain single-output Python functions, each handing
+  // its result to the next) on up to `max_sets` input sets of `channels`, waiting as Take: calls
+  // the first function of `steps` ((node, fn) pairs) on each set's payloads, each next one on the
+  // result, and puts the last result on every channel of `targets` before the next set runs,
+  // ringing their doorbells once at the end. The output carries the transaction of the set's
+  // latest input (highest id) and its first input's data label. Array results of a set of plain
+  // inputs (no return code) never become Messages here; Python does the rest:
+  // `emit(meta, outcome, raised, data_label, step) -> status` takes over from `steps[step]`,
+  // which returned `outcome` (anything but an array) or raised it (an Exception; other
+  // exceptions, MemoryError among them, propagate), and `fire_set(messages)` runs a set holding
+  // an error message. `worker`'s running node is the step's node while it runs. The number of
+  // sets fired; None once the region closes.
   py::object FireLean(const std::vector<uint32_t>& channels, uint32_t bell, uint32_t max_sets, int64_t timeout_ms,
-                      const py::object& fn, const std::vector<uint32_t>& targets, uint32_t worker, int32_t node,
-                      const py::object& emit, const py::object& fire_set) {
+                      const std::vector<std::pair<int32_t, py::object>>& steps, const std::vector<uint32_t>& targets,
+                      uint32_t worker, const py::object& emit, const py::object& fire_set) {
     CheckConfigured();
-    if (channels.empty() || max_sets == 0) throw rt::RuntimeError("fire_lean needs at least one channel and one set");
+    if (channels.empty() || max_sets == 0 || steps.empty()) {
+      throw rt::RuntimeError("fire_lean needs at least one channel, one set and one step");
+    }
     GilRelease gil;
     rt::SetsReady ready = rt::AwaitSets(*region_, channels, bell, max_sets, rt::Deadline::AfterMs(timeout_ms), gil);
     if (ready.status == rt::WaitStatus::kClosed) return py::none();
@@ -732,9 +740,12 @@ class PyRegion {
     const size_t width = channels.size();
     std::vector<PyObject*> arguments(width);
     for (uint64_t n = 0; n < ready.sets; ++n) {
-      region_->worker(worker).running_node.store(node);
+      region_->worker(worker).running_node.store(steps[0].first);
       LeanInput* set = &taken[n * width];
-      if (!FireLeanSet(set, width, fn, targets, emit, fire_set, arguments, gil)) return py::none();
+      if (!FireLeanSet(set, width, steps, targets, worker, emit, fire_set, arguments, gil)) return py::none();
+      if ((n + 1) % kLeanSetsPerRing == 0 && n + 1 < ready.sets && !targets.empty()) {
+        rt::RingConsumers(*region_, targets);
+      }
     }
     return py::int_(ready.sets);
   }
@@ -759,9 +770,9 @@ class PyRegion {
   }
 
   // One set of FireLean; false once the region closes.
-  bool FireLeanSet(LeanInput* set, size_t width, const py::object& fn, const std::vector<uint32_t>& targets,
-                   const py::object& emit, const py::object& fire_set, std::vector<PyObject*>& arguments,
-                   GilRelease& gil) {
+  bool FireLeanSet(LeanInput* set, size_t width, const std::vector<std::pair<int32_t, py::object>>& steps,
+                   const std::vector<uint32_t>& targets, uint32_t worker, const py::object& emit,
+                   const py::object& fire_set, std::vector<PyObject*>& arguments, GilRelease& gil) {
     bool plain = true;
     for (size_t j = 0; j < width; ++j) plain = plain && set[j].ret_code == 0;
     if (!plain) {
@@ -776,16 +787,23 @@ class PyRegion {
       if (TransactionIdOf(set[j]) > TransactionIdOf(*latest)) latest = &set[j];
     }
     uint32_t data_label = set[0].message ? Get(set[0].message, Name().data_label).cast<uint32_t>() : set[0].header.data_label;
-    PyObject* result = PyObject_Vectorcall(fn.ptr(), arguments.data(), width, nullptr);
-    if (result == nullptr) {
-      if (!PyErr_ExceptionMatches(PyExc_Exception) || PyErr_ExceptionMatches(PyExc_MemoryError)) {
-        throw py::error_already_set();
+    const int closed = StatusCode(rt::WaitStatus::kClosed);
+    py::object value;
+    PyObject* result = nullptr;
+    for (size_t step = 0; step < steps.size(); ++step) {
+      region_->worker(worker).running_node.store(steps[step].first);
+      result = step == 0 ? PyObject_Vectorcall(steps[0].second.ptr(), arguments.data(), width, nullptr)
+                         : PyObject_CallOneArg(steps[step].second.ptr(), value.ptr());
+      if (result == nullptr) {
+        if (!PyErr_ExceptionMatches(PyExc_Exception) || PyErr_ExceptionMatches(PyExc_MemoryError)) {
+          throw py::error_already_set();
+        }
+        return emit(MetaOf(*latest), RaisedException(), true, data_label, step).cast<int>() != closed;
       }
-      return emit(MetaOf(*latest), RaisedException(), true, data_label).cast<int>() != StatusCode(rt::WaitStatus::kClosed);
-    }
-    py::object value = py::reinterpret_steal<py::object>(result);
-    if (!PyArray_CheckExact(result) || !HasFlatLayout(reinterpret_cast<PyArrayObject*>(result))) {
-      return emit(MetaOf(*latest), value, false, data_label).cast<int>() != StatusCode(rt::WaitStatus::kClosed);
+      value = py::reinterpret_steal<py::object>(result);
+      if (!PyArray_CheckExact(result) || !HasFlatLayout(reinterpret_cast<PyArrayObject*>(result))) {
+        return emit(MetaOf(*latest), value, false, data_label, step).cast<int>() != closed;
+      }
     }
     if (targets.empty()) return true;
     rt::TransactionInfo info = latest->message ? TransactionOf(Get(latest->message, Name().meta))
@@ -1193,8 +1211,8 @@ void BindRegion(py::module_& m) {
            py::arg("timeout_ms"), py::arg("ledger") = nullptr)
       .def("take", &PyRegion::Take, py::arg("channels"), py::arg("bell"), py::arg("max_sets"), py::arg("timeout_ms"))
       .def("fire_lean", &PyRegion::FireLean, py::arg("channels"), py::arg("bell"), py::arg("max_sets"),
-           py::arg("timeout_ms"), py::arg("fn"), py::arg("targets"), py::arg("worker"), py::arg("node"),
-           py::arg("emit"), py::arg("fire_set"))
+           py::arg("timeout_ms"), py::arg("steps"), py::arg("targets"), py::arg("worker"), py::arg("emit"),
+           py::arg("fire_set"))
       .def("take_tensors", &PyRegion::TakeTensors, py::arg("channels"), py::arg("bell"), py::arg("timeout_ms"),
            py::arg("ledger") = nullptr)
       .def("wait_for_change", &PyRegion::WaitForChange, py::arg("channels"), py::arg("bell"), py::arg("stalled"),

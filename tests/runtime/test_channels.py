@@ -438,6 +438,120 @@ def test_a_put_rings_the_doorbell_set_for_its_channel():
     assert woke == [READY]
 
 
+def test_a_put_without_ring_leaves_a_sleeping_consumer_asleep_until_ring():
+    region = region_with(ChannelSpec(True, 4, 1))
+    got = []
+    waiter = threading.Thread(target=lambda: got.append(region.take([0], 1, 1, int(WAIT_S * 1000))))
+    waiter.start()
+    time.sleep(0.1)  # the consumer sleeps on its doorbell
+    assert region.put([(0, tensor(7))], 0, False) == READY
+    waiter.join(0.3)
+    assert waiter.is_alive(), "a put without ring woke the consumer"
+    start = time.monotonic()
+    region.ring([0])
+    waiter.join(WAIT_S)
+    assert time.monotonic() - start < WAIT_S / 2
+    assert [sent_value(m) for sets in got for m in sets[0]] == [7]
+
+
+def test_a_put_without_ring_rings_before_it_waits_for_room():
+    region = region_with(ChannelSpec(True, 1, 1))
+    taken = []
+
+    def consume():
+        while len(taken) < 3:
+            sets = region.take([0], 1, 1, int(WAIT_S * 1000))
+            taken.extend(sent_value(m) for m in sets[0]) if sets else None
+    consumer = threading.Thread(target=consume)
+    consumer.start()
+    time.sleep(0.1)
+    start = time.monotonic()
+    for k in range(3):  # each put after the first waits for room: the consumer must wake first
+        assert region.put([(0, tensor(k))], int(WAIT_S * 1000), False) == READY
+    region.ring([0])
+    consumer.join(WAIT_S)
+    assert taken == [0, 1, 2] and time.monotonic() - start < WAIT_S / 2
+
+
+def _lean_region():
+    """Inputs 0 and 1 (shared), a shared output 2 and a local output 3; worker 0."""
+    return region_with(ChannelSpec(True, 8, 1), ChannelSpec(True, 8, 1), ChannelSpec(True, 8, 2),
+                       ChannelSpec(False, 8, 2))
+
+
+def _unexpected(*args):
+    raise AssertionError(f"Python was asked to take over: {args!r}")
+
+
+def test_fire_lean_runs_the_steps_natively_on_the_latest_transaction_and_the_first_label():
+    region = _lean_region()
+    big = np.arange(BIG, dtype=np.float64)
+    first = Message(TransactionMeta(4, 1, 2, 0, b"u"), Kind.TENSOR, big, data_label=7)
+    second = Message.tensor(TransactionMeta(9, 5, 6, 0, b"v"), np.ones(BIG))
+    assert region.put([(0, first), (1, second)], 0) == READY
+    steps = [(3, lambda a, b: a + b), (4, lambda x: x * 2)]
+    assert region.fire_lean([0, 1], 1, 8, 0, steps, [2, 3], 0, _unexpected, _unexpected) == 1
+    for channel in (2, 3):
+        (out,), = region.take([channel], 2, 8, 0)
+        assert (out.meta, out.kind, out.ret_code, out.data_label) == (second.meta, Kind.TENSOR, 0, 7)
+        assert out.payload.tolist() == ((big + 1) * 2).tolist()
+    assert region.worker_status(0)[1] == -1
+    assert region.fire_lean([0, 1], 1, 8, 0, steps, [2], 0, _unexpected, _unexpected) == 0  # nothing waits
+    region.close()
+    assert region.fire_lean([0, 1], 1, 8, 0, steps, [2], 0, _unexpected, _unexpected) is None
+
+
+def test_fire_lean_hands_python_a_step_that_raised_or_returned_no_array_and_a_set_with_an_error():
+    region = _lean_region()
+    calls = []
+
+    def emit(meta, outcome, raised, data_label, step):
+        calls.append(("emit", meta.transaction_id, type(outcome).__name__, raised, data_label, step))
+        return READY
+
+    def fire_set(messages):
+        calls.append(("fire_set", [(m.meta.transaction_id, m.ret_code, m.error) for m in messages]))
+
+    def second(x):
+        if int(x[0]) == 2:
+            raise ValueError("two")
+        return int(x[0]) if int(x[0]) == 3 else x
+    puts = [(0, Message(TransactionMeta(k), Kind.TENSOR, np.array([k]), data_label=k)) for k in (1, 2, 3)]
+    puts.append((0, Message.failure(TransactionMeta(4), 5, "upstream")))
+    for channel, message in puts:
+        assert region.put([(channel, message)], 0) == READY
+    steps = [(0, lambda x: x), (1, second)]
+    assert region.fire_lean([0], 1, 8, 0, steps, [2], 0, emit, fire_set) == 4
+    assert calls == [("emit", 2, "ValueError", True, 2, 1), ("emit", 3, "int", False, 3, 1),
+                     ("fire_set", [(4, 5, "upstream")])]
+    (out,), = region.take([2], 2, 8, 0)
+    assert out.payload.tolist() == [1]  # only the set the steps finished natively was put here
+
+
+def test_fire_lean_gives_the_raised_exception_its_traceback_and_lets_base_exceptions_through():
+    region = _lean_region()
+    seen = []
+
+    def emit(meta, outcome, raised, data_label, step):
+        seen.append(outcome.__traceback__ is not None)
+        return READY
+
+    def boom(x):
+        raise ValueError("boom")
+
+    def stop(x):
+        raise KeyboardInterrupt
+    for k in (1, 2):
+        region.put([(0, tensor(k))], 0)
+    assert region.fire_lean([0], 1, 1, 0, [(0, boom)], [2], 0, emit, _unexpected) == 1
+    assert seen == [True]
+    with pytest.raises(KeyboardInterrupt):
+        region.fire_lean([0], 1, 1, 0, [(0, stop)], [2], 0, emit, _unexpected)
+    with pytest.raises(GeError) as caught:
+        region.fire_lean([0], 1, 1, 0, [], [2], 0, emit, _unexpected)
+    assert str(caught.value) == "fire_lean needs at least one channel, one set and one step"
+
+
 # -- routing and bookkeeping ------------------------------------------------------------------
 
 def test_the_ledger_returns_the_unsettled_transactions_oldest_first():
