@@ -368,7 +368,7 @@ def _plain_result(fields: tuple, arrays: list[np.ndarray]) -> tuple[list[Tensor]
 
 
 # What the driver port builds a fetch's result with (ProcessScheduler.driver_port).
-_PORT_RESULTS = PortResults(Tensor.of_array, FlowInfo.of_fields, FlowInfo, _plain_result, _SUCCEEDED)
+_PORT_RESULTS = PortResults(Tensor.of_array, FlowInfo, _plain_result, _SUCCEEDED)
 
 
 def _shape_fits(expected: Sequence[int], actual: Sequence[int]) -> bool:

@@ -174,9 +174,8 @@ def _targets(groups: list[tuple[str, list[int]]]) -> Targets:
 class PortResults(NamedTuple):
     """What a driver port builds a fetch's result of plain tensors with (`driver_port`)."""
 
-    tensor: Callable[[Any], Any]       # an array's Tensor
-    flow_info: Callable[..., Any]      # (start_time, end_time, flow_flags, transaction_id, user_data) -> FlowInfo
-    flow_info_type: type               # the FlowInfo class a feed's flow_info must be exactly
+    tensor: Callable[[Any], Any]       # an array's Tensor (Tensor.of_array)
+    flow_info_type: type               # FlowInfo: a feed's flow_info must be exactly one; a fetch makes one
     plain_result: Callable[..., Any]   # (fields, arrays) -> the result, when a Tensor cannot be made
     succeeded: Any                     # the RetCode of a successful fetch
 

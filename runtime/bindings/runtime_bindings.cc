@@ -22,6 +22,7 @@
 #include <cstddef>
 #include <cstdio>
 #include <cstring>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -944,19 +945,21 @@ class DriverPort {
   // `inputs`: per graph input (its channels, or None where a replicated consumer spreads it;
   // its dtype or None; its shape or None). `outputs`: the graph outputs' channels, or None when
   // a fetch of all of them pairs them (the driver's doorbell is `bell`). `feeds`: False turns
-  // the feed off. The Python callables build what a fetch returns: `tensor(array)`,
-  // `flow_info(start_time, end_time, flow_flags, transaction_id, user_data)` and, when a
-  // tensor cannot be made, `plain_result(fields, arrays)`.
+  // the feed off. A fetch's result holds Tensors as `tensor(array)` (Tensor.of_array) makes them,
+  // here made once per dtype and shape and then copied with the same description, and a
+  // `flow_info_type` (FlowInfo) with the fields FlowInfo.of_fields sets; `plain_result(fields,
+  // arrays)` builds the result when `tensor` raises (a dtype with no GE data type).
   DriverPort(py::object region, py::object ledger, const py::list& inputs, py::dict positions, bool feeds,
              const std::optional<std::vector<uint32_t>>& outputs, uint32_t bell, const py::object& submit_lock,
-             const py::object& fetch_lock, py::object tensor, py::object flow_info, py::object flow_info_type,
-             py::object plain_result, py::object succeeded)
+             const py::object& fetch_lock, py::object tensor, py::object flow_info_type, py::object plain_result,
+             py::object succeeded)
       : region_owner_(std::move(region)), ledger_owner_(std::move(ledger)), positions_(std::move(positions)),
         feeds_(feeds), outputs_(outputs.value_or(std::vector<uint32_t>{})), bell_(bell),
         submit_acquire_(submit_lock.attr("acquire")), submit_release_(submit_lock.attr("release")),
         fetch_acquire_(fetch_lock.attr("acquire")), fetch_release_(fetch_lock.attr("release")),
-        tensor_(std::move(tensor)), flow_info_(std::move(flow_info)), flow_info_type_(std::move(flow_info_type)),
+        tensor_(std::move(tensor)), flow_info_type_(std::move(flow_info_type)),
         plain_result_(std::move(plain_result)), succeeded_(std::move(succeeded)) {
+    user_data_bytes_ = flow_info_type_.attr("MAX_USER_DATA_SIZE").cast<size_t>();
     region_ = region_owner_.cast<PyRegion*>();
     ledger_ = ledger_owner_.cast<PyLedger*>();
     for (const py::handle& item : inputs) {
@@ -1010,28 +1013,96 @@ class DriverPort {
     rt::Deadline deadline = rt::Deadline::AfterMs(timeout_ms);
     if (!Acquire(fetch_acquire_, timeout_ms)) return py::list();
     Unlock unlock{fetch_release_};
-    py::object fields;
+    rt::MessageRecord first;
     py::list arrays(outputs_.size());
     py::object set = region_->TakeTensorSet(
-        outputs_, bell_, deadline, ledger_, [&](const rt::MessageRecord& record) { fields = FieldsOf(record); }, arrays);
+        outputs_, bell_, deadline, ledger_,
+        [&](const rt::MessageRecord& record) { std::memcpy(&first, &record, offsetof(rt::MessageRecord, ret_code)); },
+        arrays);
     if (!set.is(arrays)) return set;
-    py::tuple f = fields.cast<py::tuple>();
-    py::object info = flow_info_(f[1], f[2], f[3], f[0], f[4]);
     py::list tensors(outputs_.size());
     for (size_t i = 0; i < outputs_.size(); ++i) {
-      PyObject* tensor = PyObject_CallOneArg(tensor_.ptr(), arrays[i].ptr());
-      if (tensor == nullptr) {  // a dtype with no GE data type: plain_result says so
+      py::object tensor = TensorOf(arrays[i]);
+      if (!tensor) {  // a dtype with no GE data type: plain_result says so
         PyErr_Clear();
-        return plain_result_(fields, arrays);
+        return plain_result_(FieldsOf(first), arrays);
       }
-      PyList_SET_ITEM(tensors.ptr(), static_cast<Py_ssize_t>(i), tensor);
+      PyList_SET_ITEM(tensors.ptr(), static_cast<Py_ssize_t>(i), tensor.release().ptr());
     }
-    return py::make_tuple(std::move(tensors), std::move(info), succeeded_);
+    return py::make_tuple(std::move(tensors), FlowInfoOf(first), succeeded_);
   }
 
   uint64_t NextTransactionId() { return next_transaction_id_++; }
 
  private:
+  // A new instance of `type` with `fields` set (in this order: its __dict__ keeps it).
+  static py::object NewInstance(const py::object& type, std::initializer_list<std::pair<PyObject*, py::object>> fields) {
+    static PyObject* no_arguments = PyTuple_New(0);
+    PyObject* raw = PyBaseObject_Type.tp_new(reinterpret_cast<PyTypeObject*>(type.ptr()), no_arguments, nullptr);
+    if (raw == nullptr) throw py::error_already_set();
+    py::object instance = py::reinterpret_steal<py::object>(raw);
+    for (const auto& [name, value] : fields) {
+      if (PyObject_GenericSetAttr(raw, name, value.ptr()) != 0) throw py::error_already_set();
+    }
+    return instance;
+  }
+
+  // The attribute names of the instances a fetch makes, interned once.
+  struct ResultNames {
+    PyObject* start_time = PyUnicode_InternFromString("start_time");
+    PyObject* end_time = PyUnicode_InternFromString("end_time");
+    PyObject* flow_flags = PyUnicode_InternFromString("flow_flags");
+    PyObject* transaction_id = PyUnicode_InternFromString("transaction_id");
+    PyObject* user_data = PyUnicode_InternFromString("_user_data");
+    PyObject* data_size = PyUnicode_InternFromString("_data_size");
+    PyObject* array = PyUnicode_InternFromString("_array");
+    PyObject* desc = PyUnicode_InternFromString("_desc");
+  };
+
+  static const ResultNames& Result() {
+    static auto* names = new ResultNames();
+    return *names;
+  }
+
+  // FlowInfo.of_fields of a record's transaction.
+  py::object FlowInfoOf(const rt::MessageRecord& record) const {
+    auto user_data = py::reinterpret_steal<py::object>(
+        PyByteArray_FromStringAndSize(nullptr, static_cast<Py_ssize_t>(user_data_bytes_)));
+    if (!user_data) throw py::error_already_set();
+    char* bytes = PyByteArray_AS_STRING(user_data.ptr());
+    size_t size = std::min<size_t>(record.user_data_size, user_data_bytes_);
+    std::memcpy(bytes, record.user_data, size);
+    std::memset(bytes + size, 0, user_data_bytes_ - size);
+    const ResultNames& name = Result();
+    return NewInstance(flow_info_type_, {{name.start_time, py::int_(record.start_time)},
+                                         {name.end_time, py::int_(record.end_time)},
+                                         {name.flow_flags, py::int_(record.flow_flags)},
+                                         {name.transaction_id, py::int_(record.transaction_id)},
+                                         {name.user_data, std::move(user_data)},
+                                         {name.data_size, py::int_(size)}});
+  }
+
+  // Tensor.of_array(array), its description found once per dtype and shape; a null object with
+  // the Python error set when `tensor_` raises.
+  py::object TensorOf(const py::handle& array) {
+    auto* raw = reinterpret_cast<PyArrayObject*>(array.ptr());
+    std::vector<npy_intp> key(PyArray_DIMS(raw), PyArray_DIMS(raw) + PyArray_NDIM(raw));
+    key.push_back(PyArray_TYPE(raw));
+    auto found = descriptions_.find(key);
+    if (found == descriptions_.end()) {
+      PyObject* made = PyObject_CallOneArg(tensor_.ptr(), array.ptr());
+      if (made == nullptr) return py::object();
+      py::object tensor = py::reinterpret_steal<py::object>(made);
+      if (descriptions_.size() >= kMaxDescriptions) descriptions_.clear();
+      descriptions_.emplace(std::move(key), std::make_pair(py::type::of(tensor), tensor.attr("_desc")));
+      return tensor;
+    }
+    const auto& [type, description] = found->second;
+    return NewInstance(type, {{Result().array, py::reinterpret_borrow<py::object>(array)}, {Result().desc, description}});
+  }
+
+  static constexpr size_t kMaxDescriptions = 256;
+
   // Calls a lock's `release` on leaving a scope.
   struct Unlock {
     const py::object& release;
@@ -1155,7 +1226,9 @@ class DriverPort {
 
   // lock.acquire() (timeout_ms -1) or lock.acquire(True, timeout_ms / 1000): whether it was taken.
   static bool Acquire(const py::object& acquire, int64_t timeout_ms) {
-    py::object taken = timeout_ms < 0 ? acquire() : acquire(true, static_cast<double>(timeout_ms) / 1000.0);
+    py::object taken = timeout_ms < 0 ? py::reinterpret_steal<py::object>(PyObject_CallNoArgs(acquire.ptr()))
+                                      : acquire(true, static_cast<double>(timeout_ms) / 1000.0);
+    if (!taken) throw py::error_already_set();
     return taken.ptr() == Py_True;
   }
 
@@ -1168,18 +1241,19 @@ class DriverPort {
   std::vector<uint32_t> outputs_;
   uint32_t bell_;
   py::object submit_acquire_, submit_release_, fetch_acquire_, fetch_release_;
-  py::object tensor_, flow_info_, flow_info_type_, plain_result_, succeeded_;
+  py::object tensor_, flow_info_type_, plain_result_, succeeded_;
+  size_t user_data_bytes_ = 0;
+  std::map<std::vector<npy_intp>, std::pair<py::object, py::object>> descriptions_;  // -> (Tensor, its desc)
   uint64_t next_transaction_id_ = 1;
 };
 
 void BindDriverPort(py::module_& m) {
   py::class_<DriverPort>(m, "DriverPort", "A model's feed and fetch of plain tensors, one native call each.")
       .def(py::init<py::object, py::object, const py::list&, py::dict, bool, const std::optional<std::vector<uint32_t>>&,
-                    uint32_t, const py::object&, const py::object&, py::object, py::object, py::object, py::object,
-                    py::object>(),
+                    uint32_t, const py::object&, const py::object&, py::object, py::object, py::object, py::object>(),
            py::arg("region"), py::arg("ledger"), py::arg("inputs"), py::arg("positions"), py::arg("feeds"),
            py::arg("outputs"), py::arg("bell"), py::arg("submit_lock"), py::arg("fetch_lock"), py::arg("tensor"),
-           py::arg("flow_info"), py::arg("flow_info_type"), py::arg("plain_result"), py::arg("succeeded"))
+           py::arg("flow_info_type"), py::arg("plain_result"), py::arg("succeeded"))
       .def("feed", &DriverPort::Feed, py::arg("feed"), py::arg("flow_info"), py::arg("timeout"),
            py::arg("partial_inputs"))
       .def("fetch", &DriverPort::Fetch, py::arg("indexes"), py::arg("timeout"))

@@ -200,9 +200,71 @@ def two_inputs():
 
 
 def _without_general_path(model, monkeypatch):
+    """Make the Python feed paths fail: a feed of ready arrays goes through the driver port."""
     def general(*_):
         raise AssertionError("a feed of ready arrays took the general path")
     monkeypatch.setattr(model._scheduler, "submit", general)
+    monkeypatch.setattr(model._scheduler, "submit_arrays", general)
+
+
+class _Info(FlowInfo):
+    pass
+
+
+@pytest.mark.parametrize("feed, flow_info, timeout, partial", [
+    ([np.array([1]), np.array([2])], None, -1, True),          # partial inputs
+    ([[1], np.array([2])], None, -1, False),                   # a value to convert
+    ([np.array([1], dtype=object), np.array([2])], None, -1, False),
+    ([np.array([1])], None, -1, False),                        # one value for two inputs
+    ({"a": np.array([1]), "c": np.array([2])}, None, -1, False),
+    ({"a": np.array([1]), 0: np.array([2])}, None, -1, False),  # input a twice
+    ({"a": np.array([1]), True: np.array([2])}, None, -1, False),
+    ([np.array([1]), np.array([2])], _Info(), -1, False),      # not exactly a FlowInfo
+    ([np.array([1]), np.array([2])], None, True, False),       # not exactly an int
+    ([np.array([1]), np.array([2])], None, -2, False),
+])
+def test_the_driver_port_declines_what_the_general_feed_must_judge(two_inputs, feed, flow_info, timeout, partial):
+    port = two_inputs[0]._port
+    assert port.feed(feed, flow_info, timeout, partial) == port.DECLINED
+
+
+def test_the_driver_port_is_off_where_ge_graphs_check_their_inputs_and_declines_chosen_outputs():
+    with _mlp_model() as model:
+        ready = np.ones((3, 4), np.float32)
+        assert model._port.feed([ready], None, -1, False) == model._port.DECLINED
+        assert model.feed_data([ready]) == 0
+        assert model._port.fetch([0], WAIT_MS) is None
+        outputs, info, ret = model.fetch_data([0], timeout=WAIT_MS)
+        assert (ret, info.transaction_id, outputs[0].numpy().shape) == (0, 1, (3, 2))
+    assert model._port.fetch(None, WAIT_MS) is None  # closed: the general path says so
+    with pytest.raises(GeError, match="the model is closed"):
+        model.fetch_data()
+
+
+def test_the_port_and_the_general_feed_count_transactions_together():
+    with chain_model([("a", inc, "-1")], "count") as model:
+        assert model.feed_data([np.array([1])]) == 0             # the port
+        assert model.feed_data([[2]]) == 0                       # converted: the general path
+        assert model.feed_data({"x": np.array([3])}, FlowInfo(transaction_id=40)) == 0
+        assert model.feed_data([np.array([4])]) == 0
+        fetched = [model.fetch_data(timeout=WAIT_MS) for _ in range(4)]
+    assert [(info.transaction_id, tensors[0].numpy().tolist()) for tensors, info, _ in fetched] == [
+        (1, [2]), (2, [3]), (40, [4]), (3, [5])]
+
+
+def test_a_fetch_through_the_port_builds_what_of_fields_and_of_array_build():
+    with chain_model([("a", inc, "-1")], "built") as model:
+        for k in range(3):
+            info = FlowInfo(start_time=k, end_time=k + 1, flow_flags=0, transaction_id=7 + k)
+            info.set_user_data(bytes([k + 1]) * (k + 1))
+            assert model.feed_data([np.array([[k, k]], np.int16)], info) == 0
+        fetched = [model._port.fetch(None, WAIT_MS) for _ in range(3)]
+    for k, (tensors, info, ret) in enumerate(fetched):
+        expected = Tensor.of_array(np.array([[k + 1, k + 1]], np.int16))
+        assert vars(info) == vars(FlowInfo.of_fields(k, k + 1, 0, 7 + k, bytes([k + 1]) * (k + 1)))
+        assert type(tensors[0]) is Tensor and tensors[0].tensor_desc == expected.tensor_desc
+        assert tensors[0].numpy().tolist() == [[k + 1, k + 1]] and ret == 0
+    assert fetched[1][0][0].tensor_desc is fetched[2][0][0].tensor_desc  # described once
 
 
 @settings(max_examples=12, deadline=None)

@@ -87,13 +87,13 @@ class FlowGraph:
 
     def feed_data(self, feed_dict: dict, flow_info: FlowInfo | None = None, timeout: int = -1,
                   partial_inputs: bool = False) -> int:
-        model = self._ensure_loaded()
+        model = self._model or self._ensure_loaded()  # every feed after the first: one attribute read
         if model is None:
             return 0
         return model.feed_data(feed_dict, flow_info, timeout, partial_inputs)
 
     def fetch_data(self, indexes: list[int] | None = None, timeout: int = -1):
-        return self._loaded_for_fetch().fetch_data(indexes, timeout)
+        return (self._model or self._loaded_for_fetch()).fetch_data(indexes, timeout)
 
     def feed(self, feed_dict: dict, timeout: int = -1, partial_inputs: bool = False) -> int:
         model = self._ensure_loaded()
