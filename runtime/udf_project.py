@@ -300,14 +300,35 @@ def _array(dtype: int, shape: Sequence[int], data: Any) -> np.ndarray:
 class CppProjectCall(ProjectCall):
     instance: Any = None  # a _native.UdfInstance
 
-    def _run(self, state: RunState, inputs: list) -> Any:
-        """A plain proc reads the input Messages and builds the output ones natively."""
+    def __call__(self, inputs: list) -> Iterable[OutputSet]:
+        """A plain proc reads the input Messages and builds the output ones natively; when it
+        succeeds, reports no problem and raises no exception, its outputs go out as they are."""
         if self.stream_input:
-            return self._run_stream(state, inputs)
-        result = self.instance.proc_messages(self.func, len(self.outputs), inputs, self.exceptions.get,
-                                             self.closures.invoke_native)
-        state.meta = result[4]  # the latest input's transaction
-        return self._settle(state, state.meta, result)
+            return super().__call__(inputs)
+        scope = CallScope(self.node, self.func)
+        with call_scope(scope):
+            try:
+                result = self.instance.proc_messages(self.func, len(self.outputs), inputs, self.exceptions.get,
+                                                     self.closures.invoke_native)
+            except Exception as error:  # noqa: BLE001 - a proc's failure fails its transaction only
+                scope.note(f"{self.func} raised {exception_text(error)}{user_frames(error)}")
+                return self._emit(FLOW_FUNC_FAILED, self._state(_NO_TRANSACTION), scope)
+            ret, outputs, problems, raised, meta = result
+            if ret == FLOW_FUNC_SUCCESS and not problems and raised is None and all(
+                    out.ret_code == 0 for _, out in outputs):
+                ports = self.outputs
+                return [[(ports[index], out)] for index, out in outputs]
+            state = self._state(meta)  # the latest input's transaction
+            ret = self._settle(state, meta, result)
+        return self._emit(ret, state, scope)
+
+    def _state(self, meta: TransactionMeta) -> RunState:
+        return RunState(self.func, len(self.outputs), meta, self.closures.invoke, self.exceptions,
+                        zeros=_native.aligned_zeros)
+
+    def _run(self, state: RunState, inputs: list) -> Any:
+        """A stream-input proc (`ProjectCall.__call__` runs only those)."""
+        return self._run_stream(state, inputs)
 
     def _run_stream(self, state: RunState, streams: list) -> Any:
         """A stream-input proc: its FlowMsgQueues take from `streams` (one per input) through `take`;
