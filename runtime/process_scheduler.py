@@ -8,8 +8,8 @@ Algorithm:
   1. `plan_wiring` reads each node's deployment (`instances`, `dispatch`, `align`; absent: one
      instance on `device`, round-robin, no alignment), gives each distinct device over all
      instances a worker, in plan order, and each input of each instance and each graph output a
-     channel: local when every instance of the producer runs in the consumer's worker, shared
-     otherwise (the driver, i.e. this process, feeds every graph input and fetches every graph
+     channel: local when every instance of the producer runs in the consumer's worker and the
+     producer is not a C++ UDF, shared otherwise (the driver, i.e. this process, feeds every graph input and fetches every graph
      output through shared channels). A message for a replicated consumer goes to one of its
      instances' channels, picked by the consumer's dispatch rule (`worker.Targets`).
   2. One region (`dfir.runtime.channels`) holds the channels; a worker is forked per device,
@@ -46,7 +46,7 @@ from typing import Any, Callable, Collection, NamedTuple, Sequence
 from dfir.core import collector
 from dfir.core.errors import GeError
 from dfir.core.messages import Message, TransactionMeta
-from dfir.om.plan import Align, Node, Plan
+from dfir.om.plan import Align, CppProject, Node, Plan
 from dfir.runtime import _native, channels, host
 from dfir.runtime.alignment import active
 from dfir.runtime.flow_closures import ClosureWiring
@@ -108,7 +108,8 @@ def plan_wiring(plan: Plan | dict, name: str, depth: int) -> Wiring:
 
     Units (node instances) get a worker per distinct device over all instances, in plan order.
     Each unit input gets its own channel, local only when every instance of its producer runs
-    in the unit's worker; graph outputs get shared channels (the driver fetches them).
+    in the unit's worker and the producer is not a C++ UDF (whose outputs a worker puts as records,
+    `Region.fire_udf`); graph outputs get shared channels (the driver fetches them).
     """
     plan = Plan.of(plan)
     nodes = plan.nodes
@@ -132,7 +133,8 @@ def plan_wiring(plan: Plan | dict, name: str, depth: int) -> Wiring:
         per_input: list[list[int]] = [[] for _ in stub.sources]
         for u in node_units[n]:
             for j, source in enumerate(stub.sources):
-                local = source.node is not None and node_workers[source.node] == {unit_workers[u]}
+                local = source.node is not None and node_workers[source.node] == {unit_workers[u]} \
+                    and not isinstance(nodes[source.node].pp, CppProject)
                 per_input[j].append(len(specs))
                 specs.append(channels.ChannelSpec(not local, depth, unit_bells[u]))
             unit_inputs.append(tuple(per_input[j][-1] for j in range(len(stub.sources))))

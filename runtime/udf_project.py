@@ -288,8 +288,24 @@ _CODE_OF_NUMPY = {numpy_dtype: code for code, numpy_dtype in _NUMPY_OF_CODE.item
 _TENSOR, _RAW, _EMPTY = 0, 1, 2  # the native tuple's `payload` (runtime/bindings/udf_bindings.cc)
 _LOADED: dict[str, Any] = {}  # sha256 -> _native.UdfLibrary
 _LOAD_LOCK = threading.Lock()
+
+
+def _type_numbers() -> dict[int, int]:
+    """GE's data type number of each numpy type number that names one of its types (on Linux,
+    numpy's `long` and `long long` are both int64)."""
+    codes = {}
+    for char in np.typecodes["All"]:
+        dtype = np.dtype(char)
+        for code, numpy_dtype in _NUMPY_OF_CODE.items():
+            if dtype == numpy_dtype and dtype.isnative:
+                codes[dtype.num] = code
+    return codes
+
+
 _native.configure_udf_messages(Message, TransactionMeta, new_message, Kind.TENSOR, Kind.RAW, Kind.EMPTY,
-                               {code: np.dtype(numpy_dtype) for code, numpy_dtype in _NUMPY_OF_CODE.items()})
+                               {code: np.dtype(numpy_dtype) for code, numpy_dtype in _NUMPY_OF_CODE.items()},
+                               tuple(list(Kind).index(kind) for kind in (Kind.TENSOR, Kind.RAW, Kind.EMPTY)),
+                               _type_numbers())
 
 
 def _array(dtype: int, shape: Sequence[int], data: Any) -> np.ndarray:
@@ -298,28 +314,26 @@ def _array(dtype: int, shape: Sequence[int], data: Any) -> np.ndarray:
 
 @dataclass
 class CppProjectCall(ProjectCall):
+    """A func of a C++ project node: a stream-input proc runs here; a plain one natively
+    (`_native.UdfCaller`, which hands a call that did not succeed cleanly to `settle`)."""
+
     instance: Any = None  # a _native.UdfInstance
 
-    def __call__(self, inputs: list) -> Iterable[OutputSet]:
-        """A plain proc reads the input Messages and builds the output ones natively; when it
-        succeeds, reports no problem and raises no exception, its outputs go out as they are."""
-        if self.stream_input:
-            return super().__call__(inputs)
+    def native_caller(self) -> Any:
+        """The `_native.UdfCaller` of a plain func: its `FuncSpec.run`, and what workers fire."""
+        return _native.UdfCaller(self.instance, self.func, list(self.outputs), self.exceptions.get,
+                                 self.closures.invoke_native, self.settle)
+
+    def settle(self, result: tuple | None, error: Exception | None = None) -> list[OutputSet]:
+        """The output sets of a plain proc call that did not succeed cleanly: `result` as a native
+        call returns it, or None with the `error` that kept the proc from running."""
         scope = CallScope(self.node, self.func)
+        if result is None:
+            scope.note(f"{self.func} raised {exception_text(error)}{user_frames(error)}")
+            return self._emit(FLOW_FUNC_FAILED, self._state(_NO_TRANSACTION), scope)
+        state = self._state(result[4])  # the latest input's transaction
         with call_scope(scope):
-            try:
-                result = self.instance.proc_messages(self.func, len(self.outputs), inputs, self.exceptions.get,
-                                                     self.closures.invoke_native)
-            except Exception as error:  # noqa: BLE001 - a proc's failure fails its transaction only
-                scope.note(f"{self.func} raised {exception_text(error)}{user_frames(error)}")
-                return self._emit(FLOW_FUNC_FAILED, self._state(_NO_TRANSACTION), scope)
-            ret, outputs, problems, raised, meta = result
-            if ret == FLOW_FUNC_SUCCESS and not problems and raised is None and all(
-                    out.ret_code == 0 for _, out in outputs):
-                ports = self.outputs
-                return [[(ports[index], out)] for index, out in outputs]
-            state = self._state(meta)  # the latest input's transaction
-            ret = self._settle(state, meta, result)
+            ret = self._settle(state, state.meta, result)
         return self._emit(ret, state, scope)
 
     def _state(self, meta: TransactionMeta) -> RunState:
@@ -327,7 +341,7 @@ class CppProjectCall(ProjectCall):
                         zeros=_native.aligned_zeros)
 
     def _run(self, state: RunState, inputs: list) -> Any:
-        """A stream-input proc (`ProjectCall.__call__` runs only those)."""
+        """A stream-input proc (only those run through `ProjectCall.__call__`)."""
         return self._run_stream(state, inputs)
 
     def _run_stream(self, state: RunState, streams: list) -> Any:
@@ -360,10 +374,13 @@ class CppProjectCall(ProjectCall):
         return self._settle(state, state.meta, result)
 
     def _settle(self, state: RunState, meta: TransactionMeta, result: tuple) -> Any:
-        """Record what a native call returned (problems, an exception, outputs); its return code."""
-        ret, outputs, problems, raised, _ = result
+        """Record what a native call returned (problems, an exception, outputs, the last error it
+        logged) in the current scope; its return code."""
+        ret, outputs, problems, raised, _, last_error = result
         for problem in problems:
             note_problem(problem)
+        if last_error:
+            current_scope().last_error = last_error
         if raised is not None:
             state.raised = raised
             self.exceptions.raise_exception(meta.transaction_id, *raised)
@@ -435,8 +452,12 @@ def _bind_cpp(env: ProjectEnv, path: str, where: str, pp: CppProject, facts: Nod
             scope.note(problem)
         raise GeError(f"{where}: Init of C++ UDF library {so.name} returned {status_name(ret)}"
                       f"{scope.explanation()}")
-    return _specs(pp, lambda func: CppProjectCall(
-        facts.name, func.name, func.outputs, func.stream_input, env.exceptions, closures, instance))
+
+    def call(func: Func) -> Any:
+        project_call = CppProjectCall(facts.name, func.name, func.outputs, func.stream_input, env.exceptions,
+                                      closures, instance)
+        return project_call if func.stream_input else project_call.native_caller()
+    return _specs(pp, call)
 
 
 def _check_resource_type(where: str, so: SoBin) -> None:

@@ -23,7 +23,8 @@ mapped, not copied) and the region, and calls `run_worker`, which never returns:
      switch per message. An output message without a data label takes its input's (plain funcs).
      A chain of plain single-output Python funcs joined by direct calls (each but the first
      single-input) runs in a lean loop (`LeanChain`) that does the same with fewer Python calls
-     per message.
+     per message. A plain C++ UDF func fires natively (`Region.fire_udf`): records in, records
+     out, no Python object per message (its outputs always go on shared channels).
      Numpy arrays of at least ARENA_THRESHOLD bytes that the funcs allocate live in the region's
      arena, so a result crosses to another process without a copy.
   4. When the region closes, every wait returns CLOSED, the threads end, and the process exits
@@ -267,12 +268,25 @@ class DeviceExecutor:
 
     def _loop_kind(self, unit: int, func: FuncSpec) -> str:
         """How a thread runs `func`: "stream", "aligned", "lean" (maybe: when `_lean_chain` finds a
-        chain) or "firing"."""
+        chain), "native" (a plain C++ UDF func whose outputs go to fixed channels) or "firing"."""
         if func.stream_input:
             return "stream"
         if self._wiring.aligns[self._node(unit)] is not None and len(func.inputs) >= 2:
             return "aligned"
+        if isinstance(func.run, _native.UdfCaller) and self._fixed_outputs(unit, func) is not None:
+            return "native"
         return "lean" if isinstance(func.run, UdfCall) and func.run.plain_single else "firing"
+
+    def _fixed_outputs(self, unit: int, func: FuncSpec) -> list[list[int]] | None:
+        """The channels of each output of `func`, or None when one goes to a replicated consumer
+        (its instance is picked per message) or by a direct call."""
+        outputs = []
+        for port in func.outputs:
+            targets = self._targets.get((unit, port), Targets(()))
+            if targets.spread or (unit, port) in self._direct:
+                return None
+            outputs.append(list(targets.fixed))
+        return outputs
 
     def wait_until_closed(self) -> None:
         """Sleep until the region closes, then give the func threads a moment to end."""
@@ -306,7 +320,8 @@ class DeviceExecutor:
         inputs = [self._wiring.unit_inputs[unit][j] for j in func.inputs]
         kind = self._loop_kind(unit, func)
         lean = self._lean_chain(unit, func) if kind == "lean" else None
-        loop = {"stream": self._stream_loop, "aligned": self._aligned_loop}.get(kind, self._firing_loop)
+        loop = {"stream": self._stream_loop, "aligned": self._aligned_loop,
+                "native": self._native_loop}.get(kind, self._firing_loop)
         if lean is not None:
             loop = functools.partial(self._lean_loop, chain=lean)
         with self._dying_on_failure(lambda: (unit, func)):
@@ -346,6 +361,23 @@ class DeviceExecutor:
             for messages in sets:
                 self._fire(unit, func, messages)
             self._running[0] = -1
+
+    def _native_loop(self, unit: int, func: FuncSpec, inputs: list[int]) -> None:
+        """`_firing_loop` for a plain C++ UDF func, fired natively (`Region.fire_udf`): a set that is
+        not plain native messages, and a call that does not succeed cleanly, come back to `_fire`
+        and `_emit`."""
+        bell, node, targets = self._wiring.unit_bells[unit], self._node(unit), self._fixed_outputs(unit, func)
+
+        def emit(output_sets: list[OutputSet], data_label: int) -> None:
+            self._emit_sets(unit, func, output_sets, data_label, None)
+
+        def fire_set(messages: tuple[Message, ...]) -> None:
+            self._fire(unit, func, messages)
+
+        fire_udf = self._region.fire_udf
+        while fire_udf(inputs, bell, MAX_BATCH, -1, func.run, targets, self._worker, node, fire_set, emit) is not None:
+            pass
+        raise Cancelled
 
     def _lean_loop(self, unit: int, func: FuncSpec, inputs: list[int], chain: LeanChain) -> None:
         """`_firing_loop` for a `LeanChain`: what `_fire`, `_emit` and `deliver` do, with fewer
@@ -476,7 +508,14 @@ class DeviceExecutor:
         """Deliver each output set; a func whose `run` breaks fails its outputs instead of its thread.
 
         An output without a data label takes `cause`'s (the first input of a plain func)."""
-        label = cause.data_label if cause is not None else 0
+        if cause is None:
+            self._emit_sets(unit, func, output_sets, 0, None)
+        else:
+            self._emit_sets(unit, func, output_sets, cause.data_label, cause.meta)
+
+    def _emit_sets(self, unit: int, func: FuncSpec, output_sets: Iterable[OutputSet], label: int,
+                   meta: TransactionMeta | None) -> None:
+        """`_emit` for a cause with data label `label` and transaction `meta` (None: no cause)."""
         try:
             for output_set in output_sets:
                 for port, message in output_set:
@@ -486,8 +525,7 @@ class DeviceExecutor:
         except (Cancelled, MemoryError):
             raise
         except Exception as exc:  # noqa: BLE001 - the worker must outlive a broken executor
-            meta = cause.meta if cause is not None else TransactionMeta()
-            failure = Message.failure(meta, FLOW_FUNC_FAILED, f"node '{self._name(unit)}' "
+            failure = Message.failure(meta or TransactionMeta(), FLOW_FUNC_FAILED, f"node '{self._name(unit)}' "
                                       f"func '{func.name}' failed: {type(exc).__name__}: {exc}")
             if label:
                 failure = replace(failure, data_label=label)

@@ -36,6 +36,8 @@
 #include "ledger.h"
 #include "message_codec.h"
 #include "region.h"
+#include "udf_caller.h"
+#include "udf_records.h"
 #include "watch.h"
 
 namespace py = pybind11;
@@ -530,6 +532,18 @@ class PyLedger {
 
 // -- the region --------------------------------------------------------------------------------
 
+// How a batch fired without ringing ends, however it ends: the worker runs no node any more,
+// and the consumers of `sinks` are rung once.
+struct RingOnReturn {
+  const rt::Region& region;
+  const std::vector<uint32_t>& sinks;
+  std::atomic<int32_t>& running;
+  ~RingOnReturn() {
+    running.store(-1);
+    if (!sinks.empty()) rt::RingConsumers(region, sinks);
+  }
+};
+
 // The units of a worker's firing pool (runtime/worker.py): per unit, its input channels and the
 // channels its outputs go to (its sinks), which must have room before it fires.
 struct FiringGroups {
@@ -729,15 +743,7 @@ class PyRegion {
         input.payload = decoder.DecodeBody(*message.record, input.error);
       }
     });
-    struct RingAtEnd {
-      const rt::Region& region;
-      const std::vector<uint32_t>& targets;
-      std::atomic<int32_t>& running;
-      ~RingAtEnd() {
-        running.store(-1);
-        if (!targets.empty()) rt::RingConsumers(region, targets);
-      }
-    } ring_at_end{*region_, targets, region_->worker(worker).running_node};
+    const RingOnReturn ring_on_return{*region_, targets, region_->worker(worker).running_node};
     const size_t width = channels.size();
     std::vector<PyObject*> arguments(width);
     for (uint64_t n = 0; n < ready.sets; ++n) {
@@ -751,7 +757,148 @@ class PyRegion {
     return py::int_(ready.sets);
   }
 
+  // Fires a plain C++ UDF func (runtime/worker.py) on up to `max_sets` input sets of `channels`,
+  // waiting as Take. A set of records a C++ UDF takes natively (udf::MsgOfRecord: tensors, raw
+  // data, empty messages; no error) runs through `caller` as native messages over the records'
+  // bodies; when the call succeeds cleanly, each output goes as a record to every channel of
+  // `targets[index]` (shared channels) before the next set runs, labelled with the set's first
+  // input's data label unless the UDF labelled it, and the consumers are rung as FireLean rings
+  // them. Python does the rest: `fire_set(messages)` runs any other set (an error, an object, a
+  // local channel's Message), `emit(output_sets, data_label)` delivers what `caller` settled for
+  // a call that did not succeed cleanly. `worker`'s running node is `node` meanwhile. The number
+  // of sets fired; None once the region closes.
+  py::object FireUdf(const std::vector<uint32_t>& channels, uint32_t bell, uint32_t max_sets, int64_t timeout_ms,
+                     dfir::udf::UdfCaller& caller, const std::vector<std::vector<uint32_t>>& targets, uint32_t worker,
+                     int32_t node, const py::object& fire_set, const py::object& emit) {
+    CheckConfigured();
+    if (channels.empty() || max_sets == 0) throw rt::RuntimeError("fire_udf needs at least one channel and one set");
+    if (targets.size() != caller.ports().size()) {
+      throw rt::RuntimeError("fire_udf needs the channels of each of the func's " +
+                             std::to_string(caller.ports().size()) + " outputs, got " + std::to_string(targets.size()));
+    }
+    std::vector<uint32_t> sinks;
+    for (const auto& channels_of_output : targets) {
+      for (uint32_t channel : channels_of_output) {
+        if (!rt::IsShared(*region_, channel)) {
+          throw rt::RuntimeError("fire_udf puts records on shared channels; " + std::to_string(channel) + " is local");
+        }
+        sinks.push_back(channel);
+      }
+    }
+    GilRelease gil;
+    rt::SetsReady ready = rt::AwaitSets(*region_, channels, bell, max_sets, rt::Deadline::AfterMs(timeout_ms), gil);
+    if (ready.status == rt::WaitStatus::kClosed) return py::none();
+    TakenSets taken(*region_, channels.size());
+    rt::TakeSets(*region_, channels, ready.sets, [&](size_t, const rt::Taken& message) { taken.Add(message); });
+    const RingOnReturn ring_on_return{*region_, sinks, region_->worker(worker).running_node};
+    for (uint64_t n = 0; n < ready.sets; ++n) {
+      region_->worker(worker).running_node.store(node);
+      if (!FireUdfSet(taken, n, caller, targets, fire_set, emit, gil)) return py::none();
+      if ((n + 1) % kLeanSetsPerRing == 0 && n + 1 < ready.sets && !sinks.empty()) rt::RingConsumers(*region_, sinks);
+    }
+    return py::int_(ready.sets);
+  }
+
  private:
+  // The messages FireUdf took, set by set: shared channels' records (whose body references are
+  // given back here unless a set takes them over) and local channels' objects.
+  class TakenSets {
+   public:
+    TakenSets(rt::Region& region, size_t width) : region_(region), width_(width) {}
+    ~TakenSets() {
+      for (size_t i = 0; i < records_.size(); ++i) {
+        if (objects_[i] == nullptr && !consumed_[i]) rt::ReleaseBody(region_, records_[i]);
+        Py_XDECREF(static_cast<PyObject*>(objects_[i]));
+      }
+    }
+    TakenSets(const TakenSets&) = delete;
+    TakenSets& operator=(const TakenSets&) = delete;
+
+    void Add(const rt::Taken& message) {
+      records_.push_back(message.record != nullptr ? *message.record : rt::MessageRecord{});
+      objects_.push_back(message.object);
+      consumed_.push_back(false);
+    }
+    size_t width() const { return width_; }
+    // Message j of set n: its record (nullptr for a local channel's object) and object.
+    const rt::MessageRecord* record(uint64_t n, size_t j) const {
+      return objects_[n * width_ + j] == nullptr ? &records_[n * width_ + j] : nullptr;
+    }
+    // Hands over message j of set n: its body reference (a record) or its object reference.
+    void* Consume(uint64_t n, size_t j) {
+      const size_t i = n * width_ + j;
+      consumed_[i] = true;
+      void* object = objects_[i];
+      objects_[i] = nullptr;
+      return object;
+    }
+
+   private:
+    rt::Region& region_;
+    size_t width_;
+    std::vector<rt::MessageRecord> records_;
+    std::vector<void*> objects_;
+    std::vector<bool> consumed_;
+  };
+
+  // Set n of FireUdf; false once the region closes.
+  bool FireUdfSet(TakenSets& taken, uint64_t n, dfir::udf::UdfCaller& caller,
+                  const std::vector<std::vector<uint32_t>>& targets, const py::object& fire_set, const py::object& emit,
+                  GilRelease& gil) {
+    const size_t width = taken.width();
+    const dfir::udf::RecordTypes& types = dfir::udf::UdfRecordTypes();
+    bool native = true;
+    for (size_t j = 0; j < width && native; ++j) {
+      const rt::MessageRecord* record = taken.record(n, j);
+      native = record != nullptr && dfir::udf::TakesNatively(*record, types);
+    }
+    if (!native) {
+      Decoder decoder(region_);
+      py::tuple messages(width);
+      for (size_t j = 0; j < width; ++j) {
+        const rt::MessageRecord* record = taken.record(n, j);
+        void* object = taken.Consume(n, j);
+        messages[j] = record != nullptr ? decoder.Decode(*record)
+                                        : py::reinterpret_steal<py::object>(static_cast<PyObject*>(object));
+      }
+      fire_set(messages);  // raises Cancelled once the region closes
+      return true;
+    }
+    std::vector<std::shared_ptr<dfir::udf::HostFlowMsg>> inputs(width);
+    const rt::MessageRecord* latest = taken.record(n, 0);
+    for (size_t j = 0; j < width; ++j) {
+      const rt::MessageRecord* record = taken.record(n, j);
+      taken.Consume(n, j);
+      inputs[j] = dfir::udf::MsgOfRecord(region_, *record, types);
+      if (record->transaction_id >= latest->transaction_id) latest = record;
+    }
+    const uint32_t data_label = taken.record(n, 0)->data_label;
+    dfir::udf::MsgMeta meta;
+    meta.transaction_id = latest->transaction_id;
+    meta.start_time = static_cast<uint64_t>(latest->start_time);
+    meta.end_time = static_cast<uint64_t>(latest->end_time);
+    meta.flow_flags = latest->flow_flags;
+    const std::string user_data(reinterpret_cast<const char*>(latest->user_data), latest->user_data_size);
+    const dfir::udf::ProcResult result = caller.Run(inputs, meta, user_data);
+    inputs.clear();  // gives the input bodies back before the outputs wait for room
+    if (!dfir::udf::UdfCaller::Clean(result)) {
+      emit(caller.Settle(result, meta, user_data), data_label);  // raises Cancelled once the region closes
+      return true;
+    }
+    rt::Deadline forever = rt::Deadline::Forever();
+    rt::BodyWriter writer(*region_, forever, gil);
+    rt::PendingPut put(*region_);
+    for (const auto& output : result.outputs) {
+      const auto& channels_of_output = targets.at(output.index);
+      if (channels_of_output.empty()) continue;
+      rt::MessageRecord record;
+      if (!dfir::udf::RecordOfMsg(*output.msg, user_data, data_label, types, *region_, writer, record)) return false;
+      put.Add(channels_of_output[0], record, output.msg.get());
+      for (size_t c = 1; c < channels_of_output.size(); ++c) put.AddAgain(channels_of_output[c], output.msg.get());
+    }
+    return put.Push(forever, gil, References(), false) == rt::WaitStatus::kReady;
+  }
+
   // A message of a lean chain's input set: a local channel's Message, or a shared channel's
   // record header with its payload (error text) decoded.
   struct LeanInput {
@@ -1287,6 +1434,9 @@ void BindRegion(py::module_& m) {
       .def("fire_lean", &PyRegion::FireLean, py::arg("channels"), py::arg("bell"), py::arg("max_sets"),
            py::arg("timeout_ms"), py::arg("steps"), py::arg("targets"), py::arg("worker"), py::arg("emit"),
            py::arg("fire_set"))
+      .def("fire_udf", &PyRegion::FireUdf, py::arg("channels"), py::arg("bell"), py::arg("max_sets"),
+           py::arg("timeout_ms"), py::arg("caller"), py::arg("targets"), py::arg("worker"), py::arg("node"),
+           py::arg("fire_set"), py::arg("emit"))
       .def("take_tensors", &PyRegion::TakeTensors, py::arg("channels"), py::arg("bell"), py::arg("timeout_ms"),
            py::arg("ledger") = nullptr)
       .def("wait_for_change", &PyRegion::WaitForChange, py::arg("channels"), py::arg("bell"), py::arg("stalled"),

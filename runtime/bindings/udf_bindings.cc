@@ -16,12 +16,15 @@
 #include <pybind11/stl.h>
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
+#include "udf_caller.h"
 #include "udf_context.h"
 #include "udf_error.h"
 #include "udf_instance.h"
@@ -153,9 +156,9 @@ HostAttrValue::Value AttrFromPlan(const std::string& name, const std::string& ta
 }
 
 // Calls Python's `invoke(key, [(dtype, shape, array)], timeout[, transaction]) -> (ret,
-// [(dtype, shape, array)], problem)` with the GIL held; `transaction` (a TransactionMeta) is
-// passed when given. Both are borrowed: the proc binding's caller keeps them alive.
-ModelInvoker InvokerOf(PyObject* invoke, PyObject* transaction = nullptr) {
+// [(dtype, shape, array)], problem)` with the GIL held; `transaction()` (a TransactionMeta) is
+// passed when given. `invoke` is borrowed: the proc binding's caller keeps it alive.
+ModelInvoker InvokerOf(PyObject* invoke, std::function<py::object()> transaction = {}) {
   return [invoke, transaction](const std::string& key, const std::vector<std::shared_ptr<HostFlowMsg>>& inputs,
                                int32_t timeout, const MsgMeta& meta, std::vector<std::shared_ptr<HostFlowMsg>>& outputs,
                                std::string& problem) -> int32_t {
@@ -167,10 +170,8 @@ ModelInvoker InvokerOf(PyObject* invoke, PyObject* transaction = nullptr) {
                                      UdfBuffer{msg}));
       }
       const auto function = py::reinterpret_borrow<py::object>(invoke);
-      const auto result = (transaction == nullptr
-                               ? function(key, arrays, timeout)
-                               : function(key, arrays, timeout, py::reinterpret_borrow<py::object>(transaction)))
-                              .cast<py::tuple>();
+      const auto result =
+          (transaction ? function(key, arrays, timeout, transaction()) : function(key, arrays, timeout)).cast<py::tuple>();
       const auto ret = result[0].cast<int32_t>();
       if (ret != FlowFunc::FLOW_FUNC_SUCCESS) {
         problem = result[2].cast<std::string>();
@@ -228,15 +229,15 @@ CallFacts CallOf(const MsgMeta& meta, const py::bytes& user_data, const py::obje
   return call;
 }
 
-// (ret, [(index, output)], problems, (code, context) or None, transaction), each output made
-// by `make(msg)`.
+// (ret, [(index, output)], problems, (code, context) or None, transaction, last error logged),
+// each output made by `make(msg)`.
 template <typename MakeOutput>
 py::tuple ResultTuple(const ProcResult& result, const MakeOutput& make, py::object transaction) {
   py::list outputs;
   for (const auto& output : result.outputs) outputs.append(py::make_tuple(output.index, make(output.msg)));
   py::object raised = py::none();
   if (result.raised) raised = py::make_tuple(result.raised_code, result.raised_context);
-  return py::make_tuple(result.ret, outputs, result.problems, raised, std::move(transaction));
+  return py::make_tuple(result.ret, outputs, result.problems, raised, std::move(transaction), result.last_error);
 }
 
 // -- runtime messages (dfir.core.messages) ----------------------------------------------------
@@ -285,8 +286,23 @@ T AttrOf(const py::handle& object, const py::object& name) {
   return Attr(object, name).cast<T>();
 }
 
+dfir::udf::RecordTypes& RecordTypesOf() {
+  static auto* types = new dfir::udf::RecordTypes();
+  return *types;
+}
+
+// `kinds`: the record kinds (positions in Kind) of tensor, raw and empty messages; `type_numbers`:
+// numpy's type numbers of the data types in `dtypes` (GE data type number by numpy type number).
 void ConfigureUdfMessages(py::object message_type, py::object meta_type, py::object new_message, py::object tensor,
-                          py::object raw, py::object empty, const py::dict& dtypes) {
+                          py::object raw, py::object empty, const py::dict& dtypes,
+                          const std::tuple<uint8_t, uint8_t, uint8_t>& kinds,
+                          const std::map<int32_t, int32_t>& type_numbers) {
+  dfir::udf::RecordTypes& records = RecordTypesOf();
+  std::tie(records.tensor, records.raw, records.empty) = kinds;
+  for (const auto& [num, code] : type_numbers) records.dtype_of_num[num] = static_cast<TensorDataType>(code);
+  for (const auto& [code, dtype] : dtypes) {
+    records.num_of_dtype[static_cast<TensorDataType>(code.cast<int32_t>())] = py::reinterpret_borrow<py::dtype>(dtype).num();
+  }
   MessageTypes& types = Messages();
   types.message_type = std::move(message_type);
   types.meta_type = std::move(meta_type);
@@ -403,35 +419,16 @@ py::object MessageFromMsg(const std::shared_ptr<HostFlowMsg>& msg, const py::obj
   return types.message_type(meta_object, kind, payload, msg->GetRetCode(), "", msg->route_label(), msg->data_label());
 }
 
-// A plain func's call on Messages: (ret, [(index, Message)], problems, (code, context) or None,
-// the TransactionMeta of the call: its latest input's). `exception_of(transaction_id)` tells an
-// exception a UDF raised for the transaction; `invoke` runs invoked models.
-py::tuple ProcMessages(UdfInstance& instance, const std::string& func, size_t output_num, const py::list& inputs,
-                       const py::object& exception_of, const py::object& invoke) {
-  if (!Messages().message_type) throw UdfError("the UDF message types are not configured");
-  std::vector<std::shared_ptr<HostFlowMsg>> messages;
-  py::object transaction;  // the latest input's TransactionMeta (a new empty one without inputs)
-  MsgMeta latest;
-  for (size_t j = 0; j < inputs.size(); ++j) {
-    const py::handle message = inputs[j];
-    py::object meta = Attr(message, Names().meta);
-    const MsgMeta fields = MsgMetaOf(meta);
-    messages.push_back(MsgFromMessage(j, message, fields));
-    if (!transaction || fields.transaction_id >= latest.transaction_id) {
-      latest = fields;
-      transaction = std::move(meta);
-    }
-  }
-  if (!transaction) transaction = Messages().meta_type();
-  CallFacts call = CallOf(latest, Attr(transaction, Names().user_data), exception_of(latest.transaction_id));
-  ProcResult result;
-  {
-    const py::gil_scoped_release release;
-    result = instance.Proc(func, output_num, messages, std::move(call), InvokerOf(invoke.ptr(), transaction.ptr()));
-  }
-  return ResultTuple(
-      result, [&](const std::shared_ptr<HostFlowMsg>& msg) { return MessageFromMsg(msg, transaction, latest); },
-      transaction);
+// The TransactionMeta of a call's transaction: `latest`'s fields and `user_data`.
+py::object TransactionMetaOf(const MsgMeta& latest, const std::string& user_data) {
+  return Messages().meta_type(latest.transaction_id, latest.start_time, latest.end_time, latest.flow_flags,
+                              py::bytes(user_data));
+}
+
+// The GeError a message a C++ UDF cannot take is refused with (an exception object).
+py::object RefusalOf(const std::exception& error) {
+  static const auto* ge_error = new py::object(py::module_::import("dfir.core.errors").attr("GeError"));
+  return (*ge_error)(py::str(error.what()));
 }
 
 // A stream-input call: `take(input, timeout_ms) -> (status, message tuple or None)` and
@@ -500,6 +497,90 @@ void SetLogHandler(const py::object& handler) {
 
 }  // namespace
 
+namespace dfir::udf {
+
+const RecordTypes& UdfRecordTypes() { return RecordTypesOf(); }
+
+UdfCaller::UdfCaller(std::shared_ptr<UdfInstance> instance, std::string func, std::vector<uint32_t> ports,
+                     py::object exception_of, py::object invoke, py::object settle)
+    : instance_(std::move(instance)),
+      func_(std::move(func)),
+      ports_(std::move(ports)),
+      exception_of_(std::move(exception_of)),
+      invoke_(std::move(invoke)),
+      settle_(std::move(settle)) {}
+
+ProcResult UdfCaller::Run(const std::vector<std::shared_ptr<HostFlowMsg>>& inputs, const MsgMeta& latest,
+                          const std::string& user_data) {
+  CallFacts call;
+  call.meta = latest;
+  call.user_data = user_data;
+  const py::object raised = exception_of_(latest.transaction_id);
+  if (!raised.is_none()) {
+    const auto code_and_context = raised.cast<py::tuple>();
+    call.has_exception = true;
+    call.exception_code = code_and_context[0].cast<int32_t>();
+    call.exception_context = code_and_context[1].cast<uint64_t>();
+  }
+  ModelInvoker invoker = InvokerOf(invoke_.ptr(), [latest, user_data] { return TransactionMetaOf(latest, user_data); });
+  const py::gil_scoped_release release;
+  return instance_->Proc(func_, ports_.size(), inputs, std::move(call), std::move(invoker));
+}
+
+bool UdfCaller::Clean(const ProcResult& result) {
+  if (result.ret != FlowFunc::FLOW_FUNC_SUCCESS || !result.problems.empty() || result.raised) return false;
+  for (const auto& output : result.outputs) {
+    if (output.msg->GetRetCode() != 0) return false;
+  }
+  return true;
+}
+
+py::object UdfCaller::Settle(const ProcResult& result, const MsgMeta& latest, const std::string& user_data) {
+  return SettleWith(result, TransactionMetaOf(latest, user_data), latest);
+}
+
+py::object UdfCaller::SettleWith(const ProcResult& result, const py::object& transaction, const MsgMeta& latest) {
+  return settle_(ResultTuple(
+      result, [&](const std::shared_ptr<HostFlowMsg>& msg) { return MessageFromMsg(msg, transaction, latest); },
+      transaction));
+}
+
+py::object UdfCaller::CallMessages(const py::list& inputs) {
+  if (!Messages().message_type) throw UdfError("the UDF message types are not configured");
+  std::vector<std::shared_ptr<HostFlowMsg>> messages;
+  py::object transaction;  // the latest input's TransactionMeta (a new empty one without inputs)
+  MsgMeta latest;
+  try {
+    for (size_t j = 0; j < inputs.size(); ++j) {
+      const py::handle message = inputs[j];
+      py::object meta = Attr(message, Names().meta);
+      const MsgMeta fields = MsgMetaOf(meta);
+      messages.push_back(MsgFromMessage(j, message, fields));
+      if (!transaction || fields.transaction_id >= latest.transaction_id) {
+        latest = fields;
+        transaction = std::move(meta);
+      }
+    }
+  } catch (py::error_already_set& error) {
+    return settle_(py::none(), error.value());
+  } catch (const UdfError& error) {
+    return settle_(py::none(), RefusalOf(error));
+  }
+  if (!transaction) transaction = Messages().meta_type();
+  const ProcResult result = Run(messages, latest, AttrOf<std::string>(transaction, Names().user_data));
+  if (!Clean(result)) return SettleWith(result, transaction, latest);
+  py::list sets(result.outputs.size());
+  for (size_t k = 0; k < result.outputs.size(); ++k) {
+    const auto& output = result.outputs[k];
+    py::list set(1);
+    set[0] = py::make_tuple(ports_.at(output.index), MessageFromMsg(output.msg, transaction, latest));
+    sets[k] = std::move(set);
+  }
+  return sets;
+}
+
+}  // namespace dfir::udf
+
 void SetupUdfBindings(py::module_& m) {
   py::class_<UdfBuffer>(m, "UdfBuffer", py::buffer_protocol(),
                         "The bytes of a message a C++ UDF produced (1-D uint8, writable, not copied).")
@@ -537,17 +618,27 @@ void SetupUdfBindings(py::module_& m) {
             return py::make_tuple(ret, problem);
           },
           "Init every object: (ret, why it failed).")
-      .def("proc_messages", &ProcMessages, py::arg("func"), py::arg("output_num"), py::arg("inputs"),
-           py::arg("exception_of"), py::arg("invoke"),
-           "Run a func on Messages with the GIL released: (ret, [(index, Message)], problems, (code, context) "
-           "or None, the call's TransactionMeta).")
       .def("proc_stream", &ProcStream, py::arg("func"), py::arg("output_num"), py::arg("input_num"), py::arg("depth"),
            py::arg("take"), py::arg("size"), py::arg("meta"), py::arg("user_data"), py::arg("exception"),
            py::arg("invoke"), "Run a stream-input func with the GIL released; returns as `proc`.");
 
+  py::class_<dfir::udf::UdfCaller, std::shared_ptr<dfir::udf::UdfCaller>>(
+      m, "UdfCaller", "A plain func of a node's C++ UDF objects as the runtime calls it (runtime/bindings/udf_caller.h).")
+      .def(py::init<std::shared_ptr<UdfInstance>, std::string, std::vector<uint32_t>, py::object, py::object,
+                    py::object>(),
+           py::arg("instance"), py::arg("func"), py::arg("ports"), py::arg("exception_of"), py::arg("invoke"),
+           py::arg("settle"))
+      .def("__call__", &dfir::udf::UdfCaller::CallMessages, py::arg("inputs"),
+           "The output sets [[(port, Message)], ...] of a call on `inputs` (one Message per input); a call that "
+           "does not succeed cleanly returns what `settle` makes of it.")
+      .def_property_readonly("ports", &dfir::udf::UdfCaller::ports);
+
   m.def("configure_udf_messages", &ConfigureUdfMessages, py::arg("message_type"), py::arg("meta_type"),
         py::arg("new_message"), py::arg("tensor"), py::arg("raw"), py::arg("empty"), py::arg("dtypes"),
-        "Set the Python types `proc_messages` reads and builds; `dtypes` maps GE data type numbers to numpy dtypes.");
+        py::arg("kinds"), py::arg("type_numbers"),
+        "Set the Python types a C++ UDF's Messages are read and built with, and how records name them; `dtypes` "
+        "maps GE data type numbers to numpy dtypes, `type_numbers` numpy type numbers to GE data type numbers, "
+        "`kinds` gives the record kinds of tensor, raw and empty messages.");
   m.def("set_udf_log_handler", &SetLogHandler, py::arg("handler"),
         "handler(level, node, func, instance, text) receives C++ UDF log records (None: stderr).");
 }

@@ -138,6 +138,7 @@ ProcResult UdfInstance::Run(const std::string& func, size_t output_num, CallFact
       result.ret = FlowFunc::FLOW_FUNC_FAILED;
       context->Note("C++ UDF func '" + func + "' threw a non-standard exception");
     }
+    result.last_error = std::move(scope.last_error);
   }
   result.outputs = context->outputs();
   result.problems = context->problems();

@@ -30,6 +30,7 @@ struct ProcResult {
   int32_t raised_code = 0;
   uint64_t raised_context = 0;
   MsgMeta meta;  // the transaction the outputs belong to (a stream-input call's latest read)
+  std::string last_error;  // the last error record the call logged
 };
 
 // How a stream-input call reads its inputs: `take(input, timeout_ms, msg)` the next message of

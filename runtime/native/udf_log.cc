@@ -24,6 +24,7 @@ void SetLogHandler(LogHandler handler) {
 void HostLogSink(int32_t level, const char* text) {
   static const LogScope kNoScope;
   const LogScope& scope = t_scope != nullptr ? *t_scope : kNoScope;
+  if (level == kLogError && t_scope != nullptr) t_scope->last_error = text == nullptr ? "" : text;
   std::shared_ptr<LogHandler> handler;
   {
     const std::lock_guard<std::mutex> lock(g_handler_mutex);

@@ -14,7 +14,10 @@ struct LogScope {
   std::string node;
   std::string func;
   int32_t instance = 0;
+  mutable std::string last_error;  // the text of the last error record logged in the scope
 };
+
+inline constexpr int32_t kLogError = 3;  // FLOW_FUNC_LOG_ERROR's level
 
 using LogHandler = std::function<void(int32_t level, const LogScope& scope, const std::string& text)>;
 

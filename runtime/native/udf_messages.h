@@ -23,6 +23,7 @@ struct Buffer {
   std::shared_ptr<void> owner;
   uint8_t* data = nullptr;
   uint64_t size = 0;
+  uint64_t block = 0;  // the runtime arena block that holds the bytes (0: none), for a put without a copy
 
   // `size` zero bytes starting on an `align`-byte boundary (align: a power of two).
   static Buffer Allocate(uint64_t size, uint32_t align);

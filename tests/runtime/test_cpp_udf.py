@@ -15,10 +15,12 @@ import dfir
 from dfir.core.flow_info import FlowInfo
 from dfir.core.messages import Kind, Message, TransactionMeta
 import dfir.data_type as dt
+import dfir.dataflow as df
 import dfir.flow_func as ff
 from dfir.ge.error import GeError
 from dfir.om.schema import PartitionType
 from dfir.runtime.om import read_om
+from dfir.runtime.process_scheduler import WORKER_FAILED, plan_wiring
 from dfir.tools.cli import main as cli
 from project_helpers import add_graph, int32, project_graph
 from dfir.frontend.udf.config import load_compile_config
@@ -27,6 +29,7 @@ from dfir.frontend.udf.config import load_compile_config
 # GE graph; the other funcs exercise the rest of the API.
 ADD_CPP = r'''
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <memory>
 #include <stdexcept>
@@ -154,6 +157,12 @@ class Add : public MetaMultiFunc {
     return context->SetOutput(0, inputs[0]);
   }
 
+  // Passes its input on; a worker running it ends (SIGABRT) on a first element of 2.
+  int32_t AbortOnTwo(const std::shared_ptr<MetaRunContext>& context, const std::vector<std::shared_ptr<FlowMsg>>& inputs) {
+    if (*static_cast<const int32_t*>(inputs[0]->GetTensor()->GetData()) == 2) std::abort();
+    return context->SetOutput(0, inputs[0]);
+  }
+
   int32_t Raise(const std::shared_ptr<MetaRunContext>& context, const std::vector<std::shared_ptr<FlowMsg>>&) {
     context->RaiseException(9900002, 77);
     return FLOW_FUNC_SUCCESS;
@@ -203,6 +212,7 @@ FLOW_FUNC_REGISTRAR(Add)
     .RegProcFunc("Throw", &Add::Throw)
     .RegProcFunc("UserCode", &Add::UserCode)
     .RegProcFunc("PassThrough", &Add::PassThrough)
+    .RegProcFunc("AbortOnTwo", &Add::AbortOnTwo)
     .RegProcFunc("Raise", &Add::Raise)
     .RegProcFunc("BadBalance", &Add::BadBalance)
     .RegProcFunc("Report", &Add::Report)
@@ -389,8 +399,9 @@ def test_logs_of_the_library_reach_python_logging_with_the_node(workspace, tmp_p
 
 @pytest.fixture
 def pass_through(workspace):
-    """A bare native instance of the library's PassThrough func (one input, one output), the
-    library taken from a compiled model (compiling builds it)."""
+    """The library's PassThrough func (one input, one output) as the runtime calls it
+    (`_native.UdfCaller`, output port 3), the library taken from a compiled model (compiling builds
+    it): its output sets, or `("settle", result, error)` for a call that did not succeed cleanly."""
     from dfir.runtime import _native
     om = read_om(dfir.compile(project_graph(one_func(workspace, "PassThrough"), 1, 1)).om)
     library = _native.load_udf_library(om.models[0].partitions_of(PartitionType.SO_BINS)[0].data, "libadd.so")
@@ -398,16 +409,16 @@ def pass_through(workspace):
              "instance_id": 0, "instance_num": 1}
     instance = _native.UdfInstance(library, facts, [], ["PassThrough"])
     assert instance.init() == (0, "")
-    return lambda *messages: instance.proc_messages("PassThrough", 1, list(messages), lambda tid: None, None)
+    caller = _native.UdfCaller(instance, "PassThrough", [3], lambda tid: None, None,
+                               lambda result, error=None: ("settle", result, error))
+    return lambda *messages: caller(list(messages))
 
 
 def test_tensors_cross_to_the_library_and_back_as_messages_without_copies(pass_through):
     meta = TransactionMeta(5, 1, 2, 0, b"ab")
     array = np.arange(6, dtype=np.float32).reshape(2, 3)
-    ret, outputs, problems, raised, transaction = pass_through(Message.tensor(meta, array))
-    assert (ret, problems, raised) == (0, [], None) and transaction is meta
-    [(index, out)] = outputs
-    assert (index, out.kind, out.ret_code, out.error, out.route_label, out.data_label) == (0, Kind.TENSOR, 0, "", 0, 0)
+    [[(port, out)]] = pass_through(Message.tensor(meta, array))
+    assert (port, out.kind, out.ret_code, out.error, out.route_label, out.data_label) == (3, Kind.TENSOR, 0, "", 0, 0)
     assert out.meta is meta, "metadata the UDF left alone is passed on, not rebuilt"
     assert (out.payload.dtype, out.payload.shape, out.payload.tolist()) == (np.float32, (2, 3), array.tolist())
     assert np.shares_memory(out.payload, array)
@@ -416,8 +427,7 @@ def test_tensors_cross_to_the_library_and_back_as_messages_without_copies(pass_t
 def test_a_call_belongs_to_its_latest_transaction_and_labels_cross(pass_through):
     older, newer = TransactionMeta(3), TransactionMeta(9, user_data=b"u")
     raw = Message(older, Kind.RAW, np.arange(4, dtype=np.uint8), route_label=2, data_label=7)
-    ret, [(_, out)], _, _, transaction = pass_through(raw, Message.tensor(newer, np.zeros(1, np.int32)))
-    assert ret == 0 and transaction is newer
+    [[(_, out)]] = pass_through(raw, Message.tensor(newer, np.zeros(1, np.int32)))
     assert (out.kind, out.payload.tolist(), out.route_label, out.data_label) == (Kind.RAW, [0, 1, 2, 3], 2, 7)
     assert out.meta == TransactionMeta(3, user_data=b"u"), "its own fields, the call's user data"
 
@@ -430,9 +440,9 @@ def test_a_call_belongs_to_its_latest_transaction_and_labels_cross(pass_through)
     (Message.tensor(TransactionMeta(1), np.zeros(2, ">i4")), "input 0 is a >i4 tensor, which a C++ UDF cannot take"),
 ])
 def test_a_message_a_cpp_udf_cannot_take_is_refused_naming_the_input(pass_through, message, problem):
-    with pytest.raises(GeError) as error:
-        pass_through(message)
-    assert error.value.error_message == problem
+    settled, result, error = pass_through(message)
+    assert (settled, result, type(error)) == ("settle", None, GeError)
+    assert error.error_message == problem
 
 
 def test_an_object_fed_to_a_cpp_udf_fails_its_transaction_naming_the_input(workspace):
@@ -527,3 +537,82 @@ def test_a_proc_of_the_other_signature_fails_naming_it(workspace, func, stream, 
         _, _, ret = model.fetch_data(timeout=5000)
         assert (ret, ret.message) == (ff.FLOW_FUNC_FAILED, f"UDF other.{func} returned FLOW_FUNC_FAILED (564000); "
                                                           f"{message}")
+
+
+# -- native firing: records in, records out ------------------------------------------------------
+
+def cpp_node(workspace: Path, func: str, name: str, input_num: int = 1) -> df.FlowNode:
+    node = df.FlowNode(input_num=input_num, output_num=1, name=name)
+    node.add_process_point(df.FuncProcessPoint(compile_config_path=str(one_func(workspace, func, input_num))))
+    return node
+
+
+@df.pyflow
+def fail_on_two(x):
+    if int(x.reshape(-1)[0]) == 2:
+        raise ValueError("two is not allowed")
+    return x
+
+
+def test_two_cpp_funcs_on_one_device_hand_records_to_each_other(workspace):
+    first, second = cpp_node(workspace, "PassThrough", "first"), cpp_node(workspace, "PassThrough", "second")
+    graph = df.FlowGraph([second(first(df.FlowData(name="x")))])
+    om = dfir.compile(graph).om
+    wiring = plan_wiring(json.loads(bytes(read_om(om).models[0].partition(PartitionType.FLOW_MODEL).data)), "m", 8)
+    [between] = wiring.device.unit_inputs[1]
+    assert wiring.device.shared[between], "a C++ func's output is a record channel inside its device"
+    small, large = np.arange(3, dtype=np.int32), np.arange(100_000, dtype=np.float32).reshape(100, 1000)
+    with dfir.load(om) as model:
+        for array in (small, large, small):
+            assert model.feed_data([array]) == 0
+        results = [model.fetch_data(timeout=5000) for _ in range(3)]
+    assert [(int(ret), info.transaction_id) for _, info, ret in results] == [(0, 1), (0, 2), (0, 3)]
+    for (tensors, _, _), array in zip(results, (small, large, small)):
+        assert tensors[0].numpy().dtype == array.dtype and np.array_equal(tensors[0].numpy(), array)
+
+
+def test_an_upstream_failure_passes_through_a_cpp_func_unchanged(workspace):
+    graph = df.FlowGraph([cpp_node(workspace, "PassThrough", "relay")(fail_on_two.fnode()(df.FlowData(name="x")))])
+    with dfir.load(dfir.compile(graph).om) as model:
+        for value in (1, 2, 3):
+            model.feed_data([int32(value)])
+        results = [model.fetch_data(timeout=5000) for _ in range(3)]
+    assert [(int(ret), info.transaction_id) for _, info, ret in results] == [
+        (0, 1), (ff.FLOW_FUNC_FAILED, 2), (0, 3)]
+    assert "ValueError: two is not allowed" in results[1][2].message
+    assert [tensors[0].numpy().tolist() for tensors, _, ret in results if ret == 0] == [[1], [3]]
+
+
+def test_a_cpp_func_feeding_a_replicated_node_reaches_each_instance(workspace, tmp_path):
+    first = cpp_node(workspace, "PassThrough", "first")
+    second = cpp_node(workspace, "PassThrough", "second")
+    graph = df.FlowGraph([second(first(df.FlowData(name="x")))])
+    options = replicated_options(tmp_path, {"first": "-1", "second": "0:0:0~1"})
+    with dfir.load(dfir.compile(graph, options).om) as model:
+        for value in range(1, 7):
+            model.feed_data([int32(value)])
+        results = sorted((info.transaction_id, tensors[0].numpy().tolist(), int(ret))
+                         for tensors, info, ret in (model.fetch_data(timeout=5000) for _ in range(6)))
+    assert results == [(t, [t], 0) for t in range(1, 7)]
+
+
+def test_a_worker_that_dies_in_a_cpp_func_delivers_what_it_finished(workspace):
+    graph = df.FlowGraph([cpp_node(workspace, "AbortOnTwo", "crash")(df.FlowData(name="x"))])
+    with dfir.load(dfir.compile(graph).om) as model:
+        for value in (1, 2, 3):
+            assert model.feed_data([int32(value)]) == 0
+        done, info, ret = model.fetch_data(timeout=5000)
+        assert (done[0].numpy().tolist(), info.transaction_id, int(ret)) == ([1], 1, 0)
+        failures = [model.fetch_data(timeout=5000) for _ in range(2)]
+    assert [(info.transaction_id, int(ret)) for _, info, ret in failures] == [(2, WORKER_FAILED), (3, WORKER_FAILED)]
+    assert "node 'crash' on device" in failures[0][2].message and "SIGABRT" in failures[0][2].message
+
+
+def replicated_options(folder: Path, placements: dict[str, str]) -> dict[str, str]:
+    """Compile options placing each node (devices 0:0:0 and 0:0:1 exist)."""
+    deploy, resources = folder / "deploy.json", folder / "resources.json"
+    deploy.write_text(json.dumps({"batch_deploy_info": [{"flow_node_list": [name], "logic_device_list": devices}
+                                                        for name, devices in placements.items()]}))
+    resources.write_text(json.dumps({"cluster": [{"cluster_nodes": [{
+        "node_id": 0, "node_type": "x86", "ipaddr": "127.0.0.1", "item_list": [{"item_id": 0}, {"item_id": 1}]}]}]}))
+    return {"ge.experiment.data_flow_deploy_info_path": str(deploy), "ge.resourceConfigPath": str(resources)}
