@@ -355,8 +355,8 @@ def test_a_func_the_library_lacks_is_named_at_load(workspace):
     with pytest.raises(GeError) as error:
         dfir.load(om)
     assert error.value.error_message == (
-        "node 'add': C++ UDF library libadd.so registers funcs ['Add1', 'Add2', 'AddNN', 'BadBalance', "
-        "'OutOfRange', 'PassThrough', 'Raise', 'Report', 'StreamSum', 'Throw', 'UserCode'], not 'Add9'")
+        "node 'add': C++ UDF library libadd.so registers funcs ['AbortOnTwo', 'Add1', 'Add2', 'AddNN', "
+        "'BadBalance', 'OutOfRange', 'PassThrough', 'Raise', 'Report', 'StreamSum', 'Throw', 'UserCode'], not 'Add9'")
 
 
 def test_an_ascend_library_compiles_but_is_refused_at_load(workspace):
