@@ -7,12 +7,17 @@ the runtime: a feeder thread feeds N transactions while the main thread fetches 
 figure is wall time per message with the pipeline full. A second table times the UDF call layer
 alone (the project's `FuncSpec.run`, no scheduler), which is where the kinds differ.
 
+This machine's speed drifts by up to 2x between seconds, so every round of a UDF is paired with
+a round of the bare call just before it: the figures are the medians over ROUNDS rounds of the
+time per message and of its ratio to the bare call of its round.
+
 Run: python benchmarks/udf_overhead.py [--messages N] [--size ELEMENTS] [--smoke]
 """
 from __future__ import annotations
 
 import argparse
 import os
+import statistics
 import sys
 import tempfile
 import threading
@@ -64,37 +69,66 @@ def graphs(folder: Path) -> dict[str, df.FlowGraph]:
             "C++ UDF": project_graph(folder / "cpp_add" / "cpp_add.json")}
 
 
-def per_call(fn: Callable[[], object], count: int) -> float:
-    """Seconds per call of `fn`, the best of three rounds of `count` calls."""
-    best = float("inf")
-    for _ in range(3):
-        start = time.perf_counter()
-        for _ in range(count):
-            fn()
-        best = min(best, (time.perf_counter() - start) / count)
-    return best
+ROUNDS = 7
 
 
-def through_runtime(graph: df.FlowGraph, a: np.ndarray, b: np.ndarray, count: int) -> float:
-    """Seconds per message through a loaded model, the best of three rounds of `count` messages."""
+def seconds_per_call(fn: Callable[[], object], count: int) -> float:
+    """Seconds per call of `fn` over `count` calls."""
+    start = time.perf_counter()
+    for _ in range(count):
+        fn()
+    return (time.perf_counter() - start) / count
+
+
+class Paired:
+    """Rounds of a measurement, each with a round of the bare call just before it."""
+
+    def __init__(self, a: np.ndarray, b: np.ndarray, count: int):
+        self._bare = lambda: bare_add(a, b)
+        self._count = count
+        self.seconds: list[float] = []
+        self.ratios: list[float] = []
+
+    def round(self, measure: Callable[[], float]) -> None:
+        """Time a round of the bare call, then `measure()` (seconds per message)."""
+        bare = seconds_per_call(self._bare, self._count)
+        seconds = measure()
+        self.seconds.append(seconds)
+        self.ratios.append(seconds / bare)
+
+    def median(self) -> tuple[float, float]:
+        """(median seconds per message, median ratio to the bare call)."""
+        return statistics.median(self.seconds), statistics.median(self.ratios)
+
+
+def through_runtime(graph: df.FlowGraph, a: np.ndarray, b: np.ndarray, count: int) -> tuple[float, float]:
+    """(seconds per message through a loaded model, ratio to a bare call): medians of ROUNDS rounds
+    of `count` messages, each result checked."""
     expected = (a + b + 1).tolist()
-    best = float("inf")
+    paired = Paired(a, b, count * 5)
+
+    def one_round(model) -> float:
+        feeder = threading.Thread(target=lambda: [model.feed_data([a, b]) for _ in range(count)])
+        start = time.perf_counter()
+        feeder.start()
+        results = [model.fetch_data(timeout=60000) for _ in range(count)]
+        seconds = (time.perf_counter() - start) / count
+        feeder.join()
+        for outputs, _, ret in results:
+            if ret != 0 or outputs[0].numpy().tolist() != expected:
+                sys.exit(f"wrong result: ret={int(ret)} {getattr(ret, 'message', '')}")
+        return seconds
+
     with dfir.load(dfir.compile(graph).om) as model:
-        for _ in range(3):
-            feeder = threading.Thread(target=lambda: [model.feed_data([a, b]) for _ in range(count)])
-            start = time.perf_counter()
-            feeder.start()
-            for _ in range(count):
-                outputs, _, ret = model.fetch_data(timeout=60000)
-                if ret != 0 or outputs[0].numpy().tolist() != expected:
-                    sys.exit(f"wrong result: ret={int(ret)} {getattr(ret, 'message', '')}")
-            feeder.join()
-            best = min(best, (time.perf_counter() - start) / count)
-    return best
+        one_round(model)  # warm up: the worker's first calls, the driver's port
+        for _ in range(ROUNDS):
+            paired.round(lambda: one_round(model))
+    return paired.median()
 
 
-def call_layer(graph: df.FlowGraph, a: np.ndarray, b: np.ndarray, count: int) -> float:
-    """Seconds per call of the node's func as the scheduler would call it (no channels)."""
+def call_layer(graph: df.FlowGraph, a: np.ndarray, b: np.ndarray, count: int) -> tuple[float, float]:
+    """(seconds per call of the node's func as the scheduler would call it (no channels), ratio to
+    a bare call): medians of ROUNDS rounds of `count` calls, each output checked."""
     from dfir.om.schema import PartitionType
     from dfir.runtime import host
     from dfir.core.messages import Message, TransactionMeta
@@ -106,11 +140,13 @@ def call_layer(graph: df.FlowGraph, a: np.ndarray, b: np.ndarray, count: int) ->
                              so_bins=[p.data for p in model.partitions_of(PartitionType.SO_BINS)])
     run = nodes[0].funcs[0].run
     inputs = [Message.tensor(TransactionMeta(1), a), Message.tensor(TransactionMeta(1), b)]
-    results = []
-    seconds = per_call(lambda: results.append(list(run(inputs))), count)
-    for output_sets in results:
-        check_output(output_sets, a, b)
-    return seconds
+    paired = Paired(a, b, count)
+    for _ in range(ROUNDS):
+        results = []
+        paired.round(lambda: seconds_per_call(lambda: results.append(list(run(inputs))), count))
+        for output_sets in results:
+            check_output(output_sets, a, b)
+    return paired.median()
 
 
 def check_output(output_sets: list, a: np.ndarray, b: np.ndarray) -> None:
@@ -132,23 +168,23 @@ def main() -> None:
     count = 50 if args.smoke else args.messages
     a = np.arange(args.size, dtype=np.int32)
     b = np.ones(args.size, dtype=np.int32)
-    baseline = per_call(lambda: bare_add(a, b), count * 20)
+    bare = min(seconds_per_call(lambda: bare_add(a, b), count * 20) for _ in range(3))
     with tempfile.TemporaryDirectory() as folder:
         names.reset()
         kinds = graphs(Path(folder))
         rows = [(kind, call_layer(graph, a, b, count * 4), through_runtime(graph, a, b, count))
                 for kind, graph in kinds.items()]
-    print(f"{count} messages of 2 x int32[{args.size}], {os.cpu_count()} CPUs; "
-          f"bare Python call of the same function: {baseline * 1e6:.2f} us")
+    print(f"{count} messages of 2 x int32[{args.size}] a round, {ROUNDS} rounds, {os.cpu_count()} CPUs; "
+          f"bare Python call of the same function: {bare * 1e6:.2f} us (best of 3 at the start)")
     print(f"{'UDF kind':22} {'call layer us':>14} {'x bare':>8} {'runtime us/msg':>15} {'x bare':>8}")
-    for kind, layer, runtime in rows:
-        print(f"{kind:22} {layer * 1e6:14.2f} {layer / baseline:8.1f} {runtime * 1e6:15.1f} "
-              f"{runtime / baseline:8.1f}")
+    for kind, (layer, layer_ratio), (runtime, runtime_ratio) in rows:
+        print(f"{kind:22} {layer * 1e6:14.2f} {layer_ratio:8.1f} {runtime * 1e6:15.1f} {runtime_ratio:8.1f}")
     print("targets (this run):")
-    measured = {(kind, what): seconds for kind, layer, runtime in rows
-                for what, seconds in (("call layer", layer), ("runtime", runtime))}
+    measured = {(kind, what): figures for kind, layer, runtime in rows
+                for what, figures in (("call layer", layer), ("runtime", runtime))}
     for kind, what, limit, unit in TARGETS:
-        value = measured[(kind, what)] / baseline if unit == "x bare" else measured[(kind, what)] * 1e6
+        seconds, ratio = measured[(kind, what)]
+        value = ratio if unit == "x bare" else seconds * 1e6
         verdict = "met" if value <= limit else "MISSED"
         print(f"  {kind}, {what}: {value:.1f} {unit} (target <= {limit} {unit}: {verdict})")
 

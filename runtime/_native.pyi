@@ -138,6 +138,21 @@ class Region:
         """One set: (fields, arrays) when every message is a plain tensor of one transaction, else its
         Messages (a list); [] on timeout; None once closed. The `ledger` settles the first message's
         transaction."""
+    def fire_lean(self, channels: list[int], bell: int, max_sets: int, timeout_ms: int,
+                  steps: list[tuple[int, Callable[..., Any]]], targets: list[int], worker: int,
+                  emit: Callable[[Any, Any, bool, int, int], int], fire_set: Callable[[tuple], None]) -> int | None:
+        """Fire a lean chain of plain Python functions on up to `max_sets` input sets (runtime/worker.py);
+        the number of sets fired, None once closed."""
+    def fire_sets(self, channels: list[int], bell: int, max_sets: int, timeout_ms: int, run: Callable[[list], Any],
+                  ports: list[int], targets: list[list[int]], worker: int, node: int,
+                  fire_set: Callable[[list], None], emit: Callable[[Any, list], None]) -> int | None:
+        """Fire a general-path func whose outputs go to fixed channels: `run(messages)`'s output sets
+        put natively; the number of sets fired, None once closed."""
+    def fire_udf(self, channels: list[int], bell: int, max_sets: int, timeout_ms: int, caller: UdfCaller,
+                 targets: list[list[int]], worker: int, node: int, fire_set: Callable[[tuple], None],
+                 emit: Callable[[Any, int], None]) -> int | None:
+        """Fire a plain C++ UDF func on the records of its input channels, its outputs put as records;
+        the number of sets fired, None once closed."""
     def wait_for_change(self, channels: list[int], bell: int, stalled: int, timeout_ms: int) -> int:
         """Until the channels hold n > 0 messages in all, n != `stalled` (-1: any n)."""
     def wait_for_close(self, bell: int, timeout_ms: int) -> int: ...
@@ -245,12 +260,6 @@ class UdfInstance:
     def __init__(self, library: UdfLibrary, facts: dict[str, Any], params: list[tuple[str, str, Any]],
                  funcs: list[str]) -> None: ...
     def init(self) -> tuple[int, str]: ...
-    def proc_messages(self, func: str, output_num: int, inputs: list[Any],
-                      exception_of: Callable[[int], tuple[int, int] | None],
-                      invoke: Callable[..., Any] | None) -> tuple[int, list[tuple[int, Any]], list[str],
-                                                                  tuple[int, int] | None, Any]:
-        """Run a plain func on Messages (dfir.core.messages) with the GIL released: (ret,
-        [(index, Message)], problems, (code, context) or None, the call's TransactionMeta)."""
     def proc_stream(self, func: str, output_num: int, input_num: int, depth: int,
                     take: Callable[[int, int], tuple[int, tuple | None]], size: Callable[[int], int],
                     meta: tuple[int, int, int, int], user_data: bytes, exception: tuple[int, int] | None,
@@ -258,9 +267,18 @@ class UdfInstance:
                                                                 tuple[int, int] | None, int]:
         """A stream-input func: `take(input, timeout_ms) -> (status, message tuple or None)`."""
 
-def configure_udf_messages(message_type: type, meta_type: type, new_message: Callable[..., Any], tensor: Any,
-                           raw: Any, empty: Any, dtypes: dict[int, Any]) -> None:
-    """Set the Python types `UdfInstance.proc_messages` reads and builds; `dtypes` maps GE data
-    type numbers to numpy dtypes."""
+class UdfCaller:
+    """A plain func of a node's C++ UDF objects as the runtime calls it (runtime/bindings/udf_caller.h)."""
+    def __init__(self, instance: UdfInstance, func: str, ports: list[int], exceptions: dict[int, tuple[int, int]],
+                 invoke: Callable[..., Any] | None, settle: Callable[..., Any]) -> None: ...
+    def __call__(self, inputs: list[Any]) -> list[list[tuple[int, Any]]]:
+        """The output sets of a call on Messages; what `settle(result, error=None)` returns for a call
+        that did not succeed cleanly."""
+    @property
+    def ports(self) -> list[int]: ...
+
+def configure_udf_messages(message_type: type, meta_type: type, tensor: Any, raw: Any, empty: Any,
+                           dtypes: dict[int, Any], kinds: tuple[int, int, int], type_numbers: dict[int, int]) -> None:
+    """Set the Python types a C++ UDF's Messages are read and built with, and how records name them."""
 def set_udf_log_handler(handler: Callable[[int, str, str, int, str], None] | None) -> None:
     """handler(level, node, func, instance, text) receives C++ UDF log records (None: stderr)."""

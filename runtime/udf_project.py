@@ -28,13 +28,14 @@ import numpy as np
 
 from dfir.core import data_type as dt
 from dfir.core.errors import GeError
-from dfir.core.messages import Kind, Message, TransactionMeta, new_message
+from dfir.core.messages import Kind, Message, TransactionMeta
 from dfir.frontend.flow_func.logger import logger
 from dfir.frontend.flow_func.meta_params import MetaParams, NodeFacts
 from dfir.frontend.flow_func.msg import FlowMsg
 from dfir.frontend.flow_func.queue import FlowMsgQueue
 from dfir.frontend.flow_func.run_context import ExceptionBoard, MetaRunContext, RunState
-from dfir.frontend.flow_func.scope import CallScope, call_scope, current_scope, note_problem
+from dfir.frontend.flow_func.scope import (CallScope, call_scope, current_scope, enter_scope, leave_scope,
+                                           note_problem)
 from dfir.frontend.flow_func.status import (FLOW_FUNC_ERR_PARAM_INVALID, FLOW_FUNC_ERR_TIME_OUT_ERROR,
                                    FLOW_FUNC_FAILED, FLOW_FUNC_STATUS_EXIT, FLOW_FUNC_SUCCESS, status_name)
 from dfir.frontend.flow_func.wrappers import exception_text, find_proc, user_frames
@@ -164,12 +165,14 @@ class ProjectCall:
         state = RunState(self.func, len(self.outputs), _NO_TRANSACTION, self.closures.invoke, self.exceptions,
                          zeros=_native.aligned_zeros)
         scope = CallScope(self.node, self.func)
-        with call_scope(scope):
-            try:
-                ret = self._run(state, inputs)
-            except Exception as error:  # noqa: BLE001 - a proc's failure fails its transaction only
-                ret = FLOW_FUNC_FAILED
-                scope.note(f"{self.func} raised {exception_text(error)}{user_frames(error)}")
+        token = enter_scope(scope)
+        try:
+            ret = self._run(state, inputs)
+        except Exception as error:  # noqa: BLE001 - a proc's failure fails its transaction only
+            ret = FLOW_FUNC_FAILED
+            scope.note(f"{self.func} raised {exception_text(error)}{user_frames(error)}")
+        finally:
+            leave_scope(token)
         return self._emit(ret, state, scope)
 
     def _run(self, state: RunState, inputs: list) -> Any:
@@ -302,7 +305,7 @@ def _type_numbers() -> dict[int, int]:
     return codes
 
 
-_native.configure_udf_messages(Message, TransactionMeta, new_message, Kind.TENSOR, Kind.RAW, Kind.EMPTY,
+_native.configure_udf_messages(Message, TransactionMeta, Kind.TENSOR, Kind.RAW, Kind.EMPTY,
                                {code: np.dtype(numpy_dtype) for code, numpy_dtype in _NUMPY_OF_CODE.items()},
                                tuple(list(Kind).index(kind) for kind in (Kind.TENSOR, Kind.RAW, Kind.EMPTY)),
                                _type_numbers())
@@ -321,7 +324,7 @@ class CppProjectCall(ProjectCall):
 
     def native_caller(self) -> Any:
         """The `_native.UdfCaller` of a plain func: its `FuncSpec.run`, and what workers fire."""
-        return _native.UdfCaller(self.instance, self.func, list(self.outputs), self.exceptions.get,
+        return _native.UdfCaller(self.instance, self.func, list(self.outputs), self.exceptions.raised,
                                  self.closures.invoke_native, self.settle)
 
     def settle(self, result: tuple | None, error: Exception | None = None) -> list[OutputSet]:

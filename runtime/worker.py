@@ -268,14 +268,17 @@ class DeviceExecutor:
 
     def _loop_kind(self, unit: int, func: FuncSpec) -> str:
         """How a thread runs `func`: "stream", "aligned", "lean" (maybe: when `_lean_chain` finds a
-        chain), "native" (a plain C++ UDF func whose outputs go to fixed channels) or "firing"."""
+        chain); for a func whose outputs go to fixed channels, "native" (a plain C++ UDF func) or
+        "sets"; else "firing"."""
         if func.stream_input:
             return "stream"
         if self._wiring.aligns[self._node(unit)] is not None and len(func.inputs) >= 2:
             return "aligned"
-        if isinstance(func.run, _native.UdfCaller) and self._fixed_outputs(unit, func) is not None:
-            return "native"
-        return "lean" if isinstance(func.run, UdfCall) and func.run.plain_single else "firing"
+        if isinstance(func.run, UdfCall) and func.run.plain_single:
+            return "lean"
+        if self._fixed_outputs(unit, func) is None:
+            return "firing"
+        return "native" if isinstance(func.run, _native.UdfCaller) else "sets"
 
     def _fixed_outputs(self, unit: int, func: FuncSpec) -> list[list[int]] | None:
         """The channels of each output of `func`, or None when one goes to a replicated consumer
@@ -320,8 +323,8 @@ class DeviceExecutor:
         inputs = [self._wiring.unit_inputs[unit][j] for j in func.inputs]
         kind = self._loop_kind(unit, func)
         lean = self._lean_chain(unit, func) if kind == "lean" else None
-        loop = {"stream": self._stream_loop, "aligned": self._aligned_loop,
-                "native": self._native_loop}.get(kind, self._firing_loop)
+        loop = {"stream": self._stream_loop, "aligned": self._aligned_loop, "native": self._native_loop,
+                "sets": self._sets_loop}.get(kind, self._firing_loop)
         if lean is not None:
             loop = functools.partial(self._lean_loop, chain=lean)
         with self._dying_on_failure(lambda: (unit, func)):
@@ -361,6 +364,24 @@ class DeviceExecutor:
             for messages in sets:
                 self._fire(unit, func, messages)
             self._running[0] = -1
+
+    def _sets_loop(self, unit: int, func: FuncSpec, inputs: list[int]) -> None:
+        """`_firing_loop` for a func whose outputs go to fixed channels, its sets taken and its
+        output sets put natively (`Region.fire_sets`); error messages, output sets that are no
+        list and outputs that cannot be encoded come back to `_fire` and `_emit`."""
+        bell, node = self._wiring.unit_bells[unit], self._node(unit)
+
+        def emit(output_sets: Iterable[OutputSet], messages: list[Message]) -> None:
+            self._emit(unit, func, output_sets, messages[0])
+
+        def fire_set(messages: list[Message]) -> None:
+            self._fire(unit, func, messages)
+
+        fire_sets, targets = self._region.fire_sets, self._fixed_outputs(unit, func)
+        while fire_sets(inputs, bell, MAX_BATCH, -1, func.run, list(func.outputs), targets, self._worker, node,
+                        fire_set, emit) is not None:
+            pass
+        raise Cancelled
 
     def _native_loop(self, unit: int, func: FuncSpec, inputs: list[int]) -> None:
         """`_firing_loop` for a plain C++ UDF func, fired natively (`Region.fire_udf`): a set that is

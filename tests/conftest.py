@@ -23,6 +23,24 @@ def lean_executor(request, monkeypatch):
     return request.param
 
 
+@pytest.fixture(params=["lean", "sets"])
+def plain_firing(request, monkeypatch):
+    """How workers fire plain single-output Python funcs: in lean loops, or as the general path's
+    funcs whose outputs go to fixed channels, their sets taken and output sets put natively
+    (`Region.fire_sets`). The forked workers inherit the choice."""
+    if request.param == "sets":
+        from dfir.runtime import worker
+        loop_kind = worker.DeviceExecutor._loop_kind
+
+        def without_lean_loops(self, unit, func):
+            kind = loop_kind(self, unit, func)
+            if kind != "lean":
+                return kind
+            return "sets" if self._fixed_outputs(unit, func) is not None else "firing"
+        monkeypatch.setattr(worker.DeviceExecutor, "_loop_kind", without_lean_loops)
+    return request.param
+
+
 @pytest.fixture(scope="module")
 def keys(tmp_path_factory):
     """Two key pairs, `dev` (the one that signs) and `other`, as files and loaded, in `folder`."""

@@ -13,7 +13,6 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 #include <numpy/arrayobject.h>
-#include <structmember.h>
 
 #include <sys/types.h>
 
@@ -36,6 +35,7 @@
 #include "ledger.h"
 #include "message_codec.h"
 #include "region.h"
+#include "slots.h"
 #include "udf_caller.h"
 #include "udf_records.h"
 #include "watch.h"
@@ -44,6 +44,10 @@ namespace py = pybind11;
 namespace rt = dfir::rt;
 
 namespace {
+
+using dfir::bindings::Get;
+using dfir::bindings::NewRecordObject;
+using dfir::bindings::RegisterSlots;
 
 constexpr const char* kBlockCapsule = "dfir.runtime.arena_block";
 // How many outputs of a lean batch go out between two rings of their consumers' doorbells
@@ -87,84 +91,8 @@ const Names& Name() {
   return *names;
 }
 
-// Where the slots of the codec's types (Message, TransactionMeta) live in their instances, so that
-// the codec reads and writes fields without attribute lookups. Set by configure_codec.
-struct SlotTable {
-  PyTypeObject* type = nullptr;
-  std::vector<std::pair<PyObject*, Py_ssize_t>> offsets;  // interned name -> offset in an instance
-};
-
-std::vector<SlotTable>& Slots() {
-  static auto* slots = new std::vector<SlotTable>();
-  return *slots;
-}
-
-// The offset of slot `name` in an instance of exactly `type`, or -1 (not a codec type, no slot).
-Py_ssize_t SlotOffset(PyTypeObject* type, PyObject* name) {
-  for (const SlotTable& table : Slots()) {
-    if (table.type != type) continue;
-    for (const auto& [slot, offset] : table.offsets) {
-      if (slot == name) return offset;
-    }
-  }
-  return -1;
-}
-
-// The slots of `type` (a class with __slots__) among `names`.
-SlotTable SlotTableOf(const py::object& type, std::initializer_list<const py::object*> names) {
-  SlotTable table;
-  table.type = reinterpret_cast<PyTypeObject*>(type.ptr());
-  for (const py::object* name : names) {
-    PyObject* descriptor = PyObject_GetAttr(type.ptr(), name->ptr());
-    if (descriptor == nullptr) {
-      PyErr_Clear();
-      continue;
-    }
-    if (Py_IS_TYPE(descriptor, &PyMemberDescr_Type)) {
-      PyMemberDef* member = reinterpret_cast<PyMemberDescrObject*>(descriptor)->d_member;
-      if (member->type == T_OBJECT_EX && (member->flags & READONLY) == 0) {
-        table.offsets.emplace_back(name->ptr(), member->offset);
-      }
-    }
-    Py_DECREF(descriptor);
-  }
-  return table;
-}
-
-py::object Get(const py::handle& object, const py::object& name) {
-  Py_ssize_t offset = SlotOffset(Py_TYPE(object.ptr()), name.ptr());
-  if (offset >= 0) {
-    PyObject* value = *reinterpret_cast<PyObject**>(reinterpret_cast<char*>(object.ptr()) + offset);
-    if (value != nullptr) return py::reinterpret_borrow<py::object>(value);
-  }
-  PyObject* value = PyObject_GetAttr(object.ptr(), name.ptr());
-  if (value == nullptr) throw py::error_already_set();
-  return py::reinterpret_steal<py::object>(value);
-}
-
 void CheckConfigured() {
   if (!Types().message_type) throw rt::RuntimeError("the message codec is not configured (call configure_codec)");
-}
-
-// A new instance of a slotted, frozen dataclass with its fields set directly.
-py::object NewRecordObject(const py::object& type,
-                           std::initializer_list<std::pair<const py::object*, py::object>> fields) {
-  static PyObject* no_arguments = PyTuple_New(0);
-  PyTypeObject* cls = reinterpret_cast<PyTypeObject*>(type.ptr());
-  py::object instance = py::reinterpret_steal<py::object>(PyBaseObject_Type.tp_new(cls, no_arguments, nullptr));
-  if (!instance) throw py::error_already_set();
-  for (const auto& [name, value] : fields) {
-    Py_ssize_t offset = SlotOffset(cls, name->ptr());
-    if (offset >= 0) {
-      PyObject** slot = reinterpret_cast<PyObject**>(reinterpret_cast<char*>(instance.ptr()) + offset);
-      PyObject* previous = *slot;
-      *slot = py::object(value).release().ptr();
-      Py_XDECREF(previous);
-    } else if (PyObject_GenericSetAttr(instance.ptr(), name->ptr(), value.ptr()) != 0) {
-      throw py::error_already_set();
-    }
-  }
-  return instance;
 }
 
 // -- what the native core needs of Python -----------------------------------------------------
@@ -799,7 +727,115 @@ class PyRegion {
     return py::int_(ready.sets);
   }
 
+  // Fires a plain func of the general path (runtime/worker.py: `_fire`, `_emit`) on up to
+  // `max_sets` input sets of `channels`, waiting as Take: `run(messages)` (a list of Messages,
+  // one per channel) returns the output sets, [[(port, Message)], ...]; each Message goes to every
+  // channel of `targets[k]` for port `ports[k]`, labelled with the set's first input's data label
+  // unless it has one, all of a set's outputs in one put, before the next set runs; the consumers
+  // are rung as FireLean rings them. Python does the rest: `fire_set(messages)` runs a set holding
+  // an error message (which it forwards), and `emit(output_sets, messages)` delivers output sets
+  // that are not such a list, that must be relabelled for a local channel, or that cannot be
+  // encoded (it fails them as the general path does). `worker`'s running node is `node`
+  // meanwhile. The number of sets fired; None once the region closes.
+  py::object FireSets(const std::vector<uint32_t>& channels, uint32_t bell, uint32_t max_sets, int64_t timeout_ms,
+                      const py::object& run, const std::vector<uint32_t>& ports,
+                      const std::vector<std::vector<uint32_t>>& targets, uint32_t worker, int32_t node,
+                      const py::object& fire_set, const py::object& emit) {
+    CheckConfigured();
+    if (channels.empty() || max_sets == 0) throw rt::RuntimeError("fire_sets needs at least one channel and one set");
+    if (ports.size() != targets.size()) {
+      throw rt::RuntimeError("fire_sets needs one list of channels per port: " + std::to_string(ports.size()) +
+                             " ports, " + std::to_string(targets.size()) + " lists");
+    }
+    std::vector<uint32_t> sinks;
+    for (const auto& channels_of_port : targets) sinks.insert(sinks.end(), channels_of_port.begin(), channels_of_port.end());
+    GilRelease gil;
+    rt::SetsReady ready = rt::AwaitSets(*region_, channels, bell, max_sets, rt::Deadline::AfterMs(timeout_ms), gil);
+    if (ready.status == rt::WaitStatus::kClosed) return py::none();
+    const size_t width = channels.size();
+    std::vector<py::list> sets(ready.sets);
+    Decoder decoder(region_);
+    rt::TakeSets(*region_, channels, ready.sets, [&, next = size_t{0}](size_t j, const rt::Taken& message) mutable {
+      if (j == 0) sets[next] = py::list(width);
+      sets[next][j] = decoder.Take(message);
+      if (j + 1 == width) ++next;
+    });
+    const RingOnReturn ring_on_return{*region_, sinks, region_->worker(worker).running_node};
+    for (uint64_t n = 0; n < ready.sets; ++n) {
+      region_->worker(worker).running_node.store(node);
+      if (!FireSet(sets[n], run, ports, targets, fire_set, emit, gil)) return py::none();
+      if ((n + 1) % kLeanSetsPerRing == 0 && n + 1 < ready.sets && !sinks.empty()) rt::RingConsumers(*region_, sinks);
+    }
+    return py::int_(ready.sets);
+  }
+
  private:
+  // One set of FireSets; false once the region closes.
+  bool FireSet(const py::list& messages, const py::object& run, const std::vector<uint32_t>& ports,
+               const std::vector<std::vector<uint32_t>>& targets, const py::object& fire_set, const py::object& emit,
+               GilRelease& gil) {
+    const Names& name = Name();
+    for (const py::handle message : messages) {
+      if (Get(message, name.ret_code).cast<int32_t>() != 0) {
+        fire_set(messages);  // raises Cancelled once the region closes
+        return true;
+      }
+    }
+    const uint32_t label = Get(messages[0], name.data_label).cast<uint32_t>();
+    py::object output_sets = run(messages);
+    rt::Deadline forever = rt::Deadline::Forever();
+    rt::PendingPut put(*region_);
+    if (!PutOutputSets(output_sets, label, ports, targets, forever, gil, put)) {
+      emit(output_sets, messages);  // raises Cancelled once the region closes
+      return true;
+    }
+    return put.Push(forever, gil, References(), false) == rt::WaitStatus::kReady;
+  }
+
+  // Adds the Messages of `output_sets` to `put` as FireSets sends them; false when Python must
+  // deliver them (not a list of lists of (port, Message) pairs, a relabelled message for a local
+  // channel, a message that cannot be encoded).
+  bool PutOutputSets(const py::object& output_sets, uint32_t label, const std::vector<uint32_t>& ports,
+                     const std::vector<std::vector<uint32_t>>& targets, const rt::Deadline& deadline, GilRelease& gil,
+                     rt::PendingPut& put) {
+    if (!PyList_CheckExact(output_sets.ptr())) return false;
+    Encoder encoder(region_, deadline, gil);
+    const Names& name = Name();
+    for (const py::handle output_set : output_sets) {
+      if (!PyList_CheckExact(output_set.ptr())) return false;
+      for (const py::handle pair : output_set) {
+        if (!PyTuple_CheckExact(pair.ptr()) || PyTuple_GET_SIZE(pair.ptr()) != 2) return false;
+        py::handle message(PyTuple_GET_ITEM(pair.ptr(), 1));
+        if (Py_TYPE(message.ptr()) != reinterpret_cast<PyTypeObject*>(Types().message_type.ptr())) return false;
+        const auto port = std::find(ports.begin(), ports.end(), py::handle(PyTuple_GET_ITEM(pair.ptr(), 0)).cast<uint32_t>());
+        if (port == ports.end()) return false;
+        const bool relabel = label != 0 && Get(message, name.data_label).cast<uint32_t>() == 0;
+        rt::MessageRecord record;
+        bool encoded = false;
+        for (uint32_t channel : targets[static_cast<size_t>(port - ports.begin())]) {
+          if (!rt::IsShared(*region_, channel)) {
+            if (relabel) return false;
+            put.AddLocal(channel, message.ptr());
+          } else if (!put.AddAgain(channel, message.ptr())) {
+            if (!encoded) {
+              try {
+                if (!encoder.Encode(message, record)) return false;
+              } catch (py::error_already_set&) {
+                return false;  // Python encodes it again and fails it with the same error
+              } catch (const std::exception&) {
+                return false;
+              }
+              if (relabel) record.data_label = label;
+              encoded = true;
+            }
+            put.Add(channel, record, message.ptr());
+          }
+        }
+      }
+    }
+    return true;
+  }
+
   // The messages FireUdf took, set by set: shared channels' records (whose body references are
   // given back here unless a set takes them over) and local channels' objects.
   class TakenSets {
@@ -1434,6 +1470,9 @@ void BindRegion(py::module_& m) {
       .def("fire_lean", &PyRegion::FireLean, py::arg("channels"), py::arg("bell"), py::arg("max_sets"),
            py::arg("timeout_ms"), py::arg("steps"), py::arg("targets"), py::arg("worker"), py::arg("emit"),
            py::arg("fire_set"))
+      .def("fire_sets", &PyRegion::FireSets, py::arg("channels"), py::arg("bell"), py::arg("max_sets"),
+           py::arg("timeout_ms"), py::arg("run"), py::arg("ports"), py::arg("targets"), py::arg("worker"),
+           py::arg("node"), py::arg("fire_set"), py::arg("emit"))
       .def("fire_udf", &PyRegion::FireUdf, py::arg("channels"), py::arg("bell"), py::arg("max_sets"),
            py::arg("timeout_ms"), py::arg("caller"), py::arg("targets"), py::arg("worker"), py::arg("node"),
            py::arg("fire_set"), py::arg("emit"))
@@ -1549,10 +1588,10 @@ void ConfigureCodec(py::object message_type, py::object meta_type, const py::tup
   types.dumps = std::move(dumps);
   types.loads = std::move(loads);
   const Names& name = Name();
-  Slots() = {SlotTableOf(types.message_type, {&name.meta, &name.kind, &name.payload, &name.ret_code, &name.error,
-                                              &name.route_label, &name.data_label}),
-             SlotTableOf(types.meta_type, {&name.transaction_id, &name.start_time, &name.end_time,
-                                           &name.flow_flags, &name.user_data})};
+  RegisterSlots(types.message_type, {&name.meta, &name.kind, &name.payload, &name.ret_code, &name.error,
+                                     &name.route_label, &name.data_label});
+  RegisterSlots(types.meta_type, {&name.transaction_id, &name.start_time, &name.end_time, &name.flow_flags,
+                                  &name.user_data});
 }
 
 }  // namespace

@@ -11,19 +11,25 @@
 // `payload` is 0 (tensor), 1 (raw bytes) or 2 (empty); `dtype` GE's data type number; `data` an
 // object with the buffer protocol (a contiguous numpy array going in, a `UdfBuffer` coming out),
 // or None for an empty message. runtime/udf_project.py is the Python side.
+#define NO_IMPORT_ARRAY  // runtime_bindings.cc imports numpy's C API for the module
+#define PY_ARRAY_UNIQUE_SYMBOL dfir_runtime_ARRAY_API
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
+#include <numpy/arrayobject.h>
 
 #include <cstdint>
 #include <functional>
+#include <limits>
 #include <map>
 #include <memory>
 #include <string>
 #include <tuple>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
+#include "slots.h"
 #include "udf_caller.h"
 #include "udf_context.h"
 #include "udf_error.h"
@@ -71,6 +77,18 @@ void HoldBuffer(const py::object& source, Buffer& buffer) {
     PyBuffer_Release(static_cast<Py_buffer*>(held));
     delete static_cast<Py_buffer*>(held);
   });
+}
+
+// The bytes of a C-contiguous `array`, which the buffer keeps alive.
+Buffer HeldArray(const py::array& array) {
+  Buffer buffer;
+  buffer.data = static_cast<uint8_t*>(const_cast<void*>(array.data()));
+  buffer.size = static_cast<uint64_t>(array.nbytes());
+  buffer.owner = std::shared_ptr<void>(py::object(array).release().ptr(), [](void* held) {
+    const py::gil_scoped_acquire gil;
+    Py_DECREF(static_cast<PyObject*>(held));
+  });
+  return buffer;
 }
 
 MsgMeta MetaOf(const py::tuple& t, size_t first) {
@@ -157,8 +175,9 @@ HostAttrValue::Value AttrFromPlan(const std::string& name, const std::string& ta
 
 // Calls Python's `invoke(key, [(dtype, shape, array)], timeout[, transaction]) -> (ret,
 // [(dtype, shape, array)], problem)` with the GIL held; `transaction()` (a TransactionMeta) is
-// passed when given. `invoke` is borrowed: the proc binding's caller keeps it alive.
-ModelInvoker InvokerOf(PyObject* invoke, std::function<py::object()> transaction = {}) {
+// passed when given. Both are borrowed: the caller keeps them alive while the invoker runs (two
+// pointers: making the invoker allocates nothing).
+ModelInvoker InvokerOf(PyObject* invoke, const std::function<py::object()>* transaction = nullptr) {
   return [invoke, transaction](const std::string& key, const std::vector<std::shared_ptr<HostFlowMsg>>& inputs,
                                int32_t timeout, const MsgMeta& meta, std::vector<std::shared_ptr<HostFlowMsg>>& outputs,
                                std::string& problem) -> int32_t {
@@ -171,7 +190,8 @@ ModelInvoker InvokerOf(PyObject* invoke, std::function<py::object()> transaction
       }
       const auto function = py::reinterpret_borrow<py::object>(invoke);
       const auto result =
-          (transaction ? function(key, arrays, timeout, transaction()) : function(key, arrays, timeout)).cast<py::tuple>();
+          (transaction != nullptr ? function(key, arrays, timeout, (*transaction)()) : function(key, arrays, timeout))
+              .cast<py::tuple>();
       const auto ret = result[0].cast<int32_t>();
       if (ret != FlowFunc::FLOW_FUNC_SUCCESS) {
         problem = result[2].cast<std::string>();
@@ -246,7 +266,6 @@ py::tuple ResultTuple(const ProcResult& result, const MakeOutput& make, py::obje
 struct MessageTypes {
   py::object message_type;  // Message(meta, kind, payload, ret_code, error, route_label, data_label)
   py::object meta_type;     // TransactionMeta(transaction_id, start_time, end_time, flow_flags, user_data)
-  py::object new_message;   // new_message(meta, kind, payload): a message without code or labels
   py::object tensor, raw, empty;                  // the Kind members a C++ UDF takes
   std::map<int32_t, py::dtype> dtype_of_code;     // GE data type number -> numpy dtype
   std::vector<std::pair<py::object, int32_t>> code_of_dtype;  // numpy dtype (seen) -> GE number
@@ -263,7 +282,7 @@ struct MessageNames {
              route_label = Intern("route_label"), data_label = Intern("data_label"),
              transaction_id = Intern("transaction_id"), start_time = Intern("start_time"),
              end_time = Intern("end_time"), flow_flags = Intern("flow_flags"), user_data = Intern("user_data"),
-             value = Intern("value");
+             value = Intern("value"), error = Intern("error");
 
   static py::object Intern(const char* name) {
     return py::reinterpret_steal<py::object>(PyUnicode_InternFromString(name));
@@ -275,15 +294,22 @@ const MessageNames& Names() {
   return *names;
 }
 
-py::object Attr(const py::handle& object, const py::object& name) {
-  PyObject* value = PyObject_GetAttr(object.ptr(), name.ptr());
-  if (value == nullptr) throw py::error_already_set();
-  return py::reinterpret_steal<py::object>(value);
-}
+py::object Attr(const py::handle& object, const py::object& name) { return dfir::bindings::Get(object, name); }
 
 template <typename T>
 T AttrOf(const py::handle& object, const py::object& name) {
-  return Attr(object, name).cast<T>();
+  if constexpr (std::is_integral_v<T> && std::is_unsigned_v<T>) {
+    const py::object value = Attr(object, name);
+    if (PyLong_CheckExact(value.ptr())) {  // the common case, without pybind11's general conversion
+      const unsigned long long number = PyLong_AsUnsignedLongLong(value.ptr());
+      if (PyErr_Occurred() != nullptr) throw py::error_already_set();
+      if (number > std::numeric_limits<T>::max()) throw UdfError("a message field is out of range: " + std::to_string(number));
+      return static_cast<T>(number);
+    }
+    return value.cast<T>();
+  } else {
+    return Attr(object, name).cast<T>();
+  }
 }
 
 dfir::udf::RecordTypes& RecordTypesOf() {
@@ -293,7 +319,7 @@ dfir::udf::RecordTypes& RecordTypesOf() {
 
 // `kinds`: the record kinds (positions in Kind) of tensor, raw and empty messages; `type_numbers`:
 // numpy's type numbers of the data types in `dtypes` (GE data type number by numpy type number).
-void ConfigureUdfMessages(py::object message_type, py::object meta_type, py::object new_message, py::object tensor,
+void ConfigureUdfMessages(py::object message_type, py::object meta_type, py::object tensor,
                           py::object raw, py::object empty, const py::dict& dtypes,
                           const std::tuple<uint8_t, uint8_t, uint8_t>& kinds,
                           const std::map<int32_t, int32_t>& type_numbers) {
@@ -306,7 +332,11 @@ void ConfigureUdfMessages(py::object message_type, py::object meta_type, py::obj
   MessageTypes& types = Messages();
   types.message_type = std::move(message_type);
   types.meta_type = std::move(meta_type);
-  types.new_message = std::move(new_message);
+  const MessageNames& name = Names();
+  dfir::bindings::RegisterSlots(types.message_type, {&name.meta, &name.kind, &name.payload, &name.ret_code, &name.error,
+                                                     &name.route_label, &name.data_label});
+  dfir::bindings::RegisterSlots(types.meta_type, {&name.transaction_id, &name.start_time, &name.end_time,
+                                                  &name.flow_flags, &name.user_data});
   types.tensor = std::move(tensor);
   types.raw = std::move(raw);
   types.empty = std::move(empty);
@@ -351,10 +381,13 @@ std::shared_ptr<HostFlowMsg> MsgFromMessage(size_t position, const py::handle& m
   const py::object kind = Attr(message, name.kind);
   std::shared_ptr<HostFlowMsg> msg;
   if (kind.is(types.tensor) || kind.is(types.raw)) {
-    auto array = py::array::ensure(Attr(message, name.payload), py::array::c_style);
+    py::object payload = Attr(message, name.payload);
+    auto array = py::isinstance<py::array>(payload) &&
+                         (py::reinterpret_borrow<py::array>(payload).flags() & py::array::c_style) != 0
+                     ? py::reinterpret_borrow<py::array>(payload)
+                     : py::array::ensure(payload, py::array::c_style);
     if (!array) throw py::error_already_set();
-    Buffer buffer;
-    HoldBuffer(array, buffer);
+    Buffer buffer = HeldArray(array);
     if (kind.is(types.raw)) {
       msg = HostFlowMsg::Raw(std::move(buffer), meta);
     } else {
@@ -384,6 +417,20 @@ py::capsule OwnerOf(const std::shared_ptr<HostFlowMsg>& msg) {
                      [](void* held) { delete static_cast<std::shared_ptr<HostFlowMsg>*>(held); });
 }
 
+// A C-contiguous numpy array of type `type_number` and `shape` over `msg`'s bytes, which its base
+// (OwnerOf) keeps alive.
+py::object ArrayOver(const std::shared_ptr<HostFlowMsg>& msg, int type_number, const std::vector<int64_t>& shape) {
+  std::vector<npy_intp> dims(shape.begin(), shape.end());
+  PyObject* array = PyArray_New(&PyArray_Type, static_cast<int>(dims.size()), dims.data(), type_number, nullptr,
+                                msg->buffer().data, 0, NPY_ARRAY_CARRAY, nullptr);
+  if (array == nullptr) throw py::error_already_set();
+  py::object owned = py::reinterpret_steal<py::object>(array);
+  if (PyArray_SetBaseObject(reinterpret_cast<PyArrayObject*>(array), OwnerOf(msg).release().ptr()) != 0) {
+    throw py::error_already_set();
+  }
+  return owned;
+}
+
 // The Message of an output: of the call's transaction `transaction` (a TransactionMeta with the
 // fields `fields`) unless the proc changed them; data viewed where the library wrote them. A
 // non-zero return code is kept (runtime/udf_project.py makes it the transaction's failure).
@@ -407,16 +454,19 @@ py::object MessageFromMsg(const std::shared_ptr<HostFlowMsg>& msg, const py::obj
       throw UdfError("the UDF set a tensor of data type " + std::to_string(code) + ", which has no numpy type");
     }
     kind = types.tensor;
-    payload = py::array(dtype->second, msg->tensor()->GetShape(), buffer.data, OwnerOf(msg));
+    payload = ArrayOver(msg, dtype->second.num(), msg->tensor()->GetShape());
   } else if (msg->payload() == Payload::kRaw) {
     kind = types.raw;
-    payload = py::array(py::dtype::of<uint8_t>(), {static_cast<py::ssize_t>(buffer.size)}, buffer.data,
-                        OwnerOf(msg));
+    payload = ArrayOver(msg, NPY_UINT8, {static_cast<int64_t>(buffer.size)});
   }
-  if (msg->GetRetCode() == 0 && msg->route_label() == 0 && msg->data_label() == 0) {
-    return types.new_message(meta_object, kind, payload);
-  }
-  return types.message_type(meta_object, kind, payload, msg->GetRetCode(), "", msg->route_label(), msg->data_label());
+  const MessageNames& name = Names();
+  return dfir::bindings::NewRecordObject(types.message_type, {{&name.meta, std::move(meta_object)},
+                                                               {&name.kind, std::move(kind)},
+                                                               {&name.payload, std::move(payload)},
+                                                               {&name.ret_code, py::int_(msg->GetRetCode())},
+                                                               {&name.error, py::str("")},
+                                                               {&name.route_label, py::int_(msg->route_label())},
+                                                               {&name.data_label, py::int_(msg->data_label())}});
 }
 
 // The TransactionMeta of a call's transaction: `latest`'s fields and `user_data`.
@@ -502,11 +552,11 @@ namespace dfir::udf {
 const RecordTypes& UdfRecordTypes() { return RecordTypesOf(); }
 
 UdfCaller::UdfCaller(std::shared_ptr<UdfInstance> instance, std::string func, std::vector<uint32_t> ports,
-                     py::object exception_of, py::object invoke, py::object settle)
+                     py::dict exceptions, py::object invoke, py::object settle)
     : instance_(std::move(instance)),
       func_(std::move(func)),
       ports_(std::move(ports)),
-      exception_of_(std::move(exception_of)),
+      exceptions_(std::move(exceptions)),
       invoke_(std::move(invoke)),
       settle_(std::move(settle)) {}
 
@@ -515,14 +565,17 @@ ProcResult UdfCaller::Run(const std::vector<std::shared_ptr<HostFlowMsg>>& input
   CallFacts call;
   call.meta = latest;
   call.user_data = user_data;
-  const py::object raised = exception_of_(latest.transaction_id);
-  if (!raised.is_none()) {
-    const auto code_and_context = raised.cast<py::tuple>();
+  PyObject* raised = exceptions_.empty() ? nullptr : PyDict_GetItemWithError(exceptions_.ptr(), py::int_(latest.transaction_id).ptr());
+  if (raised == nullptr && PyErr_Occurred() != nullptr) throw py::error_already_set();
+  if (raised != nullptr) {
+    const auto code_and_context = py::reinterpret_borrow<py::tuple>(raised);
     call.has_exception = true;
     call.exception_code = code_and_context[0].cast<int32_t>();
     call.exception_context = code_and_context[1].cast<uint64_t>();
   }
-  ModelInvoker invoker = InvokerOf(invoke_.ptr(), [latest, user_data] { return TransactionMetaOf(latest, user_data); });
+  // The invoker runs only inside the proc below, while `latest` and `user_data` live.
+  const std::function<py::object()> transaction = [&latest, &user_data] { return TransactionMetaOf(latest, user_data); };
+  ModelInvoker invoker = InvokerOf(invoke_.ptr(), &transaction);
   const py::gil_scoped_release release;
   return instance_->Proc(func_, ports_.size(), inputs, std::move(call), std::move(invoker));
 }
@@ -624,9 +677,9 @@ void SetupUdfBindings(py::module_& m) {
 
   py::class_<dfir::udf::UdfCaller, std::shared_ptr<dfir::udf::UdfCaller>>(
       m, "UdfCaller", "A plain func of a node's C++ UDF objects as the runtime calls it (runtime/bindings/udf_caller.h).")
-      .def(py::init<std::shared_ptr<UdfInstance>, std::string, std::vector<uint32_t>, py::object, py::object,
+      .def(py::init<std::shared_ptr<UdfInstance>, std::string, std::vector<uint32_t>, py::dict, py::object,
                     py::object>(),
-           py::arg("instance"), py::arg("func"), py::arg("ports"), py::arg("exception_of"), py::arg("invoke"),
+           py::arg("instance"), py::arg("func"), py::arg("ports"), py::arg("exceptions"), py::arg("invoke"),
            py::arg("settle"))
       .def("__call__", &dfir::udf::UdfCaller::CallMessages, py::arg("inputs"),
            "The output sets [[(port, Message)], ...] of a call on `inputs` (one Message per input); a call that "
@@ -634,7 +687,7 @@ void SetupUdfBindings(py::module_& m) {
       .def_property_readonly("ports", &dfir::udf::UdfCaller::ports);
 
   m.def("configure_udf_messages", &ConfigureUdfMessages, py::arg("message_type"), py::arg("meta_type"),
-        py::arg("new_message"), py::arg("tensor"), py::arg("raw"), py::arg("empty"), py::arg("dtypes"),
+        py::arg("tensor"), py::arg("raw"), py::arg("empty"), py::arg("dtypes"),
         py::arg("kinds"), py::arg("type_numbers"),
         "Set the Python types a C++ UDF's Messages are read and built with, and how records name them; `dtypes` "
         "maps GE data type numbers to numpy dtypes, `type_numbers` numpy type numbers to GE data type numbers, "

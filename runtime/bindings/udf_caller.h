@@ -20,13 +20,14 @@ namespace dfir::udf {
 class UdfCaller {
  public:
   // Func `func` of `instance`, whose output i is the node's output `ports[i]`. Python's side:
-  // `exception_of(transaction_id)` tells an exception a UDF raised for the transaction, `invoke`
+  // `exceptions` maps a transaction id to the exception (code, user context id) a UDF raised for
+  // it (ExceptionBoard.raised, read without a lock), `invoke`
   // runs invoked models (Closures.invoke_native), and `settle(result, error=None)` returns the
   // output sets of a call that did not succeed cleanly: `result` is (ret, [(index, Message)],
   // problems, (code, context) or None, the call's TransactionMeta, the last error it logged), or
   // None with `error`, the exception that kept the func from running.
   UdfCaller(std::shared_ptr<UdfInstance> instance, std::string func, std::vector<uint32_t> ports,
-            pybind11::object exception_of, pybind11::object invoke, pybind11::object settle);
+            pybind11::dict exceptions, pybind11::object invoke, pybind11::object settle);
 
   // The func on `inputs` of the transaction `latest`, whose user data are `user_data`. Called
   // with the GIL held; the proc runs with it released.
@@ -48,7 +49,7 @@ class UdfCaller {
   std::shared_ptr<UdfInstance> instance_;
   std::string func_;
   std::vector<uint32_t> ports_;
-  pybind11::object exception_of_;
+  pybind11::dict exceptions_;
   pybind11::object invoke_;
   pybind11::object settle_;
 };

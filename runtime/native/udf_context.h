@@ -72,6 +72,9 @@ class HostRunContext final : public FlowFunc::MetaRunContext {
   const MsgMeta& meta() const { return call_.meta; }
   const std::vector<Output>& outputs() const { return outputs_; }
   const std::vector<std::string>& problems() const { return problems_; }
+  // The outputs and problems, taken once the call is over.
+  std::vector<Output> TakeOutputs() { return std::move(outputs_); }
+  std::vector<std::string> TakeProblems() { return std::move(problems_); }
   void Note(std::string problem) { problems_.push_back(std::move(problem)); }
   bool raised() const { return raised_; }
   int32_t raised_code() const { return raised_code_; }

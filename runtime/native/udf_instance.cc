@@ -140,8 +140,8 @@ ProcResult UdfInstance::Run(const std::string& func, size_t output_num, CallFact
     }
     result.last_error = std::move(scope.last_error);
   }
-  result.outputs = context->outputs();
-  result.problems = context->problems();
+  result.outputs = context->TakeOutputs();
+  result.problems = context->TakeProblems();
   result.raised = context->raised();
   result.raised_code = context->raised_code();
   result.raised_context = context->raised_context();

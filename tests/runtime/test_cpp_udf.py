@@ -409,7 +409,7 @@ def pass_through(workspace):
              "instance_id": 0, "instance_num": 1}
     instance = _native.UdfInstance(library, facts, [], ["PassThrough"])
     assert instance.init() == (0, "")
-    caller = _native.UdfCaller(instance, "PassThrough", [3], lambda tid: None, None,
+    caller = _native.UdfCaller(instance, "PassThrough", [3], {}, None,
                                lambda result, error=None: ("settle", result, error))
     return lambda *messages: caller(list(messages))
 

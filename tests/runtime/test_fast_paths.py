@@ -82,7 +82,7 @@ def test_of_array_and_of_fields_build_what_the_constructors_build():
 
 
 @pytest.mark.parametrize("devices", [("-1", "-1", "-1"), ("-1", "0:0:1", "0:0:2")])
-def test_a_chain_of_plain_funcs_forwards_failures_in_feed_order(devices, lean_executor):
+def test_a_chain_of_plain_funcs_forwards_failures_in_feed_order(devices, lean_executor, plain_firing):
     stages = [("a", inc, devices[0]), ("b", fail_on_two, devices[1]), ("c", inc, devices[2])]
     with chain_model(stages) as model:
         for value in range(4):
@@ -98,7 +98,7 @@ def test_a_chain_of_plain_funcs_forwards_failures_in_feed_order(devices, lean_ex
                    ([[4]], 12, 2, b"\x03", 0, ""), ([[5]], 13, 3, b"\x04", 0, "")]
 
 
-def test_an_output_that_cannot_be_put_fails_its_transaction_only(lean_executor):
+def test_an_output_that_cannot_be_put_fails_its_transaction_only(lean_executor, plain_firing):
     with chain_model([("a", lock_on_two, "0:0:1"), ("b", inc, "0:0:2")]) as model:
         for value in (1, 2, 3):
             assert model.feed_data([np.array([value])]) == 0
@@ -387,3 +387,18 @@ def test_a_multi_input_lean_call_takes_the_latest_transaction_of_its_inputs():
     assert (failure.meta, failure.ret_code, failure.error.split("\n")[0]) == (
         new, FLOW_FUNC_FAILED, "UDF pair.pair_sum raised ValueError: three")
     assert list(call(messages[:2]))[0][0][1].meta is call.call_set(messages[:2]).meta
+
+
+def twice(x):
+    yield x
+    yield x + 10
+
+
+def test_a_generator_whose_sets_fire_natively_emits_each_result_in_order():
+    """A generator's output sets are no list: `Region.fire_sets` hands them to Python's `_emit`."""
+    with chain_model([("a", twice, "0:0:1"), ("b", inc, "0:0:2")]) as model:
+        for value in (1, 2):
+            assert model.feed_data([np.array([value])]) == 0
+        got = [model.fetch_data(timeout=WAIT_MS) for _ in range(4)]
+    assert [(info.transaction_id, tensors[0].numpy().tolist()) for tensors, info, _ in got] == [
+        (1, [2]), (1, [12]), (2, [3]), (2, [13])]

@@ -39,14 +39,17 @@ class FlowMsg:
     """See the module docstring. UDFs get FlowMsgs from the runtime or `MetaRunContext.alloc_*`.
 
     It keeps its transaction's `TransactionMeta` as it came (a setter replaces it), so that a
-    message passed through unchanged costs no new metadata on its way back to the runtime."""
+    message passed through unchanged costs no new metadata on its way back to the runtime. A
+    tensor message keeps its array and makes the `Tensor` view of it when first asked for one;
+    from then on the view holds the message's array (`Tensor.reshape` replaces it)."""
 
-    __slots__ = ("_kind", "_payload", "_msg_type", "_ret_code", "_meta", "_route_label", "_data_label")
+    __slots__ = ("_kind", "_payload", "_tensor", "_msg_type", "_ret_code", "_meta", "_route_label", "_data_label")
 
     def __init__(self, kind: Kind, payload: Any = None, meta: TransactionMeta = _NO_META,
                  ret_code: int = 0, msg_type: MsgType | None = None):
         self._kind = kind
-        self._payload = _tensor_view(payload) if kind is Kind.TENSOR else payload
+        self._tensor = _tensor_view(payload) if kind is Kind.TENSOR else None
+        self._payload = payload if self._tensor is None else None
         self._msg_type = None if msg_type is None else MsgType(msg_type)  # None: the kind's (get_msg_type)
         self._ret_code = ret_code
         self._meta = meta
@@ -64,7 +67,11 @@ class FlowMsg:
 
     def get_tensor(self) -> Tensor | None:
         """The tensor of a tensor message (its `numpy()` is the message's array), else None."""
-        return self._payload if self._kind is Kind.TENSOR else None
+        if self._kind is not Kind.TENSOR:
+            return None
+        if self._tensor is None:
+            self._tensor = Tensor(self._payload)
+        return self._tensor
 
     def get_raw_data(self) -> np.ndarray | None:
         """The bytes of a raw data message as a writable uint8 array, else None."""
@@ -125,12 +132,24 @@ class FlowMsg:
         `cls(message.kind, message.payload, message.meta, message.ret_code)` with the message's
         labels builds, without `__init__`'s conversions (a runtime message needs none)."""
         msg = _new_object(cls)
-        msg._kind = kind = message.kind
-        msg._payload = _tensor_view(message.payload) if kind is Kind.TENSOR else message.payload
-        msg._msg_type = None
+        msg._kind = message.kind
+        msg._payload = message.payload
+        msg._tensor = msg._msg_type = None
         msg._ret_code = message.ret_code
         msg._meta = message.meta
         msg._route_label, msg._data_label = message.route_label, message.data_label
+        return msg
+
+    @classmethod
+    def of_array(cls, array: np.ndarray, meta: TransactionMeta) -> FlowMsg:
+        """A tensor message of `array` (an ndarray, not copied) in the transaction `meta`: what
+        `cls(Kind.TENSOR, array, meta)` builds, without its conversions."""
+        msg = _new_object(cls)
+        msg._kind = Kind.TENSOR
+        msg._payload = array
+        msg._tensor = msg._msg_type = None
+        msg._ret_code = msg._route_label = msg._data_label = 0
+        msg._meta = meta
         return msg
 
     def meta(self) -> TransactionMeta:
@@ -144,7 +163,7 @@ class FlowMsg:
         meta = self._meta
         if self._ret_code != 0:
             return Message.failure(meta, self._ret_code, error)
-        payload = self._payload.numpy() if self._kind is Kind.TENSOR else self._payload
+        payload = self._payload if self._tensor is None else self._tensor.numpy()
         if not self._route_label and not self._data_label:
             return new_message(meta, self._kind, payload)
         return Message(meta, self._kind, payload, route_label=self._route_label,

@@ -38,19 +38,21 @@ ZerosAllocator = Callable[[Sequence[int], np.dtype, int], np.ndarray]
 
 
 class ExceptionBoard:
-    """The exceptions UDFs raised (`raise_exception`), by transaction id; one per model."""
+    """The exceptions UDFs raised (`raise_exception`), by transaction id; one per model.
+
+    `raised` maps a transaction id to (code, user context id); reading it needs no lock (one
+    dict read is atomic under the GIL), so a native caller reads it once per call."""
 
     def __init__(self):
         self._lock = threading.Lock()
-        self._raised: dict[int, tuple[int, int]] = {}
+        self.raised: dict[int, tuple[int, int]] = {}
 
     def raise_exception(self, transaction_id: int, code: int, user_context_id: int) -> None:
         with self._lock:
-            self._raised[transaction_id] = (code, user_context_id)
+            self.raised[transaction_id] = (code, user_context_id)
 
     def get(self, transaction_id: int) -> tuple[int, int] | None:
-        # One dict read is atomic under the GIL (it runs once per C++ UDF call): no lock.
-        return self._raised.get(transaction_id)
+        return self.raised.get(transaction_id)
 
 
 @dataclass(slots=True)
@@ -80,13 +82,16 @@ class MetaRunContext:
     def alloc_tensor_msg(self, shape: Sequence[int], dtype: dt.DType, align: int = 64) -> FlowMsg:
         """A zero-filled tensor message of the current transaction; fill `get_tensor().numpy()`."""
         _check_align("alloc_tensor_msg", align)
-        if not isinstance(shape, (list, tuple)) or not all(
-                type(d) is int and d >= 0 or _is_int(d) and d >= 0 for d in shape):
+        if not _is_shape(shape):
             raise GeError(f"alloc_tensor_msg: shape must be a list of ints >= 0, got {shape!r}")
-        if not isinstance(dtype, dt.DType) or dtype == dt.DT_STRING:
-            raise GeError(f"alloc_tensor_msg: dtype must be a numeric DType such as DT_INT32, got "
-                          f"{dtype!r}")
-        return FlowMsg(Kind.TENSOR, self._state.zeros(shape, dt.to_numpy(dtype), align), self._state.meta)
+        numpy_dtype = _NUMERIC.get(dtype) if isinstance(dtype, dt.DType) else None
+        if numpy_dtype is None:
+            if not isinstance(dtype, dt.DType) or dtype == dt.DT_STRING:
+                raise GeError(f"alloc_tensor_msg: dtype must be a numeric DType such as DT_INT32, got "
+                              f"{dtype!r}")
+            numpy_dtype = dt.to_numpy(dtype)  # a GeError for a type numpy lacks
+        state = self._state
+        return FlowMsg.of_array(state.zeros(shape, numpy_dtype, align), state.meta)
 
     def alloc_raw_data_msg(self, size: int, align: int = 64) -> FlowMsg:
         """A zero-filled raw data message of `size` bytes; fill `get_raw_data()`."""
@@ -203,6 +208,21 @@ def _invalid(problem: str) -> int:
 
 def _is_int(value) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _is_shape(shape) -> bool:
+    """Whether `shape` is a list or tuple of ints >= 0 (bools are not ints here)."""
+    if type(shape) is not list and type(shape) is not tuple and not isinstance(shape, (list, tuple)):
+        return False
+    for d in shape:
+        if type(d) is not int and not _is_int(d) or d < 0:
+            return False
+    return True
+
+
+# The numpy dtype of each numeric DType that numpy has (alloc_tensor_msg looks them up).
+_NUMERIC = {dtype: dt.to_numpy(dtype) for dtype in (dt.from_name(name) for name in dt.__all__ if name.startswith("DT_"))
+            if dtype != dt.DT_STRING and dtype != dt.DT_BF16}
 
 
 def _check_align(api: str, align: int) -> None:
