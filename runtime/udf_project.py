@@ -162,18 +162,25 @@ class ProjectCall:
     closures: Closures
 
     def __call__(self, inputs: list) -> Iterable[OutputSet]:
-        state = RunState(self.func, len(self.outputs), _NO_TRANSACTION, self.closures.invoke, self.exceptions,
-                         zeros=_native.aligned_zeros)
+        state = self._state(_NO_TRANSACTION)
         scope = CallScope(self.node, self.func)
+        return self._emit(self._in_scope(scope, self._run, state, inputs), state, scope)
+
+    def _state(self, meta: TransactionMeta) -> RunState:
+        return RunState(self.func, len(self.outputs), meta, self.closures.invoke, self.exceptions,
+                        zeros=_native.aligned_zeros)
+
+    def _in_scope(self, scope: CallScope, run: Callable[..., Any], *args: Any) -> Any:
+        """`run(*args)` (a proc call) in `scope`: its return code, or FLOW_FUNC_FAILED when it raised
+        (noted in the scope)."""
         token = enter_scope(scope)
         try:
-            ret = self._run(state, inputs)
+            return run(*args)
         except Exception as error:  # noqa: BLE001 - a proc's failure fails its transaction only
-            ret = FLOW_FUNC_FAILED
             scope.note(f"{self.func} raised {exception_text(error)}{user_frames(error)}")
+            return FLOW_FUNC_FAILED
         finally:
             leave_scope(token)
-        return self._emit(ret, state, scope)
 
     def _run(self, state: RunState, inputs: list) -> Any:
         raise NotImplementedError
@@ -203,11 +210,15 @@ class ProjectCall:
 
 def _latest_meta(messages: list[Message]) -> TransactionMeta:
     """The transaction a call's outputs belong to: the latest (highest id) among its inputs."""
-    latest = TransactionMeta()
+    latest = _NO_TRANSACTION
     for message in messages:
-        if message.meta.transaction_id >= latest.transaction_id:
-            latest = message.meta
+        meta = message.meta
+        if meta.transaction_id >= latest.transaction_id:
+            latest = meta
     return latest
+
+
+_from_message = FlowMsg.from_message
 
 
 class _TrackedStream:
@@ -233,13 +244,27 @@ class _TrackedStream:
 class PythonProjectCall(ProjectCall):
     method: Callable = None
 
-    def _run(self, state: RunState, inputs: list) -> Any:
+    def __call__(self, inputs: list) -> Iterable[OutputSet]:
+        """A plain proc's call, with as few calls around the proc as it takes (it runs per message);
+        a stream-input proc's, as `ProjectCall` makes it."""
         if self.stream_input:
-            args = [FlowMsgQueue(_TrackedStream(stream, state), convert=FlowMsg.from_message)
-                    for stream in inputs]
-        else:
-            state.meta = _latest_meta(inputs)
-            args = [FlowMsg.from_message(message) for message in inputs]
+            return super().__call__(inputs)
+        state = self._state(_latest_meta(inputs))
+        scope = CallScope(self.node, self.func)
+        ret = self._in_scope(scope, self.method, MetaRunContext(state), [_from_message(m) for m in inputs])
+        if ret == FLOW_FUNC_SUCCESS and state.raised is None:
+            ports, output_sets = self.outputs, []
+            for index, out in state.outputs:
+                if out.get_ret_code():
+                    break  # _emit fails it
+                output_sets.append([(ports[index], out.to_message(""))])
+            else:
+                return output_sets
+        return self._emit(ret, state, scope)
+
+    def _run(self, state: RunState, inputs: list) -> Any:
+        """A stream-input proc (plain ones run in `__call__`)."""
+        args = [FlowMsgQueue(_TrackedStream(stream, state), convert=FlowMsg.from_message) for stream in inputs]
         return self.method(MetaRunContext(state), args)
 
     def _message(self, index: int, out: FlowMsg, meta: TransactionMeta) -> Message:
@@ -338,10 +363,6 @@ class CppProjectCall(ProjectCall):
         with call_scope(scope):
             ret = self._settle(state, state.meta, result)
         return self._emit(ret, state, scope)
-
-    def _state(self, meta: TransactionMeta) -> RunState:
-        return RunState(self.func, len(self.outputs), meta, self.closures.invoke, self.exceptions,
-                        zeros=_native.aligned_zeros)
 
     def _run(self, state: RunState, inputs: list) -> Any:
         """A stream-input proc (only those run through `ProjectCall.__call__`)."""

@@ -316,11 +316,16 @@ class Decoder {
     return Decode(*message.record);
   }
 
-  // The Message a record stands for; takes over the record's block reference.
+  // The Message a record stands for; takes over the record's block reference. Consecutive
+  // records of one transaction (a set's inputs) share one TransactionMeta (it is immutable).
   py::object Decode(const rt::MessageRecord& record) {
     std::string error;
     py::object payload = DecodeBody(record, error);
-    return MessageOf(record, DecodeMeta(rt::TransactionOf(record)), std::move(payload), error);
+    if (!last_meta_ || !rt::SameTransaction(last_transaction_, record)) {
+      last_meta_ = DecodeMeta(rt::TransactionOf(record));
+      std::memcpy(&last_transaction_, &record, offsetof(rt::MessageRecord, ret_code));
+    }
+    return MessageOf(record, last_meta_, std::move(payload), error);
   }
 
   // A record's payload (None without one), its error text into `error`; takes over the record's
@@ -397,6 +402,8 @@ class Decoder {
   }
 
   std::shared_ptr<rt::Region> region_;
+  py::object last_meta_;                // the TransactionMeta of the last record decoded
+  rt::MessageRecord last_transaction_;  // its transaction fields (those before ret_code)
 };
 
 // -- numpy's allocator (NEP 49) ----------------------------------------------------------------
