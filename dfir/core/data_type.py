@@ -84,6 +84,10 @@ def to_numpy(dtype: DType) -> np.dtype:
 
 def from_numpy(dtype) -> DType:
     """The GE data type of a numpy dtype (strings and bytes map to DT_STRING)."""
+    if isinstance(dtype, np.dtype):  # an array's dtype, the common case: one lookup
+        found = _FROM_NUMPY.get(dtype)
+        if found is not None:
+            return found
     npd = np.dtype(dtype)
     if npd.kind in "SU":
         return DT_STRING

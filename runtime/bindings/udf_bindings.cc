@@ -601,6 +601,7 @@ py::object UdfCaller::SettleWith(const ProcResult& result, const py::object& tra
 py::object UdfCaller::CallMessages(const py::list& inputs) {
   if (!Messages().message_type) throw UdfError("the UDF message types are not configured");
   std::vector<std::shared_ptr<HostFlowMsg>> messages;
+  messages.reserve(inputs.size());
   py::object transaction;  // the latest input's TransactionMeta (a new empty one without inputs)
   MsgMeta latest;
   try {

@@ -70,22 +70,22 @@ int32_t HostTensor::Reshape(const std::vector<int64_t>& shape) {
 
 std::shared_ptr<HostFlowMsg> HostFlowMsg::Tensor(std::vector<int64_t> shape, TensorDataType dtype, Buffer buffer,
                                                  const MsgMeta& meta) {
-  std::shared_ptr<HostFlowMsg> msg(new HostFlowMsg(MsgType::MSG_TYPE_TENSOR_DATA, Payload::kTensor, meta));
-  msg->tensor_ = std::make_unique<HostTensor>(std::move(shape), dtype, std::move(buffer));
+  auto msg = std::make_shared<HostFlowMsg>(Key(), MsgType::MSG_TYPE_TENSOR_DATA, Payload::kTensor, meta);
+  msg->tensor_.emplace(std::move(shape), dtype, std::move(buffer));
   return msg;
 }
 
 std::shared_ptr<HostFlowMsg> HostFlowMsg::Raw(Buffer buffer, const MsgMeta& meta) {
-  std::shared_ptr<HostFlowMsg> msg(new HostFlowMsg(MsgType::MSG_TYPE_RAW_MSG, Payload::kRaw, meta));
+  auto msg = std::make_shared<HostFlowMsg>(Key(), MsgType::MSG_TYPE_RAW_MSG, Payload::kRaw, meta);
   msg->raw_ = std::move(buffer);
   return msg;
 }
 
 std::shared_ptr<HostFlowMsg> HostFlowMsg::Empty(MsgType type, const MsgMeta& meta) {
-  return std::shared_ptr<HostFlowMsg>(new HostFlowMsg(type, Payload::kEmpty, meta));
+  return std::make_shared<HostFlowMsg>(Key(), type, Payload::kEmpty, meta);
 }
 
-const Buffer& HostFlowMsg::buffer() const { return tensor_ != nullptr ? tensor_->buffer() : raw_; }
+const Buffer& HostFlowMsg::buffer() const { return tensor_ ? tensor_->buffer() : raw_; }
 
 int32_t HostFlowMsg::GetRawData(void*& data, uint64_t& size) const {
   if (payload_ == Payload::kEmpty) return FlowFunc::FLOW_FUNC_ERR_PARAM_INVALID;

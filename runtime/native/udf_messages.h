@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -67,7 +68,7 @@ class HostFlowMsg final : public FlowFunc::FlowMsg {
   static std::shared_ptr<HostFlowMsg> Empty(MsgType type, const MsgMeta& meta);
 
   MsgType GetMsgType() const override { return type_; }
-  FlowFunc::Tensor* GetTensor() const override { return tensor_.get(); }
+  FlowFunc::Tensor* GetTensor() const override { return tensor_ ? &*tensor_ : nullptr; }
   int32_t GetRawData(void*& data, uint64_t& size) const override;
   int32_t GetRetCode() const override { return ret_code_; }
   void SetRetCode(int32_t ret_code) override { ret_code_ = ret_code; }
@@ -82,7 +83,7 @@ class HostFlowMsg final : public FlowFunc::FlowMsg {
   void SetRouteLabel(uint32_t route_label) override { route_label_ = route_label; }
 
   Payload payload() const { return payload_; }
-  const HostTensor* tensor() const { return tensor_.get(); }
+  const HostTensor* tensor() const { return tensor_ ? &*tensor_ : nullptr; }
   // The message's bytes: the tensor's or the raw data's (empty for an empty message).
   const Buffer& buffer() const;
   const MsgMeta& meta() const { return meta_; }
@@ -91,11 +92,18 @@ class HostFlowMsg final : public FlowFunc::FlowMsg {
   void SetLabels(uint32_t data_label, uint32_t route_label);
 
  private:
-  HostFlowMsg(MsgType type, Payload payload, const MsgMeta& meta) : type_(type), payload_(payload), meta_(meta) {}
+  // Lets the factories make messages with std::make_shared (one allocation), and nobody else.
+  struct Key {
+    explicit Key() = default;
+  };
 
+ public:
+  HostFlowMsg(Key, MsgType type, Payload payload, const MsgMeta& meta) : type_(type), payload_(payload), meta_(meta) {}
+
+ private:
   MsgType type_;
   Payload payload_;
-  std::unique_ptr<HostTensor> tensor_;
+  mutable std::optional<HostTensor> tensor_;  // GetTensor() hands out a writable tensor
   Buffer raw_;
   int32_t ret_code_ = 0;
   MsgMeta meta_;

@@ -84,7 +84,7 @@ class MetaRunContext:
         _check_align("alloc_tensor_msg", align)
         if not _is_shape(shape):
             raise GeError(f"alloc_tensor_msg: shape must be a list of ints >= 0, got {shape!r}")
-        numpy_dtype = _NUMERIC.get(dtype) if isinstance(dtype, dt.DType) else None
+        numpy_dtype = _NUMERIC.get(dtype.dtype) if isinstance(dtype, dt.DType) else None
         if numpy_dtype is None:
             if not isinstance(dtype, dt.DType) or dtype == dt.DT_STRING:
                 raise GeError(f"alloc_tensor_msg: dtype must be a numeric DType such as DT_INT32, got "
@@ -220,8 +220,10 @@ def _is_shape(shape) -> bool:
     return True
 
 
-# The numpy dtype of each numeric DType that numpy has (alloc_tensor_msg looks them up).
-_NUMERIC = {dtype: dt.to_numpy(dtype) for dtype in (dt.from_name(name) for name in dt.__all__ if name.startswith("DT_"))
+# The numpy dtype of each numeric DType that numpy has, by GE's type number (alloc_tensor_msg
+# looks them up: an int key hashes faster than a DType).
+_NUMERIC = {dtype.dtype: dt.to_numpy(dtype)
+            for dtype in (dt.from_name(name) for name in dt.__all__ if name.startswith("DT_"))
             if dtype != dt.DT_STRING and dtype != dt.DT_BF16}
 
 
