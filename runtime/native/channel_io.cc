@@ -62,13 +62,25 @@ void RingConsumers(const Region& region, const std::vector<uint32_t>& channels) 
 void PendingPut::Add(uint32_t channel, const MessageRecord& record, const void* key) {
   records_.push_back(record);
   outgoing_.push_back(Outgoing{channel, records_.size() - 1, nullptr});
-  if (key != nullptr) keyed_.emplace(key, records_.size() - 1);
+  if (key == nullptr) return;
+  keyed_.emplace_back(key, records_.size() - 1);
+  if (keyed_.size() > kLinearKeys) {
+    if (indexed_.empty()) indexed_.insert(keyed_.begin(), keyed_.end());
+    indexed_.emplace(key, records_.size() - 1);
+  }
 }
 
 bool PendingPut::AddAgain(uint32_t channel, const void* key) {
-  auto found = keyed_.find(key);
-  if (found == keyed_.end()) return false;
-  records_.push_back(records_[found->second]);
+  size_t record = kNoRecord;
+  if (!indexed_.empty()) {
+    const auto found = indexed_.find(key);
+    if (found != indexed_.end()) record = found->second;
+  } else {
+    const auto found = std::find_if(keyed_.begin(), keyed_.end(), [key](const auto& entry) { return entry.first == key; });
+    if (found != keyed_.end()) record = found->second;
+  }
+  if (record == kNoRecord) return false;
+  records_.push_back(records_[record]);
   RetainBody(region_, records_.back());
   outgoing_.push_back(Outgoing{channel, records_.size() - 1, nullptr});
   return true;

@@ -20,6 +20,7 @@
 #include <cstdint>
 #include <functional>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "blocking.h"
@@ -50,7 +51,12 @@ class LocalObjects {
 // its records until they are pushed, and gives back those of the records it never pushes.
 class PendingPut {
  public:
-  explicit PendingPut(Region& region) : region_(region) {}
+  explicit PendingPut(Region& region) : region_(region) {
+    // A put carries a few messages: room for them up front saves regrowing per message.
+    records_.reserve(kTypicalMessages);
+    outgoing_.reserve(kTypicalMessages);
+    keyed_.reserve(kTypicalMessages);
+  }
   ~PendingPut() { Discard(); }
   PendingPut(const PendingPut&) = delete;
   PendingPut& operator=(const PendingPut&) = delete;
@@ -78,6 +84,8 @@ class PendingPut {
 
  private:
   static constexpr size_t kNoRecord = ~size_t{0};
+  static constexpr size_t kTypicalMessages = 4;
+  static constexpr size_t kLinearKeys = 16;
   struct Outgoing {
     uint32_t channel;
     size_t record;  // index in records_, kNoRecord for a local channel's object
@@ -92,7 +100,9 @@ class PendingPut {
   Region& region_;
   std::vector<Outgoing> outgoing_;
   std::vector<MessageRecord> records_;
-  std::unordered_map<const void*, size_t> keyed_;  // key -> index in records_
+  // (key, index in records_): searched in order while a few, through `indexed_` beyond kLinearKeys.
+  std::vector<std::pair<const void*, size_t>> keyed_;
+  std::unordered_map<const void*, size_t> indexed_;
   size_t pushed_ = 0;                              // outgoing_[0, pushed_) are on their channels
   bool ring_before_waiting_ = false;               // Push without `ring`
   TransactionLedger* ledger_ = nullptr;
