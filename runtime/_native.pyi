@@ -267,6 +267,9 @@ class UdfInstance:
                                                                 tuple[int, int] | None, int]:
         """A stream-input func: `take(input, timeout_ms) -> (status, message tuple or None)`."""
 
+def new_message(meta: Any, kind: Any, payload: Any) -> Any:
+    """What dfir.core.messages.new_message makes (a message without return code, error or labels)."""
+
 class UdfCaller:
     """A plain func of a node's C++ UDF objects as the runtime calls it (runtime/bindings/udf_caller.h)."""
     def __init__(self, instance: UdfInstance, func: str, ports: list[int], exceptions: dict[int, tuple[int, int]],

@@ -257,7 +257,7 @@ class PythonProjectCall(ProjectCall):
             for index, out in state.outputs:
                 if out.get_ret_code():
                     break  # _emit fails it
-                output_sets.append([(ports[index], out.to_message(""))])
+                output_sets.append([(ports[index], out.to_message("", _native.new_message))])
             else:
                 return output_sets
         return self._emit(ret, state, scope)

@@ -1613,6 +1613,27 @@ void SetupRuntimeBindings(py::module_& m) {
   m.def(
       "exit_when_process_ends", [](int pid, int exit_code) { rt::ExitWhenProcessEnds(static_cast<pid_t>(pid), exit_code); },
       py::arg("pid"), py::arg("exit_code"));
+  m.def(
+      "new_message",
+      [](py::object meta, py::object kind, py::object payload) {
+        CheckConfigured();
+        const Names& name = Name();
+        static const py::object no_error = py::str("");
+        static const py::object zero = py::int_(0);
+        py::object message = NewRecordObject(Types().message_type, {{&name.meta, std::move(meta)},
+                                                                    {&name.kind, std::move(kind)},
+                                                                    {&name.payload, std::move(payload)},
+                                                                    {&name.ret_code, zero},
+                                                                    {&name.error, no_error},
+                                                                    {&name.route_label, zero},
+                                                                    {&name.data_label, zero}});
+        for (const auto& [field, value] : Types().other_fields) {
+          if (PyObject_GenericSetAttr(message.ptr(), field.ptr(), value.ptr()) != 0) throw py::error_already_set();
+        }
+        return message;
+      },
+      py::arg("meta"), py::arg("kind"), py::arg("payload"),
+      "What dfir.core.messages.new_message makes (a message without return code, error or labels), made natively.");
   m.def("aligned_zeros", &AlignedZeros, py::arg("shape"), py::arg("dtype"), py::arg("align"),
         "A zero-filled array of `shape` and `dtype` (anything numpy.dtype takes) whose data start on an "
         "`align`-byte boundary (a power of two).");

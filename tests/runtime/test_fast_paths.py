@@ -14,12 +14,14 @@ from hypothesis import strategies as st
 import dfir
 import dfir.dataflow as df
 from dfir.core.flow_info import FlowInfo
+from dfir.core.messages import Kind, Message, TransactionMeta, new_message
 from dfir.core.tensor import Tensor
 from dfir.core.udf_payload import UdfPayload
 from dfir.frontend.flow_func.status import FLOW_FUNC_FAILED
 from dfir.frontend.dataflow import names
 from dfir.ge.error import GeError
 from dfir.om.schema import PartitionType
+from dfir.runtime import _native
 from dfir.runtime.model import RuntimeModel
 from dfir.runtime.om import read_om
 from dfir.runtime.status import PARAM_INVALID
@@ -79,6 +81,14 @@ def test_of_array_and_of_fields_build_what_the_constructors_build():
     info = FlowInfo.of_fields(1, 2, 3, 4, b"abc")
     assert vars(info) == vars(expected) and info.get_user_data(3) == bytearray(b"abc")
     assert vars(FlowInfo.of_fields(0, 0, 0, 0, b"")) == vars(FlowInfo())
+
+
+@pytest.mark.parametrize("kind, payload", [(Kind.TENSOR, np.arange(3)), (Kind.RAW, np.zeros(4, np.uint8)),
+                                           (Kind.OBJECT, {"k": 1}), (Kind.EMPTY, None)])
+def test_the_native_new_message_builds_what_new_message_builds(kind, payload):
+    meta = TransactionMeta(7, 1, 2, 3, b"u")
+    fast, slow = _native.new_message(meta, kind, payload), new_message(meta, kind, payload)
+    assert type(fast) is Message and fast == slow and fast.payload is payload and fast.meta is meta
 
 
 @pytest.mark.parametrize("devices", [("-1", "-1", "-1"), ("-1", "0:0:1", "0:0:2")])

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 from enum import IntEnum
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 
@@ -158,14 +158,15 @@ class FlowMsg:
     def set_labels(self, data_label: int, route_label: int) -> None:
         self._data_label, self._route_label = data_label, route_label
 
-    def to_message(self, error: str) -> Message:
-        """The runtime message of this FlowMsg; `error` explains a non-zero return code."""
+    def to_message(self, error: str, plain: Callable[[TransactionMeta, Kind, Any], Message] = new_message) -> Message:
+        """The runtime message of this FlowMsg; `error` explains a non-zero return code. `plain`
+        makes a message without return code or labels (a runtime may give a faster one)."""
         meta = self._meta
         if self._ret_code != 0:
             return Message.failure(meta, self._ret_code, error)
         payload = self._payload if self._tensor is None else self._tensor.numpy()
         if not self._route_label and not self._data_label:
-            return new_message(meta, self._kind, payload)
+            return plain(meta, self._kind, payload)
         return Message(meta, self._kind, payload, route_label=self._route_label,
                        data_label=self._data_label)
 
