@@ -9,11 +9,12 @@
    cpp_project: refuse a library built for a resource type this host cannot run, load it (once
    per process and content, `_native.load_udf_library`), bind the node's funcs natively and run
    the classes' `Init`. A failing init is a GeError naming the node: the model does not load.
-3. Each func becomes a `ProjectCall`: per transaction it builds a `MetaRunContext` state, calls
-   the proc (a C++ proc with the GIL released, inputs and outputs crossing as buffers), and emits
-   what the proc set if it returned FLOW_FUNC_SUCCESS; otherwise its return code, or an
-   exception's FLOW_FUNC_FAILED, becomes the transaction's error on every output of the func,
-   with a message naming the node, the func, the code and what went wrong.
+3. Each func becomes a `ProjectCall` (a plain C++ func: its `_native.UdfCaller`): per
+   transaction it builds a `MetaRunContext` state, calls the proc (a C++ proc with the GIL
+   released, inputs and outputs crossing as buffers), and emits what the proc set if it returned
+   FLOW_FUNC_SUCCESS; otherwise its return code, or an exception's FLOW_FUNC_FAILED, becomes the
+   transaction's error on every output of the func, with a message naming the node, the func,
+   the code and what went wrong (a `UdfCaller` hands such calls to `CppProjectCall.settle`).
 """
 from __future__ import annotations
 
