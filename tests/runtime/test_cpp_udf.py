@@ -163,6 +163,19 @@ class Add : public MetaMultiFunc {
     return context->SetOutput(0, inputs[0]);
   }
 
+  // Outputs (found, code, user context id) of the exception raised for the call's transaction.
+  int32_t Caught(const std::shared_ptr<MetaRunContext>& context, const std::vector<std::shared_ptr<FlowMsg>>&) {
+    int32_t code = 0;
+    uint64_t user_context = 0;
+    const bool found = context->GetException(code, user_context);
+    std::shared_ptr<FlowMsg> out = context->AllocTensorMsg({3}, TensorDataType::DT_INT64);
+    auto* data = static_cast<int64_t*>(out->GetTensor()->GetData());
+    data[0] = found ? 1 : 0;
+    data[1] = code;
+    data[2] = static_cast<int64_t>(user_context);
+    return context->SetOutput(0, out);
+  }
+
   int32_t Raise(const std::shared_ptr<MetaRunContext>& context, const std::vector<std::shared_ptr<FlowMsg>>&) {
     context->RaiseException(9900002, 77);
     return FLOW_FUNC_SUCCESS;
@@ -213,6 +226,7 @@ FLOW_FUNC_REGISTRAR(Add)
     .RegProcFunc("UserCode", &Add::UserCode)
     .RegProcFunc("PassThrough", &Add::PassThrough)
     .RegProcFunc("AbortOnTwo", &Add::AbortOnTwo)
+    .RegProcFunc("Caught", &Add::Caught)
     .RegProcFunc("Raise", &Add::Raise)
     .RegProcFunc("BadBalance", &Add::BadBalance)
     .RegProcFunc("Report", &Add::Report)
@@ -356,7 +370,7 @@ def test_a_func_the_library_lacks_is_named_at_load(workspace):
         dfir.load(om)
     assert error.value.error_message == (
         "node 'add': C++ UDF library libadd.so registers funcs ['AbortOnTwo', 'Add1', 'Add2', 'AddNN', "
-        "'BadBalance', 'OutOfRange', 'PassThrough', 'Raise', 'Report', 'StreamSum', 'Throw', 'UserCode'], not 'Add9'")
+        "'BadBalance', 'Caught', 'OutOfRange', 'PassThrough', 'Raise', 'Report', 'StreamSum', 'Throw', 'UserCode'], not 'Add9'")
 
 
 def test_an_ascend_library_compiles_but_is_refused_at_load(workspace):
@@ -397,21 +411,51 @@ def test_logs_of_the_library_reach_python_logging_with_the_node(workspace, tmp_p
     assert "INFO|logger|0|[logger#0 Add1] AddProc1: shape is same" in lines
 
 
-@pytest.fixture
-def pass_through(workspace):
-    """The library's PassThrough func (one input, one output) as the runtime calls it
+@pytest.fixture(scope="module")
+def udf_caller(workspace):
+    """`udf_caller(func, exceptions={})`: the library's `func` (one output) as the runtime calls it
     (`_native.UdfCaller`, output port 3), the library taken from a compiled model (compiling builds
     it): its output sets, or `("settle", result, error)` for a call that did not succeed cleanly."""
     from dfir.runtime import _native
     om = read_om(dfir.compile(project_graph(one_func(workspace, "PassThrough"), 1, 1)).om)
     library = _native.load_udf_library(om.models[0].partitions_of(PartitionType.SO_BINS)[0].data, "libadd.so")
-    facts = {"name": "n", "input_num": 1, "output_num": 1, "work_path": "", "device_id": -1,
-             "instance_id": 0, "instance_num": 1}
-    instance = _native.UdfInstance(library, facts, [], ["PassThrough"])
-    assert instance.init() == (0, "")
-    caller = _native.UdfCaller(instance, "PassThrough", [3], {}, None,
-                               lambda result, error=None: ("settle", result, error))
-    return lambda *messages: caller(list(messages))
+
+    def make(func: str, exceptions: dict | None = None):
+        facts = {"name": "n", "input_num": 1, "output_num": 1, "work_path": "", "device_id": -1,
+                 "instance_id": 0, "instance_num": 1}
+        instance = _native.UdfInstance(library, facts, [], [func])
+        assert instance.init() == (0, "")
+        caller = _native.UdfCaller(instance, func, [3], {} if exceptions is None else exceptions, None,
+                                   lambda result, error=None: ("settle", result, error))
+        return lambda *messages: caller(list(messages))
+    return make
+
+
+@pytest.fixture
+def pass_through(udf_caller):
+    return udf_caller("PassThrough")
+
+
+def test_a_call_that_does_not_succeed_cleanly_is_settled_with_what_it_did(udf_caller):
+    meta = TransactionMeta(4, user_data=b"x")
+    settled, result, error = udf_caller("UserCode")(Message.tensor(meta, int32(1)))
+    assert (settled, error, result) == ("settle", None, (9900001, [], [], None, meta, ""))
+    settled, (ret, outputs, problems, raised, transaction, last_error), _ = udf_caller("Add1")(
+        Message.tensor(meta, int32(1)))
+    assert (ret, outputs, raised, transaction, last_error) == (
+        ff.FLOW_FUNC_ERR_PARAM_INVALID, [], None, meta, "AddProc1: invalid input")
+    settled, (ret, outputs, _, raised, _, _), _ = udf_caller("Raise")(Message.tensor(meta, int32(1)))
+    assert (ret, outputs, raised) == (0, [], (9900002, 77))
+    [[(_, out)]] = udf_caller("Report")(Message.tensor(meta, int32(1)))
+    assert (out.kind, bytes(out.payload).endswith(b";user=x")) == (Kind.RAW, True)
+
+
+def test_an_exception_raised_for_the_transaction_reaches_the_call(udf_caller):
+    caught = udf_caller("Caught", {4: (7, 8)})
+    [[(_, out)]] = caught(Message.tensor(TransactionMeta(4), int32(1)))
+    assert out.payload.tolist() == [1, 7, 8]
+    [[(_, out)]] = caught(Message.tensor(TransactionMeta(5), int32(1)))
+    assert out.payload.tolist() == [0, 0, 0]
 
 
 def test_tensors_cross_to_the_library_and_back_as_messages_without_copies(pass_through):
@@ -616,3 +660,26 @@ def replicated_options(folder: Path, placements: dict[str, str]) -> dict[str, st
     resources.write_text(json.dumps({"cluster": [{"cluster_nodes": [{
         "node_id": 0, "node_type": "x86", "ipaddr": "127.0.0.1", "item_list": [{"item_id": 0}, {"item_id": 1}]}]}]}))
     return {"ge.experiment.data_flow_deploy_info_path": str(deploy), "ge.resourceConfigPath": str(resources)}
+
+
+def test_a_cpp_func_fed_from_local_channels_takes_python_messages(workspace):
+    """Two Python nodes feed a two-input C++ func on their device: its inputs come on local
+    channels (Messages), which `Region.fire_udf` hands to the general path."""
+    x = df.FlowData(name="x")
+    add = cpp_node(workspace, "Add1", "add", input_num=2)
+    graph = df.FlowGraph([add(inc_flow.fnode()(x), inc_flow.fnode()(x))])
+    om = dfir.compile(graph).om
+    wiring = plan_wiring(json.loads(bytes(read_om(om).models[0].partition(PartitionType.FLOW_MODEL).data)), "m", 8)
+    add_unit = next(u for u, ref in enumerate(wiring.device.units) if wiring.device.node_names[ref.node] == "add")
+    assert not any(wiring.device.shared[c] for c in wiring.device.unit_inputs[add_unit])
+    with dfir.load(om) as model:
+        for value in (1, 2, 3):
+            model.feed_data([int32(value, value)])
+        results = [model.fetch_data(timeout=5000) for _ in range(3)]
+    assert [(int(ret), tensors[0].numpy().tolist()) for tensors, _, ret in results] == [
+        (0, [4, 4]), (0, [6, 6]), (0, [8, 8])]
+
+
+@df.pyflow
+def inc_flow(x):
+    return x + 1
