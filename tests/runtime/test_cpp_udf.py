@@ -610,9 +610,13 @@ def test_two_cpp_funcs_on_one_device_hand_records_to_each_other(workspace):
         for array in (small, large, small):
             assert model.feed_data([array]) == 0
         results = [model.fetch_data(timeout=5000) for _ in range(3)]
-    assert [(int(ret), info.transaction_id) for _, info, ret in results] == [(0, 1), (0, 2), (0, 3)]
-    for (tensors, _, _), array in zip(results, (small, large, small)):
-        assert tensors[0].numpy().dtype == array.dtype and np.array_equal(tensors[0].numpy(), array)
+        assert [(int(ret), info.transaction_id) for _, info, ret in results] == [(0, 1), (0, 2), (0, 3)]
+        for (tensors, _, _), array in zip(results, (small, large, small)):
+            assert tensors[0].numpy().dtype == array.dtype and np.array_equal(tensors[0].numpy(), array)
+        region = model._scheduler.region
+        assert region.arena_stats()["live_blocks"] == 1, "the large tensor crossed both funcs in one block"
+        del results, tensors
+        assert region.arena_stats()["live_blocks"] == 0, "every block came back"
 
 
 def test_an_upstream_failure_passes_through_a_cpp_func_unchanged(workspace):
