@@ -74,6 +74,8 @@ class RunState:
 class MetaRunContext:
     """The seeds' `MetaRunContext` (see the module docstring)."""
 
+    __slots__ = ("_state",)
+
     def __init__(self, state: RunState):
         self._state = state
 
