@@ -907,7 +907,7 @@ class PyRegion {
       fire_set(messages);  // raises Cancelled once the region closes
       return true;
     }
-    std::vector<std::shared_ptr<dfir::udf::HostFlowMsg>> inputs(width);
+    std::vector<std::shared_ptr<FlowFunc::FlowMsg>> inputs(width);
     const rt::MessageRecord* latest = taken.record(n, 0);
     for (size_t j = 0; j < width; ++j) {
       const rt::MessageRecord* record = taken.record(n, j);

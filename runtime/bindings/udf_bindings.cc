@@ -18,6 +18,7 @@
 #include <pybind11/stl.h>
 #include <numpy/arrayobject.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <functional>
 #include <limits>
@@ -420,8 +421,13 @@ py::capsule OwnerOf(const std::shared_ptr<HostFlowMsg>& msg) {
 // A C-contiguous numpy array of type `type_number` and `shape` over `msg`'s bytes, which its base
 // (OwnerOf) keeps alive.
 py::object ArrayOver(const std::shared_ptr<HostFlowMsg>& msg, int type_number, const std::vector<int64_t>& shape) {
-  std::vector<npy_intp> dims(shape.begin(), shape.end());
-  PyObject* array = PyArray_New(&PyArray_Type, static_cast<int>(dims.size()), dims.data(), type_number, nullptr,
+  if (shape.size() > NPY_MAXDIMS) {
+    throw UdfError("the UDF set a tensor of " + std::to_string(shape.size()) + " dimensions; numpy holds at most " +
+                   std::to_string(NPY_MAXDIMS));
+  }
+  npy_intp dims[NPY_MAXDIMS];
+  std::copy(shape.begin(), shape.end(), dims);
+  PyObject* array = PyArray_New(&PyArray_Type, static_cast<int>(shape.size()), dims, type_number, nullptr,
                                 msg->buffer().data, 0, NPY_ARRAY_CARRAY, nullptr);
   if (array == nullptr) throw py::error_already_set();
   py::object owned = py::reinterpret_steal<py::object>(array);
@@ -560,7 +566,7 @@ UdfCaller::UdfCaller(std::shared_ptr<UdfInstance> instance, std::string func, st
       invoke_(std::move(invoke)),
       settle_(std::move(settle)) {}
 
-ProcResult UdfCaller::Run(const std::vector<std::shared_ptr<HostFlowMsg>>& inputs, const MsgMeta& latest,
+ProcResult UdfCaller::Run(const std::vector<std::shared_ptr<FlowFunc::FlowMsg>>& inputs, const MsgMeta& latest,
                           const std::string& user_data) {
   CallFacts call;
   call.meta = latest;
@@ -600,7 +606,7 @@ py::object UdfCaller::SettleWith(const ProcResult& result, const py::object& tra
 
 py::object UdfCaller::CallMessages(const py::list& inputs) {
   if (!Messages().message_type) throw UdfError("the UDF message types are not configured");
-  std::vector<std::shared_ptr<HostFlowMsg>> messages;
+  std::vector<std::shared_ptr<FlowFunc::FlowMsg>> messages;
   messages.reserve(inputs.size());
   py::object transaction;  // the latest input's TransactionMeta (a new empty one without inputs)
   MsgMeta latest;

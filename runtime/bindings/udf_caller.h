@@ -31,7 +31,7 @@ class UdfCaller {
 
   // The func on `inputs` of the transaction `latest`, whose user data are `user_data`. Called
   // with the GIL held; the proc runs with it released.
-  ProcResult Run(const std::vector<std::shared_ptr<HostFlowMsg>>& inputs, const MsgMeta& latest,
+  ProcResult Run(const std::vector<std::shared_ptr<FlowFunc::FlowMsg>>& inputs, const MsgMeta& latest,
                  const std::string& user_data);
   // Whether a call went as planned: it returned SUCCESS, noted no problem, raised no exception
   // and set no output with a return code.

@@ -90,9 +90,8 @@ int32_t UdfInstance::Init(std::string& problem) {
 }
 
 ProcResult UdfInstance::Proc(const std::string& func, size_t output_num,
-                             const std::vector<std::shared_ptr<HostFlowMsg>>& inputs, CallFacts call,
+                             const std::vector<std::shared_ptr<FlowFunc::FlowMsg>>& messages, CallFacts call,
                              ModelInvoker invoker) {
-  const std::vector<std::shared_ptr<FlowFunc::FlowMsg>> messages(inputs.begin(), inputs.end());
   return Run(func, output_num, std::move(call), std::move(invoker),
              [&](const Bound& bound, const std::shared_ptr<HostRunContext>& context) {
                if (!bound.entry->call) {

@@ -53,7 +53,7 @@ class UdfInstance {
   int32_t Init(std::string& problem);
 
   // Runs func `func` (one of the constructor's) on `inputs`; exceptions become FLOW_FUNC_FAILED.
-  ProcResult Proc(const std::string& func, size_t output_num, const std::vector<std::shared_ptr<HostFlowMsg>>& inputs,
+  ProcResult Proc(const std::string& func, size_t output_num, const std::vector<std::shared_ptr<FlowFunc::FlowMsg>>& inputs,
                   CallFacts call, ModelInvoker invoker);
 
   // Runs stream-input func `func` with one FlowMsgQueue per input reading through `inputs`.
