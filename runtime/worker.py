@@ -24,7 +24,9 @@ mapped, not copied) and the region, and calls `run_worker`, which never returns:
      A chain of plain single-output Python funcs joined by direct calls (each but the first
      single-input) runs in a lean loop (`LeanChain`) that does the same with fewer Python calls
      per message. A plain C++ UDF func fires natively (`Region.fire_udf`): records in, records
-     out, no Python object per message (its outputs always go on shared channels).
+     out, no Python object per message (its outputs always go on shared channels). Any other
+     plain func whose outputs go to fixed channels has its sets taken and its output sets put
+     natively around its one Python call (`Region.fire_sets`).
      Numpy arrays of at least ARENA_THRESHOLD bytes that the funcs allocate live in the region's
      arena, so a result crosses to another process without a copy.
   4. When the region closes, every wait returns CLOSED, the threads end, and the process exits
