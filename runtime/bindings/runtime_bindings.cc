@@ -409,31 +409,64 @@ class Decoder {
 // -- numpy's allocator (NEP 49) ----------------------------------------------------------------
 
 // numpy's hooks over a native ArenaAllocator; freed with the capsule numpy holds.
+// numpy's hooks over a native ArenaAllocator; freed with the capsule numpy holds. Requests below
+// the allocator's threshold go to the handler that was current before (numpy's own, whose cache
+// of small buffers makes the many small arrays of a message cheap), as does everything that does
+// not lie in the arena.
 struct NumpyArenaHandler {
   PyDataMem_Handler handler;
   rt::ArenaAllocator allocator;
+  py::object previous_capsule;  // keeps `previous` alive
+  PyDataMem_Handler* previous = nullptr;
+
+  PyDataMemAllocator& fallback() const { return previous->allocator; }
 };
 
-void* HandlerMalloc(void* context, size_t size) { return static_cast<rt::ArenaAllocator*>(context)->Allocate(size); }
+void* HandlerMalloc(void* context, size_t size) {
+  auto* hooks = static_cast<NumpyArenaHandler*>(context);
+  if (size < hooks->allocator.threshold()) return hooks->fallback().malloc(hooks->fallback().ctx, size);
+  return hooks->allocator.Allocate(size);
+}
 
 void* HandlerCalloc(void* context, size_t count, size_t element_size) {
-  return static_cast<rt::ArenaAllocator*>(context)->AllocateZeroed(count, element_size);
+  auto* hooks = static_cast<NumpyArenaHandler*>(context);
+  if (count * element_size < hooks->allocator.threshold()) {
+    return hooks->fallback().calloc(hooks->fallback().ctx, count, element_size);
+  }
+  return hooks->allocator.AllocateZeroed(count, element_size);
 }
 
 void* HandlerRealloc(void* context, void* data, size_t size) {
-  return static_cast<rt::ArenaAllocator*>(context)->Reallocate(data, size);
+  auto* hooks = static_cast<NumpyArenaHandler*>(context);
+  if (data != nullptr && hooks->allocator.InArena(data)) return hooks->allocator.Reallocate(data, size);
+  return hooks->fallback().realloc(hooks->fallback().ctx, data, size);
 }
 
-void HandlerFree(void* context, void* data, size_t /*size*/) { static_cast<rt::ArenaAllocator*>(context)->Free(data); }
+void HandlerFree(void* context, void* data, size_t size) {
+  auto* hooks = static_cast<NumpyArenaHandler*>(context);
+  if (data != nullptr && hooks->allocator.InArena(data)) {
+    hooks->allocator.Free(data);
+  } else {
+    hooks->fallback().free(hooks->fallback().ctx, data, size);
+  }
+}
 
 void DestroyHandler(PyObject* capsule) { delete static_cast<NumpyArenaHandler*>(PyCapsule_GetContext(capsule)); }
 
 // Makes numpy allocate from `region`'s arena in the calling thread (a context variable).
 void UseArenaAllocator(const std::shared_ptr<rt::Region>& region, uint64_t threshold) {
   auto* hooks = new NumpyArenaHandler{{}, rt::ArenaAllocator(region, threshold)};
+  hooks->previous_capsule = py::reinterpret_steal<py::object>(PyDataMem_GetHandler());
+  hooks->previous = hooks->previous_capsule
+                        ? static_cast<PyDataMem_Handler*>(PyCapsule_GetPointer(hooks->previous_capsule.ptr(), "mem_handler"))
+                        : nullptr;
+  if (hooks->previous == nullptr) {
+    delete hooks;
+    throw py::error_already_set();
+  }
   std::snprintf(hooks->handler.name, sizeof hooks->handler.name, "dfir_arena");
   hooks->handler.version = 1;
-  hooks->handler.allocator = {&hooks->allocator, HandlerMalloc, HandlerCalloc, HandlerRealloc, HandlerFree};
+  hooks->handler.allocator = {hooks, HandlerMalloc, HandlerCalloc, HandlerRealloc, HandlerFree};
   PyObject* capsule = PyCapsule_New(&hooks->handler, "mem_handler", &DestroyHandler);
   if (capsule == nullptr || PyCapsule_SetContext(capsule, hooks) != 0) {
     delete hooks;

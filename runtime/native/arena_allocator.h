@@ -30,6 +30,11 @@ class ArenaAllocator {
   void* Reallocate(void* data, size_t size);
   void Free(void* data);
 
+  // Requests this small or smaller go to malloc.
+  uint64_t threshold() const { return threshold_; }
+  // Whether `data` lies in the arena (Free and Reallocate give it back there).
+  bool InArena(const void* data) const { return region_->arena().Contains(data); }
+
  private:
   std::shared_ptr<Region> region_;
   uint64_t threshold_;
