@@ -28,6 +28,7 @@ from dfir.frontend.udf.config import load_compile_config
 # The seed's Add project in C++: Add1/Add2 follow the seed's Python Add1, AddNN runs the invoked
 # GE graph; the other funcs exercise the rest of the API.
 ADD_CPP = r'''
+#include <algorithm>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
@@ -163,6 +164,26 @@ class Add : public MetaMultiFunc {
     return context->SetOutput(0, inputs[0]);
   }
 
+  // Outputs, for a 4096-aligned tensor and a 256-aligned raw buffer it allocates: their addresses
+  // modulo the alignment and whether every byte starts zero.
+  int32_t Aligned(const std::shared_ptr<MetaRunContext>& context, const std::vector<std::shared_ptr<FlowMsg>>&) {
+    std::shared_ptr<FlowMsg> tensor = context->AllocTensorMsgWithAlign({3, 5}, TensorDataType::DT_INT64, 4096);
+    std::shared_ptr<FlowMsg> raw = context->AllocRawDataMsg(1000, 256);
+    void* raw_data = nullptr;
+    uint64_t raw_size = 0;
+    raw->GetRawData(raw_data, raw_size);
+    const auto* bytes = static_cast<const uint8_t*>(tensor->GetTensor()->GetData());
+    bool zero = std::all_of(bytes, bytes + tensor->GetTensor()->GetDataSize(), [](uint8_t b) { return b == 0; }) &&
+                std::all_of(static_cast<const uint8_t*>(raw_data), static_cast<const uint8_t*>(raw_data) + raw_size,
+                            [](uint8_t b) { return b == 0; });
+    std::shared_ptr<FlowMsg> out = context->AllocTensorMsg({3}, TensorDataType::DT_INT64);
+    auto* data = static_cast<int64_t*>(out->GetTensor()->GetData());
+    data[0] = static_cast<int64_t>(reinterpret_cast<uintptr_t>(tensor->GetTensor()->GetData()) % 4096);
+    data[1] = static_cast<int64_t>(reinterpret_cast<uintptr_t>(raw_data) % 256);
+    data[2] = zero ? 1 : 0;
+    return context->SetOutput(0, out);
+  }
+
   // Outputs (found, code, user context id) of the exception raised for the call's transaction.
   int32_t Caught(const std::shared_ptr<MetaRunContext>& context, const std::vector<std::shared_ptr<FlowMsg>>&) {
     int32_t code = 0;
@@ -226,6 +247,7 @@ FLOW_FUNC_REGISTRAR(Add)
     .RegProcFunc("UserCode", &Add::UserCode)
     .RegProcFunc("PassThrough", &Add::PassThrough)
     .RegProcFunc("AbortOnTwo", &Add::AbortOnTwo)
+    .RegProcFunc("Aligned", &Add::Aligned)
     .RegProcFunc("Caught", &Add::Caught)
     .RegProcFunc("Raise", &Add::Raise)
     .RegProcFunc("BadBalance", &Add::BadBalance)
@@ -369,7 +391,7 @@ def test_a_func_the_library_lacks_is_named_at_load(workspace):
     with pytest.raises(GeError) as error:
         dfir.load(om)
     assert error.value.error_message == (
-        "node 'add': C++ UDF library libadd.so registers funcs ['AbortOnTwo', 'Add1', 'Add2', 'AddNN', "
+        "node 'add': C++ UDF library libadd.so registers funcs ['AbortOnTwo', 'Add1', 'Add2', 'AddNN', 'Aligned', "
         "'BadBalance', 'Caught', 'OutOfRange', 'PassThrough', 'Raise', 'Report', 'StreamSum', 'Throw', 'UserCode'], not 'Add9'")
 
 
@@ -448,6 +470,12 @@ def test_a_call_that_does_not_succeed_cleanly_is_settled_with_what_it_did(udf_ca
     assert (ret, outputs, raised) == (0, [], (9900002, 77))
     [[(_, out)]] = udf_caller("Report")(Message.tensor(meta, int32(1)))
     assert (out.kind, bytes(out.payload).endswith(b";user=x")) == (Kind.RAW, True)
+
+
+def test_buffers_a_cpp_udf_allocates_start_aligned_and_zero_filled(udf_caller):
+    for _ in range(20):  # allocations land at varied addresses
+        [[(_, out)]] = udf_caller("Aligned")(Message.tensor(TransactionMeta(1), int32(1)))
+        assert out.payload.tolist() == [0, 0, 1]
 
 
 def test_an_exception_raised_for_the_transaction_reaches_the_call(udf_caller):
