@@ -9,8 +9,8 @@ Algorithm:
      instance on `device`, round-robin, no alignment), gives each distinct device over all
      instances a worker, in plan order, and each input of each instance and each graph output a
      channel: local when every instance of the producer runs in the consumer's worker and the
-     producer is not a C++ UDF, shared otherwise (the driver, i.e. this process, feeds every graph input and fetches every graph
-     output through shared channels). A message for a replicated consumer goes to one of its
+     producer is not a C++ UDF, shared otherwise (the driver, i.e. this process, feeds every
+     graph input and fetches every graph output through shared channels). A message for a replicated consumer goes to one of its
      instances' channels, picked by the consumer's dispatch rule (`worker.Targets`).
   2. One region (`dfir.runtime.channels`) holds the channels; a worker is forked per device,
      builds that device's nodes and reports ready; a worker that cannot build them fails the

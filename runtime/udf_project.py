@@ -250,8 +250,7 @@ class PythonProjectCall(ProjectCall):
         a stream-input proc's, as `ProjectCall` makes it."""
         if self.stream_input:
             return super().__call__(inputs)
-        state = RunState(self.func, len(self.outputs), _latest_meta(inputs), self.closures.invoke, self.exceptions,
-                         zeros=_native.aligned_zeros)
+        state = self._state(_latest_meta(inputs))
         scope = CallScope(self.node, self.func)
         ret = self._in_scope(scope, self.method, MetaRunContext(state), [_from_message(m) for m in inputs])
         if ret == FLOW_FUNC_SUCCESS and state.raised is None:

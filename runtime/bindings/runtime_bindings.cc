@@ -91,6 +91,24 @@ const Names& Name() {
   return *names;
 }
 
+// A new dfir.core.messages.Message with these fields (the codec's other fields at their defaults),
+// its slots set directly.
+py::object NewMessage(py::object meta, py::object kind, py::object payload, int32_t ret_code, py::object error,
+                      uint32_t route_label, uint32_t data_label) {
+  const Names& name = Name();
+  py::object message = NewRecordObject(Types().message_type, {{&name.meta, std::move(meta)},
+                                                              {&name.kind, std::move(kind)},
+                                                              {&name.payload, std::move(payload)},
+                                                              {&name.ret_code, py::int_(ret_code)},
+                                                              {&name.error, std::move(error)},
+                                                              {&name.route_label, py::int_(route_label)},
+                                                              {&name.data_label, py::int_(data_label)}});
+  for (const auto& [field, value] : Types().other_fields) {
+    if (PyObject_GenericSetAttr(message.ptr(), field.ptr(), value.ptr()) != 0) throw py::error_already_set();
+  }
+  return message;
+}
+
 void CheckConfigured() {
   if (!Types().message_type) throw rt::RuntimeError("the message codec is not configured (call configure_codec)");
 }
@@ -355,22 +373,12 @@ class Decoder {
                               const std::string& error) {
     py::object text = py::reinterpret_steal<py::object>(
         PyUnicode_DecodeUTF8(error.data(), static_cast<Py_ssize_t>(error.size()), "replace"));
-    const Names& name = Name();
     if (record.kind >= Types().kinds.size()) {
       throw rt::RuntimeError("a channel record has kind " + std::to_string(record.kind) + "; there are " +
                              std::to_string(Types().kinds.size()));
     }
-    py::object message = NewRecordObject(Types().message_type, {{&name.meta, std::move(meta)},
-                                                                {&name.kind, Types().kinds[record.kind]},
-                                                                {&name.payload, std::move(payload)},
-                                                                {&name.ret_code, py::int_(record.ret_code)},
-                                                                {&name.error, text},
-                                                                {&name.route_label, py::int_(record.route_label)},
-                                                                {&name.data_label, py::int_(record.data_label)}});
-    for (const auto& [field, value] : Types().other_fields) {
-      if (PyObject_GenericSetAttr(message.ptr(), field.ptr(), value.ptr()) != 0) throw py::error_already_set();
-    }
-    return message;
+    return NewMessage(std::move(meta), Types().kinds[record.kind], std::move(payload), record.ret_code, std::move(text),
+                      record.route_label, record.data_label);
   }
 
   // The numpy array of an array body; takes over the record's block reference.
@@ -408,7 +416,6 @@ class Decoder {
 
 // -- numpy's allocator (NEP 49) ----------------------------------------------------------------
 
-// numpy's hooks over a native ArenaAllocator; freed with the capsule numpy holds.
 // numpy's hooks over a native ArenaAllocator; freed with the capsule numpy holds. Requests below
 // the allocator's threshold go to the handler that was current before (numpy's own, whose cache
 // of small buffers makes the many small arrays of a message cheap), as does everything that does
@@ -499,18 +506,6 @@ class PyLedger {
 };
 
 // -- the region --------------------------------------------------------------------------------
-
-// How a batch fired without ringing ends, however it ends: the worker runs no node any more,
-// and the consumers of `sinks` are rung once.
-struct RingOnReturn {
-  const rt::Region& region;
-  const std::vector<uint32_t>& sinks;
-  std::atomic<int32_t>& running;
-  ~RingOnReturn() {
-    running.store(-1);
-    if (!sinks.empty()) rt::RingConsumers(region, sinks);
-  }
-};
 
 // The units of a worker's firing pool (runtime/worker.py): per unit, its input channels and the
 // channels its outputs go to (its sinks), which must have room before it fires.
@@ -711,18 +706,11 @@ class PyRegion {
         input.payload = decoder.DecodeBody(*message.record, input.error);
       }
     });
-    const RingOnReturn ring_on_return{*region_, targets, region_->worker(worker).running_node};
     const size_t width = channels.size();
     std::vector<PyObject*> arguments(width);
-    for (uint64_t n = 0; n < ready.sets; ++n) {
-      region_->worker(worker).running_node.store(steps[0].first);
-      LeanInput* set = &taken[n * width];
-      if (!FireLeanSet(set, width, steps, targets, worker, emit, fire_set, arguments, gil)) return py::none();
-      if ((n + 1) % kLeanSetsPerRing == 0 && n + 1 < ready.sets && !targets.empty()) {
-        rt::RingConsumers(*region_, targets);
-      }
-    }
-    return py::int_(ready.sets);
+    return FireEach(ready.sets, targets, worker, steps[0].first, [&](uint64_t n) {
+      return FireLeanSet(&taken[n * width], width, steps, targets, worker, emit, fire_set, arguments, gil);
+    });
   }
 
   // Fires a plain C++ UDF func (runtime/worker.py) on up to `max_sets` input sets of `channels`,
@@ -758,13 +746,8 @@ class PyRegion {
     if (ready.status == rt::WaitStatus::kClosed) return py::none();
     TakenSets taken(*region_, channels.size());
     rt::TakeSets(*region_, channels, ready.sets, [&](size_t, const rt::Taken& message) { taken.Add(message); });
-    const RingOnReturn ring_on_return{*region_, sinks, region_->worker(worker).running_node};
-    for (uint64_t n = 0; n < ready.sets; ++n) {
-      region_->worker(worker).running_node.store(node);
-      if (!FireUdfSet(taken, n, caller, targets, fire_set, emit, gil)) return py::none();
-      if ((n + 1) % kLeanSetsPerRing == 0 && n + 1 < ready.sets && !sinks.empty()) rt::RingConsumers(*region_, sinks);
-    }
-    return py::int_(ready.sets);
+    return FireEach(ready.sets, sinks, worker, node,
+                    [&](uint64_t n) { return FireUdfSet(taken, n, caller, targets, fire_set, emit, gil); });
   }
 
   // Fires a plain func of the general path (runtime/worker.py: `_fire`, `_emit`) on up to
@@ -800,16 +783,35 @@ class PyRegion {
       sets[next][j] = decoder.Take(message);
       if (j + 1 == width) ++next;
     });
-    const RingOnReturn ring_on_return{*region_, sinks, region_->worker(worker).running_node};
-    for (uint64_t n = 0; n < ready.sets; ++n) {
-      region_->worker(worker).running_node.store(node);
-      if (!FireSet(sets[n], run, ports, targets, fire_set, emit, gil)) return py::none();
-      if ((n + 1) % kLeanSetsPerRing == 0 && n + 1 < ready.sets && !sinks.empty()) rt::RingConsumers(*region_, sinks);
-    }
-    return py::int_(ready.sets);
+    return FireEach(ready.sets, sinks, worker, node,
+                    [&](uint64_t n) { return FireSet(sets[n], run, ports, targets, fire_set, emit, gil); });
   }
 
  private:
+  // The loop FireLean, FireUdf and FireSets share: `fire(n)` for each of `sets` taken sets (false
+  // once the region closes), `worker` running `node` meanwhile, the consumers of `sinks` rung
+  // every kLeanSetsPerRing sets and once at the end, however it ends. The number of sets fired;
+  // None once the region closes.
+  template <typename Fire>
+  py::object FireEach(uint64_t sets, const std::vector<uint32_t>& sinks, uint32_t worker, int32_t node, Fire&& fire) {
+    std::atomic<int32_t>& running = region_->worker(worker).running_node;
+    struct RingOnReturn {
+      const rt::Region& region;
+      const std::vector<uint32_t>& sinks;
+      std::atomic<int32_t>& running;
+      ~RingOnReturn() {
+        running.store(-1);
+        if (!sinks.empty()) rt::RingConsumers(region, sinks);
+      }
+    } ring_on_return{*region_, sinks, running};
+    for (uint64_t n = 0; n < sets; ++n) {
+      running.store(node);
+      if (!fire(n)) return py::none();
+      if ((n + 1) % kLeanSetsPerRing == 0 && n + 1 < sets && !sinks.empty()) rt::RingConsumers(*region_, sinks);
+    }
+    return py::int_(sets);
+  }
+
   // One set of FireSets; false once the region closes.
   bool FireSet(const py::list& messages, const py::object& run, const std::vector<uint32_t>& ports,
                const std::vector<std::vector<uint32_t>>& targets, const py::object& fire_set, const py::object& emit,
@@ -1040,13 +1042,7 @@ class PyRegion {
     py::object local;  // the Message local channels carry, made once
     for (uint32_t channel : targets) {
       if (!rt::IsShared(*region_, channel)) {
-        if (!local) local = NewRecordObject(Types().message_type, {{&Name().meta, MetaOf(*latest)},
-                                                                   {&Name().kind, Types().kinds[Types().tensor_kind]},
-                                                                   {&Name().payload, value},
-                                                                   {&Name().ret_code, py::int_(0)},
-                                                                   {&Name().error, py::str("")},
-                                                                   {&Name().route_label, py::int_(0)},
-                                                                   {&Name().data_label, py::int_(data_label)}});
+        if (!local) local = NewMessage(MetaOf(*latest), Types().kinds[Types().tensor_kind], value, 0, py::str(""), 0, data_label);
         put.AddLocal(channel, local.ptr());
       } else if (!put.AddAgain(channel, result)) {
         rt::MessageRecord record;
@@ -1650,20 +1646,7 @@ void SetupRuntimeBindings(py::module_& m) {
       "new_message",
       [](py::object meta, py::object kind, py::object payload) {
         CheckConfigured();
-        const Names& name = Name();
-        static const py::object no_error = py::str("");
-        static const py::object zero = py::int_(0);
-        py::object message = NewRecordObject(Types().message_type, {{&name.meta, std::move(meta)},
-                                                                    {&name.kind, std::move(kind)},
-                                                                    {&name.payload, std::move(payload)},
-                                                                    {&name.ret_code, zero},
-                                                                    {&name.error, no_error},
-                                                                    {&name.route_label, zero},
-                                                                    {&name.data_label, zero}});
-        for (const auto& [field, value] : Types().other_fields) {
-          if (PyObject_GenericSetAttr(message.ptr(), field.ptr(), value.ptr()) != 0) throw py::error_already_set();
-        }
-        return message;
+        return NewMessage(std::move(meta), std::move(kind), std::move(payload), 0, py::str(""), 0, 0);
       },
       py::arg("meta"), py::arg("kind"), py::arg("payload"),
       "What dfir.core.messages.new_message makes (a message without return code, error or labels), made natively.");

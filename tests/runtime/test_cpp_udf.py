@@ -23,6 +23,7 @@ from dfir.runtime.om import read_om
 from dfir.runtime.process_scheduler import WORKER_FAILED, plan_wiring
 from dfir.tools.cli import main as cli
 from project_helpers import add_graph, int32, project_graph
+from test_replication import deploy_files
 from dfir.frontend.udf.config import load_compile_config
 
 # The seed's Add project in C++: Add1/Add2 follow the seed's Python Add1, AddNN runs the invoked
@@ -620,6 +621,11 @@ def cpp_node(workspace: Path, func: str, name: str, input_num: int = 1) -> df.Fl
 
 
 @df.pyflow
+def inc_flow(x):
+    return x + 1
+
+
+@df.pyflow
 def fail_on_two(x):
     if int(x.reshape(-1)[0]) == 2:
         raise ValueError("two is not allowed")
@@ -663,7 +669,7 @@ def test_a_cpp_func_feeding_a_replicated_node_reaches_each_instance(workspace, t
     first = cpp_node(workspace, "PassThrough", "first")
     second = cpp_node(workspace, "PassThrough", "second")
     graph = df.FlowGraph([second(first(df.FlowData(name="x")))])
-    options = replicated_options(tmp_path, {"first": "-1", "second": "0:0:0~1"})
+    options = deploy_files(tmp_path, {"first": "-1", "second": "0:0:0~1"})
     with dfir.load(dfir.compile(graph, options).om) as model:
         for value in range(1, 7):
             model.feed_data([int32(value)])
@@ -684,15 +690,6 @@ def test_a_worker_that_dies_in_a_cpp_func_delivers_what_it_finished(workspace):
     assert "node 'crash' on device" in failures[0][2].message and "SIGABRT" in failures[0][2].message
 
 
-def replicated_options(folder: Path, placements: dict[str, str]) -> dict[str, str]:
-    """Compile options placing each node (devices 0:0:0 and 0:0:1 exist)."""
-    deploy, resources = folder / "deploy.json", folder / "resources.json"
-    deploy.write_text(json.dumps({"batch_deploy_info": [{"flow_node_list": [name], "logic_device_list": devices}
-                                                        for name, devices in placements.items()]}))
-    resources.write_text(json.dumps({"cluster": [{"cluster_nodes": [{
-        "node_id": 0, "node_type": "x86", "ipaddr": "127.0.0.1", "item_list": [{"item_id": 0}, {"item_id": 1}]}]}]}))
-    return {"ge.experiment.data_flow_deploy_info_path": str(deploy), "ge.resourceConfigPath": str(resources)}
-
 
 def test_a_cpp_func_fed_from_local_channels_takes_python_messages(workspace):
     """Two Python nodes feed a two-input C++ func on their device: its inputs come on local
@@ -711,7 +708,3 @@ def test_a_cpp_func_fed_from_local_channels_takes_python_messages(workspace):
     assert [(int(ret), tensors[0].numpy().tolist()) for tensors, _, ret in results] == [
         (0, [4, 4]), (0, [6, 6]), (0, [8, 8])]
 
-
-@df.pyflow
-def inc_flow(x):
-    return x + 1

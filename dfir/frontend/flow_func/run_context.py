@@ -214,10 +214,10 @@ def _is_int(value) -> bool:
 
 def _is_shape(shape) -> bool:
     """Whether `shape` is a list or tuple of ints >= 0 (bools are not ints here)."""
-    if type(shape) is not list and type(shape) is not tuple and not isinstance(shape, (list, tuple)):
+    if not isinstance(shape, (list, tuple)):
         return False
-    for d in shape:
-        if type(d) is not int and not _is_int(d) or d < 0:
+    for d in shape:  # a loop: a generator costs more than the check on the per-message path
+        if not _is_int(d) or d < 0:
             return False
     return True
 
