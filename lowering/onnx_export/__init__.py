@@ -1,0 +1,148 @@
+"""A GE graph's plan entry (`dfir.om.plan.GeGraph`) as an ONNX model that onnxruntime runs.
+
+Each GE op becomes the native ONNX op that computes what its reference kernel computes
+(runtime/kernels/), with the attributes ONNX takes as inputs embedded as small int64 constants;
+a few ops whose kernel ONNX has no single op for become a handful of nodes. The op
+
+    {"op": "conv2d", "name": "c", "inputs": [0, 1], "outputs": [2],
+     "attrs": {"strides": [1, 1], "pads": [1, 0, 1, 0], "dilations": [1, 1], "groups": 1}}
+
+becomes the node `Conv(x, weight_0) {strides=[1, 1], pads=[1, 1, 0, 0], dilations=[1, 1], group=1}`
+(ONNX lists all pad begins before the ends). Graph inputs keep the entry's names and order (a
+dimension with a fixed range is that size, any other a `dim_param`); graph outputs are
+`output_<k>`. The model holds no weight bytes: each weight is an initializer `weight_<i>` whose
+data is EXTERNAL at its offset in `WEIGHTS_DATA`, which the runner hands to onnxruntime when it
+makes the session (`SessionOptions.add_external_initializers`); an empty weight, having no bytes,
+is embedded. An op with no ONNX form, or whose input dtype onnxruntime's CPU provider has no
+kernel for, is a `NoExport`. Same entry, same bytes.
+"""
+from __future__ import annotations
+
+import re
+from typing import Sequence
+
+import onnx
+from onnx import TensorProto, helper
+
+from dfir.lowering.onnx_export import (activation, contraction, elementwise, logic, movement, normalization,
+                                       reduction, resize, window)
+from dfir.lowering.onnx_export.builder import Builder, Export, Unsupported, onnx_type
+from dfir.om.plan import GeGraph, GeInput, GeOp, Weight
+
+__all__ = ["EXPORTS", "NoExport", "ONNX_OPSET", "WEIGHTS_LOCATION", "export_onnx", "weight_name"]
+
+ONNX_OPSET = 21
+"""The default-domain opset every exported model imports."""
+
+WEIGHTS_LOCATION = "WEIGHTS_DATA"
+"""The external-data location of every weight initializer."""
+
+FAMILIES = (elementwise, logic, activation, contraction, window, normalization, movement, reduction, resize)
+
+EXPORTS: dict[str, Export] = {op: export for family in FAMILIES for op, export in family.EXPORTS.items()}
+"""Plan op name -> its export."""
+
+
+class NoExport(Exception):
+    """An op of the graph that has no ONNX form (in this form or dtype): `op` and the `reason`."""
+
+    def __init__(self, op: GeOp, reason: str):
+        super().__init__(f"ge.{op.op} '{op.name}': {reason}")
+        self.op = op
+        self.reason = reason
+
+
+def weight_name(index: int) -> str:
+    """The initializer of the entry's weight `index`."""
+    return f"weight_{index}"
+
+
+def export_onnx(entry: GeGraph, output_dtypes: Sequence[str]) -> onnx.ModelProto:
+    """The ONNX model of `entry` (its `weights` packed); `output_dtypes` are its outputs' DT_* names.
+    NoExport for the first op that has no ONNX form."""
+    inputs = _graph_inputs(entry.inputs)
+    builder = Builder({info.name: input.dtype for info, input in zip(inputs, entry.inputs)})
+    values = {input.value: info.name for info, input in zip(inputs, entry.inputs)}
+    weights: dict[int, TensorProto] = {}
+    builder.value_infos = lambda b: _inferred_types(b, inputs, weights)
+    for op in entry.ops:
+        if op.op == "const":
+            weights.setdefault(op.weight, _weight_initializer(op.weight, entry.weights[op.weight]))
+            builder.dtypes[weight_name(op.weight)] = entry.weights[op.weight].dtype
+            values[op.outputs[0]] = weight_name(op.weight)
+        else:
+            values.update(zip(op.outputs, _export_op(builder, op, [values[v] for v in op.inputs]), strict=True))
+    outputs = _name_outputs(builder, [values[v] for v in entry.outputs], {i.name for i in inputs} | {
+        *(w.name for w in weights.values()), *(c.name for c in builder.constants)})
+    graph = helper.make_graph(builder.nodes, entry.name, inputs,
+                              [helper.make_tensor_value_info(name, onnx_type(dtype), None)
+                               for name, dtype in zip(outputs, output_dtypes, strict=True)],
+                              [*weights.values(), *builder.constants])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", ONNX_OPSET)], producer_name="dfir")
+
+
+def _export_op(builder: Builder, op: GeOp, inputs: list[str]) -> list[str]:
+    export = EXPORTS.get(op.op)
+    if export is None:
+        raise NoExport(op, "no ONNX form")
+    builder.scope = op.name
+    try:
+        return export(builder, op, inputs)
+    except Unsupported as error:
+        raise NoExport(op, str(error)) from None
+
+
+_RESERVED = re.compile(r"_\d+|weight_\d+|output_\d+")
+"""Names the exporter gives: an input may not take one."""
+
+
+def _graph_inputs(inputs: Sequence[GeInput]) -> list[onnx.ValueInfoProto]:
+    """One value info per input, in order, under its own name unless that is empty, taken or one
+    the exporter gives (then `input_<position>`)."""
+    infos, taken = [], set()
+    for position, input in enumerate(inputs):
+        name = input.name
+        if not name or name in taken or _RESERVED.fullmatch(name):
+            name = f"input_{position}"
+        taken.add(name)
+        dims = [lo if lo == hi else f"{name}_dim{axis}" for axis, (lo, hi) in enumerate(input.ranges)]
+        infos.append(helper.make_tensor_value_info(name, onnx_type(input.dtype), dims))
+    return infos
+
+
+def _weight_initializer(index: int, weight: Weight) -> TensorProto:
+    """An initializer whose bytes are `weight`'s in WEIGHTS_DATA (embedded, none, when it is empty)."""
+    tensor = TensorProto(name=weight_name(index), data_type=onnx_type(weight.dtype), dims=weight.shape)
+    if weight.size:
+        tensor.data_location = TensorProto.EXTERNAL
+        for key, value in (("location", WEIGHTS_LOCATION), ("offset", weight.offset), ("length", weight.size)):
+            tensor.external_data.add(key=key, value=str(value))
+    else:
+        tensor.raw_data = b""
+    return tensor
+
+
+def _name_outputs(builder: Builder, values: list[str], sources: set[str]) -> list[str]:
+    """Name the graph's outputs `output_<k>`: a node's result is renamed, an input, a weight, a
+    constant or a value output twice is copied by an Identity."""
+    renames: dict[str, str] = {}
+    builder.scope = "outputs"
+    for k, value in enumerate(values):
+        if value in sources or value in renames:
+            builder.nodes.append(helper.make_node("Identity", [value], [f"output_{k}"], name=f"outputs/output_{k}"))
+        else:
+            renames[value] = f"output_{k}"
+    for node in builder.nodes:
+        node.input[:] = [renames.get(name, name) for name in node.input]
+        node.output[:] = [renames.get(name, name) for name in node.output]
+    return [f"output_{k}" for k in range(len(values))]
+
+
+def _inferred_types(builder: Builder, inputs: list[onnx.ValueInfoProto],
+                    weights: dict[int, TensorProto]) -> dict[str, onnx.ValueInfoProto]:
+    """The value infos ONNX shape inference gives the graph built so far."""
+    graph = helper.make_graph(builder.nodes, "partial", inputs, [], [*weights.values(), *builder.constants])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", ONNX_OPSET)])
+    inferred = onnx.shape_inference.infer_shapes(model).graph
+    return {info.name: info for info in [*inferred.value_info, *inferred.input]} | {
+        w.name: helper.make_tensor_value_info(w.name, w.data_type, list(w.dims)) for w in weights.values()}
