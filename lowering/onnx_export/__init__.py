@@ -12,9 +12,10 @@ becomes the node `Conv(x, weight_0) {strides=[1, 1], pads=[1, 1, 0, 0], dilation
 dimension with a fixed range is that size, any other a `dim_param`); graph outputs are
 `output_<k>`. The model holds no weight bytes: each weight is an initializer `weight_<i>` whose
 data is EXTERNAL at its offset in `WEIGHTS_DATA`, which the runner hands to onnxruntime when it
-makes the session (`SessionOptions.add_external_initializers`); an empty weight, having no bytes,
-is embedded. An op with no ONNX form, or whose input dtype onnxruntime's CPU provider has no
-kernel for, is a `NoExport`. Same entry, same bytes.
+makes the session (`SessionOptions.add_external_initializers`, for exactly the model's EXTERNAL
+initializers: a weight no node reads has none); an empty weight, having no bytes, is embedded.
+An op with no ONNX form, or whose input dtype onnxruntime's CPU provider has no kernel for, is a
+`NoExport`. Same entry, same bytes.
 """
 from __future__ import annotations
 
@@ -61,23 +62,21 @@ def export_onnx(entry: GeGraph, output_dtypes: Sequence[str]) -> onnx.ModelProto
     """The ONNX model of `entry` (its `weights` packed); `output_dtypes` are its outputs' DT_* names.
     NoExport for the first op that has no ONNX form."""
     inputs = _graph_inputs(entry.inputs)
-    builder = Builder({info.name: input.dtype for info, input in zip(inputs, entry.inputs)})
+    builder = Builder(inputs, [input.dtype for input in entry.inputs], ONNX_OPSET)
     values = {input.value: info.name for info, input in zip(inputs, entry.inputs)}
-    weights: dict[int, TensorProto] = {}
-    builder.value_infos = lambda b: _inferred_types(b, inputs, weights)
     for op in entry.ops:
         if op.op == "const":
-            weights.setdefault(op.weight, _weight_initializer(op.weight, entry.weights[op.weight]))
-            builder.dtypes[weight_name(op.weight)] = entry.weights[op.weight].dtype
-            values[op.outputs[0]] = weight_name(op.weight)
+            values[op.outputs[0]] = _weight(builder, op.weight, entry.weights[op.weight])
         else:
             values.update(zip(op.outputs, _export_op(builder, op, [values[v] for v in op.inputs]), strict=True))
     outputs = _name_outputs(builder, [values[v] for v in entry.outputs], {i.name for i in inputs} | {
-        *(w.name for w in weights.values()), *(c.name for c in builder.constants)})
+        t.name for t in [*builder.weights, *builder.constants]})
+    used = {name for node in builder.nodes for name in node.input}
+    # onnxruntime drops an initializer no node reads, and then refuses its data at session creation
+    initializers = [tensor for tensor in [*builder.weights, *builder.constants] if tensor.name in used]
     graph = helper.make_graph(builder.nodes, entry.name, inputs,
                               [helper.make_tensor_value_info(name, onnx_type(dtype), None)
-                               for name, dtype in zip(outputs, output_dtypes, strict=True)],
-                              [*weights.values(), *builder.constants])
+                               for name, dtype in zip(outputs, output_dtypes, strict=True)], initializers)
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", ONNX_OPSET)], producer_name="dfir")
 
 
@@ -110,16 +109,22 @@ def _graph_inputs(inputs: Sequence[GeInput]) -> list[onnx.ValueInfoProto]:
     return infos
 
 
-def _weight_initializer(index: int, weight: Weight) -> TensorProto:
-    """An initializer whose bytes are `weight`'s in WEIGHTS_DATA (embedded, none, when it is empty)."""
-    tensor = TensorProto(name=weight_name(index), data_type=onnx_type(weight.dtype), dims=weight.shape)
+def _weight(builder: Builder, index: int, weight: Weight) -> str:
+    """The initializer of weight `index` (added once), its bytes those of `weight` in WEIGHTS_DATA
+    (embedded, none, when it is empty)."""
+    name = weight_name(index)
+    if name in builder.dtypes:
+        return name
+    builder.dtypes[name] = weight.dtype
+    tensor = TensorProto(name=name, data_type=onnx_type(weight.dtype), dims=weight.shape)
     if weight.size:
         tensor.data_location = TensorProto.EXTERNAL
         for key, value in (("location", WEIGHTS_LOCATION), ("offset", weight.offset), ("length", weight.size)):
             tensor.external_data.add(key=key, value=str(value))
     else:
         tensor.raw_data = b""
-    return tensor
+    builder.weights.append(tensor)
+    return name
 
 
 def _name_outputs(builder: Builder, values: list[str], sources: set[str]) -> list[str]:
@@ -136,13 +141,3 @@ def _name_outputs(builder: Builder, values: list[str], sources: set[str]) -> lis
         node.input[:] = [renames.get(name, name) for name in node.input]
         node.output[:] = [renames.get(name, name) for name in node.output]
     return [f"output_{k}" for k in range(len(values))]
-
-
-def _inferred_types(builder: Builder, inputs: list[onnx.ValueInfoProto],
-                    weights: dict[int, TensorProto]) -> dict[str, onnx.ValueInfoProto]:
-    """The value infos ONNX shape inference gives the graph built so far."""
-    graph = helper.make_graph(builder.nodes, "partial", inputs, [], [*weights.values(), *builder.constants])
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", ONNX_OPSET)])
-    inferred = onnx.shape_inference.infer_shapes(model).graph
-    return {info.name: info for info in [*inferred.value_info, *inferred.input]} | {
-        w.name: helper.make_tensor_value_info(w.name, w.data_type, list(w.dims)) for w in weights.values()}

@@ -88,16 +88,18 @@ _RESULT_TYPES = {**dict.fromkeys(["Equal", "Less", "Greater", "LessOrEqual", "Gr
 
 
 class Builder:
-    """Nodes and embedded constants added in order; `dtypes` maps every value name to its DT_* name."""
+    """The graph's inputs, weights (initializers of its `const`s), nodes and embedded constants, in
+    the order added; `dtypes` maps every value name to its DT_* name."""
 
-    def __init__(self, dtypes: dict[str, str]):
-        self.dtypes = dtypes
+    def __init__(self, inputs: list[onnx.ValueInfoProto], dtypes: Sequence[str], opset: int):
+        self.inputs, self.opset = inputs, opset
+        self.dtypes = {info.name: dtype for info, dtype in zip(inputs, dtypes, strict=True)}
         self.nodes: list[onnx.NodeProto] = []
+        self.weights: list[onnx.TensorProto] = []
         self.constants: list[onnx.TensorProto] = []
         self.scope = ""
         self._constant_names: dict[tuple, str] = {}
         self._count = 0
-        self.value_infos: Callable[[Builder], dict[str, onnx.ValueInfoProto]] | None = None
 
     def _fresh(self) -> str:
         self._count += 1
@@ -153,10 +155,14 @@ class Builder:
 
     def rank(self, value: str) -> int:
         """The rank of `value`, from ONNX shape inference over the graph built so far."""
-        info = self.value_infos(self).get(value)
-        if info is None or not info.type.tensor_type.HasField("shape"):
+        graph = helper.make_graph(self.nodes, "partial", self.inputs, [], [*self.weights, *self.constants])
+        inferred = onnx.shape_inference.infer_shapes(helper.make_model(
+            graph, opset_imports=[helper.make_opsetid("", self.opset)])).graph
+        types = {info.name: info.type.tensor_type for info in [*inferred.value_info, *inferred.input]}
+        types |= {w.name: helper.make_tensor_type_proto(w.data_type, list(w.dims)).tensor_type for w in self.weights}
+        if value not in types or not types[value].HasField("shape"):
             raise Unsupported(f"the rank of {value} is unknown to ONNX shape inference")
-        return len(info.type.tensor_type.shape.dim)
+        return len(types[value].shape.dim)
 
 
 Export = Callable[[Builder, GeOp, list[str]], list[str]]
