@@ -91,7 +91,7 @@ def _export_op(builder: Builder, op: GeOp, inputs: list[str]) -> list[str]:
         raise NoExport(op, str(error)) from None
 
 
-_RESERVED = re.compile(r"_\d+|weight_\d+|output_\d+")
+_RESERVED = re.compile(r"_\d+|(input|weight|output)_\d+")
 """Names the exporter gives: an input may not take one."""
 
 
@@ -131,7 +131,6 @@ def _name_outputs(builder: Builder, values: list[str], sources: set[str]) -> lis
     """Name the graph's outputs `output_<k>`: a node's result is renamed, an input, a weight, a
     constant or a value output twice is copied by an Identity."""
     renames: dict[str, str] = {}
-    builder.scope = "outputs"
     for k, value in enumerate(values):
         if value in sources or value in renames:
             builder.nodes.append(helper.make_node("Identity", [value], [f"output_{k}"], name=f"outputs/output_{k}"))

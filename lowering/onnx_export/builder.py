@@ -100,6 +100,7 @@ class Builder:
         self.scope = ""
         self._constant_names: dict[tuple, str] = {}
         self._count = 0
+        self._ranks: dict[str, int] = {}
 
     def _fresh(self) -> str:
         self._count += 1
@@ -154,15 +155,19 @@ class Builder:
         return self._constant_names[key]
 
     def rank(self, value: str) -> int:
-        """The rank of `value`, from ONNX shape inference over the graph built so far."""
-        graph = helper.make_graph(self.nodes, "partial", self.inputs, [], [*self.weights, *self.constants])
-        inferred = onnx.shape_inference.infer_shapes(helper.make_model(
-            graph, opset_imports=[helper.make_opsetid("", self.opset)])).graph
-        types = {info.name: info.type.tensor_type for info in [*inferred.value_info, *inferred.input]}
-        types |= {w.name: helper.make_tensor_type_proto(w.data_type, list(w.dims)).tensor_type for w in self.weights}
-        if value not in types or not types[value].HasField("shape"):
+        """The rank of `value`, from ONNX shape inference over the graph built so far (run again
+        only for a value the last run did not know)."""
+        if value not in self._ranks:
+            graph = helper.make_graph(self.nodes, "partial", self.inputs, [], [*self.weights, *self.constants])
+            inferred = onnx.shape_inference.infer_shapes(helper.make_model(
+                graph, opset_imports=[helper.make_opsetid("", self.opset)])).graph
+            self._ranks = {info.name: len(info.type.tensor_type.shape.dim)
+                           for info in [*inferred.value_info, *inferred.input]
+                           if info.type.tensor_type.HasField("shape")}
+            self._ranks |= {w.name: len(w.dims) for w in self.weights}
+        if value not in self._ranks:
             raise Unsupported(f"the rank of {value} is unknown to ONNX shape inference")
-        return len(types[value].shape.dim)
+        return self._ranks[value]
 
 
 Export = Callable[[Builder, GeOp, list[str]], list[str]]
