@@ -9,7 +9,7 @@ _COMPARISONS = {"less": "Less", "greater": "Greater", "less_equal": "LessOrEqual
 
 _ONE_TO_ONE = {"equal": "Equal", "logical_and": "And", "logical_or": "Or", "logical_xor": "Xor",
                "logical_not": "Not", "bitwise_and": "BitwiseAnd", "bitwise_or": "BitwiseOr",
-               "bitwise_xor": "BitwiseXor", "bitwise_not": "BitwiseNot", "select": "Where", "is_nan": "IsNaN"}
+               "bitwise_xor": "BitwiseXor", "bitwise_not": "BitwiseNot", "is_nan": "IsNaN"}
 
 
 def _comparison(onnx_op: str) -> Export:
@@ -19,6 +19,14 @@ def _comparison(onnx_op: str) -> Export:
             x = [b.cast(v, "DT_UINT8") for v in x]
         return [b.node(onnx_op, x)]
     return export
+
+
+def _select(b: Builder, op: GeOp, x: list[str]) -> list[str]:
+    """Where; booleans are picked as 0 and 1 (onnxruntime's Where takes no booleans)."""
+    if b.dtypes[x[1]] != "DT_BOOL":
+        return [b.node("Where", x)]
+    picked = b.node("Where", [x[0], *(b.cast(v, "DT_UINT8") for v in x[1:])])
+    return [b.cast(picked, "DT_BOOL")]
 
 
 def _is_inf(b: Builder, op: GeOp, x: list[str]) -> list[str]:
@@ -44,6 +52,7 @@ def _bit_shift(b: Builder, op: GeOp, x: list[str]) -> list[str]:
 EXPORTS: dict[str, Export] = {
     **one_to_one(_ONE_TO_ONE),
     **{kind: _comparison(onnx_op) for kind, onnx_op in _COMPARISONS.items()},
+    "select": _select,
     "is_inf": _is_inf,
     "bit_shift": _bit_shift,
 }

@@ -12,9 +12,10 @@ def _split(b: Builder, op: GeOp, x: list[str]) -> list[str]:
     """ONNX Split takes known sizes; a -1 size (the rest) makes each piece a Slice instead, those
     after the -1 counted from the end."""
     sizes, axis = list(op.attrs["sizes"]), op.attrs["axis"]
+    if len(sizes) == 1:
+        return [b.node("Identity", x)]
     if -1 not in sizes:
-        return b.node("Split", [x[0], b.ints(sizes)], outputs=len(sizes), axis=axis) if len(sizes) > 1 else \
-            [b.node("Identity", x)]
+        return b.node("Split", [x[0], b.ints(sizes)], outputs=len(sizes), axis=axis)
     rest = sizes.index(-1)
     bounds = [sum(sizes[:i]) if i <= rest else -sum(sizes[i:]) for i in range(len(sizes))]
     ends = [*bounds[1:rest + 1], *(-sum(sizes[i + 1:]) or _INT64_MAX for i in range(rest, len(sizes)))]
@@ -23,8 +24,8 @@ def _split(b: Builder, op: GeOp, x: list[str]) -> list[str]:
 
 
 def _slice(b: Builder, op: GeOp, x: list[str]) -> list[str]:
-    a = op.attrs
-    return [b.node("Slice", [x[0], *(b.ints(list(a[k])) for k in ("starts", "ends", "axes", "steps"))])]
+    bounds = (b.ints(list(op.attrs[name])) for name in ("starts", "ends", "axes", "steps"))
+    return [b.node("Slice", [x[0], *bounds])]
 
 
 def _scatter_elements(b: Builder, op: GeOp, x: list[str]) -> list[str]:
@@ -42,9 +43,9 @@ def _pad(b: Builder, op: GeOp, x: list[str]) -> list[str]:
     return [b.node("Pad", [value, b.ints([max(0, p) for p in pads]), fill], mode=op.attrs["mode"])]
 
 
-def _with_ints(onnx_op: str, name: str, **attrs) -> Export:
+def _with_ints(onnx_op: str, name: str) -> Export:
     """The ONNX op taking the GE attribute `name` as its second input."""
-    return lambda b, op, x: [b.node(onnx_op, [x[0], b.ints(list(op.attrs[name]))], **attrs)]
+    return lambda b, op, x: [b.node(onnx_op, [x[0], b.ints(list(op.attrs[name]))])]
 
 
 def _attribute(onnx_op: str, name: str) -> Export:

@@ -165,7 +165,7 @@ def test_integer_relu_bitwise_ops_and_unsigned_shifts():
                                          g.bitwise_not(p), g.bitwise_not(a), g.bit_shift(p, q, "left"),
                                          g.bit_shift(p, q, "right"),
                                          g.less(f, g.logical_not(f)), g.greater_equal(f, g.logical_not(f)),
-                                         g.select(f, p, q), g.prelu(p, q)])
+                                         g.select(f, p, q), g.select(f, f, g.logical_not(f)), g.prelu(p, q)])
     p = np.uint8([[255, 1, 128, 7], [0, 3, 200, 9]])
     assert_export_matches(g, [np.int64([[-5, 0, 3, -1], [2, -2, 9, 0]]), p, np.uint8([1, 0, 9, 7]),
                               np.array([True, False, True, False])])
