@@ -205,7 +205,7 @@ def check(outputs: list[np.ndarray], expected: list[np.ndarray], what: str) -> N
 class Variant:
     label: str             # "ort", "iree-cpu model", "auto pipe", ...
     threads: int | None    # None: the backend's own thread count (dfir.ge.threads unknown)
-    run: Callable[[], list[np.ndarray]]
+    run: Callable[[], list[np.ndarray]] | None
     times: list[float] = field(default_factory=list)
     error: str = ""
 
@@ -255,6 +255,8 @@ def dfir_variants(path: Path, x: np.ndarray, backend: str, threads: int | None, 
     warm = time.perf_counter() - start
     model = dfir.load(compiled.om)
     closers.append(model.close)
+    flow.feed_data({data: x})  # the first feed loads the FlowGraph (from the compile cache)
+    flow.fetch_data(timeout=600_000)
 
     def through_model():
         model.feed_data([x])
@@ -273,7 +275,7 @@ def dfir_variants(path: Path, x: np.ndarray, backend: str, threads: int | None, 
 
 def time_interleaved(variants: list[Variant], expected: list[np.ndarray], repeats: int, what: str) -> None:
     """One warm-up round, then `repeats` rounds of one run per variant in a rotating order."""
-    running = list(variants)
+    running = [v for v in variants if not v.error]
     for round_ in range(repeats + 1):
         shift = round_ % len(running)
         for v in running[shift:] + running[:shift]:
@@ -309,34 +311,35 @@ class Result:
 def measure(name: str, path: Path, batch: int, args, threads: list[int], dfir_threads: list[int | None],
             cache_root: Path) -> Result:
     x = model_input(path, np.random.default_rng(batch))
-    sessions = {t: ort_session(path, t) for t in threads}
-    input_name = sessions[threads[0]].get_inputs()[0].name
-    expected = sessions[threads[0]].run(None, {input_name: x})
-    variants = [Variant("ort", t, lambda s=s: s.run(None, {input_name: x})) for t, s in sessions.items()]
-    compiles, unavailable, failures, closers = [], set(), [], []
+    compiles, unavailable, failures, closers, variants = [], set(), [], [], []
     try:
         for backend in args.backends:
             for t in dfir_threads:
                 key = f"{name}_b{batch}_{backend}_t{t}".replace(".", "_")
                 try:
                     more, compiled = dfir_variants(path, x, backend, t, key, cache_root, closers)
-                except GeError as error:
-                    if not unknown_backend(error, backend):
-                        failures.append(f"{backend} threads={t}: compile or load failed: {_first_line(error)}")
-                        continue
-                    unavailable.add(backend)
-                    break
                 except Exception as error:  # noqa: BLE001 - reported with the tables, the other backends go on
+                    if isinstance(error, GeError) and unknown_backend(error, backend):
+                        unavailable.add(backend)
+                        break
                     failures.append(f"{backend} threads={t}: compile or load failed: {_first_line(error)}")
+                    variants += [Variant(f"{backend} {p}", t, None, error="compile or load") for p in ("model", "pipe")]
                     continue
                 variants += more
                 compiles.append(compiled)
+        # onnxruntime's sessions (and their thread pools) only once every dfir worker has forked
+        sessions = {t: ort_session(path, t) for t in threads}
+        input_name = sessions[threads[0]].get_inputs()[0].name
+        expected = sessions[threads[0]].run(None, {input_name: x})
+        variants[:0] = [Variant("ort", t, lambda s=s: s.run(None, {input_name: x})) for t, s in sessions.items()]
         time_interleaved(variants, expected, args.repeats, f"{name} batch {batch}")
     finally:
         for close in closers:
             close()
         df.finalize()
-    failures += [f"{v.label} threads={v.threads}: {v.error}" for v in variants if v.error]
+    failures += [f"{v.label} threads={v.threads}: {v.error}" for v in variants if v.error and v.run]
+    for v in variants:
+        print(f"  {v.label:18} threads={v.threads}: {_cell(v.times if not v.error else [])} ms", flush=True)
     for failure in failures:
         print(f"  FAILED {name} batch {batch} {failure}", flush=True)
     return Result(name, batch, {(v.label, v.threads): v.times for v in variants}, compiles, unavailable, failures)
