@@ -72,7 +72,7 @@ __all__ = ["BACKENDS", "GE", "LOC_ATTR", "REQUESTED_BACKEND_ATTR", "GraphOp", "O
            "ScatterElementsOp"]
 
 
-BACKENDS = ("reference", "iree-cpu", "iree-cuda")
+BACKENDS = ("reference", "iree-cpu", "iree-cuda", "onnxruntime")
 """The device backends a `ge.graph` can run on."""
 LOC_ATTR = "loc"
 """A tensor op's optional attribute: the user's `path:line` that built it (the graph builder
@@ -99,7 +99,7 @@ class GraphOp(IRDLOperation):
         }
 
     `backend` names the device backend that runs the graph ("reference", "iree-cpu",
-    "iree-cuda"; absent: not chosen yet, which runs as "reference"). `convert-ge-to-linalg` sets
+    "iree-cuda", "onnxruntime"; absent: not chosen yet, which runs as "reference"). `convert-ge-to-linalg` sets
     it and, for an IREE backend, fills the optional `codegen` region with the graph as one
     upstream `func.func @main` (one argument per `ge.data` in index order, one result per
     `ge.output` operand):

@@ -8,9 +8,10 @@
    `Plan` with no tables whose nodes name their process point by `Symbol`.
 3. Lower each distinct process point on its own into a *unit* (`lower_unit`, a `UnitPlan`): its
    pp entry and the tables it refers to (UDF payloads, C++ UDF libraries, GE graphs lowered by
-   `ge_graph_entry` with their weights packed 64-byte aligned, and the IREE executables of the
-   graphs an IREE backend runs, compiled from their codegen region by
-   `lowering.iree_executable`), indexed from 0.
+   `ge_graph_entry` with their weights packed 64-byte aligned, and the executables of the
+   graphs a compiled backend runs, built by `lowering.ge_executable`: IREE's from their codegen
+   region, onnxruntime's exported to ONNX; a graph `auto` chose for is measured first when the
+   compile gives a chooser, `GeBuild.choose`), indexed from 0.
 4. Merge the units into the plan's tables in node order (`_Tables`): payloads, libraries and
    executables deduplicated by content, weight blobs appended on 64-byte boundaries, and the
    indexes in each pp entry and graph renumbered; check the plan's references (`Plan.check`).
@@ -35,16 +36,42 @@ from dfir.dialects import ge
 from dfir.dialects.df import DataOp, FlowGraphPpOp, FuncPpOp, GraphOp, GraphPpOp, NodeOp, top_graphs
 from dfir.dialects.df_attrs import AlignAttr, BalanceAttr, DeviceAttr
 from dfir.dialects.df_params import params_of
-from dfir.lowering.codegen import codegen_module_text
 from dfir.lowering.flatten import flatten
+from dfir.lowering.ge_executable import DEFAULT_VARIANT, GraphCode, compile_graph, output_dtypes
 from dfir.lowering.ge_graph import ge_graph_entry
-from dfir.lowering.iree_executable import compile_executable
 from dfir.lowering.om_writer import Chunks
-from dfir.om.plan import (DEFAULT_CHANNEL_DEPTH, IREE_BACKENDS, Cluster, WEIGHT_ALIGNMENT, Align, CppProject, Executable, Func,
+from dfir.om.plan import (COMPILED_BACKENDS, DEFAULT_CHANNEL_DEPTH, Cluster, WEIGHT_ALIGNMENT, Align, CppProject, Executable, Func,
                           GeGraph, GraphPoint, Input, InputBatch, Node, Plan, ProcessPoint, PyProject, PyUdf, SoBin,
                           UdfBlob, Weight, list_from_json, process_point_from_json)
+from dfir.passes.convert_ge_to_linalg import AUTO_ATTR
 
 _FUNC_KINDS = ("py_func", "py_project", "cpp_project")
+
+
+@dataclass(frozen=True)
+class AutoChoice:
+    """What a measuring `auto` chose for a graph: the backend and its variant, and one line
+    saying what it measured (the `auto` attribute of the graph and of its plan entry)."""
+
+    backend: str
+    variant: str
+    measured: str
+
+
+Chooser = Callable[[ge.GraphOp, GeGraph, list], AutoChoice]
+"""(graph op marked `auto`, its plan entry, its weight arrays) -> the backend to run it with."""
+
+
+@dataclass(frozen=True)
+class GeBuild:
+    """How lowering builds the code of GE graphs: the intra-op threads their plan entries ask
+    for (None: the cores of the process that runs them), who chooses the backend of the graphs
+    `auto` marked (None: the backend `convert-ge-to-linalg` gave stays) and who is told the name
+    of each graph compiled (the compile's progress)."""
+
+    threads: int | None = None
+    choose: Chooser | None = None
+    on_compiled: Callable[[str], None] | None = None
 
 
 @dataclass(frozen=True)
@@ -119,7 +146,7 @@ class LoweredGraph:
     skeleton: Skeleton | None = None
     """The graph's own part of this plan (see `graph_skeleton`)."""
     executables: list[bytes] = field(default_factory=list)
-    """The IREE executables (vmfb bytes) the plan's `executables` describe, in order."""
+    """The executables (IREE vmfbs, ONNX models) the plan's `executables` describe, in order."""
 
     def plan_bytes(self) -> bytes:
         return self.plan.to_bytes()
@@ -134,13 +161,12 @@ def the_graph(module: ModuleOp) -> GraphOp:
 
 def lower_graph(module: ModuleOp, reuse: Mapping[str, LoweredGraph] | None = None,
                 skeleton: Skeleton | None = None, channel_depth: int = DEFAULT_CHANNEL_DEPTH,
-                cluster: Cluster = Cluster(), on_compiled: Callable[[str], None] | None = None) -> LoweredGraph:
+                cluster: Cluster = Cluster(), build: GeBuild = GeBuild()) -> LoweredGraph:
     """The plan of the module's graph. `reuse` maps process point symbols to units lowered
     before, merged instead of lowering those points; the units lowered here are in `units`.
     `skeleton`, the graph's skeleton lowered before, is used instead of lowering the graph.
     `channel_depth` is the depth the runtime gives the model's channels, `cluster` where its
-    servers run. `on_compiled` is told the name of each GE graph IREE has compiled (the
-    compile's progress)."""
+    servers run, `build` how GE graphs' code is built."""
     symbols = {op.sym_name.data: op for op in module.ops if hasattr(op, "sym_name")}
     if skeleton is None:
         skeleton = graph_skeleton(the_graph(module), symbols)
@@ -152,7 +178,7 @@ def lower_graph(module: ModuleOp, reuse: Mapping[str, LoweredGraph] | None = Non
         if sym not in entries:
             unit = (reuse or {}).get(sym)
             if unit is None:
-                unit = units[sym] = lower_unit(symbols, sym, on_compiled)
+                unit = units[sym] = lower_unit(symbols, sym, build)
             entries[sym] = tables.merge(unit)
         return entries[sym]
 
@@ -187,11 +213,10 @@ def _align_entry(align: AlignAttr | None) -> Align | None:
     return Align(align.cache.data, align.timeout.data, bool(align.dropout.data))
 
 
-def lower_unit(symbols: Mapping[str, object], sym: str,
-               on_compiled: Callable[[str], None] | None = None) -> LoweredGraph:
+def lower_unit(symbols: Mapping[str, object], sym: str, build: GeBuild = GeBuild()) -> LoweredGraph:
     """Process point `sym` lowered on its own: a `UnitPlan`, its indexes and weight offsets local
-    to the unit (`on_compiled`: see `lower_graph`)."""
-    entries = _ProcessPointEntries(symbols, on_compiled)
+    to the unit (`build`: see `lower_graph`)."""
+    entries = _ProcessPointEntries(symbols, build)
     entry = entries.entry(sym)
     blobs = entries.blobs
     return LoweredGraph(UnitPlan(entry, tuple(entries.udfs), tuple(entries.ge_graphs), tuple(entries.so_bins),
@@ -346,9 +371,9 @@ def _user_attrs(node: NodeOp) -> dict:
 class _ProcessPointEntries:
     """Plan entries of process points, each lowered once, and the tables and blobs they refer to."""
 
-    def __init__(self, symbols: Mapping[str, object], on_compiled: Callable[[str], None] | None = None):
+    def __init__(self, symbols: Mapping[str, object], build: GeBuild = GeBuild()):
         self.symbols = symbols
-        self.on_compiled = on_compiled
+        self.build = build
         self.blobs = _Blobs()
         self.udfs: list[UdfBlob] = []
         self.ge_graphs: list[GeGraph] = []
@@ -409,29 +434,36 @@ class _ProcessPointEntries:
     def _graph(self, pp: GraphPpOp) -> GraphPoint:
         graph_op = self.symbols[pp.graph.root_reference.data]
         entry, arrays = ge_graph_entry(graph_op)
-        self.ge_graphs.append(replace(entry, weights=tuple(self._pack(a) for a in arrays),
-                                      **self._compiled(graph_op)))
+        entry = replace(entry, weights=tuple(self._pack(a) for a in arrays))
+        self.ge_graphs.append(replace(entry, **self._compiled(graph_op, entry, arrays)))
         return GraphPoint(len(self.ge_graphs) - 1)
 
-    def _compiled(self, graph_op: ge.GraphOp) -> dict[str, Any]:
-        """The `backend` and `executable` fields of a graph an IREE backend runs, its codegen
-        module compiled into `executables`; none for the reference kernels."""
-        name = graph_op.sym_name.data
+    def _compiled(self, graph_op: ge.GraphOp, entry: GeGraph, arrays: list[np.ndarray]) -> dict[str, Any]:
+        """The fields of the graph's entry that say what runs it: for a compiled backend its
+        `backend`, `executable` (built into `executables`), `output_dtypes` and `threads`; the
+        `auto` line of a graph whose backend was measured. A graph `auto` marked is measured
+        first when the build has a chooser, which may change its backend."""
         backend = "reference" if graph_op.backend is None else graph_op.backend.data  # verified: a known one
-        if backend not in IREE_BACKENDS:
-            return {}
-        text = codegen_module_text(graph_op)
-        if text is None:
-            raise GeError(f"ge.graph @{name}: backend {backend!r} runs compiled code, but the graph has no "
-                          f"codegen region (convert-ge-to-linalg makes it)")
-        compiled = compile_executable(text, backend, graph=name)
-        if self.on_compiled is not None:
-            self.on_compiled(name)
-        meta = Executable(0, backend, compiled.target, compiled.sha256, len(compiled.vmfb))
-        index = _deduplicated(meta, compiled.vmfb, self.executables, self._executable_by_digest,
-                              self.blobs.executables)
-        return {"backend": backend, "executable": index,
-                "output_dtypes": tuple(value.type.dtype.name for value in graph_op.output_op.outputs)}
+        variant, fields = DEFAULT_VARIANT, {}
+        if AUTO_ATTR in graph_op.attributes and self.build.choose is not None:
+            choice = self.build.choose(graph_op, entry, arrays)
+            backend, variant = choice.backend, choice.variant
+            graph_op.backend = StringAttr(backend)
+            graph_op.attributes[AUTO_ATTR] = StringAttr(choice.measured)
+            fields["auto"] = choice.measured
+        if backend not in COMPILED_BACKENDS:
+            return fields
+        code = compile_graph(graph_op, entry, backend, variant)
+        if self.build.on_compiled is not None:
+            self.build.on_compiled(graph_op.sym_name.data)
+        return {**fields, **self._executable(code), "output_dtypes": output_dtypes(graph_op),
+                "threads": self.build.threads}
+
+    def _executable(self, code: GraphCode) -> dict[str, Any]:
+        """The `backend` and `executables` index of `code`, stored once per distinct content."""
+        meta = Executable(0, code.backend, code.target, code.sha256, len(code.code))
+        index = _deduplicated(meta, code.code, self.executables, self._executable_by_digest, self.blobs.executables)
+        return {"backend": code.backend, "executable": index}
 
     def _pack(self, array: np.ndarray) -> Weight:
         offset = self.blobs.weights.append(np.ascontiguousarray(array), WEIGHT_ALIGNMENT)

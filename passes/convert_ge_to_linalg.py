@@ -16,18 +16,25 @@ and linalg (`dfir.passes.ge_to_linalg`), with the bounds of its dynamic dimensio
                                                          }
                                                        }
 
-`reference` runs the graph on the numpy kernels. `iree-cpu` / `iree-cuda` need every op of the
-graph to lower: an op that does not is an error naming it. `auto` takes `auto_backend` (the
+`reference` runs the graph on the numpy kernels, `onnxruntime` on an onnxruntime session of the
+graph exported to ONNX at lowering (no codegen region). `iree-cpu` / `iree-cuda` need every op of
+the graph to lower: an op that does not is an error naming it. `auto` takes `auto_backend` (the
 compiler sets it to the fastest backend of the machine it runs on) for a graph that lowers and
 `reference` for one that does not, recording why in `backend_fallback`, which the summary
-reports. A graph that has a `codegen` region already is left as it is.
+reports, and marks the graph `auto`: the compiler then measures what else can run it and may
+choose another backend when it lowers the graph (`dfir.driver.backend_choice`), replacing the
+mark by what it measured:
+
+    ge.graph @g backend "iree-cpu" attributes {auto} { ... } codegen { ... }
+
+A graph that has a `codegen` region already is left as it is.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
 
 from xdsl.context import Context
-from xdsl.dialects.builtin import ModuleOp, StringAttr
+from xdsl.dialects.builtin import ModuleOp, StringAttr, UnitAttr
 from xdsl.ir import Block, Region
 from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import DiagnosticException
@@ -35,9 +42,11 @@ from xdsl.utils.exceptions import DiagnosticException
 from dfir.dialects import ge
 from dfir.passes.ge_to_linalg.graph import NoLowering, lower_graph
 
-__all__ = ["AUTO", "ConvertGeToLinalg", "FALLBACK_ATTR"]
+__all__ = ["AUTO", "AUTO_ATTR", "ConvertGeToLinalg", "FALLBACK_ATTR"]
 
 AUTO = "auto"
+AUTO_ATTR = "auto"
+"""Marks a graph whose backend `auto` chose: unit before it is measured, then what was measured."""
 FALLBACK_ATTR = "backend_fallback"
 _IREE = ("iree-cpu", "iree-cuda")
 
@@ -64,6 +73,8 @@ class ConvertGeToLinalg(ModulePass):
         requested = graph.attributes.get(ge.REQUESTED_BACKEND_ATTR)
         requested = requested.data if isinstance(requested, StringAttr) else self.backend
         target = self.auto_backend if requested == AUTO else requested
+        if requested == AUTO:
+            graph.attributes[AUTO_ATTR] = UnitAttr()
         if target not in _IREE:
             graph.backend = StringAttr(target)
             return
@@ -93,4 +104,6 @@ def _describe(graph: ge.GraphOp) -> str:
     backend = graph.backend.data if graph.backend is not None else "reference"
     fallback = graph.attributes.get(FALLBACK_ATTR)
     why = f" (auto: {fallback.data})" if isinstance(fallback, StringAttr) else ""
+    measured = graph.attributes.get(AUTO_ATTR)
+    why += f" (auto: {measured.data})" if isinstance(measured, StringAttr) else ""
     return f"@{graph.sym_name.data} {backend}{why}"

@@ -2,8 +2,8 @@
 
 A `py_udf` node becomes one `FuncSpec` per entry point of its `UdfPayload` (the function, or the
 methods of one class instance built here, once per node); a `ge_graph` node becomes one func that
-runs the graph with `GeGraphRunner` (the reference kernels) or, for a graph compiled by IREE,
-`IreeGraphRunner` on the node instance's device; a `py_project` / `cpp_project` node (a UDF project) gets its
+runs the graph with `GeGraphRunner` (the reference kernels), `OrtGraphRunner` (its ONNX model on
+onnxruntime) or, for a graph compiled by IREE, `IreeGraphRunner` on the node instance's device; a `py_project` / `cpp_project` node (a UDF project) gets its
 funcs from `dfir.runtime.udf_project`. Each func converts input messages to the values the user
 code expects, calls it, and turns what it returns (or raises) into output messages of the same
 transaction — see `UdfCall` and `GeGraphCall` for the exact rules.
@@ -25,6 +25,7 @@ from dfir.om.plan import (ClosureRef, CppProject, DataRef, Executable, GeGraph, 
 from dfir.runtime.batching import BatchPoint, batch_funcs, with_batch_nodes
 from dfir.runtime.ge_runner import GeGraphRunner
 from dfir.runtime.iree_runner import IreeGraphRunner
+from dfir.runtime.ort_runner import OrtGraphRunner
 from dfir.runtime.scheduler import FuncSpec, InputStream, NodeSpec, OutputSet, Source
 from dfir.runtime.udf_project import ExceptionBoard, ProjectEnv, project_funcs
 
@@ -34,13 +35,17 @@ CompiledGraph = tuple[Executable, "bytes | memoryview"]  # an `executables` entr
 
 def load_ge_runner(entry: GeGraph, weights: memoryview | None, executables: Sequence[CompiledGraph] = (),
                    device: str = "-1") -> Any:
-    """The runner of one `ge_graphs` entry, by its `backend`: the reference kernels, or its IREE
-    executable (`executables[entry.executable]`) on logical device `device`."""
+    """The runner of one `ge_graphs` entry, by its `backend`: the reference kernels, its ONNX
+    model on onnxruntime, or its IREE executable on logical device `device`
+    (`executables[entry.executable]`)."""
     if entry.backend == "reference":
         return GeGraphRunner(entry, weights)
-    meta, vmfb = _checked_index(f"GE graph '{entry.name}': executable", entry.executable, executables,
-                                "IREE executables")
-    return IreeGraphRunner(entry, vmfb, meta.sha256, device, weights)
+    meta, code = _checked_index(f"GE graph '{entry.name}': executable", entry.executable, executables,
+                                "GE executables")
+    if entry.backend == "onnxruntime":
+        return OrtGraphRunner(entry, code, weights)
+    by_threads = {} if entry.threads is None else {"threads": entry.threads}  # TEMP until threads land
+    return IreeGraphRunner(entry, code, meta.sha256, device, weights, **by_threads)
 
 
 class InstanceRef(NamedTuple):
@@ -58,7 +63,7 @@ def build_nodes(plan: Plan | dict, udf_payloads: Sequence[bytes | memoryview], w
     """One `NodeSpec` per node of `plan` (a `Plan`, or its JSON, validated), in plan order.
 
     `so_bins` are the model's SO_BINS partitions (C++ UDF libraries) and `executables` its
-    IREE_EXECUTABLE partitions, in order. GE graphs (a node's, or a UDF's invoked closures) run
+    GE_EXECUTABLE partitions, in order. GE graphs (a node's, or a UDF's invoked closures) run
     on `runner_factory`'s runners, by default `load_ge_runner`'s on the instance's device. With
     `only`, just those are built (a device worker builds its own), in the order given: a node
     index builds the node's instance 0, an `InstanceRef` that instance. A UDF project's

@@ -69,7 +69,7 @@ def _runtime_model(om_model, label: str, name: str | None = None):
     otherwise. The model is named `name`, by default its plan's name (its full name)."""
     payloads = [p.data for p in om_model.partitions_of(PartitionType.UDF_PAYLOAD)]
     so_bins = [p.data for p in om_model.partitions_of(PartitionType.SO_BINS)]
-    executables = [p.data for p in om_model.partitions_of(PartitionType.IREE_EXECUTABLE)]
+    executables = [p.data for p in om_model.partitions_of(PartitionType.GE_EXECUTABLE)]
     weights = om_model.partitions_of(PartitionType.WEIGHTS_DATA)
     weights_data = weights[0].data if len(weights) == 1 else None
     configs = om_model.partitions_of(PartitionType.RESOURCE_CONFIG)

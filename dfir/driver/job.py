@@ -20,6 +20,7 @@ from dfir.dialects.df import DF
 from dfir.dialects.ge import GE
 from dfir.dialects.upstream import UPSTREAM_DIALECTS
 from dfir.driver.cache.resource_config import canonical_config, load_resource_config, resource_config_path
+from dfir.driver.backend_choice import MeasuringChooser
 from dfir.driver.cache.settings import DEPLOY_INFO_OPTION, compile_salt
 from dfir.driver.pipeline import pipeline_spec, run_phases
 from dfir.driver.progress import NO_PROGRESS, SilentProgress
@@ -29,11 +30,11 @@ from dfir.frontend.ge.graph import Graph
 from dfir.frontend.importer import import_flow_graph, import_ge_graph
 from dfir.driver.host_backends import fastest_backend, host_cpu
 from dfir.frontend.options import (BACKEND_OPTION, CHANNEL_DEPTH_OPTION, CLUSTER_OPTION, RAY_ADDRESS_OPTION,
-                                   default_backend)
+                                   THREADS_OPTION, default_backend)
 from dfir.lowering.om import om_bytes
-from dfir.lowering.plan import LoweredGraph, Skeleton, lower_graph
+from dfir.lowering.plan import GeBuild, LoweredGraph, Skeleton, lower_graph
 from dfir.om.keys import SigningKey
-from dfir.om.plan import DEFAULT_CHANNEL_DEPTH, IREE_BACKENDS, Cluster
+from dfir.om.plan import COMPILED_BACKENDS, DEFAULT_CHANNEL_DEPTH, Cluster
 from dfir.om.signature import signed
 
 
@@ -197,16 +198,23 @@ class CompileJob:
         `skeleton` and the op texts in `printed` instead of lowering and printing those again."""
         self.progress.phase("lower")
         self.progress.expect_executables(sum(1 for op in module.ops if isinstance(op, ge.GraphOp)
-                                             and op.backend is not None and op.backend.data in IREE_BACKENDS))
+                                             and op.backend is not None and op.backend.data in COMPILED_BACKENDS))
         with self.timed("lower"):
             lowered = lower_graph(module, reuse, skeleton, channel_depth(self.options), cluster(self.options),
-                                  on_compiled=self.progress.executable_done)
+                                  self.ge_build())
             ir_text, texts = print_module_parts(module, printed)
             om = om_bytes(lowered, ir_text, resource_config=self._resource_bytes,
                           cache_manifest=cache_manifest)
             if self.signing_key is not None:
                 om = signed(om, self.signing_key)
         return Lowering(CompiledModel(module, om, self.report, self.timings, ir_text), lowered, texts)
+
+    def ge_build(self) -> GeBuild:
+        """How lowering builds GE graphs' code: the threads option, `auto` measured."""
+        threads = self.options.get(THREADS_OPTION)
+        threads = None if threads is None else int(threads)
+        chooser = MeasuringChooser(threads, self.report, self.progress.executable_done)
+        return GeBuild(threads, chooser, self.progress.executable_done)
 
     def cached(self, om: bytes, ir_text: str) -> CompiledModel:
         """A model the compile cache had whole: its `.om` (signed again by this compile's key, if

@@ -13,7 +13,7 @@ from typing import Callable
 from dfir.core.errors import GeError
 from dfir.frontend.ge.input_shape import input_shape_problem
 from dfir.frontend.ge.output_max_size import parse_output_max_size
-from dfir.om.plan import CLUSTER_KINDS, MAX_CHANNEL_DEPTH
+from dfir.om.plan import CLUSTER_KINDS, MAX_CHANNEL_DEPTH, MAX_GE_THREADS
 
 _log = logging.getLogger("dfir.options")
 
@@ -21,10 +21,12 @@ CHANNEL_DEPTH_OPTION = "dfir.runtime.channel_depth"
 """How many messages each channel of the runtime holds (the plan's `channel_depth`)."""
 
 BACKEND_OPTION = "dfir.ge.backend"
-"""The device backend of GE graphs: auto (the default), reference, iree-cpu or iree-cuda."""
+"""The device backend of GE graphs: auto (the default), reference, iree-cpu, iree-cuda or onnxruntime."""
 BACKEND_ENV = "DFIR_GE_BACKEND"
 """The environment variable that replaces the default of `BACKEND_OPTION` (options still win)."""
-BACKEND_CHOICES = ("auto", "reference", "iree-cpu", "iree-cuda")
+BACKEND_CHOICES = ("auto", "reference", "iree-cpu", "iree-cuda", "onnxruntime")
+THREADS_OPTION = "dfir.ge.threads"
+"""A compiled GE graph's intra-op threads (default: the cores of the process that runs it)."""
 
 CLUSTER_OPTION = "dfir.runtime.cluster"
 """Where the servers of the resource config run: local (the default) or ray (the plan's `cluster`)."""
@@ -73,6 +75,12 @@ def _channel_depth(value: str) -> str | None:
         return None
     return f"expected a channel depth in [1, {MAX_CHANNEL_DEPTH}] (messages)"
 
+
+def _threads(value: str) -> str | None:
+    if value.isdigit() and 1 <= int(value) <= MAX_GE_THREADS:
+        return None
+    return f"expected a thread count in [1, {MAX_GE_THREADS}]"
+
 # key -> (validator, acted on by dfir); an option not acted on is accepted with one warning
 KNOWN_OPTIONS: dict[str, tuple[Callable[[str], str | None], bool]] = {
     "ge.runFlag": (_choice("0", "1"), True),
@@ -92,6 +100,7 @@ KNOWN_OPTIONS: dict[str, tuple[Callable[[str], str | None], bool]] = {
     "input_format": (_choice("ND", "NCHW", "NHWC"), False),
     CHANNEL_DEPTH_OPTION: (_channel_depth, True),
     BACKEND_OPTION: (_choice(*BACKEND_CHOICES), True),
+    THREADS_OPTION: (_threads, True),
     CLUSTER_OPTION: (_choice(*CLUSTER_KINDS), True),
     RAY_ADDRESS_OPTION: (_any, True),
 }

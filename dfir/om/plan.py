@@ -44,8 +44,10 @@ WEIGHT_ALIGNMENT = 64
 DISPATCH_RULES = ("round_robin", "route_label")
 BALANCE_ROLES = ("scatter", "gather")
 VIEW = "view"               # a `slots` entry: a view of its operand's memory
-GE_BACKENDS = ("reference", "iree-cpu", "iree-cuda")   # what runs a GE graph
-IREE_BACKENDS = GE_BACKENDS[1:]                       # those that run a compiled executable
+GE_BACKENDS = ("reference", "iree-cpu", "iree-cuda", "onnxruntime")   # what runs a GE graph
+COMPILED_BACKENDS = GE_BACKENDS[1:]   # those that run an `executables` entry (an IREE vmfb, an ONNX model)
+IREE_BACKENDS = ("iree-cpu", "iree-cuda")
+MAX_GE_THREADS = 1024       # a GE graph's intra-op threads: 1..this
 IREE_PARAMETER_SCOPE = "dfir"
 """The scope of the named parameters an IREE executable reads its weight blobs from: a `const`
 with `attrs.blob` is the parameter of that key, its bytes the const's weight."""
@@ -63,10 +65,11 @@ OPTIONAL_PLAN_FIELDS: Mapping[str, Any] = MappingProxyType({
 """Plan fields a plan may leave out, and what an absent one reads as (`order`: node order)."""
 OPTIONAL_GE_FIELDS: Mapping[str, Any] = MappingProxyType({
     "weights": [], "arena_bytes": None, "output_max_bytes": None, "backend": "reference", "executable": None,
-    "output_dtypes": None})
+    "output_dtypes": None, "threads": None, "auto": None})
 """GE graph fields an entry may leave out: `weights` when it has no consts, the memory plan and
 output bounds when unplanned (None in the dataclass: absent), `backend`, `executable` and
-`output_dtypes` when the reference kernels run it."""
+`output_dtypes` when the reference kernels run it, `threads` when the graph may use the cores of
+the process that runs it, `auto` when no measuring `auto` chose the backend."""
 
 _DEVICE = re.compile(r"-1|(0|[1-9]\d*):(0|[1-9]\d*):(-1|0|[1-9]\d*)(:(0|[1-9]\d*))?")
 _SHA256 = re.compile(r"[0-9a-f]{64}")
@@ -462,8 +465,9 @@ class SoBin:
 
 @dataclass(frozen=True)
 class Executable:
-    """An `executables` entry: a GE graph compiled by IREE for `backend` and `target` (the target
-    CPU or GPU it was compiled for), in IREE_EXECUTABLE partition `partition` (an IREE vmfb)."""
+    """An `executables` entry: a GE graph compiled for `backend` and `target` (the CPU or GPU and
+    the code variant an IREE vmfb was compiled for; the ONNX opset of an onnxruntime model), in
+    GE_EXECUTABLE partition `partition` (an IREE vmfb, or an ONNX model for `onnxruntime`)."""
 
     partition: int
     backend: str
@@ -478,7 +482,7 @@ class Executable:
     @classmethod
     def from_json(cls, value: Any, path: str) -> Executable:
         o = _Object(value, path, ("partition", "backend", "target", "sha256", "size"))
-        return cls(o.read("partition", _count), o.read("backend", _choice(*IREE_BACKENDS)),
+        return cls(o.read("partition", _count), o.read("backend", _choice(*COMPILED_BACKENDS)),
                    o.read("target", _text), o.read("sha256", _sha256), o.read("size", _count))
 
 
@@ -591,9 +595,11 @@ class GeGraph:
     """A `ge_graphs` entry: inputs, ops in execution order, outputs (value ids), the weights its
     `const`s refer to, and its memory plan (`arena_bytes`, per-op `slots`; None: unplanned),
     output bounds (`output_max_bytes`, -1: none; None: not given), what runs it (`backend`) and,
-    for an IREE backend, its compiled code (`executable`, an index into `Plan.executables`) and
+    for a compiled backend, its compiled code (`executable`, an index into `Plan.executables`) and
     the dtypes of its outputs (`output_dtypes`: compiled code computes unsigned integers as
-    signless ones, which the runner gives back as the graph's dtypes)."""
+    signless ones, which the runner gives back as the graph's dtypes); the intra-op threads a
+    compiled backend runs it with (`threads`; None: the cores of the process that runs it) and,
+    when a measuring `auto` chose the backend, what it measured (`auto`, one line of text)."""
 
     name: str
     inputs: tuple[GeInput, ...]
@@ -605,6 +611,8 @@ class GeGraph:
     backend: str = "reference"
     executable: int | None = None
     output_dtypes: tuple[str, ...] | None = None
+    threads: int | None = None
+    auto: str | None = None
 
     def to_json(self) -> dict:
         entry = {"name": self.name, "inputs": [i.to_json() for i in self.inputs],
@@ -620,6 +628,10 @@ class GeGraph:
             entry["executable"] = self.executable
         if self.output_dtypes is not None:
             entry["output_dtypes"] = list(self.output_dtypes)
+        if self.threads is not None:
+            entry["threads"] = self.threads
+        if self.auto is not None:
+            entry["auto"] = self.auto
         return entry
 
     @classmethod
@@ -639,12 +651,13 @@ class GeGraph:
                    o.read("weights", _tuple(Weight.from_json)), o.read("arena_bytes", _optional(_count)),
                    o.read("output_max_bytes", _optional(_tuple(_int_in(-1, _INT64_MAX)))),
                    o.read("backend", _choice(*GE_BACKENDS)), o.read("executable", _optional(_count)),
-                   o.read("output_dtypes", _optional(_tuple(_dtype_name))))
+                   o.read("output_dtypes", _optional(_tuple(_dtype_name))),
+                   o.read("threads", _optional(_int_in(1, MAX_GE_THREADS))), o.read("auto", _optional(_text)))
 
     def check(self, path: str) -> None:
         """GeError unless inputs are in index order, every value is defined once (ids 0..N-1) and
         read after it is defined, consts name weights, slots lie in the arena, and the graph has
-        an executable exactly when an IREE backend runs it."""
+        an executable exactly when a compiled backend runs it."""
         for k, graph_input in enumerate(self.inputs):
             if graph_input.index != k:
                 _fail(f"{path}.inputs[{k}].index", f"{graph_input.index} is not its position {k}")
@@ -661,9 +674,9 @@ class GeGraph:
             per_output = getattr(self, field_name)
             if per_output is not None and len(per_output) != len(self.outputs):
                 _fail(f"{path}.{field_name}", f"has {len(per_output)} entries for {len(self.outputs)} outputs")
-        if self.executable is None and self.backend in IREE_BACKENDS:
+        if self.executable is None and self.backend in COMPILED_BACKENDS:
             _fail(path, f'missing field "executable": the backend {_show(self.backend)} runs compiled code')
-        if self.executable is not None and self.backend not in IREE_BACKENDS:
+        if self.executable is not None and self.backend not in COMPILED_BACKENDS:
             _fail(f"{path}.executable", f"{self.executable}: the backend {_show(self.backend)} runs no executable")
 
     def _check_op(self, op: GeOp, path: str, defined: dict[int, str]) -> None:
@@ -812,11 +825,11 @@ class Plan(Generic[PP]):
                          weights: bytes | memoryview | None, where: str = "plan",
                          executables: Sequence[bytes | memoryview] = ()) -> None:
         """GeError unless `udfs`, `so_bins` and `executables` describe the model's UDF_PAYLOAD,
-        SO_BINS and IREE_EXECUTABLE partitions (count, size, SHA-256) and every weight lies inside
+        SO_BINS and GE_EXECUTABLE partitions (count, size, SHA-256) and every weight lies inside
         its WEIGHTS_DATA."""
         _check_blobs(self.udfs, udf_payloads, f"{where}.udfs", "UDF_PAYLOAD")
         _check_blobs(self.so_bins, so_bins, f"{where}.so_bins", "SO_BINS")
-        _check_blobs(self.executables, executables, f"{where}.executables", "IREE_EXECUTABLE")
+        _check_blobs(self.executables, executables, f"{where}.executables", "GE_EXECUTABLE")
         available = 0 if weights is None else memoryview(weights).nbytes
         for g, graph in enumerate(self.ge_graphs):
             for w, weight in enumerate(graph.weights):

@@ -70,7 +70,7 @@ class PartitionType(enum.IntEnum):
     DEPLOY_CONFIG = 0x1003     # the deploy info JSON
     CACHE_MANIFEST = 0x1004    # subgraph fingerprints of the compile cache
     PARTITION_CHECKSUMS = 0x1005  # SHA-256 of each other partition; last entry of a flow model
-    IREE_EXECUTABLE = 0x1006   # one compiled GE graph: an IREE vmfb (the plan's `executables`)
+    GE_EXECUTABLE = 0x1006   # one compiled GE graph: an IREE vmfb or an ONNX model (the plan's `executables`)
     BUNDLE_MODEL_NAMES = 0x1010   # the members' full names, each NUL-terminated (bundles only, last
     #                               entry, present only when a name does not fit the header)
 

@@ -110,17 +110,24 @@ def _plan_lines(model: OmModel, indent: str) -> Iterator[str]:
 
 
 def _graph_summary(graph: _PlanValue, executables: list[_PlanValue]) -> str:
-    """`"name" backend=B`, and for a compiled graph its executable's index, target and size."""
+    """`"name" backend=B`; for a compiled graph its executable's index, target and size and its
+    threads when set; for a graph a measuring `auto` chose for, what it measured."""
     summary = f"{_quoted(graph.get('name').text())} backend={graph.optional('backend', 'reference').text()}"
     executable = graph.optional("executable", None)
-    if executable.value is None:
-        return summary
-    index = executable.integer()
-    if not 0 <= index < len(executables):
-        executable._fail(f"is not an index of the {len(executables)} executables")
-    entry = executables[index]
-    return (f"{summary} executable={index} target={_quoted(entry.get('target').text())} "
-            f"size={entry.get('size').integer()}")
+    if executable.value is not None:
+        index = executable.integer()
+        if not 0 <= index < len(executables):
+            executable._fail(f"is not an index of the {len(executables)} executables")
+        entry = executables[index]
+        summary += (f" executable={index} target={_quoted(entry.get('target').text())} "
+                    f"size={entry.get('size').integer()}")
+    threads = graph.optional("threads", None)
+    if threads.value is not None:
+        summary += f" threads={threads.integer()}"
+    auto = graph.optional("auto", None)
+    if auto.value is not None:
+        summary += f" auto={_quoted(auto.text())}"
+    return summary
 
 
 def _parsed_plan(model: OmModel) -> Any:

@@ -106,7 +106,7 @@ enum class PartitionType : uint32_t {
   kDeployConfig = 0x1003,
   kCacheManifest = 0x1004,
   kPartitionChecksums = 0x1005,
-  kIreeExecutable = 0x1006,
+  kGeExecutable = 0x1006,
   kBundleModelNames = 0x1010,
 };
 
@@ -124,7 +124,7 @@ inline constexpr NamedValue kPartitionTypes[] = {
     {"DEPLOY_CONFIG", static_cast<uint64_t>(PartitionType::kDeployConfig)},
     {"CACHE_MANIFEST", static_cast<uint64_t>(PartitionType::kCacheManifest)},
     {"PARTITION_CHECKSUMS", static_cast<uint64_t>(PartitionType::kPartitionChecksums)},
-    {"IREE_EXECUTABLE", static_cast<uint64_t>(PartitionType::kIreeExecutable)},
+    {"GE_EXECUTABLE", static_cast<uint64_t>(PartitionType::kGeExecutable)},
     {"BUNDLE_MODEL_NAMES", static_cast<uint64_t>(PartitionType::kBundleModelNames)},
 };
 

@@ -77,13 +77,13 @@ def test_the_environment_sets_the_default_and_options_win(monkeypatch):
 def test_a_malformed_environment_value_is_an_error(monkeypatch):
     monkeypatch.setenv("DFIR_GE_BACKEND", "gpu")
     with pytest.raises(GeError, match=re.escape("environment variable DFIR_GE_BACKEND has malformed value 'gpu': "
-                                                "expected one of ['auto', 'reference', 'iree-cpu', 'iree-cuda']")):
+                                                "expected one of ['auto', 'reference', 'iree-cpu', 'iree-cuda', 'onnxruntime']")):
         dfir.compile(_mlp(), stop_after="codegen")
 
 
 def test_a_malformed_option_is_an_error():
     with pytest.raises(GeError, match=re.escape("option dfir.ge.backend has malformed value 'gpu': expected one of "
-                                                "['auto', 'reference', 'iree-cpu', 'iree-cuda']")):
+                                                "['auto', 'reference', 'iree-cpu', 'iree-cuda', 'onnxruntime']")):
         dfir.compile(_mlp(), {"dfir.ge.backend": "gpu"}, stop_after="codegen")
 
 

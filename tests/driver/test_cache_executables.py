@@ -42,7 +42,7 @@ def run(om: bytes) -> list[float]:
 
 
 def executables(om: bytes) -> list[bytes]:
-    return [bytes(p.data) for p in read_om(om).models[0].partitions_of(PartitionType.IREE_EXECUTABLE)]
+    return [bytes(p.data) for p in read_om(om).models[0].partitions_of(PartitionType.GE_EXECUTABLE)]
 
 
 def test_a_cached_graph_is_not_compiled_again(tmp_path, codegen_pass, compiler_calls):

@@ -33,7 +33,7 @@ def test_graphs_of_the_same_code_share_one_executable(codegen_pass):
     plan = Plan.from_json(model.partition(PartitionType.FLOW_MODEL).data)
     assert [(g.name, g.backend, g.executable) for g in plan.ge_graphs] == [("d1", "iree-cpu", 0),
                                                                            ("d2", "iree-cpu", 0)]
-    assert len(plan.executables) == len(model.partitions_of(PartitionType.IREE_EXECUTABLE)) == 1
+    assert len(plan.executables) == len(model.partitions_of(PartitionType.GE_EXECUTABLE)) == 1
     size = plan.executables[0].size
     assert inspect_om(om).splitlines()[-2:] == [
         f'    ge_graph 0 "d1" backend=iree-cpu executable=0 target="{plan.executables[0].target}" size={size}',

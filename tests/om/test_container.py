@@ -303,7 +303,7 @@ def test_lookup_errors_name_what_exists():
     (lambda: write_om([[(99, b"")]], name="m"),
      "partition 0 of model 0 has unknown partition type 99; expected one of MODEL_DEF, WEIGHTS_DATA, SO_BINS, "
      "FLOW_MODEL, FLOW_SUBMODEL, BUNDLE_MODEL_INFO, BUNDLE_MODEL_VAR_INFO, IR_TEXT, UDF_PAYLOAD, RESOURCE_CONFIG, "
-     "DEPLOY_CONFIG, CACHE_MANIFEST, PARTITION_CHECKSUMS, IREE_EXECUTABLE, BUNDLE_MODEL_NAMES"),
+     "DEPLOY_CONFIG, CACHE_MANIFEST, PARTITION_CHECKSUMS, GE_EXECUTABLE, BUNDLE_MODEL_NAMES"),
     (lambda: write_om([[(PartitionType.PARTITION_CHECKSUMS, b"")]], name="m"),
      "partition 0 of model 0 has type PARTITION_CHECKSUMS, which the writer adds itself"),
     (lambda: write_om([[], [(PartitionType.BUNDLE_MODEL_INFO, b"")]], name="m"),

@@ -1,5 +1,5 @@
 """The plan's `executables` table and a GE graph's `backend` / `executable` fields
-(docs/execution-plan.md): validation messages, the IREE_EXECUTABLE partitions, round trips."""
+(docs/execution-plan.md): validation messages, the GE_EXECUTABLE partitions, round trips."""
 from __future__ import annotations
 
 import copy
@@ -65,7 +65,7 @@ def test_a_reference_graph_writes_neither_field():
     (("ge_graphs", 0, "backend"), "reference",
      'plan.ge_graphs[0].executable: 0: the backend "reference" runs no executable'),
     (("ge_graphs", 0, "backend"), "tpu",
-     'plan.ge_graphs[0].backend: "tpu" is not one of "reference", "iree-cpu", "iree-cuda"'),
+     'plan.ge_graphs[0].backend: "tpu" is not one of "reference", "iree-cpu", "iree-cuda", "onnxruntime"'),
     (("ge_graphs", 0, "executable"), 1, "plan.ge_graphs[0].executable: 1 is out of range [0, 1)"),
     (("ge_graphs", 0, "backend"), "iree-cuda",
      'plan.ge_graphs[0].backend: "iree-cuda" is not executables[0]\'s "iree-cpu"'),
@@ -76,7 +76,7 @@ def test_a_reference_graph_writes_neither_field():
      "'DT_DOUBLE', 'DT_FLOAT', 'DT_FLOAT16', 'DT_INT16', 'DT_INT32', 'DT_INT64', 'DT_INT8', 'DT_STRING', "
      "'DT_UINT16', 'DT_UINT32', 'DT_UINT64', 'DT_UINT8']"),
     (("executables", 0, "backend"), "reference",
-     'plan.executables[0].backend: "reference" is not one of "iree-cpu", "iree-cuda"'),
+     'plan.executables[0].backend: "reference" is not one of "iree-cpu", "iree-cuda", "onnxruntime"'),
     (("executables", 0, "partition"), 1, "plan.executables[0].partition: 1 is not its position 0"),
     (("executables", 0, "target"), "", "plan.executables[0].target: expected a non-empty string"),
     (("executables", 0, "sha256"), "x", 'plan.executables[0].sha256: expected a SHA-256 as 64 lowercase hex '
@@ -89,11 +89,11 @@ def test_a_defect_is_named_by_its_json_path(path, value, message):
 
 
 @pytest.mark.parametrize("partitions, message", [
-    ([], "plan.executables: lists 1 entries, but the model has 0 IREE_EXECUTABLE partitions"),
+    ([], "plan.executables: lists 1 entries, but the model has 0 GE_EXECUTABLE partitions"),
     ([VMFB + b"!"], f"plan.executables[0].size: {len(VMFB)} is not the {len(VMFB) + 1} bytes of "
-                    f"IREE_EXECUTABLE partition 0"),
+                    f"GE_EXECUTABLE partition 0"),
     ([VMFB.upper()], f'plan.executables[0].sha256: "{EXECUTABLE["sha256"][:56]}... is not the SHA-256 of '
-                     f'IREE_EXECUTABLE partition 0 ({hashlib.sha256(VMFB.upper()).hexdigest()})'),
+                     f'GE_EXECUTABLE partition 0 ({hashlib.sha256(VMFB.upper()).hexdigest()})'),
 ])
 def test_the_executables_are_checked_against_the_partitions(partitions, message):
     with pytest.raises(GeError) as caught:
@@ -103,13 +103,13 @@ def test_the_executables_are_checked_against_the_partitions(partitions, message)
 
 def om_of(plan: dict, executables: list[bytes]) -> bytes:
     partitions = [(PartitionType.FLOW_MODEL, canonical_json(plan))]
-    partitions += [(PartitionType.IREE_EXECUTABLE, vmfb) for vmfb in executables]
+    partitions += [(PartitionType.GE_EXECUTABLE, vmfb) for vmfb in executables]
     return write_om([partitions], name=plan["name"])
 
 
 def test_the_om_holds_one_iree_executable_partition_per_entry():
     model = read_om(om_of(PLAN, [VMFB])).models[0]
-    [partition] = model.partitions_of(PartitionType.IREE_EXECUTABLE)
+    [partition] = model.partitions_of(PartitionType.GE_EXECUTABLE)
     assert bytes(partition.data) == VMFB and partition.offset % 64 == 0
 
 
@@ -117,7 +117,7 @@ def test_dfir_load_checks_the_executables_and_refuses_one_iree_cannot_load():
     with pytest.raises(GeError) as caught:
         dfir.load(om_of(PLAN, []))
     assert caught.value.error_message == ("model compiled: plan.executables: lists 1 entries, but the model has "
-                                          "0 IREE_EXECUTABLE partitions")
+                                          "0 GE_EXECUTABLE partitions")
     with pytest.raises(GeError) as caught:
         dfir.load(om_of(PLAN, [VMFB])).close()
     assert "GE graph 'g': IREE cannot load its executable: " in str(caught.value)
@@ -137,7 +137,7 @@ def test_a_udf_project_invokes_a_compiled_closure(codegen_pass, tmp_path):
     sample = udf_project(tmp_path)
     model = read_om(sample.om).models[0]
     plan = Plan.from_json(model.partition(PartitionType.FLOW_MODEL).data)
-    assert plan.ge_graphs[0].backend == "iree-cpu" and len(model.partitions_of(PartitionType.IREE_EXECUTABLE)) == 1
+    assert plan.ge_graphs[0].backend == "iree-cpu" and len(model.partitions_of(PartitionType.GE_EXECUTABLE)) == 1
     with dfir.load(sample.om) as loaded:
         assert loaded.feed_data(sample.feed) == 0
         outputs, _, ret = loaded.fetch_data(timeout=30_000)

@@ -58,7 +58,7 @@ def test_the_project_and_graph_examples_show_their_fields():
     assert set(graph["ops"][0]) == names(plan.GeOp) - {"slots"} and set(graph["weights"][0]) == names(plan.Weight)
     assert set(planned) == {"arena_bytes", "output_max_bytes", "ops"}
     assert set(planned["ops"][0]) == names(plan.GeOp)
-    assert set(compiled) == {"backend", "executable", "output_dtypes"} and set(tables) == {"executables"}
+    assert set(compiled) == {"backend", "executable", "output_dtypes", "threads", "auto"} and set(tables) == {"executables"}
     assert set(tables["executables"][0]) == names(plan.Executable)
 
 

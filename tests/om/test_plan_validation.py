@@ -49,7 +49,7 @@ class Model(NamedTuple):
         """`plan.check_partitions` against the sample's partitions."""
         plan.check_partitions(self.blobs(PartitionType.UDF_PAYLOAD), self.blobs(PartitionType.SO_BINS),
                               (self.blobs(PartitionType.WEIGHTS_DATA) or [None])[0],
-                              executables=self.blobs(PartitionType.IREE_EXECUTABLE))
+                              executables=self.blobs(PartitionType.GE_EXECUTABLE))
 
 
 @pytest.fixture(scope="module")

@@ -36,7 +36,7 @@ def compiled_om(codegen: dict, graph, backend: str, text: str) -> bytes:
 def plan_and_executables(om: bytes) -> tuple[Plan, list[memoryview]]:
     model = read_om(om).models[0]
     return (Plan.from_json(model.partition(PartitionType.FLOW_MODEL).data),
-            [p.data for p in model.partitions_of(PartitionType.IREE_EXECUTABLE)])
+            [p.data for p in model.partitions_of(PartitionType.GE_EXECUTABLE)])
 
 
 def run_once(om: bytes, inputs: list[np.ndarray]) -> list[np.ndarray]:
@@ -111,7 +111,7 @@ def test_building_a_compiled_graph_node_needs_its_executable(codegen_pass):
     with pytest.raises(GeError) as caught:
         host.build_nodes(plan, [], None)
     assert caught.value.error_message == ("GE graph 'double': executable: 0 is out of range [0, 0), the model's "
-                                          "IREE executables")
+                                          "GE executables")
     [node] = host.build_nodes(plan, [], None, executables=executables)
     assert node.name == "double"
 
@@ -144,7 +144,7 @@ def test_a_fresh_process_loads_and_runs_without_the_compiler(codegen_pass, tmp_p
             outputs, _, ret = model.fetch_data(timeout={WAIT_MS})
         om = read_om({str(path)!r}).models[0]     # and here, in this process
         plan = Plan.from_json(om.partition(PartitionType.FLOW_MODEL).data)
-        vmfb = om.partitions_of(PartitionType.IREE_EXECUTABLE)[0].data
+        vmfb = om.partitions_of(PartitionType.GE_EXECUTABLE)[0].data
         [here] = IreeGraphRunner(plan.ge_graphs[0], vmfb, plan.executables[0].sha256).run([np.ones(2, np.float32)])
         print(json.dumps([int(ret), outputs[0].numpy().tolist(), here.tolist(), "iree.runtime" in sys.modules,
                           "iree.compiler" in sys.modules]))

@@ -9,7 +9,7 @@ it again. Its `CACHE_MANIFEST` is JSON `{"format": 3, "kind": ..., "fingerprint"
   `lowering.plan.lower_unit` returns; `"ops"`, the symbols of the top-level ops whose printed
   text follows (the point and its `ge.graph`); `"variables"`, those of its `ge.graph`s as
   `.rdcpkt` files list them. Then one `UDF_PAYLOAD` per payload, one `SO_BINS` per library and
-  one `IREE_EXECUTABLE` per executable of the plan, in order, `WEIGHTS_DATA` when it has weights
+  one `GE_EXECUTABLE` per executable of the plan, in order, `WEIGHTS_DATA` when it has weights
   (so a GE graph taken from the cache is never compiled again), and one `IR_TEXT` per op of `ops`,
   as the final IR prints it.
 - `"graph"` (filed under its flow key, `dfir.frontend.cache_keys`): `"skeleton"`, the graph's part
@@ -74,7 +74,7 @@ def unit_bytes(key: str, unit: CachedUnit | CachedGraph) -> bytes:
                 "variables": unit.variables}
     partitions = [(PartitionType.UDF_PAYLOAD, payload) for payload in lowered.udf_payloads]
     partitions += [(PartitionType.SO_BINS, library) for library in lowered.so_bins]
-    partitions += [(PartitionType.IREE_EXECUTABLE, vmfb) for vmfb in lowered.executables]
+    partitions += [(PartitionType.GE_EXECUTABLE, vmfb) for vmfb in lowered.executables]
     if lowered.weights:
         partitions.append((PartitionType.WEIGHTS_DATA, lowered.weights))
     partitions += [(PartitionType.IR_TEXT, text.encode()) for text in unit.texts.values()]
@@ -121,7 +121,7 @@ def _point(manifest: dict, texts: list[str], om: CheckedOm) -> CachedUnit:
         udf_payloads=[bytes(p) for p in om.partitions_of(PartitionType.UDF_PAYLOAD)],
         so_bins=[bytes(p) for p in om.partitions_of(PartitionType.SO_BINS)],
         weights=Chunks([bytes(weights[0])] if weights else []),
-        executables=[bytes(p) for p in om.partitions_of(PartitionType.IREE_EXECUTABLE)])
+        executables=[bytes(p) for p in om.partitions_of(PartitionType.GE_EXECUTABLE)])
     return CachedUnit(lowered, dict(zip(ops, texts)), variables)
 
 

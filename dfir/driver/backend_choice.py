@@ -1,0 +1,192 @@
+"""`auto` that measures: the backend of a GE graph `auto` chose for is the fastest one that runs it
+correctly on this machine, timed when the graph is lowered.
+
+For a graph `convert-ge-to-linalg` marked `auto`, `MeasuringChooser`:
+
+1. lists the candidates (`dfir.lowering.ge_executable.candidates`: IREE's CPU variants when the
+   graph lowers, and onnxruntime) and builds each; one that fails to build or to load is
+   dropped with its reason;
+2. draws inputs from the graph's input ranges (each dimension at its lower bound, at least 1;
+   normal floats, integers 0 and 1, random booleans; a fixed seed) and runs the reference
+   kernels on them once;
+3. runs every candidate on the same inputs: one whose outputs differ from the reference's
+   (dtype, shape, or values beyond `TOLERANCE` of the reference's largest magnitude) is dropped
+   with the difference, since flag sets can miscompile;
+4. times the rest in rounds, one call of each per round, until `MAX_ROUNDS` rounds or
+   `TIME_BUDGET_S` seconds (at least `MIN_ROUNDS`), and keeps the one with the lowest median.
+
+Only when no candidate is left does the reference backend run the graph. What was measured is one
+line, in the compile report, on the graph (its `auto` attribute) and in its plan entry, which
+`dfir inspect` shows:
+
+    onnxruntime 1.21 ms; iree-cpu/tiled 2.30 ms; iree-cpu 4.02 ms
+
+The choice is part of the graph's lowered unit, so the compile cache keeps it: a warm compile
+measures nothing. An explicit backend is never measured.
+"""
+from __future__ import annotations
+
+import statistics
+import time
+from dataclasses import replace
+from typing import Callable, Sequence
+
+import numpy as np
+
+from dfir.core import data_type as dt
+from dfir.core.errors import GeError
+from dfir.dialects import ge
+from dfir.lowering.ge_executable import DEFAULT_VARIANT, GraphCode, candidates, compile_graph
+from dfir.lowering.plan import AutoChoice
+from dfir.om.plan import WEIGHT_ALIGNMENT, Executable, GeGraph, GeInput, Weight
+from dfir.runtime.ge_runner import GeGraphRunner
+from dfir.runtime.host import load_ge_runner
+
+__all__ = ["MeasuringChooser", "drawn_inputs", "disagreement"]
+
+TIME_BUDGET_S = 2.0
+MAX_ROUNDS = 20
+MIN_ROUNDS = 3
+TOLERANCE = 1e-3
+"""How far a candidate's floats may be from the reference's, relative to their largest magnitude."""
+_SEED = 20261205
+
+
+class MeasuringChooser:
+    """The `GeBuild.choose` of a compile: measures the candidates of each graph `auto` marked.
+    Each choice appends a line to `report`; `on_measured` is told each graph's name."""
+
+    def __init__(self, threads: int | None, report: list[str],
+                 on_measured: Callable[[str], None] | None = None):
+        self.threads = threads
+        self.report = report
+        self.on_measured = on_measured
+
+    def __call__(self, graph_op: ge.GraphOp, entry: GeGraph, arrays: list[np.ndarray]) -> AutoChoice:
+        name = graph_op.sym_name.data
+        fallback = graph_op.backend.data if graph_op.backend is not None else "reference"
+        options = candidates(graph_op, fallback)
+        if len(options) == 1 and options[0][0] == fallback:
+            choice = AutoChoice(fallback, DEFAULT_VARIANT, f"{fallback}: the only backend that runs it here")
+        else:
+            choice = _Measurement(graph_op, entry, arrays, self.threads).choice(options)
+        self.report.append(f"auto: @{name} {choice.backend}"
+                           f"{'' if choice.variant == DEFAULT_VARIANT else '/' + choice.variant} ({choice.measured})")
+        if self.on_measured is not None:
+            self.on_measured(name)
+        return choice
+
+
+class _Measurement:
+    """One graph's candidates built, checked against the reference kernels and timed."""
+
+    def __init__(self, graph_op: ge.GraphOp, entry: GeGraph, arrays: list[np.ndarray], threads: int | None):
+        self.graph_op = graph_op
+        self.entry = entry
+        self.local, self.weights = _packed(replace(entry, threads=threads), arrays)
+        self.inputs = drawn_inputs(entry.inputs, np.random.default_rng(_SEED))
+        self.expected = GeGraphRunner(self.local, self.weights).run(self.inputs)
+        self.dropped: dict[str, str] = {}
+
+    def choice(self, options: Sequence[tuple[str, str]]) -> AutoChoice:
+        runners = {}
+        for backend, variant in options:
+            built = self._checked(backend, variant)
+            if built is not None:
+                runners[built[0]] = built[1]
+        medians = _timed(runners, self.inputs)
+        ranked = sorted(medians, key=medians.get)
+        parts = [f"{label} {medians[label] * 1e3:.3g} ms" for label in ranked]
+        parts += [f"{label} dropped: {why}" for label, why in self.dropped.items()]
+        if not ranked:
+            return AutoChoice("reference", DEFAULT_VARIANT, "; ".join(["reference: nothing else runs it", *parts]))
+        backend, _, variant = ranked[0].partition("/")
+        return AutoChoice(backend, variant or DEFAULT_VARIANT, "; ".join(parts))
+
+    def _checked(self, backend: str, variant: str):
+        """(label, runner) of a candidate that builds, loads and agrees with the reference; None
+        (and the reason in `dropped`) otherwise."""
+        label = backend if variant == DEFAULT_VARIANT else f"{backend}/{variant}"
+        try:
+            code = compile_graph(self.graph_op, self.entry, backend, variant)
+            runner = self._runner(code)
+            problem = disagreement(runner.run(self.inputs), self.expected)
+        except GeError as error:
+            problem = _short(error.error_message)
+        if problem is not None:
+            self.dropped[label] = problem
+            return None
+        return label, runner
+
+    def _runner(self, code: GraphCode):
+        entry = replace(self.local, backend=code.backend, executable=0,
+                        output_dtypes=tuple(value.type.dtype.name for value in self.graph_op.output_op.outputs))
+        meta = Executable(0, code.backend, code.target, code.sha256, len(code.code))
+        return load_ge_runner(entry, self.weights, [(meta, code.code)])
+
+
+def _timed(runners: dict, inputs: list[np.ndarray]) -> dict[str, float]:
+    """Median seconds per call of each runner, timed in interleaved rounds."""
+    times: dict[str, list[float]] = {label: [] for label in runners}
+    start = time.perf_counter()
+    for round_ in range(MAX_ROUNDS):
+        if round_ >= MIN_ROUNDS and time.perf_counter() - start > TIME_BUDGET_S:
+            break
+        for label, runner in runners.items():
+            began = time.perf_counter()
+            runner.run(inputs)
+            times[label].append(time.perf_counter() - began)
+    return {label: statistics.median(samples) for label, samples in times.items() if samples}
+
+
+def drawn_inputs(descs: Sequence[GeInput], rng: np.random.Generator) -> list[np.ndarray]:
+    """One input per desc, of its dtype, each dimension at its lower bound (at least 1)."""
+    return [_drawn(desc, rng) for desc in descs]
+
+
+def _drawn(desc: GeInput, rng: np.random.Generator) -> np.ndarray:
+    dtype = dt.to_numpy(dt.from_name(desc.dtype))
+    shape = tuple(lo if lo == hi else max(lo, 1) for lo, hi in desc.ranges)
+    if dtype.kind == "f":
+        return rng.standard_normal(shape).astype(dtype)
+    if dtype.kind == "c":
+        return (rng.standard_normal(shape) + 1j * rng.standard_normal(shape)).astype(dtype)
+    if dtype.kind == "b":
+        return rng.integers(0, 2, shape).astype(bool)
+    return rng.integers(0, 2, shape).astype(dtype)
+
+
+def disagreement(got: Sequence[np.ndarray], want: Sequence[np.ndarray]) -> str | None:
+    """How `got` differs from the reference's `want`, or None when it agrees."""
+    if len(got) != len(want):
+        return f"{len(got)} outputs, expected {len(want)}"
+    for index, (g, w) in enumerate(zip(got, want)):
+        g, w = np.asarray(g), np.asarray(w)
+        if g.dtype != w.dtype or g.shape != w.shape:
+            return f"output {index} is {g.dtype} {list(g.shape)}, expected {w.dtype} {list(w.shape)}"
+        if w.dtype.kind in "fc":
+            finite = np.isfinite(w)
+            if not np.array_equal(finite, np.isfinite(g)):
+                return f"output {index} has non-finite values where the reference has none, or the reverse"
+            scale = float(np.max(np.abs(w[finite]), initial=0.0))
+            error = float(np.max(np.abs(g[finite] - w[finite]), initial=0.0))
+            if error > TOLERANCE * max(scale, 1.0):
+                return f"output {index} differs by up to {error:.3g} (largest magnitude {scale:.3g})"
+        elif not np.array_equal(g, w):
+            return f"output {index} differs in {int(np.count_nonzero(g != w))} elements"
+    return None
+
+
+def _packed(entry: GeGraph, arrays: list[np.ndarray]) -> tuple[GeGraph, memoryview]:
+    """`entry` with its weights packed into a buffer of their own, and that buffer."""
+    blob, weights = bytearray(), []
+    for array in arrays:
+        blob.extend(b"\0" * (-len(blob) % WEIGHT_ALIGNMENT))
+        weights.append(Weight(len(blob), int(array.nbytes), dt.from_numpy(array.dtype).name, tuple(array.shape)))
+        blob.extend(np.ascontiguousarray(array).tobytes())
+    return replace(entry, weights=tuple(weights)), memoryview(bytes(blob))
+
+
+def _short(message: str) -> str:
+    """An error's first line, for a one-line report."""
+    return message.strip().splitlines()[0] if message.strip() else message

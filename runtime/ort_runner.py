@@ -1,0 +1,105 @@
+"""`OrtGraphRunner`: runs one `ge_graphs` plan entry whose `backend` is `onnxruntime`, the drop-in
+for `GeGraphRunner` and `IreeGraphRunner`.
+
+The entry's executable is the graph as an ONNX model (`dfir.lowering.onnx_export`) whose weights
+are external initializers named `weight_<k>`: the runner hands onnxruntime an `OrtValue` over
+each weight's view of `WEIGHTS_DATA` (`SessionOptions.add_external_initializers`), so the model
+bytes hold no weights and the `.om` holds them once. The session runs with the entry's `threads`
+intra-op threads (None: the cores this process may use) and one inter-op thread, with all of
+onnxruntime's graph optimizations. `run` checks the inputs as the reference runner does (count,
+dtype, dimension ranges: the same messages) and every output against its `output_max_bytes`.
+
+`onnxruntime` is imported on first use (`# lazy:` below): only models with onnxruntime graphs
+need it.
+"""
+from __future__ import annotations
+
+import os
+from typing import Any, Sequence
+
+import numpy as np
+
+from dfir.core.errors import GeError
+from dfir.om.plan import GeGraph
+from dfir.runtime.ge_runner import checked_inputs, checked_output_size, weight_view
+
+__all__ = ["OrtGraphRunner", "available_cores"]
+
+
+def available_cores() -> int:
+    """The cores this process may run on."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # no affinity on this platform
+        return os.cpu_count() or 1
+
+
+class OrtGraphRunner:
+    """Runs a GE graph plan entry exported to ONNX, on an onnxruntime CPU session.
+
+    `model` is the entry's executable (its GE_EXECUTABLE partition: a memoryview into the `.om`,
+    or bytes), `weights` the model's WEIGHTS_DATA. Building the runner builds the session: a
+    GeError naming the graph if onnxruntime refuses the model or a weight does not fit.
+    """
+
+    def __init__(self, entry: GeGraph | dict, model: bytes | memoryview, weights: memoryview | bytes | None = None):
+        entry = entry if isinstance(entry, GeGraph) else GeGraph.from_json(entry)
+        self._name = entry.name
+        self._inputs = entry.inputs
+        self._max_bytes = entry.output_max_bytes or (-1,) * len(entry.outputs)
+        self.threads = entry.threads or available_cores()
+        self._session = self._session_of(entry, bytes(model), weights)
+        self._input_names = [i.name for i in self._session.get_inputs()]
+
+    @property
+    def name(self) -> str:
+        return self._name
+
+    def run(self, inputs: Sequence[Any]) -> list[np.ndarray]:
+        """The graph's outputs for `inputs` (arrays in input-index order)."""
+        arrays = checked_inputs(self._name, self._inputs, inputs)
+        outputs = self._session.run(None, dict(zip(self._input_names, arrays)))
+        for index, array in enumerate(outputs):
+            checked_output_size(self._name, index, array, self._max_bytes[index])
+        return outputs
+
+    def _session_of(self, entry: GeGraph, model: bytes, weights: memoryview | bytes | None) -> Any:
+        import onnxruntime  # lazy: a third of a second to import, and only onnxruntime graphs need it
+
+        options = onnxruntime.SessionOptions()
+        options.intra_op_num_threads = self.threads
+        options.inter_op_num_threads = 1
+        options.log_severity_level = 3  # errors only: its warnings about unused initializers are noise here
+        names, values = self._initializers(entry, model, weights, onnxruntime.OrtValue)
+        if names:
+            options.add_external_initializers(names, values)
+        self._weights = values  # onnxruntime may read them for as long as the session lives
+        try:
+            return onnxruntime.InferenceSession(model, options, providers=["CPUExecutionProvider"])
+        except Exception as error:  # onnxruntime raises its own exception types, all worded
+            raise GeError(f"onnxruntime cannot load the graph's ONNX model: {error}",
+                          context={"graph": self._name}) from None
+
+    def _initializers(self, entry: GeGraph, model: bytes, weights: memoryview | bytes | None, ort_value: Any):
+        """The names and OrtValues of the model's external initializers (`weight_<k>`, the view of
+        weight k; a weight no op reads has none)."""
+        import onnx  # lazy: only onnxruntime graphs need it
+
+        names, values = [], []
+        for initializer in onnx.load_model_from_string(model).graph.initializer:
+            if initializer.data_location != onnx.TensorProto.EXTERNAL:
+                continue
+            index = _weight_index(entry.name, initializer.name, len(entry.weights))
+            view = weight_view(entry.name, index, entry.weights[index], weights)
+            names.append(initializer.name)
+            values.append(ort_value.ortvalue_from_numpy(np.require(view, requirements="C")))  # keeps 0-d
+        return names, values
+
+
+def _weight_index(graph: str, name: str, count: int) -> int:
+    """k of the external initializer `weight_<k>`; a GeError naming the graph for any other."""
+    prefix, _, number = name.rpartition("_")
+    if prefix != "weight" or not number.isdigit() or int(number) >= count:
+        raise GeError(f"the graph's ONNX model reads external data {name!r}, which is not one of its "
+                      f"{count} weights", context={"graph": graph})
+    return int(number)
