@@ -30,6 +30,7 @@
 #include <vector>
 
 #include "arena_allocator.h"
+#include "arrival_forecast.h"
 #include "blocking.h"
 #include "channel_io.h"
 #include "ledger.h"
@@ -1232,6 +1233,12 @@ class DriverPort {
     rt::Deadline deadline = rt::Deadline::AfterMs(timeout_ms);
     if (!Acquire(fetch_acquire_, timeout_ms)) return py::list();
     Unlock unlock{fetch_release_};
+    {
+      // Waits as TakeTensorSet would, but wakes before the result is due (see ArrivalForecast);
+      // whatever it returns, TakeTensorSet takes the set or says why there is none.
+      py::gil_scoped_release released;
+      forecast_.Await(region_->region(), outputs_, bell_, deadline);
+    }
     rt::MessageRecord first;
     py::list arrays(outputs_.size());
     py::object set = region_->TakeTensorSet(
@@ -1464,6 +1471,7 @@ class DriverPort {
   size_t user_data_bytes_ = 0;
   std::map<std::vector<npy_intp>, std::pair<py::object, py::object>> descriptions_;  // -> (Tensor, its desc)
   uint64_t next_transaction_id_ = 1;
+  rt::ArrivalForecast forecast_;  // of the waits of Fetch, under the fetch lock
 };
 
 void BindDriverPort(py::module_& m) {

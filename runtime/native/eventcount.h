@@ -3,6 +3,7 @@
 #ifndef DFIR_RUNTIME_NATIVE_EVENTCOUNT_H_
 #define DFIR_RUNTIME_NATIVE_EVENTCOUNT_H_
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdint>
@@ -15,6 +16,13 @@ class Deadline {
   // -1 means forever; otherwise `timeout_ms` (>= 0) from now.
   static Deadline AfterMs(int64_t timeout_ms);
   static Deadline Forever() { return Deadline(); }
+  // At `at`, or `limit` when that comes first.
+  static Deadline AtOrBefore(std::chrono::steady_clock::time_point at, const Deadline& limit) {
+    Deadline deadline;
+    deadline.forever_ = false;
+    deadline.at_ = limit.forever_ ? at : std::min(at, limit.at_);
+    return deadline;
+  }
 
   bool forever() const { return forever_; }
   bool passed() const;

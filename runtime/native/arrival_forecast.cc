@@ -1,0 +1,63 @@
+#include "arrival_forecast.h"
+
+#include <sched.h>
+
+#include <algorithm>
+#include <chrono>
+
+namespace dfir::rt {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+bool AllHoldOne(const Region& region, const std::vector<uint32_t>& channels) {
+  for (uint32_t channel : channels) {
+    if (region.ring(channel).Ready(1) == 0) return false;
+  }
+  return true;
+}
+
+int64_t NsSince(Clock::time_point start) {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - start).count();
+}
+
+}  // namespace
+
+WaitStatus ArrivalForecast::Await(Region& region, const std::vector<uint32_t>& channels, uint32_t bell,
+                                  const Deadline& deadline) {
+  if (AllHoldOne(region, channels)) return WaitStatus::kReady;
+  const Clock::time_point start = Clock::now();
+  auto [early, late] = Quartiles();
+  if (early >= kMinForecastNs) {
+    const Deadline wake = Deadline::AtOrBefore(start + std::chrono::nanoseconds(early - kLeadNs), deadline);
+    WaitStatus status = region.WaitForMessages(channels, bell, wake);
+    if (status != WaitStatus::kTimeout) {
+      if (status == WaitStatus::kReady) Learn(NsSince(start));
+      return status;
+    }
+    const auto stop_polling = start + std::chrono::nanoseconds(std::min(late + kLeadNs, early - kLeadNs + kMaxPollNs));
+    while (Clock::now() < stop_polling && !deadline.passed()) {
+      if (AllHoldOne(region, channels)) {
+        Learn(NsSince(start));
+        return WaitStatus::kReady;
+      }
+      if (region.closing()) return WaitStatus::kClosed;
+      sched_yield();
+    }
+  }
+  WaitStatus status = region.WaitForMessages(channels, bell, deadline);
+  if (status == WaitStatus::kReady) Learn(NsSince(start));
+  return status;
+}
+
+std::array<int64_t, 2> ArrivalForecast::Quartiles() const {
+  if (learnt_ < kMinSamples) return {0, 0};
+  const size_t count = std::min(learnt_, kSamples);
+  std::array<int64_t, kSamples> sorted = waits_ns_;
+  std::sort(sorted.begin(), sorted.begin() + static_cast<std::ptrdiff_t>(count));
+  return {sorted[count / 4], sorted[(3 * count) / 4]};
+}
+
+void ArrivalForecast::Learn(int64_t wait_ns) { waits_ns_[learnt_++ % kSamples] = wait_ns; }
+
+}  // namespace dfir::rt
