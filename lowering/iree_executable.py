@@ -1,10 +1,11 @@
 """Compile a GE graph's codegen module with IREE into an executable (a vmfb) for one backend.
 
-`compile_executable(text, backend, graph=...)` runs `iree.compiler.compile_str` with the flags
-of the backend (`compile_flags`) and gives a `CompiledExecutable`. Compiles are memoized in the
-process by (SHA-256 of the text, backend, flags), so a test suite or a pipeline that compiles one
-graph many times pays once. The same text and flags give the same bytes (measured: two compiles
-are byte-identical on both backends), so the `.om` stays deterministic.
+`compile_executable(text, backend, graph=..., variant=...)` runs `iree.compiler.compile_str` with
+the flags of the backend and variant (`compile_flags`) and gives a `CompiledExecutable`, which
+records the variant (also in its `target` text). Compiles are memoized in the process by (SHA-256
+of the text, backend, variant, flags), so a test suite or a pipeline that compiles one graph many
+times pays once. The same text and flags give the same bytes (measured: two compiles are
+byte-identical on both backends), so the `.om` stays deterministic.
 
 The flags, per backend:
 
@@ -16,6 +17,16 @@ The flags, per backend:
 - both: f64 and i64 stay exact. IREE demotes f64 to f32 by default (and changes the function's
   signature, so an f64 graph would fail at run time); `--iree-input-demote-f64-to-f32=false`
   turns that off, and the i64 demotion is spelled out off as well.
+
+Variants (`CPU_VARIANTS`, data: name -> flags added to the backend's) are the code generation
+strategies IREE offers for convolutions and matrix products; `iree-cuda` has only "default".
+No variant is right for every graph, and a flag set can miscompile (im2col without data tiling
+gave ResNet-50 a relative error of 2.8), so a variant is chosen by measuring: compile each of
+`AUTO_CPU_VARIANTS` (best first), check its outputs against the reference kernels, time it, and
+keep the fastest correct one. Measured on torchvision CNNs at batch 1, one thread (docs/backends.md
+has the table):
+
+VARIANT_FIGURES
 
 `iree.compiler` is imported only when something is compiled (`# lazy:` below): loading and
 running a `.om` never needs it.
@@ -29,7 +40,8 @@ from dataclasses import dataclass
 
 from dfir.core.errors import GeError
 
-__all__ = ["CUDA_TARGET", "CompiledExecutable", "compile_executable", "compile_flags", "forget_compiled"]
+__all__ = ["AUTO_CPU_VARIANTS", "CPU_VARIANTS", "CUDA_TARGET", "DEFAULT_VARIANT", "CompiledExecutable",
+           "compile_executable", "compile_flags", "forget_compiled", "variants_of"]
 
 CUDA_TARGET = "sm_80"
 _EXACT_TYPES = ("--iree-input-demote-f64-to-f32=false", "--iree-input-demote-i64-to-i32=false")
@@ -38,6 +50,20 @@ _BACKEND_FLAGS: dict[str, tuple[str, ...]] = {
                  "--iree-llvmcpu-target-cpu=host"),
     "iree-cuda": ("--iree-hal-target-device=cuda", f"--iree-cuda-target={CUDA_TARGET}"),
 }
+DEFAULT_VARIANT = "default"
+_DATA_TILING = ("--iree-opt-data-tiling", "--iree-llvmcpu-enable-ukernels=all")
+CPU_VARIANTS: dict[str, tuple[str, ...]] = {
+    DEFAULT_VARIANT: (),
+    # convolutions and matrix products data-tiled (packed into the CPU's tile layout) and run by
+    # IREE's microkernels; the set-data-tiling-ops flag takes one op kind per flag
+    "tiled": (*_DATA_TILING, "--iree-dispatch-creation-experimental-set-data-tiling-ops=matmul",
+              "--iree-dispatch-creation-experimental-set-data-tiling-ops=convolution"),
+    # convolutions rewritten as im2col + matrix product, the products data-tiled
+    "im2col": ("--iree-global-opt-use-im2col-for-convs", *_DATA_TILING),
+}
+AUTO_CPU_VARIANTS: tuple[str, ...] = ("tiled", "im2col", DEFAULT_VARIANT)
+"""The CPU variants a measuring choice tries, best first (`default` compiles every graph)."""
+_VARIANTS: dict[str, dict[str, tuple[str, ...]]] = {"iree-cpu": CPU_VARIANTS, "iree-cuda": {DEFAULT_VARIANT: ()}}
 _TARGETS = {"iree-cpu": f"llvm-cpu host {platform.machine()}", "iree-cuda": f"cuda {CUDA_TARGET}"}
 _ERROR_LINES = 3  # how many of IREE's error lines a compile failure quotes
 
@@ -45,38 +71,50 @@ _ERROR_LINES = 3  # how many of IREE's error lines a compile failure quotes
 @dataclass(frozen=True)
 class CompiledExecutable:
     """An IREE executable: the vmfb's bytes, the backend and target it was compiled for, the
-    compiler flags used and how long the compile took."""
+    variant of flags (`CPU_VARIANTS`), the compiler flags used and how long the compile took."""
 
     vmfb: bytes
     backend: str
     target: str
     flags: tuple[str, ...]
     compile_seconds: float
+    variant: str = DEFAULT_VARIANT
 
     @property
     def sha256(self) -> str:
         return hashlib.sha256(self.vmfb).hexdigest()
 
 
-_compiled: dict[tuple[str, str, tuple[str, ...]], CompiledExecutable] = {}
+_compiled: dict[tuple[str, str, str, tuple[str, ...]], CompiledExecutable] = {}
 
 
-def compile_flags(backend: str) -> tuple[str, ...]:
-    """The `iree-compile` flags of `backend` ("iree-cpu" or "iree-cuda")."""
+def variants_of(backend: str) -> tuple[str, ...]:
+    """The variant names of `backend` ("iree-cpu" or "iree-cuda"), "default" first."""
     if backend not in _BACKEND_FLAGS:
         raise GeError(f"backend {backend!r} is not compiled by IREE; expected one of {sorted(_BACKEND_FLAGS)}")
-    return _BACKEND_FLAGS[backend] + _EXACT_TYPES
+    return tuple(_VARIANTS[backend])
 
 
-def compile_executable(mlir_text: str, backend: str, *, graph: str = "main") -> CompiledExecutable:
-    """The executable of the module `mlir_text` for `backend` (memoized in the process); a
-    GeError naming `graph` (the ge.graph's symbol) and IREE's first error lines if it fails."""
-    flags = compile_flags(backend)
-    key = (hashlib.sha256(mlir_text.encode()).hexdigest(), backend, flags)
+def compile_flags(backend: str, variant: str = DEFAULT_VARIANT) -> tuple[str, ...]:
+    """The `iree-compile` flags of `backend` ("iree-cpu" or "iree-cuda") in `variant`."""
+    if variant not in variants_of(backend):
+        raise GeError(f"backend {backend} has no IREE variant {variant!r}; expected one of "
+                      f"{list(variants_of(backend))}")
+    return _BACKEND_FLAGS[backend] + _EXACT_TYPES + _VARIANTS[backend][variant]
+
+
+def compile_executable(mlir_text: str, backend: str, *, graph: str = "main",
+                       variant: str = DEFAULT_VARIANT) -> CompiledExecutable:
+    """The executable of the module `mlir_text` for `backend` in `variant` (memoized in the
+    process); a GeError naming `graph` (the ge.graph's symbol), the variant and IREE's first
+    error lines if it fails."""
+    flags = compile_flags(backend, variant)
+    key = (hashlib.sha256(mlir_text.encode()).hexdigest(), backend, variant, flags)
     if key not in _compiled:
         start = time.perf_counter()
-        vmfb = invoke_compiler(mlir_text, flags, graph, backend)
-        _compiled[key] = CompiledExecutable(vmfb, backend, _TARGETS[backend], flags, time.perf_counter() - start)
+        vmfb = invoke_compiler(mlir_text, flags, graph, backend, variant)
+        target = _TARGETS[backend] if variant == DEFAULT_VARIANT else f"{_TARGETS[backend]} {variant}"
+        _compiled[key] = CompiledExecutable(vmfb, backend, target, flags, time.perf_counter() - start, variant)
     return _compiled[key]
 
 
@@ -85,14 +123,16 @@ def forget_compiled() -> None:
     _compiled.clear()
 
 
-def invoke_compiler(mlir_text: str, flags: tuple[str, ...], graph: str, backend: str) -> bytes:
+def invoke_compiler(mlir_text: str, flags: tuple[str, ...], graph: str, backend: str,
+                    variant: str = DEFAULT_VARIANT) -> bytes:
     """One run of IREE's compiler on `mlir_text`; GeError naming the graph if it fails."""
     from iree.compiler import CompilerToolError, compile_str  # lazy: only compiling needs IREE's compiler
 
     try:
         return compile_str(custom_form(mlir_text), extra_args=list(flags))
     except CompilerToolError as error:
-        raise GeError(f"ge.graph @{graph}: IREE could not compile it for {backend}: "
+        what = backend if variant == DEFAULT_VARIANT else f"{backend} (variant {variant})"
+        raise GeError(f"ge.graph @{graph}: IREE could not compile it for {what}: "
                       f"{_first_errors(str(error))}") from None
 
 

@@ -1,19 +1,26 @@
 """The IREE devices of this process, and the executables loaded on them.
 
 Each worker process is one logical device (runtime/worker.py), so each process keeps, per IREE
-driver, one runtime instance and HAL device (`device_for`), and per executable (by SHA-256) and
-device one loaded module (`loaded_module`), whatever number of nodes run it. The state belongs
-to the process that made it: a forked worker starts its own rather than use its parent's
-(IREE's devices and threads do not survive a fork).
+driver and thread count, one runtime instance and HAL device (`device_for`), and per executable
+(by SHA-256), device and thread count one loaded module (`loaded_module`), whatever number of
+nodes run it. The state belongs to the process that made it: a forked worker starts its own
+rather than use its parent's (IREE's devices and threads do not survive a fork).
 
 Drivers:
 
-- CPU (`iree-cpu`): `local-sync`, IREE's single-threaded driver. Measured on a small MLP
-  (x[?x256] @ 256x512 + bias, relu, @ 512x10) on the 2-core build machine: 0.33 ms per call
-  at batch 32 against 0.6-0.8 ms with `local-task` (the threaded driver), and 1.8-2.9 ms
-  against 2.9-3.0 ms at batch 256. A model's devices and nodes already run in parallel
-  (processes and threads), which `local-task`'s own pool per process would oversubscribe.
-- CUDA (`iree-cuda`): `cuda`, on GPU `logical device index % GPU count` (the host: GPU 0).
+- CPU (`iree-cpu`), by the thread count `threads` a call may use (None: the cores this process
+  may run on, `os.sched_getaffinity`): one thread runs on `local-sync`, IREE's single-threaded
+  driver, in the calling thread; more run on `local-task`, IREE's threaded driver, with that many
+  workers. IREE reads the worker count from a process-global flag
+  (`--task_topology_group_count`) when a driver is created, so each count gets its own driver
+  (`create_hal_driver`, not IREE's per-process cached one), made under a lock right after the
+  flag is set: a process may hold devices of several counts, each with its own workers.
+  Measured (IREE 3.13, batch 1, direct calls, the 2-core build machine shared with other work):
+
+THREAD_FIGURES
+
+- CUDA (`iree-cuda`): `cuda`, on GPU `logical device index % GPU count` (the host: GPU 0);
+  `threads` does not apply.
 
 `iree.runtime` is imported on first use (`# lazy:` below): it takes a second to import, and only
 models with IREE-compiled graphs need it.
@@ -30,10 +37,16 @@ import numpy as np
 from dfir.core.errors import GeError
 from dfir.om.plan import IREE_PARAMETER_SCOPE, device_id
 
-__all__ = ["CPU_DRIVER", "DeviceModule", "device_for", "loaded_module", "parameters_module", "share_one_malloc_arena"]
+__all__ = ["CPU_DRIVER", "TASK_DRIVER", "DeviceModule", "cpu_threads", "device_for", "loaded_module",
+           "parameters_module", "share_one_malloc_arena"]
 
 CPU_DRIVER = "local-sync"
+"""The driver of one thread."""
+TASK_DRIVER = "local-task"
+"""The driver of more threads than one (its workers)."""
 _DRIVERS = {"iree-cpu": CPU_DRIVER, "iree-cuda": "cuda"}
+_TOPOLOGY_FLAG = "--task_topology_group_count"
+_topology_lock = threading.Lock()  # the flag is process-global: set it and create the driver as one step
 _VMFB_ALIGNMENT = 64  # IREE maps a vmfb in place only at this alignment; it copies others
 
 
@@ -78,13 +91,14 @@ class DeviceModule:
 
 
 class _ProcessState:
-    """What this process has made: configs by (driver, device index), modules by (digest, config)."""
+    """What this process has made: configs by (driver, device index, threads), modules by
+    (digest, driver, device index, threads)."""
 
     def __init__(self):
         self.pid = os.getpid()
         self.lock = threading.Lock()
-        self.configs: dict[tuple[str, int], Any] = {}
-        self.modules: dict[tuple[str, str, int], DeviceModule] = {}
+        self.configs: dict[tuple[str, int, int], Any] = {}
+        self.modules: dict[tuple[str, str, int, int], DeviceModule] = {}
 
 
 _state = _ProcessState()
@@ -97,28 +111,39 @@ def _current() -> _ProcessState:
     return _state
 
 
-def device_for(backend: str, device: str, graph: str) -> tuple[str, int]:
+def cpu_threads(threads: int | None) -> int:
+    """The threads a CPU call uses: `threads`, or when None the cores this process may run on."""
+    if threads is None:
+        return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    if threads < 1:
+        raise GeError(f"an IREE CPU device needs at least 1 thread, got {threads}")
+    return threads
+
+
+def device_for(backend: str, device: str, graph: str, threads: int | None = None) -> tuple[str, int]:
     """The (driver, device index) a graph of `backend` runs on at logical device `device`
-    (`cluster:server:device[:numa]` or "-1"); GeError naming `graph` when there is none."""
+    (`cluster:server:device[:numa]` or "-1") with `threads` CPU threads (`cpu_threads`); GeError
+    naming `graph` when there is none."""
     driver = _DRIVERS[backend]
     if driver != "cuda":
-        return driver, 0
+        return (CPU_DRIVER if cpu_threads(threads) == 1 else TASK_DRIVER), 0
     count = len(_cuda_devices(graph))
     return driver, max(device_id(device), 0) % count
 
 
 def loaded_module(vmfb: bytes | memoryview, sha256: str, backend: str, device: str, graph: str,
-                  parameters: Mapping[str, Any] | None = None) -> DeviceModule:
+                  parameters: Mapping[str, Any] | None = None, threads: int | None = None) -> DeviceModule:
     """The executable `vmfb` (SHA-256 `sha256`) loaded on the device `device_for` gives, once
-    per process, with the named `parameters` it reads (scope IREE_PARAMETER_SCOPE; their keys
-    name their contents, so one executable always reads the same ones); GeError naming `graph`
-    if IREE refuses it."""
-    driver, index = device_for(backend, device, graph)
+    per process and thread count, with the named `parameters` it reads (scope
+    IREE_PARAMETER_SCOPE; their keys name their contents, so one executable always reads the
+    same ones); GeError naming `graph` if IREE refuses it."""
+    driver, index = device_for(backend, device, graph, threads)
+    workers = cpu_threads(threads) if driver == TASK_DRIVER else 1
     state = _current()
     with state.lock:
-        key = (sha256, driver, index)
+        key = (sha256, driver, index, workers)
         if key not in state.modules:
-            state.modules[key] = _load(vmfb, _config(state, driver, index, graph), graph, parameters or {})
+            state.modules[key] = _load(vmfb, _config(state, driver, index, graph, workers), graph, parameters or {})
         return state.modules[key]
 
 
@@ -137,17 +162,28 @@ def _runtime():
     return iree.runtime
 
 
-def _config(state: _ProcessState, driver: str, index: int, graph: str) -> Any:
-    key = (driver, index)
+def _config(state: _ProcessState, driver: str, index: int, graph: str, workers: int = 1) -> Any:
+    key = (driver, index, workers)
     if key not in state.configs:
         rt = _runtime()
         if driver == "cuda":
             hal_driver = rt.get_driver("cuda")
             device_id = _cuda_devices(graph)[index]["device_id"]
             state.configs[key] = rt.Config(device=hal_driver.create_device(device_id))
+        elif driver == TASK_DRIVER:
+            state.configs[key] = rt.Config(device=_task_device(workers))
         else:
             state.configs[key] = rt.Config(driver)
     return state.configs[key]
+
+
+def _task_device(workers: int) -> Any:
+    """A new `local-task` device of its own driver, whose executor has `workers` workers."""
+    from iree.runtime._binding import create_hal_driver  # lazy: as _runtime; not re-exported by iree.runtime
+
+    with _topology_lock:
+        _runtime().flags.parse_flags(f"{_TOPOLOGY_FLAG}={workers}")
+        return create_hal_driver(TASK_DRIVER).create_default_device()
 
 
 def _cuda_devices(graph: str) -> list[dict]:

@@ -27,17 +27,19 @@ __all__ = ["IreeGraphRunner"]
 class IreeGraphRunner:
     """Runs a GE graph plan entry compiled by IREE.
 
-    `vmfb` is the entry's executable (its IREE_EXECUTABLE partition, a memoryview into the
+    `vmfb` is the entry's executable (its GE_EXECUTABLE partition, a memoryview into the
     `.om`, or bytes) and `sha256` its digest, which keys the module loaded once per process and
     device; `device` is the logical device the node instance runs on (`cluster:server:device`,
     "-1" the host), which picks the GPU of `iree-cuda`. The executable reads each blob const
     (`attrs.blob`) as the named parameter of that key, a view of its weight in `weights` (the
-    model's WEIGHTS_DATA). Loading fails with a GeError naming the graph (no CUDA device, an
+    model's WEIGHTS_DATA). `threads` is how many CPU threads a call of an `iree-cpu` executable
+uses (None: the cores this process may run on; 1: IREE's `local-sync` driver in the calling
+thread; more: `local-task` with that many workers, see runtime.iree_device). Loading fails with a GeError naming the graph (no CUDA device, an
     executable IREE refuses, a parameter it reads that the entry does not give).
     """
 
     def __init__(self, entry: GeGraph | dict, vmfb: bytes | memoryview, sha256: str, device: str = "-1",
-                 weights: memoryview | bytes | None = None):
+                 weights: memoryview | bytes | None = None, threads: int | None = None):
         entry = entry if isinstance(entry, GeGraph) else GeGraph.from_json(entry)
         self._name = entry.name
         self._inputs = entry.inputs
@@ -46,7 +48,7 @@ class IreeGraphRunner:
         self._dtypes = [None if name is None else dt.to_numpy(dt.from_name(name)) for name in names]
         parameters = {op.attrs["blob"]: weight_view(entry.name, op.weight, entry.weights[op.weight], weights)
                       for op in entry.ops if op.op == "const" and "blob" in op.attrs}
-        self._module = loaded_module(vmfb, sha256, entry.backend, device, entry.name, parameters)
+        self._module = loaded_module(vmfb, sha256, entry.backend, device, entry.name, parameters, threads)
 
     @property
     def name(self) -> str:
