@@ -340,6 +340,9 @@ def measure(name: str, path: Path, batch: int, args, threads: list[int], dfir_th
     failures += [f"{v.label} threads={v.threads}: {v.error}" for v in variants if v.error and v.run]
     for v in variants:
         print(f"  {v.label:18} threads={v.threads}: {_cell(v.times if not v.error else [])} ms", flush=True)
+    for c in compiles:
+        print(f"  compile {c.backend:12} threads={c.threads}: cold {c.cold:.2f} s, warm {c.warm:.3f} s, chose {c.chose}",
+              flush=True)
     for failure in failures:
         print(f"  FAILED {name} batch {batch} {failure}", flush=True)
     return Result(name, batch, {(v.label, v.threads): v.times for v in variants}, compiles, unavailable, failures)
