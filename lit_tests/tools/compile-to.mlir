@@ -42,7 +42,7 @@ df.func_pp @unary_pp [#df.func<"f"(0) -> (0)>] {kind = "py_func"}
 // PARSED:           util.assume.int {{.*}}<umin = 1, umax = 8> : index
 // PARSED:           linalg.matmul
 
-// GE-PLACED-LABEL: ge.graph @narrowed backend "iree-cpu" attributes {{{.*}}arena_bytes = 0 : i64, arena_lower_bound = 0 : i64} {
+// GE-PLACED-LABEL: ge.graph @narrowed backend "iree-cpu" attributes {{{.*}}arena_bytes = 0 : i64, arena_lower_bound = 0 : i64, auto} {
 // GE-PLACED:         ge.output %y {max_bytes = array<i64: 64>} : !ge.tensor<[1:8, 2], f32>
 // GE-PLACED:       } codegen {
 // GE-PLACED-NEXT:    func.func @main

@@ -748,7 +748,7 @@ ge.graph @variable_name {
 // -----
 
 // A backend that is not one of the device backends.
-// CHECK: ge.graph @gpu: unknown backend "gpu", expected one of ['reference', 'iree-cpu', 'iree-cuda']
+// CHECK: ge.graph @gpu: unknown backend "gpu", expected one of ['reference', 'iree-cpu', 'iree-cuda', 'onnxruntime']
 ge.graph @gpu backend "gpu" {
   %x = ge.data 0 "x" : !ge.tensor<[2], f32>
   ge.output %x : !ge.tensor<[2], f32>
