@@ -1,6 +1,13 @@
-"""Matrix products: `ge.matmul` / `ge.batch_matmul` as `linalg.matmul` (2-D, untransposed) or a
-contraction `linalg.generic` (batched, batch dimensions broadcast as numpy's `matmul`; `adj_x` /
-`adj_y` swap an operand's loops in its indexing map), accumulating into zeros. `ge.gemm` scales
+"""Matrix products: `ge.matmul` / `ge.batch_matmul` / `ge.gemm` as `linalg.matmul` (2-D,
+untransposed), `linalg.batch_matmul` (3-D, equal static batch, untransposed; IREE's importer's
+form) or else a contraction `linalg.generic` (batch dimensions broadcast as numpy's `matmul`;
+`adj_x` / `adj_y` swap an operand's loops in its indexing map), accumulating into zeros.
+
+A Gemm's `trans_b` weight (the classifier of a CNN) stays a generic contraction reading the
+weight as [n, k]: IREE generalizes named contractions, and the three forms ran alike (IREE 3.13,
+[M, 512] x [1000, 512]^T, one thread; default and `tiled` variants): M = 32 generic 1.22 / 0.82 ms,
+`linalg.matmul` with transposed indexing maps 1.34 / 0.82, `linalg.transpose` + `linalg.matmul`
+1.13 / 0.86; M = 1 all 0.43-0.60 ms. (xDSL's custom printer also drops a matmul's indexing maps.) `ge.gemm` scales
 the product and adds the scaled `c` (broadcast) in one element-wise `linalg.generic`, in the
 element type as the reference does (an integer `alpha` / `beta` truncates toward zero).
 
@@ -21,12 +28,13 @@ from __future__ import annotations
 from typing import Sequence
 
 from xdsl.dialects import arith
-from xdsl.dialects.builtin import TensorType
+from xdsl.dialects.builtin import DYNAMIC_INDEX, TensorType
 from xdsl.dialects.linalg import ops as linalg
 from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.ir.affine import AffineExpr, AffineMap
 
 from dfir.dialects import ge
+from dfir.dialects.upstream import BatchMatmulOp
 from dfir.passes.ge_to_linalg.builder import Body, FuncBuilder, Size, is_float, signless
 
 __all__ = ["LOWERINGS", "contract"]
@@ -46,12 +54,20 @@ def contract(builder: FuncBuilder, lhs: SSAValue, rhs: SSAValue, result_sizes: S
     lhs_rank, rhs_rank, rank = _rank(lhs), _rank(rhs), len(result_sizes)
     if rank == lhs_rank == rhs_rank == 2 and not (lhs_transposed or rhs_transposed):
         return builder.add(linalg.MatmulOp([lhs, rhs], [zero], [zero.type])).results[0]
+    if rank == lhs_rank == rhs_rank == 3 and not (lhs_transposed or rhs_transposed) and _same_batch(lhs, rhs):
+        return builder.add(BatchMatmulOp([lhs, rhs], [zero])).results[0]
     batch, m, n, k = rank - 2, rank - 2, rank - 1, rank
     lhs_map = _operand_map(lhs, batch, result_sizes, (k, m) if lhs_transposed else (m, k))
     rhs_map = _operand_map(rhs, batch, result_sizes, (n, k) if rhs_transposed else (k, n))
     output_map = AffineMap(rank + 1, 0, tuple(AffineExpr.dimension(d) for d in range(rank)))
     return builder.generic([(lhs, lhs_map), (rhs, rhs_map)], zero, ["parallel"] * rank + ["reduction"],
                            lambda b, x, y, acc: multiply_add(b, element_type, x, y, acc), output_map)
+
+
+def _same_batch(lhs: SSAValue, rhs: SSAValue) -> bool:
+    """The operands' batch dimensions are equal without broadcasting (static and equal)."""
+    a, b = lhs.type.get_shape()[0], rhs.type.get_shape()[0]
+    return a == b != DYNAMIC_INDEX
 
 
 def _operand_map(value: SSAValue, batch: int, result_sizes: Sequence[Size], last_two: tuple[int, int]) -> AffineMap:

@@ -1,5 +1,6 @@
 """Data movement: reshapes as `tensor.collapse_shape` / `tensor.expand_shape`, `linalg.transpose`,
-slices and concatenation as `tensor.extract_slice` / `tensor.insert_slice`, `tensor.pad`, and
+slices as `tensor.extract_slice` / `tensor.insert_slice`, concatenation as `tensor.concat` (as
+IREE's importer emits it), `tensor.pad`, and
 `linalg.generic`s that read their input with `tensor.extract` (gather, mirrored padding, slices
 with a negative step).
 
@@ -265,17 +266,13 @@ def _concat(builder: FuncBuilder, op: ge.ConcatOp) -> list[SSAValue]:
     inputs = [builder.value(v) for v in op.inputs]
     rank = op.result.type.rank
     axis = op.axis.value.data % rank
-    sizes = builder.sizes(inputs[0])
-    total: Size = 0
-    for x in inputs:
-        total = _add_sizes(builder, total, builder.dim(x, axis))
-    sizes[axis] = total
-    result = builder.empty(_fixed_or(op.result.type, sizes), inputs[0].type.element_type)
-    offset: Size = 0
-    for x in inputs:
-        result = insert_slice(builder, x, result, [offset if a == axis else 0 for a in range(rank)])
-        offset = _add_sizes(builder, offset, builder.dim(x, axis))
-    return [result]
+    shapes = [x.type.get_shape() for x in inputs]
+    along = [shape[axis] for shape in shapes]
+    result_shape = [DYNAMIC_INDEX if DYNAMIC_INDEX in along else sum(along) if a == axis else
+                    next((shape[a] for shape in shapes if shape[a] != DYNAMIC_INDEX), DYNAMIC_INDEX)
+                    for a in range(rank)]
+    result_type = TensorType(inputs[0].type.element_type, result_shape)
+    return [builder.add(tensor.ConcatOp(inputs, axis, result_type)).result]
 
 
 def _split(builder: FuncBuilder, op: ge.SplitOp) -> list[SSAValue]:

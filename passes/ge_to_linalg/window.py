@@ -46,6 +46,7 @@ from xdsl.ir.affine import AffineExpr, AffineMap
 from dfir.core.shape_arith import Window
 from dfir.dialects import ge
 from dfir.dialects.ge_shapes import windows_of
+from dfir.dialects.upstream import DepthwiseConv2DNchwChwOp, PoolingNchwSumOp
 from dfir.passes.ge_to_linalg.builder import Body, FuncBuilder, IndexMath, Size, Unsupported, is_float, is_unsigned
 from dfir.passes.ge_to_linalg.movement import constant_pad, extract_slice, gather_positions, insert_slice
 
@@ -109,11 +110,21 @@ def _conv2d(builder: FuncBuilder, op: ge.Conv2DOp) -> list[SSAValue]:
                               f"a {len(windows)}-D convolution")]
     attrs = {name: DenseIntOrFPElementsAttr.from_list(VectorType(i64, [2]), [getattr(v, name[:-1]) for v in windows])
              for name in ("strides", "dilations")}
+    if groups > 1 and _depthwise(x, w, groups):
+        init = _init(builder, bias, sizes, x.type.element_type, AffineExpr.dimension(1))
+        op = DepthwiseConv2DNchwChwOp([padded, _collapse(builder, w, 0)], [init], [init.type], **attrs)
+        return [builder.add(op).results[0]]
     if groups > 1:
         return [_conv_grouped(builder, padded, w, bias, sizes, groups,
                               _named_conv(linalg.Conv2DNgchwGfchwOp, attrs), "a grouped convolution")]
     init = _init(builder, bias, sizes, x.type.element_type, AffineExpr.dimension(1))
     return [builder.add(linalg.Conv2DNchwFchwOp([padded, w], [init], [init.type], **attrs)).results[0]]
+
+
+def _depthwise(x: SSAValue, w: SSAValue, groups: int) -> bool:
+    """One filter per channel: as many groups as input and output channels (all static)."""
+    out_channels, per_group = w.type.get_shape()[:2]
+    return per_group == 1 and out_channels == groups == x.type.get_shape()[1]
 
 
 GroupedConv = Callable[[FuncBuilder, SSAValue, SSAValue, SSAValue], SSAValue]
@@ -200,9 +211,10 @@ def _collapse(builder: FuncBuilder, value: SSAValue, axis: int) -> SSAValue:
 # --- pooling ------------------------------------------------------------------------------------
 
 def _pool(builder: FuncBuilder, op: Operation, fill: float, init: float,
-          combine: Callable[[Body, SSAValue, SSAValue], SSAValue]) -> tuple[SSAValue, list[Window]]:
+          combine: Callable[[Body, SSAValue, SSAValue], SSAValue],
+          named: type[Operation] | None = None) -> tuple[SSAValue, list[Window]]:
     """Each window of the input padded with `fill`, folded with `combine(b, element, acc)` from
-    `init`; also the windows."""
+    `init` (as the `named` pooling op when given and the pooling is 2-D); also the windows."""
     x = builder.value(op.input)
     kernel = list(op.kernel.get_values())
     windows = windows_of(op.properties, kernel)
@@ -217,6 +229,10 @@ def _pool(builder: FuncBuilder, op: Operation, fill: float, init: float,
                              rank=rank)),
               (taps, _dims(*range(2 + spatial, rank), rank=rank))]
     acc = builder.full(sizes, element_type, init)
+    if named is not None and spatial == 2:
+        attrs = {name: DenseIntOrFPElementsAttr.from_list(VectorType(i64, [2]), [getattr(w, name[:-1]) for w in windows])
+                 for name in ("strides", "dilations")}
+        return builder.add(named([padded, taps], [acc], [acc.type], **attrs)).results[0], windows
     result = builder.generic(inputs, acc, ["parallel"] * (2 + spatial) + ["reduction"] * spatial,
                              lambda b, value, _, a: combine(b, value, a), _dims(*range(2 + spatial), rank=rank))
     return result, windows
@@ -234,16 +250,22 @@ def _max_pool(builder: FuncBuilder, op: ge.MaxPoolOp) -> list[SSAValue]:
     else:
         lowest = 0 if is_unsigned(t) else -2 ** (t.width.data - 1)
         init, maximum = lowest, arith.MaxUIOp if is_unsigned(t) else arith.MaxSIOp
-    result, _ = _pool(builder, op, lowest, init, lambda b, value, acc: b.add(maximum(acc, value)))
+    result, _ = _pool(builder, op, lowest, init, lambda b, value, acc: b.add(maximum(acc, value)),
+                      linalg.PoolingNchwMaxOp if is_float(t) else None)
     return [result]
 
 
 def _avg_pool(builder: FuncBuilder, op: ge.AvgPoolOp) -> list[SSAValue]:
-    sums, windows = _pool(builder, op, 0, 0, lambda b, value, acc: b.add(arith.AddfOp(acc, value)))
+    sums, windows = _pool(builder, op, 0, 0, lambda b, value, acc: b.add(arith.AddfOp(acc, value)), PoolingNchwSumOp)
     x = builder.value(op.input)
     spatial = [builder.dim(x, 2 + i) for i in range(len(windows))]
     include_pad = op.count_include_pad is not None
     element_type = x.type.element_type
+    if op.ceil_mode is None and not any(w.pad_begin or w.pad_end for w in windows):
+        # every window lies inside the input: each divides by the kernel's size
+        size = builder.scalar(float(np.prod([w.kernel for w in windows])), element_type)
+        return [builder.generic([], sums, ["parallel"] * (2 + len(windows)),
+                                lambda b, total: b.add(arith.DivfOp(total, size)))]
 
     def divide(b: Body, total: SSAValue) -> SSAValue:
         i = IndexMath(b)
