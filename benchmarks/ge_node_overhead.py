@@ -15,8 +15,10 @@ Each call is timed alone; a variant's figure is the median over all rounds, with
 percentile spread. The overhead is a pipeline's median less the direct call's; the target is
 at most 50 us plus the copies the node's inputs and outputs need, estimated as the time to
 copy their bytes once (`np.copyto` of inputs + outputs into buffers already touched, measured
-here). Every pipeline result is checked against the direct call's. The machine's load
-(`os.getloadavg`) is printed before and after.
+here). `cpu us` is the CPU time this process and its children (the models' workers) spent per
+call, from the scheduler's accounting: on a machine others load it moves far less than the wall
+time, so `+cpu us` is the runtime's own work per message. Every pipeline result is checked
+against the direct call's. The machine's load (`os.getloadavg`) is printed before and after.
 
 Run: python benchmarks/ge_node_overhead.py [--models mlp,cnn,resnet18,mobilenet_v3_small]
                                            [--backends reference,iree-cpu,onnxruntime]
@@ -217,20 +219,47 @@ def spread(samples: list[float]) -> tuple[float, float, float]:
 VARIANTS = ("direct", "model", "flowgraph")
 
 
-def measure(case: Case, rounds: int, seconds: float) -> dict[str, list[float]]:
+def cpu_seconds() -> float:
+    """CPU time of this process's threads and its child processes' (the models' workers) so far,
+    from the scheduler's accounting (/proc/<pid>/task/<tid>/schedstat, in ns)."""
+    pids = [os.getpid()]
+    for tid in os.listdir("/proc/self/task"):
+        try:
+            pids += [int(c) for c in open(f"/proc/self/task/{tid}/children").read().split()]
+        except OSError:
+            pass
+    total = 0
+    for pid in pids:
+        try:
+            tids = os.listdir(f"/proc/{pid}/task")
+        except OSError:
+            continue
+        for tid in tids:
+            try:
+                total += int(open(f"/proc/{pid}/task/{tid}/schedstat").read().split()[0])
+            except (OSError, IndexError, ValueError):
+                pass
+    return total / 1e9
+
+
+def measure(case: Case, rounds: int, seconds: float) -> tuple[dict[str, list[float]], dict[str, float]]:
+    """Per variant: the seconds of each call, and the CPU seconds per call of all processes."""
     per_call = statistics.median(timed(case.direct_call, 5))
     count = max(3, min(400, int(seconds / max(per_call, 1e-6))))
     calls = {"direct": case.direct_call, "model": case.model_call, "flowgraph": case.flowgraph_call}
     for call in calls.values():  # warm every path
         timed(call, max(2, count // 4))
     samples: dict[str, list[float]] = {v: [] for v in VARIANTS}
+    cpu = {v: 0.0 for v in VARIANTS}
     for r in range(rounds):
         order = VARIANTS if r % 2 == 0 else VARIANTS[::-1]
         for variant in order:
+            before = cpu_seconds()
             samples[variant] += timed(calls[variant], count)
+            cpu[variant] += cpu_seconds() - before
     case.check(case.model_call(), "model")
     case.check(case.flowgraph_call(), "flowgraph")
-    return samples
+    return samples, {v: cpu[v] / len(samples[v]) for v in VARIANTS}
 
 
 def backends(wanted: str | None) -> list[str]:
@@ -271,37 +300,42 @@ def main() -> None:
                     if backend == "reference" and direct_ms > args.skip_reference_above:
                         print(f"{name} on {backend}: skipped ({direct_ms:.0f} ms a call)")
                         continue
-                    samples = measure(case, args.rounds, args.seconds)
+                    samples, cpu = measure(case, args.rounds, args.seconds)
                     copies = copy_seconds(x.nbytes + case.out_bytes) * 1e6
-                    rows.append((name, backend, samples, copies, x.nbytes + case.out_bytes))
+                    rows.append((name, backend, samples, copies, cpu))
                     _print_row(*rows[-1])
                 finally:
                     case.close()
     print(f"load average after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     print(f"\n{'model':20} {'backend':11} {'variant':9} {'median us':>10} {'p10-p90 us':>18} "
-          f"{'+us':>8} {'limit us':>9}  verdict")
+          f"{'+us':>8} {'limit us':>9} {'cpu us':>9} {'+cpu us':>8}  verdict")
     for row in rows:
         _print_table(*row)
     print(json.dumps([{"name": n, "backend": b, "copy_us": round(c, 2),
-                       **{v: [round(q, 1) for q in spread(s[v])] for v in VARIANTS}}
-                      for n, b, s, c, _ in rows]))
+                       **{v: [round(q, 1) for q in spread(s[v])] for v in VARIANTS},
+                       "cpu_us": {v: round(u[v] * 1e6, 1) for v in VARIANTS}}
+                      for n, b, s, c, u in rows]))
 
 
-def _print_row(name, backend, samples, copies, nbytes) -> None:
+def _print_row(name, backend, samples, copies, cpu) -> None:
     medians = {v: spread(samples[v])[0] for v in VARIANTS}
     print(f"{name} on {backend}: direct {medians['direct']:.1f} us, model +{medians['model'] - medians['direct']:.1f}"
           f" us, flowgraph +{medians['flowgraph'] - medians['direct']:.1f} us (copies {copies:.1f} us)", flush=True)
 
 
-def _print_table(name, backend, samples, copies, nbytes) -> None:
+def _print_table(name, backend, samples, copies, cpu) -> None:
+    """One line per variant; `cpu us`: the CPU time all processes spent per call (load changes it
+    far less than the wall time it took)."""
     direct = spread(samples["direct"])[0]
     limit = TARGET_US + copies
     for variant in VARIANTS:
         median, low, high = spread(samples[variant])
         extra = "" if variant == "direct" else f"{median - direct:8.1f}"
+        extra_cpu = "" if variant == "direct" else f"{(cpu[variant] - cpu['direct']) * 1e6:8.1f}"
         verdict = "" if variant == "direct" else ("met" if median - direct <= limit else "MISSED")
         print(f"{name:20} {backend:11} {variant:9} {median:10.1f} {f'{low:.1f}-{high:.1f}':>18} "
-              f"{extra:>8} {'' if variant == 'direct' else f'{limit:9.1f}'}  {verdict}")
+              f"{extra:>8} {'' if variant == 'direct' else f'{limit:9.1f}':>9} {cpu[variant] * 1e6:9.1f} "
+              f"{extra_cpu:>8}  {verdict}")
 
 
 if __name__ == "__main__":
