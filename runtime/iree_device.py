@@ -15,9 +15,19 @@ Drivers:
   (`--task_topology_group_count`) when a driver is created, so each count gets its own driver
   (`create_hal_driver`, not IREE's per-process cached one), made under a lock right after the
   flag is set: a process may hold devices of several counts, each with its own workers.
-  Measured (IREE 3.13, batch 1, direct calls, the 2-core build machine shared with other work):
+  Measured (IREE 3.13, batch 1, direct calls, median ms of 12 interleaved rounds, the 2-core
+  build machine shared with other work, whose load of 5-7 leaves a second core seldom free):
 
-THREAD_FIGURES
+      model / variant          local-sync (1)   local-task (2)   onnxruntime 1 / 2 threads
+      ResNet-18 default             461-507          323-358          58 / 81
+      ResNet-18 tiled               110-131           92-112
+      MobileNetV2 im2col             48-53            44-47           16 / 22
+      EfficientNet-B0 im2col        178-214          150-170          57 / 80
+      SqueezeNet 1.1 tiled           26               25-27           12 / 13
+
+  Two workers gain 10-40% where a core is free (default code gains most); onnxruntime's second
+  thread lost on the same machine. A model's devices and nodes also run in parallel (processes
+  and threads): a graph that shares its cores with them is better run with `threads=1`.
 
 - CUDA (`iree-cuda`): `cuda`, on GPU `logical device index % GPU count` (the host: GPU 0);
   `threads` does not apply.
