@@ -106,6 +106,14 @@ def test_inputs_are_checked_and_outputs_bounded_as_on_the_reference_kernels(code
     assert from_iree.value.error_message == "expected 1 inputs, got 0"
 
 
+@pytest.mark.parametrize("threads", [1, 2, None])
+def test_a_runner_computes_alike_on_any_thread_count(codegen_pass, threads):
+    """One thread runs on local-sync, more on local-task with that many workers (None: the cores)."""
+    plan, executables = plan_and_executables(compiled_om(codegen_pass, double_graph(), "iree-cpu", DOUBLE_F32))
+    runner = IreeGraphRunner(plan.ge_graphs[0], executables[0], plan.executables[0].sha256, threads=threads)
+    assert runner.run([np.arange(3, dtype=np.float32)])[0].tolist() == [0.0, 2.0, 4.0]
+
+
 def test_building_a_compiled_graph_node_needs_its_executable(codegen_pass):
     plan, executables = plan_and_executables(compiled_om(codegen_pass, double_graph(), "iree-cpu", DOUBLE_F32))
     with pytest.raises(GeError) as caught:
