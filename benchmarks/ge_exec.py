@@ -19,7 +19,15 @@ one (compile cache on, unchanged graph) of each backend, in seconds.
 --sweep compiles each model's codegen module with extra IREE flags and times the direct call,
 to see which flags matter (the flags dfir uses are `lowering.iree_executable.compile_flags`).
 
+--cnns DIR times the ONNX models in DIR (e.g. torchvision exports at batch 1) instead: onnxruntime
+at 1 and 2 intra-op threads against the direct call of each IREE CPU variant
+(`lowering.iree_executable.CPU_VARIANTS`) at 1 and 2 threads (runtime.iree_device: local-sync,
+local-task), interleaved round by round; outputs checked against onnxruntime (a variant that does
+not compile or is wrong is reported, not timed); medians with the quartiles, ratio to onnxruntime
+at one thread, and the geomean of each column.
+
 Run: [OPENBLAS_NUM_THREADS=N] python benchmarks/ge_exec.py [--batches 1,32] [--repeats 30] [--sweep] [--smoke]
+     python benchmarks/ge_exec.py --cnns /tmp/models [--repeats 12]
 """
 from __future__ import annotations
 
@@ -45,10 +53,11 @@ import dfir
 from dfir.dialects import ge
 from dfir.ge.graph import Graph
 from dfir.lowering.codegen import codegen_module_text, parameter_values
-from dfir.lowering.iree_executable import compile_flags, custom_form
+from dfir.core.errors import GeError
+from dfir.lowering.iree_executable import CPU_VARIANTS, compile_executable, compile_flags, custom_form
 from dfir.om.plan import Plan
 from dfir.om.schema import PartitionType
-from dfir.runtime.iree_device import parameters_module
+from dfir.runtime.iree_device import loaded_module, parameters_module
 from dfir.runtime.iree_runner import IreeGraphRunner
 from dfir.runtime.om import read_om
 
@@ -145,7 +154,7 @@ def _direct_call(om: bytes) -> IreeGraphRunner:
     model = read_om(om).models[0]
     plan = Plan.from_json(model.partition(PartitionType.FLOW_MODEL).data)
     (entry,) = plan.ge_graphs
-    vmfb = model.partitions_of(PartitionType.IREE_EXECUTABLE)[entry.executable].data
+    vmfb = model.partitions_of(PartitionType.GE_EXECUTABLE)[entry.executable].data
     weights = [p.data for p in model.partitions_of(PartitionType.WEIGHTS_DATA)]
     return IreeGraphRunner(entry, vmfb, plan.executables[entry.executable].sha256, "-1", weights[0] if weights else None)
 
@@ -212,13 +221,65 @@ def sweep(name: str, graph: Graph, batch: int, repeats: int, rng: np.random.Gene
         print(f"  {name:6} {label:16} compile {seconds:5.2f} s  call {_median_ms(lambda: main(x).to_host(), repeats):8.3f} ms")
 
 
+def cnns(folder: str, repeats: int, thread_counts: tuple[int, ...] = (1, 2)) -> None:
+    """Time each ONNX model of `folder` on onnxruntime and on every IREE CPU variant (see the module doc)."""
+    rows: dict[str, dict[str, float]] = {}
+    for file in sorted(f for f in os.listdir(folder) if f.endswith(".onnx")):
+        name, proto = file[:-5], onnx.load(os.path.join(folder, file))
+        x = np.random.default_rng(0).standard_normal(
+            [d.dim_value or 1 for d in proto.graph.input[0].type.tensor_type.shape.dim]).astype(np.float32)
+        runs: dict[str, Callable[[], np.ndarray]] = {}
+        for threads in thread_counts:
+            options = ort.SessionOptions()
+            options.intra_op_num_threads, options.inter_op_num_threads = threads, 1
+            session = ort.InferenceSession(proto.SerializeToString(), options, providers=["CPUExecutionProvider"])
+            runs[f"ort t{threads}"] = lambda session=session: session.run(None, {proto.graph.input[0].name: x})[0]
+        expected = runs["ort t1"]()
+        module = dfir.compile(Graph.from_onnx(proto), {"dfir.ge.backend": "iree-cpu"}, stop_after="codegen").module
+        (graph_op,) = [op for op in module.ops if isinstance(op, ge.GraphOp)]
+        text, parameters = codegen_module_text(graph_op), parameter_values(graph_op)
+        for variant in CPU_VARIANTS:
+            try:
+                compiled = compile_executable(text, "iree-cpu", graph=name, variant=variant)
+            except GeError as error:
+                print(f"{name} {variant}: does not compile: {error.error_message[:160]}")
+                continue
+            for threads in thread_counts:
+                device_module = loaded_module(compiled.vmfb, compiled.sha256, "iree-cpu", "-1", name, parameters, threads)
+                call = lambda device_module=device_module: device_module.call([x])[0]
+                error = float(np.abs(call() - expected).max() / np.abs(expected).max())
+                if error > 1e-3:
+                    print(f"{name} {variant} t{threads}: wrong, relative error {error:.3g}")
+                    continue
+                runs[f"{variant} t{threads}"] = call
+        times: dict[str, list[float]] = {label: [] for label in runs}
+        for _ in range(repeats):  # interleaved: each round calls every configuration once
+            for label, run in runs.items():
+                start = time.perf_counter()
+                run()
+                times[label].append((time.perf_counter() - start) * 1e3)
+        rows[name] = {label: statistics.median(t) for label, t in times.items()}
+        base = rows[name]["ort t1"]
+        for label, t in times.items():
+            q1, _, q3 = statistics.quantiles(t, n=4)
+            print(f"{name:18} {label:12} {statistics.median(t):9.2f} ms  [{q1:.2f}-{q3:.2f}]  "
+                  f"x{statistics.median(t) / base:.2f}", flush=True)
+    labels = sorted({label for row in rows.values() for label in row if label != "ort t1"})
+    for label in labels:
+        ratios = [row[label] / row["ort t1"] for row in rows.values() if label in row]
+        print(f"geomean {label:12} x{np.exp(np.mean(np.log(ratios))):.2f} over {len(ratios)} models")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--batches", default="1,32", help="comma-separated batch sizes")
     parser.add_argument("--repeats", type=int, default=30, help="timed runs per measurement (median reported)")
     parser.add_argument("--sweep", action="store_true", help="also time the direct call under extra IREE flags")
     parser.add_argument("--smoke", action="store_true", help="batch 1, 3 repeats: a quick check for CI")
+    parser.add_argument("--cnns", metavar="DIR", help="time the ONNX models of DIR on every IREE CPU variant")
     args = parser.parse_args()
+    if args.cnns:
+        return cnns(args.cnns, args.repeats)
     batches = [1] if args.smoke else [int(b) for b in args.batches.split(",")]
     repeats = 3 if args.smoke else args.repeats
     rng = np.random.default_rng(0)

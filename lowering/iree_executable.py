@@ -24,12 +24,12 @@ No variant is right for every graph, and a flag set can miscompile (im2col witho
 gave ResNet-50 a relative error of 2.8), so a variant is chosen by measuring: compile each of
 `AUTO_CPU_VARIANTS` (best first), check its outputs against the reference kernels, time it, and
 keep the fastest correct one. Measured on torchvision CNNs (random weights, batch 1, one thread,
-ratio to onnxruntime with one thread; the 2-core build machine shared with other work, so +-30%;
-docs/backends.md has the table): SqueezeNet 1.1 / ResNet-18 / MobileNetV2 / EfficientNet-B0
+ratio to onnxruntime on one thread; `benchmarks/ge_exec.py --cnns`, docs/backends.md has the
+table): EfficientNet-B0 / MobileNetV2 / MobileNetV3-small / ResNet-18 / SqueezeNet 1.1
 
-    default   12-17 / 8.0-8.8 / 5.3-7.1 / 5.7-6.2
-    tiled     2.2   / 1.9-2.3 / 3.9-4.6 / 3.7 (compiles only with the raised stack limit)
-    im2col    2.6-3.4 / 3.0-3.2 / 3.0-3.3 / 3.1-3.8
+    default   6.9 / 8.8 / 8.2 / 7.6 / 15.7
+    tiled     4.0 / 4.4 / 4.8 / 1.8 / 2.1
+    im2col    3.3 / 3.6 / 3.2 / 2.4 / 2.4
 
 `tiled` is best on plain convolutions (SqueezeNet, ResNet), `im2col` on depthwise-heavy nets.
 

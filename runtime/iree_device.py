@@ -16,18 +16,19 @@ Drivers:
   (`create_hal_driver`, not IREE's per-process cached one), made under a lock right after the
   flag is set: a process may hold devices of several counts, each with its own workers.
   Measured (IREE 3.13, batch 1, direct calls, median ms of 12 interleaved rounds, the 2-core
-  build machine shared with other work, whose load of 5-7 leaves a second core seldom free):
+  build machine shared with other work; `benchmarks/ge_exec.py --cnns`):
 
       model / variant          local-sync (1)   local-task (2)   onnxruntime 1 / 2 threads
-      ResNet-18 default             461-507          323-358          58 / 81
-      ResNet-18 tiled               110-131           92-112
-      MobileNetV2 im2col             48-53            44-47           16 / 22
-      EfficientNet-B0 im2col        178-214          150-170          57 / 80
-      SqueezeNet 1.1 tiled           26               25-27           12 / 13
+      EfficientNet-B0 default        93.5             73.0          13.6 / 26.9
+      EfficientNet-B0 im2col         44.6             46.3
+      MobileNetV2 default            71.6             52.9           8.1 / 14.1
+      MobileNetV2 im2col             29.1             30.0
+      ResNet-18 tiled                71.9             70.9          39.6 / 61.3
 
-  Two workers gain 10-40% where a core is free (default code gains most); onnxruntime's second
-  thread lost on the same machine. A model's devices and nodes also run in parallel (processes
-  and threads): a graph that shares its cores with them is better run with `threads=1`.
+  Two workers make default code 20-36% faster and tuned code no faster here, where onnxruntime's
+  second thread costs it 1.5-2.5x: the second core is seldom free. A model's devices and nodes
+  also run in parallel (processes and threads): a graph that shares its cores with them is
+  better run with `threads=1`.
 
 - CUDA (`iree-cuda`): `cuda`, on GPU `logical device index % GPU count` (the host: GPU 0);
   `threads` does not apply.
