@@ -9,7 +9,7 @@ For a graph `convert-ge-to-linalg` marked `auto`, `MeasuringChooser`:
 2. draws inputs from the graph's input ranges (each dimension at its lower bound, at least 1;
    normal floats, integers 0 and 1, random booleans; a fixed seed) and runs the reference
    kernels on them once;
-3. runs every candidate on the same inputs: one whose outputs differ from the reference's
+3. runs every candidate on the same inputs, in a forked child process: one whose outputs differ from the reference's
    (dtype, shape, or values beyond `TOLERANCE` of the reference's largest magnitude) is dropped
    with the difference, since flag sets can miscompile;
 4. times the rest in rounds, one call of each per round, until `MAX_ROUNDS` rounds or
@@ -26,6 +26,9 @@ measures nothing. An explicit backend is never measured.
 """
 from __future__ import annotations
 
+import multiprocessing
+import os
+import signal
 import statistics
 import time
 from dataclasses import replace
@@ -47,6 +50,8 @@ __all__ = ["MeasuringChooser", "drawn_inputs", "disagreement"]
 TIME_BUDGET_S = 2.0
 MAX_ROUNDS = 20
 MIN_ROUNDS = 3
+CHILD_TIMEOUT_S = 600
+"""How long the measuring child may take for one graph before every candidate is dropped."""
 TOLERANCE = 1e-3
 """How far a candidate's floats may be from the reference's, relative to their largest magnitude."""
 _SEED = 20261205
@@ -78,23 +83,27 @@ class MeasuringChooser:
 
 
 class _Measurement:
-    """One graph's candidates built, checked against the reference kernels and timed."""
+    """One graph's candidates built here, then checked against the reference kernels and timed in
+    a forked child process (`_measured`): devices and thread pools that IREE and onnxruntime
+    start do not survive a fork, so the compiling process, which may fork a model's workers
+    next, never starts any; and a candidate that crashes takes only the child with it."""
 
     def __init__(self, graph_op: ge.GraphOp, entry: GeGraph, arrays: list[np.ndarray], threads: int | None):
         self.graph_op = graph_op
         self.entry = entry
         self.local, self.weights = _packed(replace(entry, threads=threads), arrays)
-        self.inputs = drawn_inputs(entry.inputs, np.random.default_rng(_SEED))
-        self.expected = GeGraphRunner(self.local, self.weights).run(self.inputs)
         self.dropped: dict[str, str] = {}
 
     def choice(self, options: Sequence[tuple[str, str]]) -> AutoChoice:
-        runners = {}
+        codes = {}
         for backend, variant in options:
-            built = self._checked(backend, variant)
-            if built is not None:
-                runners[built[0]] = built[1]
-        medians = _timed(runners, self.inputs)
+            label = backend if variant == DEFAULT_VARIANT else f"{backend}/{variant}"
+            try:
+                codes[label] = compile_graph(self.graph_op, self.entry, backend, variant)
+            except GeError as error:
+                self.dropped[label] = _short(error.error_message)
+        medians, problems = _in_child(_measured, self._runnable_entry(), self.weights, codes) if codes else ({}, {})
+        self.dropped.update(problems)
         ranked = sorted(medians, key=medians.get)
         parts = [f"{label} {medians[label] * 1e3:.3g} ms" for label in ranked]
         parts += [f"{label} dropped: {why}" for label, why in self.dropped.items()]
@@ -103,26 +112,66 @@ class _Measurement:
         backend, _, variant = ranked[0].partition("/")
         return AutoChoice(backend, variant or DEFAULT_VARIANT, "; ".join(parts))
 
-    def _checked(self, backend: str, variant: str):
-        """(label, runner) of a candidate that builds, loads and agrees with the reference; None
-        (and the reason in `dropped`) otherwise."""
-        label = backend if variant == DEFAULT_VARIANT else f"{backend}/{variant}"
+    def _runnable_entry(self) -> GeGraph:
+        return replace(self.local, output_dtypes=tuple(v.type.dtype.name for v in self.graph_op.output_op.outputs))
+
+
+def _measured(entry: GeGraph, weights: memoryview, codes: dict[str, GraphCode]) -> tuple[dict, dict]:
+    """(median seconds by label, why by label dropped) of the candidates `codes` of `entry`."""
+    inputs = drawn_inputs(entry.inputs, np.random.default_rng(_SEED))
+    expected = GeGraphRunner(entry, weights).run(inputs)
+    runners, dropped = {}, {}
+    for label, code in codes.items():
         try:
-            code = compile_graph(self.graph_op, self.entry, backend, variant)
-            runner = self._runner(code)
-            problem = disagreement(runner.run(self.inputs), self.expected)
+            runner = _runner(entry, weights, code)
+            problem = disagreement(runner.run(inputs), expected)
         except GeError as error:
             problem = _short(error.error_message)
-        if problem is not None:
-            self.dropped[label] = problem
-            return None
-        return label, runner
+        if problem is None:
+            runners[label] = runner
+        else:
+            dropped[label] = problem
+    return _timed(runners, inputs), dropped
 
-    def _runner(self, code: GraphCode):
-        entry = replace(self.local, backend=code.backend, executable=0,
-                        output_dtypes=tuple(value.type.dtype.name for value in self.graph_op.output_op.outputs))
-        meta = Executable(0, code.backend, code.target, code.sha256, len(code.code))
-        return load_ge_runner(entry, self.weights, [(meta, code.code)])
+
+def _runner(entry: GeGraph, weights: memoryview, code: GraphCode):
+    meta = Executable(0, code.backend, code.target, code.sha256, len(code.code))
+    return load_ge_runner(replace(entry, backend=code.backend, executable=0), weights, [(meta, code.code)])
+
+
+def _in_child(work: Callable, *args):
+    """`work(*args)` run in a forked child process; its result comes back through a pipe. A child
+    that dies or hangs drops every candidate, saying how."""
+    reader, writer = multiprocessing.get_context("fork").Pipe(duplex=False)
+    pid = os.fork()
+    if pid == 0:  # the child: measure, send, and leave without running the parent's exit handlers
+        code = 0
+        try:
+            writer.send(work(*args))
+        except BaseException as error:  # anything: the parent must hear back
+            writer.send(("error", f"{type(error).__name__}: {error}"))
+            code = 1
+        finally:
+            os._exit(code)
+    writer.close()
+    try:
+        result = reader.recv() if reader.poll(CHILD_TIMEOUT_S) else ("error", f"no result in {CHILD_TIMEOUT_S} s")
+    except EOFError:
+        result = ("error", "the measuring process died")
+    finally:
+        reader.close()
+        _reaped(pid)
+    if result[0] == "error":
+        return {}, {label: result[1] for label in args[2]}
+    return result
+
+
+def _reaped(pid: int) -> None:
+    """Wait for child `pid`, killing it first if it is still running."""
+    done, _ = os.waitpid(pid, os.WNOHANG)
+    if done == 0:
+        os.kill(pid, signal.SIGKILL)
+        os.waitpid(pid, 0)
 
 
 def _timed(runners: dict, inputs: list[np.ndarray]) -> dict[str, float]:
