@@ -20,11 +20,10 @@ from dfir.dialects import ge
 from dfir.lowering import iree_executable
 from dfir.lowering.codegen import codegen_module_text
 from dfir.lowering.onnx_export import ONNX_OPSET, NoExport, export_onnx
+from dfir.lowering.iree_executable import DEFAULT_VARIANT
 from dfir.om.plan import IREE_BACKENDS, GeGraph
 
 __all__ = ["DEFAULT_VARIANT", "GraphCode", "candidates", "compile_graph", "output_dtypes"]
-
-DEFAULT_VARIANT = "default"
 
 
 @dataclass(frozen=True)
@@ -71,8 +70,7 @@ def compile_graph(graph_op: ge.GraphOp, entry: GeGraph, backend: str, variant: s
     if text is None:
         raise GeError(f"ge.graph @{name}: backend {backend!r} runs compiled code, but the graph has no "
                       f"codegen region (convert-ge-to-linalg makes it)")
-    by_variant = {} if variant == DEFAULT_VARIANT else {"variant": variant}  # TEMP until variants land
-    compiled = iree_executable.compile_executable(text, backend, graph=name, **by_variant)
+    compiled = iree_executable.compile_executable(text, backend, graph=name, variant=variant)
     return GraphCode(backend, variant, compiled.target, compiled.vmfb, compiled.compile_seconds)
 
 
@@ -82,8 +80,7 @@ def candidates(graph_op: ge.GraphOp, backend: str) -> list[tuple[str, str]]:
     on the CPU (its export is tried when it is measured)."""
     found = []
     if backend in IREE_BACKENDS and graph_op.codegen is not None:
-        variants = (getattr(iree_executable, "AUTO_CPU_VARIANTS", (DEFAULT_VARIANT,))  # TEMP until variants land
-                    if backend == "iree-cpu" else (DEFAULT_VARIANT,))
+        variants = iree_executable.AUTO_CPU_VARIANTS if backend == "iree-cpu" else (DEFAULT_VARIANT,)
         found += [(backend, variant) for variant in variants]
     if backend in ("iree-cpu", "reference"):
         found.append(("onnxruntime", DEFAULT_VARIANT))

@@ -44,8 +44,7 @@ def load_ge_runner(entry: GeGraph, weights: memoryview | None, executables: Sequ
                                 "GE executables")
     if entry.backend == "onnxruntime":
         return OrtGraphRunner(entry, code, weights)
-    by_threads = {} if entry.threads is None else {"threads": entry.threads}  # TEMP until threads land
-    return IreeGraphRunner(entry, code, meta.sha256, device, weights, **by_threads)
+    return IreeGraphRunner(entry, code, meta.sha256, device, weights, threads=entry.threads)
 
 
 class InstanceRef(NamedTuple):
