@@ -39,6 +39,7 @@ import numpy as np
 from dfir.core import data_type as dt
 from dfir.core.errors import GeError
 from dfir.dialects import ge
+from dfir.driver.progress import NO_PROGRESS, SilentProgress
 from dfir.lowering.ge_executable import DEFAULT_VARIANT, GraphCode, candidates, compile_graph
 from dfir.lowering.plan import AutoChoice
 from dfir.om.plan import WEIGHT_ALIGNMENT, Executable, GeGraph, GeInput, Weight
@@ -59,26 +60,26 @@ _SEED = 20261205
 
 class MeasuringChooser:
     """The `GeBuild.choose` of a compile: measures the candidates of each graph `auto` marked.
-    Each choice appends a line to `report`; `on_measured` is told each graph's name."""
+    Each choice appends a line to `report`; `progress` is told when a graph's measuring starts
+    and ends."""
 
-    def __init__(self, threads: int | None, report: list[str],
-                 on_measured: Callable[[str], None] | None = None):
+    def __init__(self, threads: int | None, report: list[str], progress: SilentProgress = NO_PROGRESS):
         self.threads = threads
         self.report = report
-        self.on_measured = on_measured
+        self.progress = progress
 
     def __call__(self, graph_op: ge.GraphOp, entry: GeGraph, arrays: list[np.ndarray]) -> AutoChoice:
         name = graph_op.sym_name.data
         fallback = graph_op.backend.data if graph_op.backend is not None else "reference"
         options = candidates(graph_op, fallback)
+        self.progress.measuring(name)
         if len(options) == 1 and options[0][0] == fallback:
             choice = AutoChoice(fallback, DEFAULT_VARIANT, f"{fallback}: the only backend that runs it here")
         else:
             choice = _Measurement(graph_op, entry, arrays, self.threads).choice(options)
         self.report.append(f"auto: @{name} {choice.backend}"
                            f"{'' if choice.variant == DEFAULT_VARIANT else '/' + choice.variant} ({choice.measured})")
-        if self.on_measured is not None:
-            self.on_measured(name)
+        self.progress.measured(name)
         return choice
 
 

@@ -213,7 +213,7 @@ class CompileJob:
         """How lowering builds GE graphs' code: the threads option, `auto` measured."""
         threads = self.options.get(THREADS_OPTION)
         threads = None if threads is None else int(threads)
-        chooser = MeasuringChooser(threads, self.report, self.progress.executable_done)
+        chooser = MeasuringChooser(threads, self.report, self.progress)
         return GeBuild(threads, chooser, self.progress.executable_done)
 
     def cached(self, om: bytes, ir_text: str) -> CompiledModel:

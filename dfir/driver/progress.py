@@ -1,10 +1,11 @@
 """What a compile shows while it runs (`dfir.compile(..., progress=True)`, `dfir compile`).
 
 On a terminal, a tqdm bar steps through the phases (`import`, `fingerprint`, ..., `lower`) and,
-while IREE compiles GE graphs during `lower`, a second bar counts the graphs. Elsewhere (a pipe,
-a log file) nothing is drawn, and one line sums the compile up when it ends:
+while GE graphs are compiled for their backends during `lower`, a second bar counts the graphs
+and names the one `auto` is measuring. Elsewhere (a pipe, a log file) nothing is drawn, and one
+line sums the compile up when it ends:
 
-    compiled seed_align in 2.41 s: import 0.10 s, fingerprint 0.01 s, ..., lower 2.20 s; 1 GE graph compiled by IREE
+    compiled seed_align in 2.41 s: import 0.10 s, fingerprint 0.01 s, ..., lower 2.20 s; 1 GE graph compiled, 1 measured by auto
 
 A failed compile prints no summary (its error says what went wrong). `NO_PROGRESS` is the silent
 reporter a compile uses without `progress=True`.
@@ -26,10 +27,16 @@ class SilentProgress:
         """Phase `name` starts (the one before it, if any, has ended)."""
 
     def expect_executables(self, count: int) -> None:
-        """IREE is about to compile `count` GE graphs."""
+        """`count` GE graphs are about to be compiled for their backends."""
 
     def executable_done(self, graph: str) -> None:
-        """IREE has compiled GE graph `graph`."""
+        """GE graph `graph` is compiled for its backend."""
+
+    def measuring(self, graph: str) -> None:
+        """`auto` starts measuring the backends of GE graph `graph`."""
+
+    def measured(self, graph: str) -> None:
+        """`auto` has chosen the backend of GE graph `graph`."""
 
     def from_cache(self) -> None:
         """The compile cache had the whole model."""
@@ -54,6 +61,7 @@ class CompileProgress(SilentProgress):
         self.tty = self.stream.isatty()
         self.times: dict[str, float] = {}
         self.executables = 0
+        self.measured_graphs = 0
         self.cached = False
         self._total = len(phases)
         self._phase: str | None = None
@@ -72,7 +80,7 @@ class CompileProgress(SilentProgress):
 
     def expect_executables(self, count: int) -> None:
         if self.tty and count:
-            self._executable_bar = tqdm(total=count, desc="IREE", unit="graph", file=self.stream,
+            self._executable_bar = tqdm(total=count, desc="GE", unit="graph", file=self.stream,
                                         leave=False, dynamic_ncols=True, position=1, mininterval=0)
 
     def executable_done(self, graph: str) -> None:
@@ -80,6 +88,13 @@ class CompileProgress(SilentProgress):
         if self._executable_bar is not None:
             self._executable_bar.set_postfix_str(graph, refresh=False)
             self._executable_bar.update(1)
+
+    def measuring(self, graph: str) -> None:
+        if self._executable_bar is not None:
+            self._executable_bar.set_postfix_str(f"{graph}: auto measuring", refresh=True)
+
+    def measured(self, graph: str) -> None:
+        self.measured_graphs += 1
 
     def from_cache(self) -> None:
         self.cached = True
@@ -100,7 +115,9 @@ class CompileProgress(SilentProgress):
         phases = ", ".join(f"{phase} {seconds:.2f} s" for phase, seconds in self.times.items())
         line = f"compiled {name} in {self.clock() - self._start:.2f} s" + (f": {phases}" if phases else "")
         if self.executables:
-            line += f"; {self.executables} GE graph{'' if self.executables == 1 else 's'} compiled by IREE"
+            line += f"; {self.executables} GE graph{'' if self.executables == 1 else 's'} compiled"
+        if self.measured_graphs:
+            line += f", {self.measured_graphs} measured by auto"
         if self.cached:
             line += "; the whole model from the compile cache"
         return line
