@@ -236,7 +236,8 @@ def chosen_backend(report) -> str:
         for line in lines:
             if line.startswith(prefix):
                 found = re.match(r"\S+ @\S+ (.*)", line)
-                return found.group(1) if found else line.split(":", 1)[1].strip()
+                chose = found.group(1) if found else line.split(":", 1)[1].strip()
+                return chose if len(chose) <= 160 else chose[:157] + "..."
     return "?"
 
 
