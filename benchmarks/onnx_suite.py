@@ -1,6 +1,8 @@
-"""The ONNX operator test suite through dfir: every test case the installed `onnx` package
-generates (`onnx.backend.test.case`: one model per op form, with inputs and expected outputs)
-runs the way users run a model: Graph.from_onnx -> dfir.compile -> dfir.load -> feed_data /
+"""The ONNX test suites through dfir: every test case the installed `onnx` package generates
+(`onnx.backend.test.case`: one model per op form, with inputs and expected outputs) and every
+model test it ships (`simple`, `pytorch-converted`, `pytorch-operator`: models of opsets 1 to 12
+with test data sets; `light`: nine classic CNNs, named `<suite>/<test>`) runs the way users run a
+model: Graph.from_onnx -> dfir.compile -> dfir.load -> feed_data /
 fetch_data, on the reference backend unless told otherwise. Outputs are compared as onnx's own
 backend tests compare them (same shapes and dtypes, `assert_allclose` with the case's rtol/atol).
 
@@ -9,13 +11,14 @@ Each case ends as one of
   refused   a GeError at import or compile: dfir said it cannot run the model, and why;
   wrong     dfir ran it and disagreed (must be 0: what dfir cannot run exactly it refuses);
   crashed   anything else: an exception that is not a GeError, or a failed run.
-The report gives the counts, the refusals by reason (the ops dfir lacks, by cases), and every
+The report gives the counts (in all and per suite), the refusals by reason (the ops dfir lacks, by cases), and every
 wrong or crashed case by name. `imported` counts the cases that got through Graph.from_onnx.
 
 --write-baseline writes the names of the matched cases to tests/data/onnx_suite_matched.txt,
 which tests/frontend/test_onnx_suite.py keeps from shrinking.
 
 Run: python benchmarks/onnx_suite.py [--backend reference|auto|iree-cpu] [--sample N] [--cases REGEX]
+                                     [--suites node,simple,pytorch-converted,pytorch-operator,light]
                                      [--top 25] [--write-baseline] [--smoke]
 """
 from __future__ import annotations
@@ -49,13 +52,83 @@ class Outcome(NamedTuple):
     imported: bool = False
 
 
-def collect_cases(pattern: str | None = None) -> list:
-    """The node test cases of the installed onnx package (their expected outputs computed by onnx)."""
-    from onnx.backend.test.case import node
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # the generators overflow casts on purpose
-        cases = node.collect_testcases(None)
+SUITES = ("node", "simple", "pytorch-converted", "pytorch-operator", "light")
+"""The suites the onnx package ships: its node test cases, and its model test data (models of
+opset 1 and later saved with inputs and expected outputs; `light`: classic CNNs with their
+weights as ConstantOfShape fills, run on the input onnx's runner generates)."""
+
+
+class ModelCase(NamedTuple):
+    """A model test of the onnx package, as `onnx.backend.test.case` gives a node test case."""
+    name: str
+    model: onnx.ModelProto
+    data_sets: list
+    rtol: float
+    atol: float
+
+
+def collect_cases(pattern: str | None = None, suites: Iterable[str] = SUITES) -> list:
+    """The test cases of `suites` in the installed onnx package (their expected outputs computed by
+    onnx), those named by `pattern` only; a model case is named `<suite>/<test>`."""
+    cases = []
+    for suite in suites:
+        if suite == "node":
+            from onnx.backend.test.case import node
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")  # the generators overflow casts on purpose
+                cases += node.collect_testcases(None)
+        else:
+            cases += _model_cases(suite, pattern)
     return [c for c in cases if pattern is None or re.search(pattern, c.name)]
+
+
+def _model_cases(suite: str, pattern: str | None) -> list[ModelCase]:
+    """The model tests of `suite`, loaded only where `pattern` names them."""
+    from onnx.backend.test import loader
+    tests = loader.load_model_tests(kind="real" if suite == "light" else suite)
+    if suite == "light":  # the `real` models shipped as files (others are downloads)
+        tests = [t for t in tests if (t.url or "").startswith("onnx/backend/test/data/light/")]
+    cases = []
+    for test in tests:
+        name = f"{suite}/{test.name}"
+        if pattern is not None and not re.search(pattern, name):
+            continue
+        if suite == "light":
+            path = Path(onnx.__file__).parent.parent / test.url
+            model = onnx.load(path)
+            expected = onnx.load_tensor(str(path.with_name(f"{path.stem}_output_0.pb")))
+            data_sets = [([_dummy_input(vi) for vi in _fed(model)], [expected])]
+        else:
+            model = onnx.load(Path(test.model_dir) / "model.onnx")
+            data_sets = [(_read_protos(folder, "input", model.graph.input), _read_protos(folder, "output", model.graph.output))
+                         for folder in sorted(Path(test.model_dir).glob("test_data_set*"))]
+        cases.append(ModelCase(name, model, data_sets, test.rtol, test.atol))
+    return cases
+
+
+def _fed(model: onnx.ModelProto) -> list[onnx.ValueInfoProto]:
+    weights = {t.name for t in model.graph.initializer}
+    return [vi for vi in model.graph.input if vi.name not in weights]
+
+
+def _dummy_input(info: onnx.ValueInfoProto) -> np.ndarray:
+    """The input onnx's backend runner feeds a light model: 0, 1/n, ..., (n-1)/n in its shape."""
+    shape = [d.dim_value if d.HasField("dim_value") else 1 for d in info.type.tensor_type.shape.dim]
+    n = int(np.prod(shape))
+    return (np.arange(n).reshape(shape) / n).astype(np.float32)
+
+
+def _read_protos(folder: Path, kind: str, infos) -> list:
+    """The `<kind>_<i>.pb` files of a test data set: tensors, or sequences of tensors (as lists)."""
+    values = []
+    for i, info in enumerate(infos):
+        path = folder / f"{kind}_{i}.pb"
+        if not path.exists():
+            break
+        proto = onnx.SequenceProto() if info.type.HasField("sequence_type") else onnx.TensorProto()
+        proto.ParseFromString(path.read_bytes())
+        values.append(numpy_helper.to_list(proto) if isinstance(proto, onnx.SequenceProto) else numpy_helper.to_array(proto))
+    return values
 
 
 def run_case(case, backend: str = "reference") -> Outcome:
@@ -168,13 +241,25 @@ def refusal_reasons(outcome: Outcome) -> list[str]:
     return [f"{stage}: {re.sub(r'(?<![A-Za-z])[0-9]+', 'N', message)[:90]}"]
 
 
+def suite_of(name: str) -> str:
+    """The suite a case belongs to: `node` for the node test cases, else its name's prefix."""
+    return name.split("/", 1)[0] if "/" in name else "node"
+
+
 def report(outcomes: list[Outcome], seconds: float, backend: str, top: int) -> str:
     counts = collections.Counter(o.status for o in outcomes)
     total = len(outcomes)
-    lines = [f"onnx {onnx.__version__} operator test cases through dfir ({backend} backend), {seconds:.1f} s",
+    lines = [f"onnx {onnx.__version__} test cases through dfir ({backend} backend), {seconds:.1f} s",
              f"  cases     {total}",
              f"  imported  {sum(o.imported for o in outcomes):5d}"]
     lines += [f"  {status:<9} {counts[status]:5d}  ({100 * counts[status] / max(total, 1):.1f}%)" for status in STATUSES]
+    by_suite = collections.defaultdict(collections.Counter)
+    for o in outcomes:
+        by_suite[suite_of(o.name)][o.status] += 1
+    for suite, tally in by_suite.items():
+        n = sum(tally.values())
+        lines.append(f"  {suite + ':':<19} {tally['matched']:4d} of {n:4d} matched ({100 * tally['matched'] / n:.1f}%), "
+                     + ", ".join(f"{tally[status]} {status}" for status in STATUSES[1:]))
     constant = sum(o.status == "matched" and bool(o.reason) for o in outcomes)
     lines.append(f"  matched with inputs fixed at import (constant_inputs): {constant}; "
                  f"without: {counts['matched'] - constant} ({100 * (counts['matched'] - constant) / max(total, 1):.1f}%)")
@@ -192,11 +277,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--backend", default="reference", choices=("reference", "auto", "iree-cpu", "iree-cuda"))
     parser.add_argument("--sample", type=int, default=0, help="run every k-th case only (0: all)")
     parser.add_argument("--cases", help="only the cases whose name matches this regex")
+    parser.add_argument("--suites", default=",".join(SUITES), help=f"comma-separated, of {', '.join(SUITES)}")
     parser.add_argument("--top", type=int, default=25, help="how many refusal reasons to list")
     parser.add_argument("--write-baseline", action="store_true", help=f"write the matched names to {BASELINE}")
     parser.add_argument("--smoke", action="store_true", help="a few cases only")
     args = parser.parse_args(argv)
-    cases = collect_cases(args.cases)
+    suites = args.suites.split(",")
+    unknown = [s for s in suites if s not in SUITES]
+    if unknown:
+        parser.error(f"unknown suite {unknown[0]!r}; the suites: {', '.join(SUITES)}")
+    cases = collect_cases(args.cases, suites)
     if args.smoke:
         cases = [c for c in cases if c.name.startswith(("test_add", "test_relu", "test_abs", "test_equal"))]
     elif args.sample:
@@ -205,7 +295,7 @@ def main(argv: list[str] | None = None) -> int:
     outcomes = run_suite(cases, args.backend)
     print(report(outcomes, time.perf_counter() - start, args.backend, args.top))
     if args.write_baseline:
-        if args.cases or args.sample or args.smoke or args.backend != "reference":
+        if args.cases or args.sample or args.smoke or args.backend != "reference" or set(suites) != set(SUITES):
             parser.error("--write-baseline needs the whole suite on the reference backend")
         BASELINE.write_text("".join(f"{o.name}\n" for o in outcomes if o.status == "matched"))
         print(f"wrote {BASELINE}")

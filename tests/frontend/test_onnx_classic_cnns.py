@@ -1,8 +1,12 @@
 """Classic CNN architectures as older exporters saved them (opsets 8 to 12, with the op forms of
 those opsets: BatchNormalization's `spatial`, Unsqueeze's and Pad's attributes, Upsample, a
 batch-keeping Reshape through Shape -> Gather -> Unsqueeze -> Concat) import as shipped, compile,
-run and match onnxruntime running the same file."""
+run and match onnxruntime running the same file; so do the nine classic CNNs the onnx package
+ships (`onnx/backend/test/data/light`, weights given as ConstantOfShape fills, the largest of
+which run as `ge.expand`s)."""
 from __future__ import annotations
+
+from pathlib import Path
 
 import numpy as np
 import onnx
@@ -161,3 +165,29 @@ def test_classic_cnn_saved_at_an_old_opset_matches_onnxruntime(architecture, ops
             outputs, _, ret = model.fetch_data(timeout=20000)
             assert ret == 0
             np.testing.assert_allclose(outputs[0].numpy(), session.run(None, {"x": x})[0], rtol=1e-4, atol=1e-5)
+
+
+LIGHT = sorted((Path(onnx.__file__).parent / "backend" / "test" / "data" / "light").glob("light_*.onnx"))
+
+
+def test_the_onnx_package_ships_nine_classic_cnns():
+    assert [p.stem.removeprefix("light_") for p in LIGHT] == [
+        "bvlc_alexnet", "densenet121", "inception_v1", "inception_v2", "resnet50", "shufflenet", "squeezenet",
+        "vgg19", "zfnet512"]
+
+
+@pytest.mark.parametrize("path", LIGHT, ids=[p.stem for p in LIGHT])
+def test_a_classic_cnn_of_the_onnx_package_matches_onnxruntime(path):
+    """Each imports as shipped; the fills too large to fold (AlexNet's, VGG-19's and ZFNet-512's
+    fully connected weights) become a const of one value expanded at run time."""
+    graph = Graph.from_onnx(path)
+    large = {"light_bvlc_alexnet": 1, "light_vgg19": 1, "light_zfnet512": 1}  # fc6: over 2^24 elements
+    assert str(graph.to_ir()).count(" = ge.expand ") == large.get(path.stem, 0)
+    session = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
+    feed = session.get_inputs()[0]
+    x = RNG.random([d if isinstance(d, int) else 1 for d in feed.shape], np.float32)
+    with dfir.load(dfir.compile(graph, {"dfir.ge.backend": "reference"}).om) as model:
+        model.feed_data([x])
+        outputs, _, ret = model.fetch_data(timeout=120000)
+    assert ret == 0
+    np.testing.assert_allclose(outputs[0].numpy(), session.run(None, {feed.name: x})[0], rtol=1e-4, atol=1e-6)

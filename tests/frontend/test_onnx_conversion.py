@@ -1,4 +1,4 @@
-"""Opset conversion and shape inference at ONNX import: a model of opset 7 to 12 is converted to
+"""Opset conversion and shape inference at ONNX import: a model of opset 1 to 12 is converted to
 the opset the importer reads (with a note saying so), keeps its meaning (Upsample and Resize-10
 keep their coordinate mapping), and a node the converter cannot convert is a GeError naming it;
 inferred shapes let shape arithmetic across tensors of one batch fold."""
@@ -132,3 +132,39 @@ def test_a_dimension_fixed_by_shape_inference_is_a_number():
     proto = model(nodes, [tensor_info("x", [2, 6])], [tensor_info("y", [3, 4])], [ints("to", [3, 4])])
     ir = str(Graph.from_onnx(proto).to_ir())
     assert '%y = ge.const dense<2.000000e+00> : tensor<3x4xf32> {name = "y"}' in ir
+
+
+def per_channel(opset: int) -> tuple:
+    """PRelu(x + b) with b added along axis 1 (Add's `broadcast` and `axis`, opsets 1 to 6) and the
+    PRelu slope one per channel (axis 1, as PRelu up to opset 6 reads it), x of shape [2, 3, 4]."""
+    add = {"broadcast": 1, "axis": 1}
+    if opset < 6:
+        add["consumed_inputs"] = [0, 0]  # Add-1's legacy attribute
+    nodes = [helper.make_node("Add", ["x", "b"], ["s"], name="add", **add),
+             helper.make_node("PRelu", ["s", "slope"], ["y"], name="prelu")]
+    b = np.array([0.5, -1.0, 2.0], np.float32)
+    slope = np.array([0.1, 0.2, 0.3], np.float32)
+    proto = model(nodes, [tensor_info("x", [2, 3, 4])], [tensor_info("y", [2, 3, 4])],
+                  [numpy_helper.from_array(b, "b"), numpy_helper.from_array(slope, "slope")], opset=opset, name="old")
+    x = RNG.standard_normal((2, 3, 4)).astype(np.float32)
+    s = x + b[:, None]
+    return proto, x, np.where(s < 0, s * slope[:, None], s)
+
+
+@pytest.mark.parametrize("opset", [1, 5, 6])
+def test_a_model_of_opset_1_to_6_is_converted_and_keeps_its_per_channel_forms(opset, caplog):
+    proto, x, expected = per_channel(opset)
+    with caplog.at_level(logging.WARNING, logger="dfir.onnx"):
+        graph = Graph.from_onnx(proto)
+    assert caplog.messages == [f"ONNX model 'old': converted from opset {opset} to opset {READ_OPSET} "
+                               "(onnx.version_converter)"]
+    np.testing.assert_allclose(run_reference(graph, x)[0], expected, rtol=1e-6)
+
+
+def test_a_second_input_broadcast_along_an_axis_is_aligned_before_conversion():
+    """b [3] added along axis 1 of x [2, 3, 4], and PRelu-6's slope [3], become [3, 1] (an
+    Unsqueeze) for opset 7's numpy broadcasting; the Add no longer says `axis`."""
+    result = converted(per_channel(6)[0], "old")
+    named = [(n.op_type, n.name, [a.name for a in n.attribute]) for n in result.graph.node if n.op_type != "Constant"]
+    assert named == [("Unsqueeze", "add/aligned", []), ("Add", "add", []), ("Unsqueeze", "prelu/aligned", []),
+                     ("PRelu", "prelu", [])]

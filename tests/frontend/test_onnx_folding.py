@@ -94,22 +94,52 @@ def test_random_ops_are_never_folded():
 
 def test_a_node_of_run_time_values_without_a_converter_is_refused_up_front():
     nodes = [helper.make_node("Shape", ["x"], ["shape"], name="shape"),
+             helper.make_node("Range", ["zero", "n", "one"], ["y"], name="positions")]
+    proto = model(nodes, [tensor_info("x", ["N", 3]), tensor_info("n", [], TensorProto.INT64)],
+                  [tensor_info("y", ["L"], TensorProto.INT64)], [scalar("zero", 0), scalar("one", 1)])
+    with pytest.raises(GeError) as info:
+        Graph.from_onnx(proto)
+    assert str(info.value) == ("ONNX model 'net' has ops dfir does not support: Range (node 'positions'); node "
+                               "'positions' folds at import when its inputs are known: it is computed from the model "
+                               "input 'n': give its value with Graph.from_onnx(..., constant_inputs={'n': ...})")
+
+
+def test_a_fill_of_a_run_time_shape_is_refused_naming_the_dimensions():
+    nodes = [helper.make_node("Shape", ["x"], ["shape"], name="shape"),
              helper.make_node("ConstantOfShape", ["shape"], ["y"], name="zeros")]
     proto = model(nodes, [tensor_info("x", ["N", 3])], [tensor_info("y", ["N", 3])])
     with pytest.raises(GeError) as info:
         Graph.from_onnx(proto)
-    assert str(info.value) == "ONNX model 'net' has ops dfir does not support: ConstantOfShape (node 'zeros')"
+    assert str(info.value) == ("onnx=net; node=zeros; ConstantOfShape: the shape (input 'shape') depends on dynamic "
+                               "dimensions: [dim(x, 0), 3]")
 
 
 def test_a_fold_too_large_for_a_weight_is_refused_naming_the_node(monkeypatch):
     monkeypatch.setattr(folding, "MAX_FOLDED_ELEMENTS", 8)
-    nodes = [helper.make_node("ConstantOfShape", ["big"], ["zeros"], name="zeros"),
-             helper.make_node("Add", ["x", "zeros"], ["y"], name="add")]
-    proto = model(nodes, [tensor_info("x", [3, 3])], [tensor_info("y", [3, 3])], [ints("big", [3, 3])])
+    nodes = [helper.make_node("Range", ["zero", "ten", "one"], ["positions"], name="positions"),
+             helper.make_node("Cast", ["positions"], ["y"], name="y", to=TensorProto.FLOAT)]
+    proto = model(nodes, [tensor_info("x", [1])], [tensor_info("y", [10])],
+                  [scalar("zero", 0), scalar("ten", 10), scalar("one", 1)])
     with pytest.raises(GeError) as info:
         Graph.from_onnx(proto)
-    assert str(info.value) == ("onnx=net; node=zeros; ConstantOfShape: its result holds more than 8 elements, too many "
+    assert str(info.value) == ("onnx=net; node=positions; Range: its result holds more than 8 elements, too many "
                                "to compute at import")
+
+
+@pytest.mark.parametrize("value", [None, np.array([0.5], np.float32), np.array([7], np.int32)])
+def test_a_fill_too_large_to_fold_is_its_value_expanded_at_run_time(monkeypatch, value):
+    """ConstantOfShape over the limit (the light CNNs of the onnx package give their weights so)
+    is a const of its one value and a ge.expand to the shape, with the default value 0.0."""
+    monkeypatch.setattr(folding, "MAX_FOLDED_ELEMENTS", 8)
+    attrs = {} if value is None else {"value": numpy_helper.from_array(value, "v")}
+    elem = TensorProto.FLOAT if value is None else helper.np_dtype_to_tensor_dtype(value.dtype)
+    nodes = [helper.make_node("ConstantOfShape", ["big"], ["fill"], name="fill", **attrs),
+             helper.make_node("Add", ["x", "fill"], ["y"], name="add")]
+    proto = model(nodes, [tensor_info("x", [3, 3], elem)], [tensor_info("y", [3, 3], elem)], [ints("big", [3, 3])])
+    graph = Graph.from_onnx(proto)
+    assert ge_ops(graph) == ["ge.data", "ge.const", "ge.expand", "ge.add"]
+    x = np.arange(9).reshape(3, 3).astype(value.dtype if value is not None else np.float32)
+    np.testing.assert_array_equal(run_reference(graph, x)[0], reference(proto, {"x": x})[0])
 
 
 def test_a_node_after_a_fold_too_large_is_refused_naming_the_input(monkeypatch):

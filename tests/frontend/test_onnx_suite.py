@@ -1,9 +1,9 @@
-"""The ONNX operator test suite (benchmarks/onnx_suite.py: every test case of the installed onnx
-package, Graph.from_onnx -> dfir.compile -> dfir.load -> feed/fetch on the reference backend)
+"""The ONNX test suites (benchmarks/onnx_suite.py: every node test case and shipped model test of
+the installed onnx package, Graph.from_onnx -> dfir.compile -> dfir.load -> feed/fetch on the reference backend)
 keeps what it has: every case named in the baseline still matches, and over the whole suite no
 case is wrong or crashes, and every refusal says which node (or which input) is at fault.
 
-The whole suite runs once per session (about a minute on two loaded cores). After a change that
+The whole suite runs once per session (about two minutes on two loaded cores). After a change that
 matches more cases, `python benchmarks/onnx_suite.py --write-baseline` records them."""
 from __future__ import annotations
 
@@ -32,10 +32,20 @@ def outcomes() -> dict[str, object]:
 
 def test_every_baseline_case_still_matches(outcomes):
     baseline = suite.BASELINE.read_text().split()
-    assert len(baseline) >= 284
+    assert len(baseline) >= 1623
     lost = [f"{name}: {outcomes[name].status}: {outcomes[name].reason}" if name in outcomes else f"{name}: gone"
             for name in baseline if name not in outcomes or outcomes[name].status != "matched"]
     assert not lost, "\n".join(lost)
+
+
+def test_the_model_suites_match_three_quarters_and_every_light_cnn(outcomes):
+    """The models the onnx package ships (opsets 1 to 12): pytorch-converted, pytorch-operator and
+    simple match at least 75% in all; the nine light CNNs all match."""
+    models = [o for o in outcomes.values() if suite.suite_of(o.name) != "node"]
+    assert {suite.suite_of(o.name) for o in models} == {"simple", "pytorch-converted", "pytorch-operator", "light"}
+    assert sum(o.status == "matched" for o in models) >= 0.75 * len(models)
+    light = [o.name for o in models if suite.suite_of(o.name) == "light" and o.status == "matched"]
+    assert len(light) == 9
 
 
 def test_no_case_is_wrong_or_crashes(outcomes):

@@ -7,7 +7,7 @@ One module per concern:
 - `loading`: read the model (a path or an `onnx.ModelProto`, with weights in side files as
   external data), check it with the ONNX checker (a missing, unreadable or invalid file is a
   GeError naming the file).
-- `conversion`: convert a model of an older opset (7 on) to the opset the op mapping reads, and
+- `conversion`: convert a model of an older opset (1 on) to the opset the op mapping reads, and
   infer its shapes.
 - `known`: values known at import time, with the dimensions of dynamic inputs as symbols.
 - `functions`: a node of an op the mapping lacks but ONNX defines as a function of other ops is

@@ -1,11 +1,13 @@
 """Conversion: a model of an older opset becomes one of the opset the importer reads, and its
 shapes are inferred.
 
-1. A default-domain opset below `MIN_OPSET` is refused; one below `READ_OPSET` is converted to
-   `READ_OPSET` by `onnx.version_converter` (a note on the `dfir.onnx` logger says from which
-   opset to which). A node the converter cannot convert is a GeError naming its op and node.
-   Resize nodes made from Upsample or Resize-10 keep those ops' coordinate mapping, which the
-   converter drops.
+1. A default-domain opset below `READ_OPSET` (from opset 1 on) is converted to `READ_OPSET` by
+   `onnx.version_converter` (a note on the `dfir.onnx` logger says from which opset to which).
+   A node the converter cannot convert is a GeError naming its op and node. What the converter
+   misreads is restated before or after it: opsets 1 to 6 broadcast a second input along an
+   `axis` (a PRelu slope along the channels), which an Unsqueeze aligns with the last
+   dimensions for opset 7's numpy broadcasting; Resize nodes made from Upsample or Resize-10
+   keep those ops' coordinate mapping.
 2. ONNX shape inference (with data propagation) annotates the tensors with their types and
    shapes, which folding and the importer use.
 """
@@ -20,8 +22,9 @@ from onnx import defs, helper, shape_inference, version_converter
 from dfir.core.errors import GeError
 from dfir.frontend.ge.onnx.attributes import node_label
 
-MIN_OPSET = 7
-"""The oldest default-domain opset dfir imports (opsets up to `READ_OPSET` are converted)."""
+MIN_OPSET = 1
+"""The oldest default-domain opset dfir imports, the first ONNX defines (opsets up to `READ_OPSET`
+are converted)."""
 
 READ_OPSET = 13
 """The opset the op mapping reads: models of an older opset are converted to it."""
@@ -39,11 +42,8 @@ def converted(proto: onnx.ModelProto, label: str) -> onnx.ModelProto:
     opset = default_opset(proto)
     if opset is None or opset >= READ_OPSET:  # without default-domain ops there is nothing to convert
         return proto
-    if opset < MIN_OPSET:
-        raise GeError(f"ONNX model '{label}' uses opset {opset} of the default domain; dfir imports opset "
-                      f"{MIN_OPSET} or later")
     try:
-        result = version_converter.convert_version(proto, READ_OPSET)
+        result = _converted_in_steps(proto, opset)
     except Exception as error:  # the converter raises ConvertError, or RuntimeError for a failed check
         raise GeError(f"ONNX model '{label}' cannot be converted from opset {opset} to {READ_OPSET}: "
                       f"{_culprit(proto, str(error))}") from None
@@ -53,6 +53,64 @@ def converted(proto: onnx.ModelProto, label: str) -> onnx.ModelProto:
     _log.warning("ONNX model '%s': converted from opset %d to opset %d (onnx.version_converter)",
                  label, opset, READ_OPSET)
     return result
+
+
+def _converted_in_steps(proto: onnx.ModelProto, opset: int) -> onnx.ModelProto:
+    """`proto` converted to `READ_OPSET`, through opset 6 if older (where shape inference gives
+    the ranks that restating the old broadcasts needs)."""
+    if opset < 6:
+        proto, opset = version_converter.convert_version(proto, 6), 6
+    return version_converter.convert_version(_with_old_forms_restated(proto, opset), READ_OPSET)
+
+
+def _with_old_forms_restated(proto: onnx.ModelProto, opset: int) -> onnx.ModelProto:
+    """`proto` with what the converter misreads from opsets 1 to 6 restated so that opset 7's
+    numpy broadcasting reads it the same, by an Unsqueeze of the second input:
+
+    - a PRelu's one-dimensional slope, one per channel (axis 1), becomes [C, 1, ...];
+    - the second input of an op with `broadcast` and an `axis` that does not align it with the
+      last dimensions gets the trailing dimensions of size 1 that align it, and the `axis` goes
+      (the converter's adapter would add as many dimensions as the ranks differ by)."""
+    if opset >= 7:
+        return proto
+    ranks = _ranks(proto)
+    nodes = []
+    for index, node in enumerate(proto.graph.node):
+        attrs = {a.name: helper.get_attribute_value(a) for a in node.attribute}
+        x_rank, b_rank = (ranks.get(name) for name in (list(node.input) + ["", ""])[:2])
+        axes: list[int] = []
+        if x_rank is not None and b_rank is not None:
+            if node.op_type == "PRelu" and b_rank == 1 and x_rank > 2:
+                axes = list(range(1, x_rank - 1))
+            elif attrs.get("broadcast") and "axis" in attrs:
+                axes = list(range(b_rank, x_rank - attrs["axis"] % x_rank))
+        if axes:
+            aligned = f"{node.input[1]}/aligned_{index}"
+            nodes.append(helper.make_node("Unsqueeze", [node.input[1]], [aligned], name=f"{node.name or index}/aligned",
+                                          axes=axes))
+            restated = onnx.NodeProto()
+            restated.CopyFrom(node)
+            restated.input[1] = aligned
+            kept = [a for a in node.attribute if a.name != "axis"]
+            del restated.attribute[:]
+            restated.attribute.extend(kept)
+            node = restated
+        nodes.append(node)
+    result = onnx.ModelProto()
+    result.CopyFrom(proto)
+    del result.graph.node[:]
+    result.graph.node.extend(nodes)
+    return result
+
+
+def _ranks(proto: onnx.ModelProto) -> dict[str, int]:
+    """The rank of each tensor of `proto` that shape inference (or an initializer) gives."""
+    inferred = shape_inference.infer_shapes(proto)
+    infos = [*inferred.graph.input, *inferred.graph.value_info, *inferred.graph.output]
+    ranks = {vi.name: len(vi.type.tensor_type.shape.dim) for vi in infos
+             if vi.type.WhichOneof("value") == "tensor_type" and vi.type.tensor_type.HasField("shape")}
+    ranks.update((t.name, len(t.dims)) for t in proto.graph.initializer)
+    return ranks
 
 
 def _check_same_interface(before: onnx.ModelProto, after: onnx.ModelProto, label: str, opset: int) -> None:

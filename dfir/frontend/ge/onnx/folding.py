@@ -7,10 +7,13 @@
 2. Any other deterministic node of the default domain whose inputs are all numbers (constants,
    static shapes, values folded before it: ConstantOfShape, Range, Expand or Tile of constants,
    comparisons and logic of constants...) is evaluated by onnx's reference implementation
-   (`onnx.reference.ReferenceEvaluator`), unless a result would exceed `MAX_FOLDED_ELEMENTS`.
+   (`onnx.reference.ReferenceEvaluator`), unless a result would exceed `MAX_FOLDED_ELEMENTS`
+   (not computed at all where shape inference says so). Such a node is converted if it can be
+   (a ConstantOfShape becomes a fill at run time), else refused naming it.
 """
 from __future__ import annotations
 
+import math
 from typing import TYPE_CHECKING, Callable
 
 import numpy as np
@@ -177,6 +180,8 @@ def evaluate(imp: Importer, node: onnx.NodeProto, inputs: list[Known | None], re
     (None: a result is too large to keep as a weight, or the evaluation failed and the node is
     not `required` to fold: it has a converter). A failure of a required fold is a GeError
     naming the node."""
+    if any(_inferred_size(imp, name) > MAX_FOLDED_ELEMENTS for name in node.output if name):
+        return None  # known too large before it is computed
     feeds = {name: known.array for name, known in zip(node.input, inputs) if name}
     try:
         results = ReferenceEvaluator(node, opsets={"": imp.opset}).run(None, feeds)
@@ -189,6 +194,13 @@ def evaluate(imp: Importer, node: onnx.NodeProto, inputs: list[Known | None], re
     if any(a.size > MAX_FOLDED_ELEMENTS for a in arrays):
         return None
     return [Known.of(_as_declared(imp, name, a)) for name, a in zip(node.output, arrays)]
+
+
+def _inferred_size(imp: Importer, name: str) -> int:
+    """How many elements shape inference gives tensor `name` (0 where a dimension is not fixed)."""
+    tensor_type = imp.types.get(name)
+    dims = list(tensor_type.shape.dim) if tensor_type is not None and tensor_type.HasField("shape") else [None]
+    return math.prod(d.dim_value for d in dims) if all(d is not None and d.HasField("dim_value") for d in dims) else 0
 
 
 def _as_declared(imp: Importer, name: str, array: np.ndarray) -> np.ndarray:

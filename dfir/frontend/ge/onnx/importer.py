@@ -59,7 +59,10 @@ def check_supported(proto: onnx.ModelProto, label: str) -> None:
 def unsupported_nodes(proto: onnx.ModelProto) -> list[int]:
     """The indices of the nodes of `proto` that neither fold nor convert."""
     types = inferred_types(proto)
-    numeric = numeric_tensors(proto, lambda node: _static_shape(node, types))
+    weights = {t.name for t in proto.graph.initializer}
+    dynamic = {d.dim_param for vi in proto.graph.input if vi.name not in weights
+               for d in vi.type.tensor_type.shape.dim if d.dim_param}
+    numeric = numeric_tensors(proto, lambda node: _shape_may_be_static(node, types, dynamic))
     return [index for index, node in enumerate(proto.graph.node)
             if op_name(node) not in CONVERTERS and op_name(node) not in FOLDERS
             and not (evaluable(node) and all(not i or i in numeric for i in node.input))]
@@ -128,14 +131,17 @@ def inferred_types(proto: onnx.ModelProto) -> dict[str, onnx.TypeProto.Tensor]:
     return {vi.name: vi.type.tensor_type for vi in infos if vi.type.WhichOneof("value") == "tensor_type"}
 
 
-def _static_shape(node: onnx.NodeProto, types: dict[str, onnx.TypeProto.Tensor]) -> bool:
-    """Whether the dimensions a Shape node reads are all fixed, as shape inference says."""
+def _shape_may_be_static(node: onnx.NodeProto, types: dict[str, onnx.TypeProto.Tensor], dynamic: set[str]) -> bool:
+    """Whether the dimensions a Shape node reads may all be fixed at import: shape inference fixes
+    them, or leaves open some that dfir's types may fix (an output of Pad with computed pads, say),
+    but none is a dimension of a graph input (a `dim_param` in `dynamic`). The walk refuses, naming
+    the node, what then does not fold."""
     tensor_type = types.get(node.input[0])
     if tensor_type is None or not tensor_type.HasField("shape"):
         return False
     dims = list(tensor_type.shape.dim)
     picked = dims[slice_bounds(len(dims), attribute(node, "start", 0), attribute(node, "end", len(dims)), 1)]
-    return all(d.HasField("dim_value") for d in picked)
+    return not any(d.dim_param in dynamic for d in picked if d.HasField("dim_param"))
 
 
 class Importer:

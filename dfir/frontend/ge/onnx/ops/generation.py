@@ -1,11 +1,12 @@
-"""Tensors made from shapes and positions: EyeLike and Size (constants when the shape is fixed)
-and Hardmax (rows of an identity matrix gathered at the arg max)."""
+"""Tensors made from shapes and positions: EyeLike and Size (constants when the shape is fixed),
+Hardmax (rows of an identity matrix gathered at the arg max) and ConstantOfShape where its
+result is too large to fold (its value broadcast to the shape at run time)."""
 from __future__ import annotations
 
 import math
 
 import numpy as np
-from onnx import helper
+from onnx import helper, numpy_helper
 
 from dfir.core import data_type as dt
 from dfir.frontend.ge.onnx.attributes import attribute, attributes_of
@@ -46,4 +47,14 @@ def _hardmax(imp, node):
     return [g.transpose(rows, perm, name=imp.name(node))]
 
 
-CONVERTERS: dict[str, Converter] = {"EyeLike": _eye_like, "Size": _size, "Hardmax": _hardmax}
+def _constant_of_shape(imp, node):
+    """A fill folding leaves to run time (it holds more than `folding.MAX_FOLDED_ELEMENTS`): the
+    value, a one-element tensor (0.0 when absent), `expand`ed to the shape."""
+    value = attributes_of(node).get("value")
+    fill = numpy_helper.to_array(value).reshape(()) if value is not None else np.array(0, np.float32)
+    shape = imp.static_ints(node, 0, "the shape")
+    return [imp.g.expand(imp.g.const(fill, name=imp.name(node, "/value")), shape, name=imp.name(node))]
+
+
+CONVERTERS: dict[str, Converter] = {"EyeLike": _eye_like, "Size": _size, "Hardmax": _hardmax,
+                                    "ConstantOfShape": _constant_of_shape}
