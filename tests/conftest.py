@@ -1,9 +1,15 @@
+import os
+import tempfile
 from types import SimpleNamespace
 
 import pytest
 
 from dfir.frontend.dataflow import names
 from dfir.om.keys import write_key_pair
+
+
+# `auto` remembers its choices per machine: the suite's own store, not the user's
+os.environ["DFIR_AUTO_STORE"] = tempfile.mkdtemp(prefix="dfir-auto-")
 
 
 @pytest.fixture(autouse=True)

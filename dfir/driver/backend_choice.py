@@ -21,20 +21,30 @@ line, in the compile report, on the graph (its `auto` attribute) and in its plan
 
     onnxruntime 1.21 ms; iree-cpu/tiled 2.30 ms; iree-cpu 4.02 ms
 
-The choice is part of the graph's lowered unit, so the compile cache keeps it: a warm compile
-measures nothing. An explicit backend is never measured.
+A measurement is a fact about this machine and this graph, and `.om` files stay deterministic:
+each choice is remembered in a directory of this machine (`DFIR_AUTO_STORE`, else
+`$XDG_CACHE_HOME/dfir/auto`, else `~/.cache/dfir/auto`), one JSON file per graph fingerprint
+(which the compile's options, dfir's version and this CPU salt), thread count and candidate
+list, so compiling the same graph again here gives the same choice, the same line and the same
+bytes without measuring. The choice is also part of the graph's lowered unit, so the compile
+cache keeps it. An explicit backend is never measured.
 """
 from __future__ import annotations
 
+import hashlib
+import json
 import multiprocessing
 import os
 import signal
 import statistics
+import tempfile
 import time
+from pathlib import Path
 from dataclasses import replace
 from typing import Callable, Sequence
 
 import numpy as np
+from xdsl.dialects.builtin import StringAttr
 
 from dfir.core import data_type as dt
 from dfir.core.errors import GeError
@@ -43,10 +53,14 @@ from dfir.driver.progress import NO_PROGRESS, SilentProgress
 from dfir.lowering.ge_executable import DEFAULT_VARIANT, GraphCode, candidates, compile_graph
 from dfir.lowering.plan import AutoChoice
 from dfir.om.plan import WEIGHT_ALIGNMENT, Executable, GeGraph, GeInput, Weight
+from dfir.passes.fingerprint_subgraphs import FINGERPRINT_ATTR
 from dfir.runtime.ge_runner import GeGraphRunner
 from dfir.runtime.host import load_ge_runner
 
-__all__ = ["MeasuringChooser", "drawn_inputs", "disagreement"]
+__all__ = ["AUTO_STORE_ENV", "MeasuringChooser", "drawn_inputs", "disagreement", "store_directory"]
+
+AUTO_STORE_ENV = "DFIR_AUTO_STORE"
+"""The directory where `auto` remembers its choices (default: the user's cache directory)."""
 
 TIME_BUDGET_S = 2.0
 MAX_ROUNDS = 20
@@ -72,15 +86,26 @@ class MeasuringChooser:
         name = graph_op.sym_name.data
         fallback = graph_op.backend.data if graph_op.backend is not None else "reference"
         options = candidates(graph_op, fallback)
-        self.progress.measuring(name)
         if len(options) == 1 and options[0][0] == fallback:
-            choice = AutoChoice(fallback, DEFAULT_VARIANT, f"{fallback}: the only backend that runs it here")
+            choice, how = AutoChoice(fallback, DEFAULT_VARIANT, f"{fallback}: the only backend that runs it here"), ""
         else:
-            choice = _Measurement(graph_op, entry, arrays, self.threads).choice(options)
-        self.report.append(f"auto: @{name} {choice.backend}"
-                           f"{'' if choice.variant == DEFAULT_VARIANT else '/' + choice.variant} ({choice.measured})")
-        self.progress.measured(name)
+            choice, how = self._remembered_or_measured(graph_op, entry, arrays, options)
+        label = choice.backend if choice.variant == DEFAULT_VARIANT else f"{choice.backend}/{choice.variant}"
+        self.report.append(f"auto: @{name} {label} ({choice.measured}){how}")
         return choice
+
+    def _remembered_or_measured(self, graph_op: ge.GraphOp, entry: GeGraph, arrays: list[np.ndarray],
+                                options: list[tuple[str, str]]) -> tuple[AutoChoice, str]:
+        key = _store_key(graph_op, self.threads, options)
+        remembered = _recall(key) if key is not None else None
+        if remembered is not None:
+            return remembered, "; measured before on this machine"
+        self.progress.measuring(graph_op.sym_name.data)
+        choice = _Measurement(graph_op, entry, arrays, self.threads).choice(options)
+        self.progress.measured(graph_op.sym_name.data)
+        if key is not None:
+            _remember(key, choice)
+        return choice, ""
 
 
 class _Measurement:
@@ -173,6 +198,45 @@ def _reaped(pid: int) -> None:
     if done == 0:
         os.kill(pid, signal.SIGKILL)
         os.waitpid(pid, 0)
+
+
+def store_directory() -> Path:
+    """Where `auto` remembers what it measured on this machine."""
+    if os.environ.get(AUTO_STORE_ENV):
+        return Path(os.environ[AUTO_STORE_ENV])
+    cache = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(cache) / "dfir" / "auto"
+
+
+def _store_key(graph_op: ge.GraphOp, threads: int | None, options: list[tuple[str, str]]) -> str | None:
+    """The file name a choice for this graph is remembered under; None for a graph the
+    `fingerprint` phase did not key (lowering called on its own), which is always measured."""
+    fingerprint = graph_op.attributes.get(FINGERPRINT_ATTR)
+    if not isinstance(fingerprint, StringAttr):
+        return None
+    text = json.dumps([fingerprint.data, threads, options])
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def _recall(key: str) -> AutoChoice | None:
+    try:
+        with open(store_directory() / f"{key}.json", encoding="utf-8") as file:
+            stored = json.load(file)
+        return AutoChoice(stored["backend"], stored["variant"], stored["measured"])
+    except (OSError, ValueError, KeyError, TypeError):  # none yet, or unreadable: measure again
+        return None
+
+
+def _remember(key: str, choice: AutoChoice) -> None:
+    """Write the choice atomically; a store that cannot be written only costs a measurement later."""
+    directory = store_directory()
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+        with tempfile.NamedTemporaryFile("w", dir=directory, suffix=".tmp", delete=False, encoding="utf-8") as file:
+            json.dump({"backend": choice.backend, "variant": choice.variant, "measured": choice.measured}, file)
+        os.replace(file.name, directory / f"{key}.json")
+    except OSError:
+        pass
 
 
 def _timed(runners: dict, inputs: list[np.ndarray]) -> dict[str, float]:

@@ -51,8 +51,10 @@ def _nothing_compiles() -> Graph:
 
 
 @pytest.fixture(autouse=True)
-def _no_backend_env(monkeypatch):
+def _no_backend_env(monkeypatch, tmp_path):
+    """No backend from the environment; a store of choices of the test's own: every test measures."""
     monkeypatch.delenv("DFIR_GE_BACKEND", raising=False)
+    monkeypatch.setenv("DFIR_AUTO_STORE", str(tmp_path / "auto"))
 
 
 def _auto_lines(compiled) -> list[str]:
@@ -200,8 +202,29 @@ def test_a_warm_compile_measures_nothing(tmp_path, monkeypatch):
         raise AssertionError("a warm compile measured a graph")
 
     monkeypatch.setattr(backend_choice.MeasuringChooser, "__call__", measured)
+    monkeypatch.setenv("DFIR_AUTO_STORE", str(tmp_path / "another store"))
     warm = dfir.compile(_mlp(), options)
     assert warm.om == cold.om
+
+
+def test_a_choice_is_remembered_on_this_machine_and_compiles_the_same_bytes(tmp_path, monkeypatch):
+    first = dfir.compile(_mlp())
+    assert len(list((tmp_path / "auto").glob("*.json"))) == 1
+
+    def measured(*_):
+        raise AssertionError("a remembered graph was measured again")
+
+    monkeypatch.setattr(backend_choice._Measurement, "choice", measured)
+    again = dfir.compile(_mlp())
+    assert again.om == first.om
+    (line,) = _auto_lines(again)
+    assert line == _auto_lines(first)[0] + "; measured before on this machine"
+
+
+def test_another_thread_count_is_measured_again(tmp_path):
+    dfir.compile(_mlp())
+    dfir.compile(_mlp(), {"dfir.ge.threads": "1"})
+    assert len(list((tmp_path / "auto").glob("*.json"))) == 2
 
 
 def test_drawn_inputs_take_each_dimension_at_its_lower_bound():
