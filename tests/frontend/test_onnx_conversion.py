@@ -168,3 +168,12 @@ def test_a_second_input_broadcast_along_an_axis_is_aligned_before_conversion():
     named = [(n.op_type, n.name, [a.name for a in n.attribute]) for n in result.graph.node if n.op_type != "Constant"]
     assert named == [("Unsqueeze", "add/aligned", []), ("Add", "add", []), ("Unsqueeze", "prelu/aligned", []),
                      ("PRelu", "prelu", [])]
+
+
+def test_a_dimension_the_converter_names_is_no_change_of_interface():
+    """The converter names an unnamed output dimension (`unk__0`): the model still imports."""
+    proto = model([helper.make_node("Relu", ["x"], ["y"], name="relu")], [tensor_info("x", [2, None])],
+                  [tensor_info("y", [2, None])], opset=12, name="open")
+    graph = Graph.from_onnx(proto)
+    x = RNG.standard_normal((2, 5)).astype(np.float32)
+    np.testing.assert_array_equal(run_reference(graph, x)[0], np.maximum(x, 0))

@@ -119,11 +119,25 @@ def _check_same_interface(before: onnx.ModelProto, after: onnx.ModelProto, label
     for what, old, new in (("input", before.graph.input, after.graph.input),
                            ("output", before.graph.output, after.graph.output)):
         for a, b in zip(old, new):
-            if a.type != b.type:
+            if not _same_type(a, b):
                 changed = [node_label(n, i) for i, n in enumerate(before.graph.node) if _redefined(n, opset)]
                 raise GeError(f"ONNX model '{label}' cannot be converted from opset {opset} to {READ_OPSET}: the "
                               f"converter changes {what} '{a.name}' from {_spelled(a)} to {_spelled(b)} (ops "
                               f"redefined in between: nodes {', '.join(changed)})")
+
+
+def _same_type(before: onnx.ValueInfoProto, after: onnx.ValueInfoProto) -> bool:
+    """Whether the converter kept the type of an input or output: the converter may name a
+    dimension the model left unnamed (`unk__0`), which changes nothing."""
+    if before.type == after.type:
+        return True
+    old, new = before.type.tensor_type, after.type.tensor_type
+    if (before.type.WhichOneof("value") != "tensor_type" or after.type.WhichOneof("value") != "tensor_type"
+            or old.elem_type != new.elem_type or old.HasField("shape") != new.HasField("shape")
+            or len(old.shape.dim) != len(new.shape.dim)):
+        return False
+    return all(a == b or not (a.HasField("dim_value") or a.HasField("dim_param")) and b.HasField("dim_param")
+               for a, b in zip(old.shape.dim, new.shape.dim))
 
 
 def _redefined(node: onnx.NodeProto, opset: int) -> bool:
