@@ -115,9 +115,15 @@ class _ProcessState:
 _state = _ProcessState()
 
 
+_inherited: list[_ProcessState] = []
+"""The states a forked child inherited, never released: releasing a `local-task` device joins its
+worker threads, which a forked child does not have, so it would wait forever."""
+
+
 def _current() -> _ProcessState:
     global _state
     if _state.pid != os.getpid():  # a forked child: the parent's devices are not ours
+        _inherited.append(_state)
         _state = _ProcessState()
     return _state
 
