@@ -39,8 +39,9 @@ import signal
 import statistics
 import tempfile
 import time
-from pathlib import Path
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
+from pathlib import Path
 from typing import Callable, Sequence
 
 import numpy as np
@@ -56,6 +57,7 @@ from dfir.om.plan import WEIGHT_ALIGNMENT, Executable, GeGraph, GeInput, Weight
 from dfir.passes.fingerprint_subgraphs import FINGERPRINT_ATTR
 from dfir.runtime.ge_runner import GeGraphRunner
 from dfir.runtime.host import load_ge_runner
+from dfir.runtime.ort_runner import available_cores
 
 __all__ = ["AUTO_STORE_ENV", "MeasuringChooser", "drawn_inputs", "disagreement", "store_directory"]
 
@@ -90,7 +92,7 @@ class MeasuringChooser:
             choice, how = AutoChoice(fallback, DEFAULT_VARIANT, f"{fallback}: the only backend that runs it here"), ""
         else:
             choice, how = self._remembered_or_measured(graph_op, entry, arrays, options)
-        label = choice.backend if choice.variant == DEFAULT_VARIANT else f"{choice.backend}/{choice.variant}"
+        label = _label((choice.backend, choice.variant))
         self.report.append(f"auto: @{name} {label} ({choice.measured}){how}")
         return choice
 
@@ -122,12 +124,13 @@ class _Measurement:
 
     def choice(self, options: Sequence[tuple[str, str]]) -> AutoChoice:
         codes = {}
-        for backend, variant in options:
-            label = backend if variant == DEFAULT_VARIANT else f"{backend}/{variant}"
-            try:
-                codes[label] = compile_graph(self.graph_op, self.entry, backend, variant)
-            except GeError as error:
-                self.dropped[label] = _short(error.error_message)
+        # IREE compiles in a process of its own: the candidates build side by side, one per core
+        with ThreadPoolExecutor(max_workers=min(len(options), available_cores())) as pool:
+            for label, built in zip(pool.map(_label, options), pool.map(self._built, options)):
+                if isinstance(built, GraphCode):
+                    codes[label] = built
+                else:
+                    self.dropped[label] = built
         medians, problems = _in_child(_measured, self._runnable_entry(), self.weights, codes) if codes else ({}, {})
         self.dropped.update(problems)
         ranked = sorted(medians, key=medians.get)
@@ -138,8 +141,20 @@ class _Measurement:
         backend, _, variant = ranked[0].partition("/")
         return AutoChoice(backend, variant or DEFAULT_VARIANT, "; ".join(parts))
 
+    def _built(self, option: tuple[str, str]) -> GraphCode | str:
+        """The candidate's code, or why it could not be built."""
+        try:
+            return compile_graph(self.graph_op, self.entry, *option)
+        except GeError as error:
+            return _short(error.error_message)
+
     def _runnable_entry(self) -> GeGraph:
         return replace(self.local, output_dtypes=tuple(v.type.dtype.name for v in self.graph_op.output_op.outputs))
+
+
+def _label(option: tuple[str, str]) -> str:
+    backend, variant = option
+    return backend if variant == DEFAULT_VARIANT else f"{backend}/{variant}"
 
 
 def _measured(entry: GeGraph, weights: memoryview, codes: dict[str, GraphCode]) -> tuple[dict, dict]:
