@@ -6,7 +6,6 @@ weights; a shape computation that stays dynamic is refused at the node that need
 from __future__ import annotations
 
 import collections
-import os
 import re
 
 import numpy as np
@@ -144,12 +143,21 @@ def test_a_shape_open_to_onnx_and_to_dfir_is_refused_at_the_node_that_needs_its_
                                "it at import only from constant inputs; 'n' is known only at run time")
 
 
-SWIN = "/tmp/models/swin_t.onnx"
+@pytest.fixture(scope="module")
+def swin_t(tmp_path_factory) -> str:
+    """torchvision's Swin-T (random weights) exported as users export it: torch.onnx, opset 18."""
+    torch = pytest.importorskip("torch", reason="exporting Swin-T needs torch and torchvision (the bench extra)")
+    torchvision = pytest.importorskip("torchvision", reason="exporting Swin-T needs torchvision (the bench extra)")
+    path = str(tmp_path_factory.mktemp("swin") / "swin_t.onnx")
+    torch.manual_seed(0)
+    torch.onnx.export(torchvision.models.swin_t(weights=None).eval(), torch.randn(1, 3, 224, 224), path,
+                      input_names=["x"], opset_version=18, dynamo=False)
+    return path
 
 
-@pytest.mark.skipif(not os.path.exists(SWIN), reason=f"{SWIN} (torchvision swin_t, opset 18) is not exported")
-def test_swin_t_exported_by_torch_folds_its_masks_and_matches_onnxruntime():
+def test_swin_t_exported_by_torch_folds_its_masks_and_matches_onnxruntime(swin_t):
     import onnxruntime as ort
+    SWIN = swin_t
     graph = Graph.from_onnx(SWIN)
     counts = ge_op_counts(graph)
     assert not SHAPE_OPS & set(counts), counts
