@@ -72,6 +72,7 @@ CHILD_TIMEOUT_S = 600
 TOLERANCE = 1e-3
 """How far a candidate's floats may be from the reference's, relative to their largest magnitude."""
 _SEED = 20261205
+_REASON_CHARS = 200
 
 
 class MeasuringChooser:
@@ -317,5 +318,6 @@ def _packed(entry: GeGraph, arrays: list[np.ndarray]) -> tuple[GeGraph, memoryvi
 
 
 def _short(message: str) -> str:
-    """An error's first line, for a one-line report."""
-    return message.strip().splitlines()[0] if message.strip() else message
+    """An error's first line, at most `_REASON_CHARS` long, for a one-line report."""
+    line = message.strip().splitlines()[0] if message.strip() else message
+    return line if len(line) <= _REASON_CHARS else line[:_REASON_CHARS - 3] + "..."
