@@ -58,7 +58,10 @@ class OrtGraphRunner:
     def run(self, inputs: Sequence[Any]) -> list[np.ndarray]:
         """The graph's outputs for `inputs` (arrays in input-index order)."""
         arrays = checked_inputs(self._name, self._inputs, inputs)
-        outputs = self._session.run(None, dict(zip(self._input_names, arrays)))
+        try:
+            outputs = self._session.run(None, dict(zip(self._input_names, arrays)))
+        except Exception as error:  # onnxruntime raises its own exception types, all worded
+            raise GeError(f"onnxruntime could not run the graph: {error}", context={"graph": self._name}) from None
         for index, array in enumerate(outputs):
             checked_output_size(self._name, index, array, self._max_bytes[index])
         return outputs

@@ -127,12 +127,15 @@ class _Measurement:
         codes = {}
         # IREE compiles in a process of its own: the candidates build side by side, one per core
         with ThreadPoolExecutor(max_workers=min(len(options), available_cores())) as pool:
-            for label, built in zip(pool.map(_label, options), pool.map(self._built, options)):
+            for option, built in zip(options, pool.map(self._built, options)):
                 if isinstance(built, GraphCode):
-                    codes[label] = built
+                    codes[_label(option)] = built
                 else:
-                    self.dropped[label] = built
-        medians, problems = _in_child(_measured, self._runnable_entry(), self.weights, codes) if codes else ({}, {})
+                    self.dropped[_label(option)] = built
+        try:
+            medians, problems = _in_child(_measured, self._runnable_entry(), self.weights, codes) if codes else ({}, {})
+        except _NotMeasured as failure:
+            return self._unmeasured(str(failure))
         self.dropped.update(problems)
         ranked = sorted(medians, key=medians.get)
         parts = [f"{label} {medians[label] * 1e3:.3g} ms" for label in ranked]
@@ -141,6 +144,11 @@ class _Measurement:
             return AutoChoice("reference", DEFAULT_VARIANT, "; ".join(["reference: nothing else runs it", *parts]))
         backend, _, variant = ranked[0].partition("/")
         return AutoChoice(backend, variant or DEFAULT_VARIANT, "; ".join(parts))
+
+    def _unmeasured(self, why: str) -> AutoChoice:
+        """The pass's own pick, when the candidates could not be measured (`why`)."""
+        backend = self.graph_op.backend.data if self.graph_op.backend is not None else "reference"
+        return AutoChoice(backend, DEFAULT_VARIANT, f"{backend}: not measured: {why}")
 
     def _built(self, option: tuple[str, str]) -> GraphCode | str:
         """The candidate's code, or why it could not be built."""
@@ -161,14 +169,18 @@ def _label(option: tuple[str, str]) -> str:
 def _measured(entry: GeGraph, weights: memoryview, codes: dict[str, GraphCode]) -> tuple[dict, dict]:
     """(median seconds by label, why by label dropped) of the candidates `codes` of `entry`."""
     inputs = drawn_inputs(entry.inputs, np.random.default_rng(_SEED))
-    expected = GeGraphRunner(entry, weights).run(inputs)
+    try:
+        expected = GeGraphRunner(entry, weights).run(inputs)
+    except GeError as error:
+        raise _NotMeasured(f"the reference kernels cannot run inputs drawn from its shape ranges: "
+                           f"{_short(error.error_message)}") from None
     runners, dropped = {}, {}
     for label, code in codes.items():
         try:
             runner = _runner(entry, weights, code)
             problem = disagreement(runner.run(inputs), expected)
-        except GeError as error:
-            problem = _short(error.error_message)
+        except Exception as error:  # whatever a backend raises drops only that candidate
+            problem = _short(error.error_message if isinstance(error, GeError) else f"{type(error).__name__}: {error}")
         if problem is None:
             runners[label] = runner
         else:
@@ -181,31 +193,36 @@ def _runner(entry: GeGraph, weights: memoryview, code: GraphCode):
     return load_ge_runner(replace(entry, backend=code.backend, executable=0), weights, [(meta, code.code)])
 
 
+class _NotMeasured(Exception):
+    """The candidates of a graph could not be measured at all; says why."""
+
+
 def _in_child(work: Callable, *args):
-    """`work(*args)` run in a forked child process; its result comes back through a pipe. A child
-    that dies or hangs drops every candidate, saying how."""
+    """`work(*args)` run in a forked child process, its result sent back through a pipe; a
+    `_NotMeasured` when the child raises, dies or runs past CHILD_TIMEOUT_S."""
     reader, writer = multiprocessing.get_context("fork").Pipe(duplex=False)
     pid = os.fork()
     if pid == 0:  # the child: measure, send, and leave without running the parent's exit handlers
         code = 0
         try:
-            writer.send(work(*args))
+            writer.send({"result": work(*args)})
         except BaseException as error:  # anything: the parent must hear back
-            writer.send(("error", f"{type(error).__name__}: {error}"))
+            why = str(error) if isinstance(error, _NotMeasured) else f"{type(error).__name__}: {error}"
+            writer.send({"error": why})
             code = 1
         finally:
             os._exit(code)
     writer.close()
     try:
-        result = reader.recv() if reader.poll(CHILD_TIMEOUT_S) else ("error", f"no result in {CHILD_TIMEOUT_S} s")
+        sent = reader.recv() if reader.poll(CHILD_TIMEOUT_S) else {"error": f"no result in {CHILD_TIMEOUT_S} s"}
     except EOFError:
-        result = ("error", "the measuring process died")
+        sent = {"error": "the measuring process died"}
     finally:
         reader.close()
         _reaped(pid)
-    if result[0] == "error":
-        return {}, {label: result[1] for label in args[2]}
-    return result
+    if "error" in sent:
+        raise _NotMeasured(_short(sent["error"]))
+    return sent["result"]
 
 
 def _reaped(pid: int) -> None:

@@ -3,7 +3,9 @@
 compile cache keeps, and the errors."""
 from __future__ import annotations
 
+import os
 import re
+import signal
 
 import numpy as np
 import pytest
@@ -255,3 +257,55 @@ def test_disagreement_names_dtype_shape_and_integer_differences():
     assert disagreement([a, a], [a]) == "2 outputs, expected 1"
     assert disagreement([np.array([np.nan], np.float32)], [np.array([1.0], np.float32)]) == (
         "output 0 has non-finite values where the reference has none, or the reverse")
+
+
+def _int_div() -> Graph:
+    g = Graph("idiv")
+    x = g.data(0, [4], dt.DT_INT32, name="x")
+    y = g.data(1, [4], dt.DT_INT32, name="y")
+    g.set_outputs([g.div(x, y, name="q")])
+    return g
+
+
+def test_a_failing_onnxruntime_run_fails_the_transaction_naming_the_graph(tmp_path):
+    compiled = dfir.compile(_int_div(), {"dfir.ge.backend": "onnxruntime"})
+    path = compiled.save(tmp_path / "idiv")
+    x = np.array([4, 6, 8, 9], np.int32)
+    with dfir.load(path) as model:
+        model.feed_data([x, np.array([2, 3, 4, 3], np.int32)])
+        outputs, _, ret = model.fetch_data(timeout=20000)
+        assert ret == 0 and outputs[0].numpy().tolist() == [2, 2, 2, 3]
+        model.feed_data([x, np.array([2, 0, 4, 3], np.int32)])
+        _, _, ret = model.fetch_data(timeout=20000)
+    assert ret != 0 and "onnxruntime could not run the graph: " in ret.message and "idiv" in ret.message
+
+
+def test_a_candidate_whose_run_raises_is_dropped_with_the_error(monkeypatch):
+    real = backend_choice.load_ge_runner
+
+    class Raising:
+        def run(self, inputs):
+            raise RuntimeError("engine exploded")
+
+    monkeypatch.setattr(backend_choice, "load_ge_runner",
+                        lambda entry, *args: Raising() if entry.backend == "onnxruntime" else real(entry, *args))
+    (entry,) = _entries(dfir.compile(_mlp()))
+    assert entry.backend == "iree-cpu"
+    assert "onnxruntime dropped: RuntimeError: engine exploded" in entry.auto
+
+
+def test_a_measuring_process_that_dies_leaves_the_static_pick(monkeypatch):
+    monkeypatch.setattr(backend_choice, "_measured", lambda *args: os.kill(os.getpid(), signal.SIGKILL))
+    (entry,) = _entries(dfir.compile(_mlp()))
+    assert (entry.backend, entry.auto) == ("iree-cpu", "iree-cpu: not measured: the measuring process died")
+
+
+def test_a_graph_the_reference_cannot_run_on_drawn_inputs_is_not_measured(monkeypatch):
+    def refused(self, inputs):
+        raise GeError("index 7 is out of range")
+
+    monkeypatch.setattr(backend_choice.GeGraphRunner, "run", refused)
+    (entry,) = _entries(dfir.compile(_mlp()))
+    assert entry.backend == "iree-cpu"
+    assert entry.auto.startswith("iree-cpu: not measured: the reference kernels cannot run inputs drawn from its "
+                                 "shape ranges: ")
