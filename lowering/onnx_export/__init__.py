@@ -71,6 +71,7 @@ def export_onnx(entry: GeGraph, output_dtypes: Sequence[str]) -> onnx.ModelProto
             values.update(zip(op.outputs, _export_op(builder, op, [values[v] for v in op.inputs]), strict=True))
     outputs = _name_outputs(builder, [values[v] for v in entry.outputs], {i.name for i in inputs} | {
         t.name for t in [*builder.weights, *builder.constants]})
+    builder.nodes[:] = _clips_fused(builder.nodes, {t.name for t in builder.weights if not t.dims}, set(outputs))
     used = {name for node in builder.nodes for name in node.input}
     # onnxruntime drops an initializer no node reads, and then refuses its data at session creation
     initializers = [tensor for tensor in [*builder.weights, *builder.constants] if tensor.name in used]
@@ -125,6 +126,27 @@ def _weight(builder: Builder, index: int, weight: Weight) -> str:
         tensor.raw_data = b""
     builder.weights.append(tensor)
     return name
+
+
+def _clips_fused(nodes: list[onnx.NodeProto], scalars: set[str], outputs: set[str]) -> list[onnx.NodeProto]:
+    """`Min(Max(x, lo), hi)` with scalar weights `lo` and `hi` (how a Clip imports: ReLU6) as one
+    `Clip(x, lo, hi)`, which onnxruntime fuses into the convolution before it; measured on
+    MobileNetV2: 13.9 ms against 7.9 ms for the model as exported by torch, whose Clips fuse."""
+    readers: dict[str, int] = {}
+    for node in nodes:
+        for name in node.input:
+            readers[name] = readers.get(name, 0) + 1
+    producer = {node.output[0]: node for node in nodes if len(node.output) == 1}
+    fused, dropped = {}, set()
+    for node in nodes:
+        lower = producer.get(node.input[0]) if node.op_type == "Min" and len(node.input) == 2 else None
+        if (lower is None or lower.op_type != "Max" or len(lower.input) != 2 or node.input[1] not in scalars
+                or lower.input[1] not in scalars or readers.get(lower.output[0]) != 1 or lower.output[0] in outputs):
+            continue
+        fused[id(node)] = helper.make_node("Clip", [lower.input[0], lower.input[1], node.input[1]], list(node.output),
+                                           name=f"{node.name}/Clip")
+        dropped.add(id(lower))
+    return [fused.get(id(node), node) for node in nodes if id(node) not in dropped]
 
 
 def _name_outputs(builder: Builder, values: list[str], sources: set[str]) -> list[str]:

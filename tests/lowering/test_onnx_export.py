@@ -331,6 +331,20 @@ def test_an_op_the_exporter_does_not_know_has_no_onnx_form():
         export_onnx(entry, ["DT_FLOAT"])
 
 
+def test_a_clip_imported_as_max_and_min_exports_as_one_clip():
+    g = Graph("relu6")
+    x = g.data(0, [-1, 4], dt.DT_FLOAT, name="x")
+    low, high = g.const(np.float32(0)), g.const(np.float32(6))
+    kept = g.maximum(x, low)
+    g.set_outputs([g.minimum(g.maximum(x, low), high), g.minimum(kept, high), kept])
+    model, weights = exported(g)
+    assert sorted(node.op_type for node in model.graph.node) == ["Clip", "Max", "Min"]  # a Max read elsewhere stays
+    x_in = np.array([[-3, 0.5, 6, 9]], np.float32)
+    clipped = np.clip(x_in, 0, 6)
+    for got, want in zip(run_exported(model, weights, [x_in]), [clipped, clipped, np.maximum(x_in, 0)]):
+        np.testing.assert_array_equal(got, want)
+
+
 # --- ONNX -> GE -> ONNX: small architectures against onnxruntime on the original ---------------
 
 def _classic_cnns():
@@ -398,7 +412,7 @@ _ARCHITECTURES = {
     **{name: (lambda build=build: build(12), [*shape], {"Conv", "Relu"})
        for name, (build, shape) in _CNNS.MODELS.items()},
     "mobilenet_v3": (_mobilenet_v3_block, [3, 16, 16],
-                     {"Conv", "BatchNormalization", "HardSwish", "HardSigmoid", "GlobalAveragePool", "Gemm"}),
+                     {"Conv", "BatchNormalization", "HardSwish", "HardSigmoid", "GlobalAveragePool", "Gemm", "Clip"}),
     "encoder": (_encoder_block, [5, 8], {"LayerNormalization", "MatMul", "Softmax", "Erf", "Transpose", "Reshape"}),
 }
 """name -> (the ONNX model, its input's shape but the batch, native ONNX ops the export must use)."""
