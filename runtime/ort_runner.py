@@ -5,8 +5,8 @@ The entry's executable is the graph as an ONNX model (`dfir.lowering.onnx_export
 are external initializers named `weight_<k>`: the runner hands onnxruntime an `OrtValue` over
 each weight's view of `WEIGHTS_DATA` (`SessionOptions.add_external_initializers`), so the model
 bytes hold no weights and the `.om` holds them once. The session runs with the entry's `threads`
-intra-op threads (None: the cores this process may use), one inter-op thread and threads that
-sleep rather than spin between runs, with all of onnxruntime's graph optimizations. `run` checks the inputs as the reference runner does (count,
+intra-op threads (None: the cores this process may use), one inter-op thread and a pool that spins
+within a run but not between runs, with all of onnxruntime's graph optimizations. `run` checks the inputs as the reference runner does (count,
 dtype, dimension ranges: the same messages) and every output against its `output_max_bytes`.
 
 `onnxruntime` is imported on first use (`# lazy:` below): only models with onnxruntime graphs
@@ -72,9 +72,9 @@ class OrtGraphRunner:
         options = onnxruntime.SessionOptions()
         options.intra_op_num_threads = self.threads
         options.inter_op_num_threads = 1
-        # a pool that spins after each run holds a core the worker's other threads and the driver
-        # need: measured 0.9-1.4 ms of CPU per message with spinning, 0.13-0.39 ms without
-        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+        # the pool spins within a run (its parallel sections hand over fast) but stops when the run
+        # ends: an idle pool that spins holds a core the worker's other threads and the driver need
+        options.add_session_config_entry("session.force_spinning_stop", "1")
         options.log_severity_level = 3  # errors only: its warnings about unused initializers are noise here
         names, values = self._initializers(entry, model, weights, onnxruntime.OrtValue)
         if names:
