@@ -224,6 +224,10 @@ def ort_session(path: Path, threads: int) -> ort.InferenceSession:
     options = ort.SessionOptions()
     options.intra_op_num_threads = threads
     options.inter_op_num_threads = 1
+    # onnxruntime's pool spins on after a run by default, taking a core from whatever runs next in
+    # the interleaved rounds (measured: the variant after the baseline ran up to 2.5x slower); its
+    # own runs are timed inside Run, which stopping the spin at Run's end does not change
+    options.add_session_config_entry("session.force_spinning_stop", "1")
     return ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
 
 

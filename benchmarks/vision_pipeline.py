@@ -174,6 +174,8 @@ def main() -> None:
             raise
         session_options = ort.SessionOptions()
         session_options.intra_op_num_threads = CORES
+        # no pool spinning on after the loop's runs into the pipeline's rounds (see real_models.py)
+        session_options.add_session_config_entry("session.force_spinning_stop", "1")
         session = ort.InferenceSession(str(model_path), session_options, providers=["CPUExecutionProvider"])
         expected = loop(session, preprocess, images)
         for p in pipelines:
