@@ -19,11 +19,11 @@ from dfir.core.errors import GeError
 from dfir.dialects import ge
 from dfir.lowering import iree_executable
 from dfir.lowering.codegen import codegen_module_text
-from dfir.lowering.onnx_export import ONNX_OPSET, NoExport, export_onnx
 from dfir.lowering.iree_executable import DEFAULT_VARIANT
+from dfir.lowering.onnx_export import ONNX_OPSET, NoExport, export_onnx
 from dfir.om.plan import IREE_BACKENDS, GeGraph
 
-__all__ = ["DEFAULT_VARIANT", "GraphCode", "candidates", "compile_graph", "output_dtypes"]
+__all__ = ["DEFAULT_VARIANT", "GraphCode", "candidate_label", "candidates", "compile_graph", "output_dtypes"]
 
 
 @dataclass(frozen=True)
@@ -41,10 +41,10 @@ class GraphCode:
     def sha256(self) -> str:
         return hashlib.sha256(self.code).hexdigest()
 
-    @property
-    def label(self) -> str:
-        """`backend`, or `backend/variant` for a variant other than the default."""
-        return self.backend if self.variant == DEFAULT_VARIANT else f"{self.backend}/{self.variant}"
+
+def candidate_label(backend: str, variant: str) -> str:
+    """`backend`, or `backend/variant` for a variant other than the default (`iree-cpu/tiled`)."""
+    return backend if variant == DEFAULT_VARIANT else f"{backend}/{variant}"
 
 
 def output_dtypes(graph_op: ge.GraphOp) -> tuple[str, ...]:
@@ -64,8 +64,7 @@ def compile_graph(graph_op: ge.GraphOp, entry: GeGraph, backend: str, variant: s
                           f"reference or auto for this graph") from None
         return GraphCode(backend, variant, f"onnx opset {ONNX_OPSET}", model.SerializeToString(),
                          time.perf_counter() - start)
-    if backend not in IREE_BACKENDS:
-        raise GeError(f"ge.graph @{name}: backend {backend!r} runs no compiled code")
+    assert backend in IREE_BACKENDS, f"{backend} runs no compiled code"  # lowering asks for compiled backends only
     text = codegen_module_text(graph_op)
     if text is None:
         raise GeError(f"ge.graph @{name}: backend {backend!r} runs compiled code, but the graph has no "

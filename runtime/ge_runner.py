@@ -12,6 +12,7 @@ slot. Outputs never alias the arena (one that would is copied), since the next r
 from __future__ import annotations
 
 import math
+import os
 import threading
 from dataclasses import dataclass
 from typing import Any, Callable, Sequence
@@ -23,7 +24,7 @@ from dfir.core.errors import GeError
 from dfir.om.plan import VIEW, ArenaSlot, GeGraph, GeInput, GeOp, Slot, Weight
 from dfir.runtime.kernels import KERNELS, Kernel
 
-__all__ = ["GeGraphRunner", "checked_inputs", "checked_output_size"]
+__all__ = ["GeGraphRunner", "available_cores", "checked_inputs", "checked_output_size"]
 
 ARENA_ALIGNMENT = 64
 """The arena's start address is a multiple of this (slot offsets are planned relative to it)."""
@@ -234,6 +235,14 @@ def weight_view(graph: str, index: int, desc: Weight, buffer: memoryview | bytes
         view = np.frombuffer(buffer, dtype=dtype, count=count, offset=desc.offset).reshape(desc.shape)
     view.flags.writeable = False
     return view
+
+
+def available_cores() -> int:
+    """The cores this process may run on: what a compiled graph's `threads` default to."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # no affinity on this platform
+        return os.cpu_count() or 1
 
 
 def checked_inputs(graph: str, descs: Sequence[GeInput], inputs: Sequence[Any]) -> list[np.ndarray]:

@@ -379,11 +379,13 @@ class GeGraphCall:
     runner: Any
     outputs: tuple[int, ...]
 
-    def __call__(self, inputs: list[Message]) -> Iterator[OutputSet]:
+    def __call__(self, inputs: list[Message]) -> list[OutputSet]:
+        """The one output set of the transaction, in a list: a list (not a generator) is what
+        `Region.fire_sets` puts natively (a generator's sets go through Python's `_emit`, 7 us a
+        message more on a one-node MLP; benchmarks/ge_node_overhead.py)."""
         meta = inputs[0].meta
         if all(message.kind is Kind.EMPTY for message in inputs):
-            yield [(port, Message.empty(meta)) for port in self.outputs]
-            return
+            return [[(port, Message.empty(meta)) for port in self.outputs]]
         try:
             results = self._run(inputs)
         except MemoryError:
@@ -391,9 +393,8 @@ class GeGraphCall:
         except Exception as exc:  # noqa: BLE001 - kernels raise GeError, numpy raises its own
             failure = Message.failure(meta, FLOW_FUNC_FAILED, f"GE graph node '{self.node}' "
                                       f"(graph '{self.graph}') failed: {type(exc).__name__}: {exc}")
-            yield [(port, failure) for port in self.outputs]
-            return
-        yield [(port, Message.tensor(meta, array)) for port, array in zip(self.outputs, results)]
+            return [[(port, failure) for port in self.outputs]]
+        return [[(port, Message.tensor(meta, array)) for port, array in zip(self.outputs, results)]]
 
     def _run(self, inputs: list[Message]) -> list:
         for j, message in enumerate(inputs):

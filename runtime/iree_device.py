@@ -47,6 +47,7 @@ import numpy as np
 
 from dfir.core.errors import GeError
 from dfir.om.plan import IREE_PARAMETER_SCOPE, device_id
+from dfir.runtime.ge_runner import available_cores
 
 __all__ = ["CPU_DRIVER", "TASK_DRIVER", "DeviceModule", "cpu_threads", "device_for", "loaded_module",
            "parameters_module", "share_one_malloc_arena"]
@@ -131,7 +132,7 @@ def _current() -> _ProcessState:
 def cpu_threads(threads: int | None) -> int:
     """The threads a CPU call uses: `threads`, or when None the cores this process may run on."""
     if threads is None:
-        return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+        return available_cores()
     if threads < 1:
         raise GeError(f"an IREE CPU device needs at least 1 thread, got {threads}")
     return threads

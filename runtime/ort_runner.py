@@ -14,24 +14,15 @@ need it.
 """
 from __future__ import annotations
 
-import os
 from typing import Any, Sequence
 
 import numpy as np
 
 from dfir.core.errors import GeError
-from dfir.om.plan import GeGraph
-from dfir.runtime.ge_runner import checked_inputs, checked_output_size, weight_view
+from dfir.om.plan import GeGraph, external_weight_name
+from dfir.runtime.ge_runner import available_cores, checked_inputs, checked_output_size, weight_view
 
-__all__ = ["OrtGraphRunner", "available_cores"]
-
-
-def available_cores() -> int:
-    """The cores this process may run on."""
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:  # no affinity on this platform
-        return os.cpu_count() or 1
+__all__ = ["OrtGraphRunner"]
 
 
 class OrtGraphRunner:
@@ -76,13 +67,15 @@ class OrtGraphRunner:
         # ends: an idle pool that spins holds a core the worker's other threads and the driver need
         options.add_session_config_entry("session.force_spinning_stop", "1")
         options.log_severity_level = 3  # errors only: its warnings about unused initializers are noise here
-        names, values = self._initializers(entry, model, weights, onnxruntime.OrtValue)
-        if names:
-            options.add_external_initializers(names, values)
-        self._weights = values  # onnxruntime may read them for as long as the session lives
         try:
+            names, values = self._initializers(entry, model, weights, onnxruntime.OrtValue)
+            if names:
+                options.add_external_initializers(names, values)
+            self._weights = values  # onnxruntime may read them for as long as the session lives
             return onnxruntime.InferenceSession(model, options, providers=["CPUExecutionProvider"])
-        except Exception as error:  # onnxruntime raises its own exception types, all worded
+        except GeError:
+            raise
+        except Exception as error:  # onnx and onnxruntime raise their own exception types, all worded
             raise GeError(f"onnxruntime cannot load the graph's ONNX model: {error}",
                           context={"graph": self._name}) from None
 
@@ -91,21 +84,16 @@ class OrtGraphRunner:
         weight k; a weight no op reads has none)."""
         import onnx  # lazy: only onnxruntime graphs need it
 
+        index_of = {external_weight_name(k): k for k in range(len(entry.weights))}
         names, values = [], []
         for initializer in onnx.load_model_from_string(model).graph.initializer:
             if initializer.data_location != onnx.TensorProto.EXTERNAL:
                 continue
-            index = _weight_index(entry.name, initializer.name, len(entry.weights))
+            if initializer.name not in index_of:
+                raise GeError(f"the graph's ONNX model reads external data {initializer.name!r}, which is not "
+                              f"one of its {len(entry.weights)} weights", context={"graph": entry.name})
+            index = index_of[initializer.name]
             view = weight_view(entry.name, index, entry.weights[index], weights)
             names.append(initializer.name)
             values.append(ort_value.ortvalue_from_numpy(np.require(view, requirements="C")))  # keeps 0-d
         return names, values
-
-
-def _weight_index(graph: str, name: str, count: int) -> int:
-    """k of the external initializer `weight_<k>`; a GeError naming the graph for any other."""
-    prefix, _, number = name.rpartition("_")
-    if prefix != "weight" or not number.isdigit() or int(number) >= count:
-        raise GeError(f"the graph's ONNX model reads external data {name!r}, which is not one of its "
-                      f"{count} weights", context={"graph": graph})
-    return int(number)

@@ -56,7 +56,7 @@ from dfir.om.plan import Align
 from dfir.runtime import _native, channels
 from dfir.runtime.alignment import ChannelAligner, Unaligned
 from dfir.runtime.flow_closures import ClosureWiring, FlowClosurePorts
-from dfir.runtime.host import GeGraphCall, InstanceRef, UdfCall
+from dfir.runtime.host import InstanceRef, UdfCall
 from dfir.runtime.scheduler import Cancelled, FuncSpec, NodeSpec, OutputSet, Source, check_funcs
 
 MAX_BATCH = 64                 # input sets a plain func takes per wake-up
@@ -380,8 +380,7 @@ class DeviceExecutor:
             self._fire(unit, func, messages)
 
         fire_sets, targets = self._region.fire_sets, self._fixed_outputs(unit, func)
-        run = _listed(func.run) if isinstance(func.run, GeGraphCall) else func.run
-        while fire_sets(inputs, bell, MAX_BATCH, -1, run, list(func.outputs), targets, self._worker, node,
+        while fire_sets(inputs, bell, MAX_BATCH, -1, func.run, list(func.outputs), targets, self._worker, node,
                         fire_set, emit) is not None:
             pass
         raise Cancelled
@@ -598,13 +597,6 @@ class FiringPool:
                         raise Cancelled
                 wait_ms = ROOM_POLL_MS if blocked else -1
                 stalled = -1 if ready else sum(region.size(channel) for channel in self._channels)
-
-
-def _listed(call: GeGraphCall) -> Callable[[list[Message]], list[OutputSet]]:
-    """A GE graph node's call with its one output set made before it returns: a generator is no
-    list, so `Region.fire_sets` would hand each of its output sets to Python's `_emit` (7 us a
-    message more, measured on a one-node MLP; benchmarks/ge_node_overhead.py)."""
-    return lambda messages: list(call(messages))
 
 
 def _first_error(messages: Sequence[Message]) -> Message | None:

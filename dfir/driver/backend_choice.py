@@ -51,13 +51,13 @@ from dfir.core import data_type as dt
 from dfir.core.errors import GeError
 from dfir.dialects import ge
 from dfir.driver.progress import NO_PROGRESS, SilentProgress
-from dfir.lowering.ge_executable import DEFAULT_VARIANT, GraphCode, candidates, compile_graph
+from dfir.lowering.ge_executable import (DEFAULT_VARIANT, GraphCode, candidate_label, candidates, compile_graph,
+                                         output_dtypes)
 from dfir.lowering.plan import AutoChoice
 from dfir.om.plan import WEIGHT_ALIGNMENT, Executable, GeGraph, GeInput, Weight
 from dfir.passes.fingerprint_subgraphs import FINGERPRINT_ATTR
-from dfir.runtime.ge_runner import GeGraphRunner
+from dfir.runtime.ge_runner import GeGraphRunner, available_cores
 from dfir.runtime.host import load_ge_runner
-from dfir.runtime.ort_runner import available_cores
 
 __all__ = ["AUTO_STORE_ENV", "MeasuringChooser", "drawn_inputs", "disagreement", "store_directory"]
 
@@ -93,7 +93,7 @@ class MeasuringChooser:
             choice, how = AutoChoice(fallback, DEFAULT_VARIANT, f"{fallback}: the only backend that runs it here"), ""
         else:
             choice, how = self._remembered_or_measured(graph_op, entry, arrays, options)
-        label = _label((choice.backend, choice.variant))
+        label = candidate_label(choice.backend, choice.variant)
         self.report.append(f"auto: @{name} {label} ({choice.measured}){how}")
         return choice
 
@@ -129,9 +129,9 @@ class _Measurement:
         with ThreadPoolExecutor(max_workers=min(len(options), available_cores())) as pool:
             for option, built in zip(options, pool.map(self._built, options)):
                 if isinstance(built, GraphCode):
-                    codes[_label(option)] = built
+                    codes[candidate_label(*option)] = built
                 else:
-                    self.dropped[_label(option)] = built
+                    self.dropped[candidate_label(*option)] = built
         try:
             medians, problems = _in_child(_measured, self._runnable_entry(), self.weights, codes) if codes else ({}, {})
         except _NotMeasured as failure:
@@ -142,8 +142,8 @@ class _Measurement:
         parts += [f"{label} dropped: {why}" for label, why in self.dropped.items()]
         if not ranked:
             return AutoChoice("reference", DEFAULT_VARIANT, "; ".join(["reference: nothing else runs it", *parts]))
-        backend, _, variant = ranked[0].partition("/")
-        return AutoChoice(backend, variant or DEFAULT_VARIANT, "; ".join(parts))
+        fastest = codes[ranked[0]]
+        return AutoChoice(fastest.backend, fastest.variant, "; ".join(parts))
 
     def _unmeasured(self, why: str) -> AutoChoice:
         """The pass's own pick, when the candidates could not be measured (`why`)."""
@@ -158,12 +158,7 @@ class _Measurement:
             return _short(error.error_message)
 
     def _runnable_entry(self) -> GeGraph:
-        return replace(self.local, output_dtypes=tuple(v.type.dtype.name for v in self.graph_op.output_op.outputs))
-
-
-def _label(option: tuple[str, str]) -> str:
-    backend, variant = option
-    return backend if variant == DEFAULT_VARIANT else f"{backend}/{variant}"
+        return replace(self.local, output_dtypes=output_dtypes(self.graph_op))
 
 
 def _measured(entry: GeGraph, weights: memoryview, codes: dict[str, GraphCode]) -> tuple[dict, dict]:

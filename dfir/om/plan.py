@@ -488,6 +488,13 @@ class Executable:
 
 # -- GE graphs ------------------------------------------------------------------------------------
 
+
+def external_weight_name(index: int) -> str:
+    """The initializer of an `onnxruntime` graph's ONNX model that holds weight `index` of its
+    entry: external data, which the runtime serves from WEIGHTS_DATA."""
+    return f"weight_{index}"
+
+
 @dataclass(frozen=True)
 class GeInput:
     """A GE graph input: it defines value `value`; `ranges` bounds each dimension ([lo, hi], hi -1:

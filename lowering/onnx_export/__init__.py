@@ -29,6 +29,7 @@ from dfir.lowering.onnx_export import (activation, contraction, elementwise, log
                                        reduction, resize, window)
 from dfir.lowering.onnx_export.builder import Builder, Export, Unsupported, onnx_type
 from dfir.om.plan import GeGraph, GeInput, GeOp, Weight
+from dfir.om.plan import external_weight_name as weight_name
 
 __all__ = ["EXPORTS", "NoExport", "ONNX_OPSET", "WEIGHTS_LOCATION", "export_onnx", "weight_name"]
 
@@ -51,11 +52,6 @@ class NoExport(Exception):
         super().__init__(f"ge.{op.op} '{op.name}': {reason}")
         self.op = op
         self.reason = reason
-
-
-def weight_name(index: int) -> str:
-    """The initializer of the entry's weight `index`."""
-    return f"weight_{index}"
 
 
 def export_onnx(entry: GeGraph, output_dtypes: Sequence[str]) -> onnx.ModelProto:
