@@ -1,0 +1,1 @@
+// arrival_forecast

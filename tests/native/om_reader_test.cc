@@ -1,0 +1,1 @@
+// om_reader
