@@ -50,15 +50,15 @@ import iree.compiler
 import iree.runtime
 
 import dfir
+from dfir.core.errors import GeError
 from dfir.dialects import ge
 from dfir.ge.graph import Graph
 from dfir.lowering.codegen import codegen_module_text, parameter_values
-from dfir.core.errors import GeError
 from dfir.lowering.iree_executable import CPU_VARIANTS, compile_executable, compile_flags, custom_form
 from dfir.om.plan import Plan
 from dfir.om.schema import PartitionType
-from dfir.runtime.iree_device import loaded_module, parameters_module
-from dfir.runtime.iree_runner import IreeGraphRunner
+from dfir.runtime.ge.iree_device import loaded_module, parameters_module
+from dfir.runtime.ge.iree_runner import IreeGraphRunner
 from dfir.runtime.om import read_om
 
 

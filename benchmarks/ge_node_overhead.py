@@ -47,8 +47,8 @@ from dfir.frontend.dataflow import names
 from dfir.frontend.options import BACKEND_CHOICES
 from dfir.om.plan import Plan
 from dfir.om.schema import PartitionType
-from dfir.runtime import host
 from dfir.runtime.om import read_om
+from dfir.runtime.worker import host
 
 MODELS_DIR = Path("/tmp/models")
 TARGET_US = 50.0

@@ -35,7 +35,7 @@ from dfir.ge.graph import Graph  # noqa: E402
 from dfir.lowering.ge_graph import lower_ge_graph  # noqa: E402
 from dfir.passes.plan_memory import SLOTS_ATTR  # noqa: E402
 from dfir.passes.plan_output_size import max_bytes  # noqa: E402
-from dfir.runtime.ge_runner import GeGraphRunner  # noqa: E402
+from dfir.runtime.ge.graph_runner import GeGraphRunner  # noqa: E402
 
 TARGET = 1.10
 OPSET = [helper.make_opsetid("", 20)]

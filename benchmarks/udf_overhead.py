@@ -130,7 +130,7 @@ def call_layer(graph: df.FlowGraph, a: np.ndarray, b: np.ndarray, count: int) ->
     """(seconds per call of the node's func as the scheduler would call it (no channels), ratio to
     a bare call): medians of ROUNDS rounds of `count` calls, each output checked."""
     from dfir.om.schema import PartitionType
-    from dfir.runtime import host
+    from dfir.runtime.worker import host
     from dfir.core.messages import Message, TransactionMeta
     from dfir.runtime.om import read_om
     import json

@@ -9,7 +9,7 @@
 from dfir.core.version import VERSION
 from dfir.driver.compiler import CompiledModel, compile
 from dfir.frontend.dataflow import session
-from dfir.runtime.loader import load
+from dfir.runtime.driver.loader import load
 
 __version__ = VERSION
 __all__ = ["CompiledModel", "compile", "load"]

@@ -15,7 +15,7 @@
 which `iree-opt` and `iree-compile` parse whatever xDSL's custom forms look like. A constant of a
 weight blob becomes a load of a global whose value is the named parameter of the blob's handle,
 so the executable carries no weight bytes: the runtime hands them over from `WEIGHTS_DATA`
-(runtime/iree_device.py):
+(runtime/ge/iree_device.py):
 
     %w = "arith.constant"() <{value = dense_resource<weight_3f2a...> : tensor<4xf32>}> : () -> tensor<4xf32>
   ==>

@@ -141,7 +141,7 @@ class Region:
     def fire_lean(self, channels: list[int], bell: int, max_sets: int, timeout_ms: int,
                   steps: list[tuple[int, Callable[..., Any]]], targets: list[int], worker: int,
                   emit: Callable[[Any, Any, bool, int, int], int], fire_set: Callable[[tuple], None]) -> int | None:
-        """Fire a lean chain of plain Python functions on up to `max_sets` input sets (runtime/worker.py);
+        """Fire a lean chain of plain Python functions on up to `max_sets` input sets (runtime/worker/executor.py);
         the number of sets fired, None once closed."""
     def fire_sets(self, channels: list[int], bell: int, max_sets: int, timeout_ms: int, run: Callable[[list], Any],
                   ports: list[int], targets: list[list[int]], worker: int, node: int,

@@ -2,7 +2,7 @@
 
 `set_inputs_align_attrs` gives a graph's alignment (the plan's `Align`); a worker pairs the inputs of a
 node's multi-input func with it, the driver the outputs of a multi-output fetch
-(runtime/output_pairing.py). `ChannelAligner` takes what waits on the channels into the native
+(runtime/driver/output_pairing.py). `ChannelAligner` takes what waits on the channels into the native
 `Aligner`: each group with a message from every channel comes out complete; beyond `cache`
 incomplete groups the oldest is pushed out, and a group older than `timeout` ms expires. A group
 given up on is dropped with `dropout`, else it comes out as `Unaligned`, which its user turns

@@ -24,7 +24,7 @@ def lean_executor(request, monkeypatch):
     """How workers run lean loops: a thread each, or all of a device's on one `FiringPool`
     (POOL_ABOVE 0; the forked workers inherit it)."""
     if request.param == "pool":
-        from dfir.runtime import worker
+        from dfir.runtime.worker import executor as worker
         monkeypatch.setattr(worker, "POOL_ABOVE", 0)
     return request.param
 
@@ -35,7 +35,7 @@ def plain_firing(request, monkeypatch):
     funcs whose outputs go to fixed channels, their sets taken and output sets put natively
     (`Region.fire_sets`). The forked workers inherit the choice."""
     if request.param == "sets":
-        from dfir.runtime import worker
+        from dfir.runtime.worker import executor as worker
         loop_kind = worker.DeviceExecutor._loop_kind
 
         def without_lean_loops(self, unit, func):

@@ -22,8 +22,8 @@ from dfir.lowering.iree_executable import compile_executable
 from dfir.om.plan import WEIGHT_ALIGNMENT, Weight
 from dfir.passes.convert_ge_to_linalg import ConvertGeToLinalg
 from dfir.passes.infer_shape_ranges import InferShapeRanges
-from dfir.runtime.ge_runner import GeGraphRunner
-from dfir.runtime.iree_device import parameters_module
+from dfir.runtime.ge.graph_runner import GeGraphRunner
+from dfir.runtime.ge.iree_device import parameters_module
 
 
 def converted(graph: Graph, backend: str = "iree-cpu") -> ModuleOp:

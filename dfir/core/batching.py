@@ -1,6 +1,6 @@
 """Input batching (GE's `TimeBatch` / `CountBatch` on `FlowNode.map_input`): the parameters of
 one batched node input and GE's rules for them, shared by the frontend, the `df` dialect's
-verifier, the plan reader and the runtime (dfir.runtime.batching runs them).
+verifier, the plan reader and the runtime (dfir.runtime.worker.batching runs them).
 
 A `CountBatch` stacks `batch_size` messages into one tensor with a new leading dimension; after
 each batch a sliding window (`slide_stride` in (0, batch_size)) keeps all but the oldest

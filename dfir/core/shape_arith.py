@@ -2,7 +2,7 @@
 interval arithmetic over ranges of sizes or values.
 
 The `ge` dialect's shape functions (`dfir.dialects.ge_shapes`) compute with ranges and the numpy
-reference kernels (`dfir.runtime.kernels`) with concrete sizes; both use these functions, so each
+reference kernels (`dfir.runtime.ge.kernels`) with concrete sizes; both use these functions, so each
 rule is written once. Pure Python ints: no xDSL, no numpy.
 
 A range is a `Bounds` pair `(lo, hi)`: every integer from `lo` to `hi` inclusive, `hi` None for

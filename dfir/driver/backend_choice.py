@@ -56,8 +56,8 @@ from dfir.lowering.ge_executable import (DEFAULT_VARIANT, GraphCode, candidate_l
 from dfir.lowering.plan import AutoChoice
 from dfir.om.plan import WEIGHT_ALIGNMENT, Executable, GeGraph, GeInput, Weight
 from dfir.passes.fingerprint_subgraphs import FINGERPRINT_ATTR
-from dfir.runtime.ge_runner import GeGraphRunner, available_cores
-from dfir.runtime.host import load_ge_runner
+from dfir.runtime.ge.graph_runner import GeGraphRunner, available_cores
+from dfir.runtime.worker.host import load_ge_runner
 
 __all__ = ["AUTO_STORE_ENV", "MeasuringChooser", "drawn_inputs", "disagreement", "store_directory"]
 

@@ -31,8 +31,8 @@ from dfir.frontend.dataflow.flow_graph import FlowGraph
 from dfir.frontend.ge.graph import Graph
 from dfir.frontend.udf.scaffold import new_project
 from dfir.om.keys import write_key_pair
-from dfir.runtime import loader
-from dfir.runtime.loader import Bundle
+from dfir.runtime.driver import loader
+from dfir.runtime.driver.loader import Bundle
 from dfir.tools.deploy_template import write_deploy_template
 from dfir.tools.inspect_om import inspect_om
 from dfir.tools.scripts import find_graph, script_globals

@@ -1,7 +1,7 @@
 """A GE graph's plan entry (`dfir.om.plan.GeGraph`) as an ONNX model that onnxruntime runs.
 
 Each GE op becomes the native ONNX op that computes what its reference kernel computes
-(runtime/kernels/), with the attributes ONNX takes as inputs embedded as small int64 constants;
+(runtime/ge/kernels/), with the attributes ONNX takes as inputs embedded as small int64 constants;
 a few ops whose kernel ONNX has no single op for become a handful of nodes. The op
 
     {"op": "conv2d", "name": "c", "inputs": [0, 1], "outputs": [2],

@@ -1,5 +1,5 @@
 """Activation exports: each is one ONNX node whose attributes are the op's own
-(runtime/kernels/activation.py)."""
+(runtime/ge/kernels/activation.py)."""
 from __future__ import annotations
 
 from dfir.lowering.onnx_export.builder import Builder, Export

@@ -1,4 +1,4 @@
-"""Matrix product exports: MatMul and Gemm (runtime/kernels/contraction.py)."""
+"""Matrix product exports: MatMul and Gemm (runtime/ge/kernels/contraction.py)."""
 from __future__ import annotations
 
 from dfir.lowering.onnx_export.builder import Builder, Export

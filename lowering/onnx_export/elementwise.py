@@ -1,4 +1,4 @@
-"""Elementwise exports: arithmetic, math functions, casts (runtime/kernels/elementwise.py)."""
+"""Elementwise exports: arithmetic, math functions, casts (runtime/ge/kernels/elementwise.py)."""
 from __future__ import annotations
 
 from dfir.lowering.onnx_export.builder import Builder, Export, Unsupported, onnx_type

@@ -1,4 +1,4 @@
-"""Comparison, logic, bitwise, select and float-test exports (runtime/kernels/logic.py)."""
+"""Comparison, logic, bitwise, select and float-test exports (runtime/ge/kernels/logic.py)."""
 from __future__ import annotations
 
 from dfir.lowering.onnx_export.builder import Builder, Export, Unsupported

@@ -1,4 +1,4 @@
-"""Data movement exports (runtime/kernels/movement.py); shapes, axes and pads become embedded
+"""Data movement exports (runtime/ge/kernels/movement.py); shapes, axes and pads become embedded
 int64 constants, as ONNX takes them as inputs."""
 from __future__ import annotations
 

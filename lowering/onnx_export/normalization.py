@@ -1,5 +1,5 @@
 """Normalization and softmax exports, each one ONNX node whose attributes are the op's own
-(runtime/kernels/normalization.py)."""
+(runtime/ge/kernels/normalization.py)."""
 from __future__ import annotations
 
 from typing import Sequence

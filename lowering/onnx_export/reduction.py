@@ -1,4 +1,4 @@
-"""Reduction, arg-reduction, top-k and running-sum exports (runtime/kernels/reduction.py)."""
+"""Reduction, arg-reduction, top-k and running-sum exports (runtime/ge/kernels/reduction.py)."""
 from __future__ import annotations
 
 from dfir.lowering.onnx_export.builder import Builder, Export, Unsupported

@@ -1,4 +1,4 @@
-"""Resize and grid-sample exports: ONNX Resize and GridSample (runtime/kernels/resize.py)."""
+"""Resize and grid-sample exports: ONNX Resize and GridSample (runtime/ge/kernels/resize.py)."""
 from __future__ import annotations
 
 from dfir.lowering.onnx_export.builder import Builder, Export, Unsupported

@@ -1,4 +1,4 @@
-"""Convolution and pooling exports over any number of spatial axes (runtime/kernels/window.py).
+"""Convolution and pooling exports over any number of spatial axes (runtime/ge/kernels/window.py).
 
 GE lists `pads` as a begin and an end per axis ([b0, e0, b1, e1]); ONNX as all begins, then all
 ends ([b0, b1, e0, e1]).

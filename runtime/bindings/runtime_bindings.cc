@@ -508,7 +508,7 @@ class PyLedger {
 
 // -- the region --------------------------------------------------------------------------------
 
-// The units of a worker's firing pool (runtime/worker.py): per unit, its input channels and the
+// The units of a worker's firing pool (runtime/worker/executor.py): per unit, its input channels and the
 // channels its outputs go to (its sinks), which must have room before it fires.
 struct FiringGroups {
   std::vector<std::vector<uint32_t>> inputs;
@@ -671,7 +671,7 @@ class PyRegion {
     return sets;
   }
 
-  // Fires a lean chain (runtime/worker.py: plain single-output Python functions, each handing
+  // Fires a lean chain (runtime/worker/executor.py: plain single-output Python functions, each handing
   // its result to the next) on up to `max_sets` input sets of `channels`, waiting as Take: calls
   // the first function of `steps` ((node, fn) pairs) on each set's payloads, each next one on the
   // result, and puts the last result on every channel of `targets` before the next set runs,
@@ -714,7 +714,7 @@ class PyRegion {
     });
   }
 
-  // Fires a plain C++ UDF func (runtime/worker.py) on up to `max_sets` input sets of `channels`,
+  // Fires a plain C++ UDF func (runtime/worker/executor.py) on up to `max_sets` input sets of `channels`,
   // waiting as Take. A set of records a C++ UDF takes natively (udf::MsgOfRecord: tensors, raw
   // data, empty messages; no error) runs through `caller` as native messages over the records'
   // bodies; when the call succeeds cleanly, each output goes as a record to every channel of
@@ -751,7 +751,7 @@ class PyRegion {
                     [&](uint64_t n) { return FireUdfSet(taken, n, caller, targets, fire_set, emit, gil); });
   }
 
-  // Fires a plain func of the general path (runtime/worker.py: `_fire`, `_emit`) on up to
+  // Fires a plain func of the general path (runtime/worker/executor.py: `_fire`, `_emit`) on up to
   // `max_sets` input sets of `channels`, waiting as Take: `run(messages)` (a list of Messages,
   // one per channel) returns the output sets, [[(port, Message)], ...]; each Message goes to every
   // channel of `targets[k]` for port `ports[k]`, labelled with the set's first input's data label
@@ -1147,7 +1147,7 @@ class PyRegion {
 // -- the driver's port ------------------------------------------------------------------------
 
 // A loaded model's feed of ready arrays and fetch of plain tensors, one native call each:
-// dfir.runtime.model.RuntimeModel.feed_data and fetch_data call the port first, and their Python
+// dfir.runtime.driver.model.RuntimeModel.feed_data and fetch_data call the port first, and their Python
 // code does what the port declines — values to convert, partial or misnamed feeds, a replicated
 // consumer, GE graphs that check what they are fed, chosen outputs, outputs paired by
 // transaction, anything once the region closes — exactly as it did before the port existed.

@@ -10,7 +10,7 @@
 //
 // `payload` is 0 (tensor), 1 (raw bytes) or 2 (empty); `dtype` GE's data type number; `data` an
 // object with the buffer protocol (a contiguous numpy array going in, a `UdfBuffer` coming out),
-// or None for an empty message. runtime/udf_project.py is the Python side.
+// or None for an empty message. runtime/worker/udf_project.py is the Python side.
 #define NO_IMPORT_ARRAY  // runtime_bindings.cc imports numpy's C API for the module
 #define PY_ARRAY_UNIQUE_SYMBOL dfir_runtime_ARRAY_API
 #include <pybind11/numpy.h>
@@ -439,7 +439,7 @@ py::object ArrayOver(const std::shared_ptr<HostFlowMsg>& msg, int type_number, c
 
 // The Message of an output: of the call's transaction `transaction` (a TransactionMeta with the
 // fields `fields`) unless the proc changed them; data viewed where the library wrote them. A
-// non-zero return code is kept (runtime/udf_project.py makes it the transaction's failure).
+// non-zero return code is kept (runtime/worker/udf_project.py makes it the transaction's failure).
 py::object MessageFromMsg(const std::shared_ptr<HostFlowMsg>& msg, const py::object& transaction,
                           const MsgMeta& fields) {
   const MessageTypes& types = Messages();

@@ -72,7 +72,7 @@ def young_threshold(x):
 
 def test_compile_and_load_collect_in_batches_and_workers_as_outside(thresholds, monkeypatch):
     from dfir.driver import compiler
-    from dfir.runtime import loader
+    from dfir.runtime.driver import loader
     seen = {}
 
     def recording(module, name):

@@ -22,13 +22,13 @@ from dfir.core.errors import GeError
 from dfir.dialects import ge
 from dfir.dialects.blobs import BLOB_MIN_BYTES, blob_bytes
 from dfir.driver.job import make_context
-from dfir.tools.inspect_om import inspect_om
 from dfir.ge.graph import Graph
 from dfir.lowering.ge_graph import lower_ge_graph
 from dfir.om.plan import Plan
 from dfir.om.schema import PartitionType
-from dfir.runtime.ge_runner import GeGraphRunner
+from dfir.runtime.ge.graph_runner import GeGraphRunner
 from dfir.runtime.om import read_om
+from dfir.tools.inspect_om import inspect_om
 
 _handles = itertools.count()
 

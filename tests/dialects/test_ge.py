@@ -30,8 +30,8 @@ from dfir.dialects.ge_types import DimRange, GeTensorType
 from dfir.ge.error import GeError
 from dfir.ge.graph import Graph
 from dfir.lowering.ge_graph import lower_ge_graph
-from dfir.runtime.ge_runner import GeGraphRunner
-from dfir.runtime.kernels import KERNELS
+from dfir.runtime.ge.graph_runner import GeGraphRunner
+from dfir.runtime.ge.kernels import KERNELS
 
 F32 = dt.DT_FLOAT
 EXAMPLES = settings(max_examples=20, deadline=None)

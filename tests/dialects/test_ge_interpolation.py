@@ -12,7 +12,7 @@ from onnx.reference import ReferenceEvaluator
 import dfir.data_type as dt
 from dfir.ge.error import GeError
 from dfir.ge.graph import Graph
-from dfir.runtime.kernels import KERNELS
+from dfir.runtime.ge.kernels import KERNELS
 from test_ge import EXAMPLES, check, floats, node, onnx_model, run_graph
 
 F32 = dt.DT_FLOAT

@@ -19,7 +19,7 @@ from dfir.dialects import ge
 from dfir.dialects.ge_types import GeTensorType
 from dfir.ge.error import GeError
 from dfir.ge.graph import Graph
-from dfir.runtime.kernels import KERNELS
+from dfir.runtime.ge.kernels import KERNELS
 from test_ge import EXAMPLES, check, floats, inferred, node, onnx_model, run_graph, tensor
 
 F32 = dt.DT_FLOAT

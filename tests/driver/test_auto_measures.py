@@ -22,8 +22,8 @@ from dfir.ge.graph import Graph
 from dfir.om.plan import GeInput, Plan
 from dfir.om.schema import PartitionType
 from dfir.passes.convert_ge_to_linalg import AUTO_ATTR
+from dfir.runtime.ge.ort_runner import OrtGraphRunner
 from dfir.runtime.om import read_om
-from dfir.runtime.ort_runner import OrtGraphRunner
 
 _W = np.random.default_rng(3).standard_normal((8, 4)).astype(np.float32)
 

@@ -23,7 +23,7 @@ from dfir.dialects.ge_types import DimRange, GeTensorType, element_type_of
 from dfir.ge.error import GeError
 from dfir.ge.graph import Graph, GraphInput
 from dfir.lowering.ge_graph import lower_ge_graph
-from dfir.runtime.ge_runner import GeGraphRunner
+from dfir.runtime.ge.graph_runner import GeGraphRunner
 
 from onnx_models import run_reference
 

@@ -14,7 +14,7 @@ from dfir.lowering import iree_executable
 from dfir.lowering.codegen import codegen_module_text, parameter_values
 from dfir.lowering.iree_executable import (AUTO_CPU_VARIANTS, CPU_VARIANTS, DEFAULT_VARIANT, compile_executable,
                                            compile_flags, variants_of)
-from dfir.runtime.iree_device import parameters_module
+from dfir.runtime.ge.iree_device import parameters_module
 from codegen_graphs import DOUBLE_F32, compiler_calls, double_graph, with_codegen  # noqa: F401
 from ge_lowering import codegen_text, converted, reference_outputs
 

@@ -14,7 +14,7 @@ from dfir.ge.error import GeError
 from dfir.ge.graph import Graph
 from dfir.lowering.om_writer import write_bundle
 from dfir.om.schema import NAME_SIZE, PartitionType
-from dfir.runtime.loader import Bundle
+from dfir.runtime.driver.loader import Bundle
 from dfir.runtime.om import read_om
 from dfir.tools.inspect_om import inspect_om
 from test_container import raw_bundle

@@ -26,7 +26,7 @@ from dfir.lowering.om_writer import write_bundle
 from dfir.om.schema import (
     HEADER_FIELDS, HEADER_SIZE, TABLE_ENTRY_SIZE, TABLE_HEADER_SIZE, PartitionType, align_up,
 )
-from dfir.runtime.loader import Bundle
+from dfir.runtime.driver.loader import Bundle
 from dfir.runtime.om import OmFile, read_om
 from dfir.tools.inspect_om import inspect_om
 from plan_samples import SAMPLES

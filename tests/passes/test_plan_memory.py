@@ -19,8 +19,8 @@ from dfir.ge.error import GeError
 from dfir.ge.graph import Graph
 from dfir.lowering.ge_graph import lower_ge_graph
 from dfir.passes.plan_memory import ELEMENTWISE_OPS, VIEW_OPS, PlanMemory
-from dfir.runtime.ge_runner import GeGraphRunner
-from dfir.runtime.kernels import KERNELS
+from dfir.runtime.ge.graph_runner import GeGraphRunner
+from dfir.runtime.ge.kernels import KERNELS
 
 F32 = dt.DT_FLOAT
 

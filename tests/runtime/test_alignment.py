@@ -15,8 +15,8 @@ import dfir.dataflow as df
 from dfir.frontend.flow_func.status import FLOW_FUNC_ERR_DATA_ALIGN_FAILED
 from dfir.ge.error import GeError
 from dfir.runtime import channels
-from dfir.runtime.model import RuntimeModel
-from dfir.runtime.status import FETCH_TIMEOUT
+from dfir.runtime.driver.model import RuntimeModel
+from dfir.runtime.driver.status import FETCH_TIMEOUT
 from test_replication import TWO_DEVICES, WAIT_MS, data, deploy_files, fetch_all, fn_payload, fn_pp, \
     make_plan, node_entry, out
 

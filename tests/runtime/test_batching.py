@@ -18,9 +18,9 @@ from dfir.frontend.flow_func.status import FLOW_FUNC_ERR_PARAM_INVALID
 from dfir.ge.error import GeError
 from dfir.lowering.plan import lower_graph
 from dfir.om.plan import InputBatch, NodeRef, Plan
-from dfir.runtime.batching import BatchPoint, CountBatcher, TimeBatcher, with_batch_nodes
-from dfir.runtime.process_scheduler import WORKER_FAILED
-from dfir.runtime.model import RuntimeModel
+from dfir.runtime.driver.model import RuntimeModel
+from dfir.runtime.driver.process_scheduler import WORKER_FAILED
+from dfir.runtime.worker.batching import BatchPoint, CountBatcher, TimeBatcher, with_batch_nodes
 from test_replication import TWO_DEVICES, data, fetch_all, fn_payload, fn_pp, make_plan, node_entry, out
 
 EOS, SEG = int(df.FlowFlag.DATA_FLOW_FLAG_EOS), int(df.FlowFlag.DATA_FLOW_FLAG_SEG)

@@ -19,8 +19,8 @@ import dfir.dataflow as df
 import dfir.flow_func as ff
 from dfir.ge.error import GeError
 from dfir.om.schema import PartitionType
+from dfir.runtime.driver.process_scheduler import WORKER_FAILED, plan_wiring
 from dfir.runtime.om import read_om
-from dfir.runtime.process_scheduler import WORKER_FAILED, plan_wiring
 from dfir.tools.cli import main as cli
 from project_helpers import add_graph, int32, project_graph
 from test_replication import deploy_files

@@ -17,14 +17,14 @@ from dfir.core.flow_info import FlowInfo
 from dfir.core.messages import Kind, Message, TransactionMeta, new_message
 from dfir.core.tensor import Tensor
 from dfir.core.udf_payload import UdfPayload
-from dfir.frontend.flow_func.status import FLOW_FUNC_FAILED
 from dfir.frontend.dataflow import names
+from dfir.frontend.flow_func.status import FLOW_FUNC_FAILED
 from dfir.ge.error import GeError
 from dfir.om.schema import PartitionType
 from dfir.runtime import _native
-from dfir.runtime.model import RuntimeModel
+from dfir.runtime.driver.model import RuntimeModel
+from dfir.runtime.driver.status import PARAM_INVALID
 from dfir.runtime.om import read_om
-from dfir.runtime.status import PARAM_INVALID
 
 WAIT_MS = 5000
 
@@ -354,7 +354,7 @@ def pair_model(first_device: str, second_device: str, upstream: bool = False) ->
 
 def _fire_only_in_lean_loops(monkeypatch):
     """Make a worker's general firing loop fail its process: a model that works runs lean loops."""
-    from dfir.runtime import worker
+    from dfir.runtime.worker import executor as worker
 
     def general(*_):
         raise AssertionError("a plain Python func took the general firing loop")
@@ -384,7 +384,7 @@ def test_a_multi_input_func_runs_in_a_lean_loop_as_the_general_path_would(monkey
 
 def test_a_multi_input_lean_call_takes_the_latest_transaction_of_its_inputs():
     from dfir.core.messages import Message, TransactionMeta
-    from dfir.runtime.host import UdfCall
+    from dfir.runtime.worker.host import UdfCall
     call = UdfCall("pair", "pair_sum", pair_sum, (0,), False, False, None)
     old, new, same = TransactionMeta(4, 1), TransactionMeta(9, 2), TransactionMeta(9, 3)
     messages = [Message.tensor(old, np.array([1])), Message.tensor(new, np.array([2])),

@@ -21,9 +21,9 @@ import pytest
 from dfir.core.flow_info import FlowInfo
 from dfir.core.udf_payload import UdfPayload
 from dfir.ge.error import GeError
-from dfir.runtime.model import RuntimeModel
-from dfir.runtime.process_scheduler import WORKER_FAILED
-from dfir.runtime.status import FEED_TIMEOUT
+from dfir.runtime.driver.model import RuntimeModel
+from dfir.runtime.driver.process_scheduler import WORKER_FAILED
+from dfir.runtime.driver.status import FEED_TIMEOUT
 
 WAIT_MS = 5000
 TESTS = Path(__file__).resolve().parent

@@ -12,8 +12,8 @@ import pytest
 import dfir
 import dfir.dataflow as df
 from dfir.core.udf_payload import UdfPayload
-from dfir.runtime import worker
-from dfir.runtime.model import RuntimeModel
+from dfir.runtime.driver.model import RuntimeModel
+from dfir.runtime.worker import executor as worker
 
 WAIT_MS = 10000
 

@@ -17,8 +17,8 @@ from dfir.frontend.flow_func.status import FLOW_FUNC_FAILED
 from dfir.ge.error import GeError
 from dfir.ge.graph import Graph
 from dfir.lowering.ge_graph import lower_ge_graph
-from dfir.runtime.model import RuntimeModel
-from dfir.runtime.status import FETCH_TIMEOUT
+from dfir.runtime.driver.model import RuntimeModel
+from dfir.runtime.driver.status import FETCH_TIMEOUT
 
 WAIT_MS = 5000
 

@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 from dfir.core.errors import GeError
-from dfir.runtime import iree_device
-from dfir.runtime.iree_device import CPU_DRIVER, TASK_DRIVER, cpu_threads, device_for
+from dfir.runtime.ge import iree_device
+from dfir.runtime.ge.iree_device import CPU_DRIVER, TASK_DRIVER, cpu_threads, device_for
 
 
 def test_cpu_graphs_run_on_the_one_cpu_device_of_their_thread_count():

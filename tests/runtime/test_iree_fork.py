@@ -14,7 +14,7 @@ SCRIPT = textwrap.dedent("""
     from dfir.ge.graph import Graph
     from dfir.om.plan import Plan
     from dfir.om.schema import PartitionType
-    from dfir.runtime.host import load_ge_runner
+    from dfir.runtime.worker.host import load_ge_runner
     from dfir.runtime.om import read_om
 
     g = Graph("mlp")

@@ -17,11 +17,11 @@ from dfir.core import data_type as dt
 from dfir.core.errors import GeError
 from dfir.om.plan import Plan
 from dfir.om.schema import PartitionType
-from dfir.runtime import host
-from dfir.runtime.ge_runner import GeGraphRunner
-from dfir.runtime.iree_device import device_for
-from dfir.runtime.iree_runner import IreeGraphRunner
+from dfir.runtime.ge.graph_runner import GeGraphRunner
+from dfir.runtime.ge.iree_device import device_for
+from dfir.runtime.ge.iree_runner import IreeGraphRunner
 from dfir.runtime.om import read_om
+from dfir.runtime.worker import host
 from codegen_graphs import (COPY_BOOL, DOUBLE_F32, MATMUL_F64, bool_graph, codegen_pass,  # noqa: F401
                             double_graph, matmul_graph)
 
@@ -145,7 +145,7 @@ def test_a_fresh_process_loads_and_runs_without_the_compiler(codegen_pass, tmp_p
         import dfir
         from dfir.om.plan import Plan
         from dfir.om.schema import PartitionType
-        from dfir.runtime.iree_runner import IreeGraphRunner
+        from dfir.runtime.ge.iree_runner import IreeGraphRunner
         from dfir.runtime.om import read_om
         with dfir.load({str(path)!r}) as model:  # runs in the model's worker process
             model.feed_data([np.arange(4, dtype=np.float32)])

@@ -7,7 +7,7 @@ from onnx import TensorProto, helper
 
 from dfir.core.errors import GeError
 from dfir.om.plan import GeGraph, GeInput
-from dfir.runtime.ort_runner import OrtGraphRunner
+from dfir.runtime.ge.ort_runner import OrtGraphRunner
 
 
 def test_external_data_that_names_no_weight_of_the_entry_is_refused():

@@ -1,4 +1,4 @@
-"""Pipelines over several servers on Ray (`dfir.runtime.cluster=ray`, runtime/ray_cluster.py).
+"""Pipelines over several servers on Ray (`dfir.runtime.cluster=ray`, runtime/driver/ray_cluster.py).
 
 One local Ray cluster of two nodes on the loopback serves the whole module: the head offers
 `dfir_server_0`, the other node `dfir_server_1`. Each UDF reports the Ray node it ran on.
@@ -24,7 +24,7 @@ import dfir  # noqa: E402
 import dfir.dataflow as df  # noqa: E402
 from dfir.core.flow_info import FlowInfo  # noqa: E402
 from dfir.ge.error import GeError  # noqa: E402
-from dfir.runtime.process_scheduler import WORKER_FAILED  # noqa: E402
+from dfir.runtime.driver.process_scheduler import WORKER_FAILED  # noqa: E402
 
 WAIT_MS = 30000        # bound for results that must arrive; a broken runtime fails, never hangs
 HERE = Path(__file__).resolve().parent

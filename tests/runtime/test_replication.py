@@ -21,9 +21,9 @@ from dfir.core.udf_payload import UdfPayload
 import dfir.dataflow as df
 from dfir.frontend.udf.sources import pack_sources
 from dfir.ge.error import GeError
-from dfir.runtime import host
-from dfir.runtime.model import RuntimeModel
-from dfir.runtime.process_scheduler import plan_wiring
+from dfir.runtime.driver.model import RuntimeModel
+from dfir.runtime.driver.process_scheduler import plan_wiring
+from dfir.runtime.worker import host
 
 WAIT_MS = 10000  # generous bound for results that must arrive; a broken runtime fails, never hangs
 TWO_DEVICES = ["0:0:0", "0:0:1"]

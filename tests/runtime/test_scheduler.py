@@ -25,10 +25,11 @@ from dfir.frontend.flow_func.status import FLOW_FUNC_FAILED
 from dfir.ge.error import GeError
 from dfir.ge.graph import Graph
 from dfir.lowering.ge_graph import lower_ge_graph
-from dfir.runtime import host
-from dfir.runtime.model import RuntimeModel
-from dfir.runtime.scheduler import FuncSpec, NodeSpec, Scheduler, Source
-from dfir.runtime.status import FETCH_TIMEOUT, FEED_TIMEOUT, PARAM_INVALID, RetCode
+from dfir.runtime.driver.model import RuntimeModel
+from dfir.runtime.funcs import FuncSpec, NodeSpec, Source
+from dfir.runtime.worker import host
+from thread_scheduler import Scheduler
+from dfir.runtime.driver.status import FETCH_TIMEOUT, FEED_TIMEOUT, PARAM_INVALID, RetCode
 
 WAIT_MS = 5000  # generous bound for results that must arrive; a broken runtime fails, never hangs
 

@@ -1,4 +1,4 @@
-"""Servers of the resource config under `dfir.runtime.cluster=local` (runtime/servers.py): a
+"""Servers of the resource config under `dfir.runtime.cluster=local` (runtime/driver/servers.py): a
 server that is not this machine fails the load; one that is (its address, or `is_local`) runs
 here. The option's values and the plan's `cluster` field."""
 from __future__ import annotations
@@ -14,8 +14,8 @@ from dfir.frontend.options import validate_options
 from dfir.ge.error import GeError
 from dfir.om.plan import Cluster
 from dfir.om.schema import PartitionType
+from dfir.runtime.driver.servers import Server, check_local, is_host_address, plan_servers
 from dfir.runtime.om import read_om
-from dfir.runtime.servers import Server, check_local, is_host_address, plan_servers
 
 CONFIG = json.dumps({"cluster": [{"cluster_nodes": [
     {"node_id": 0, "node_type": "x86", "ipaddr": "127.0.0.1", "item_list": [{"item_id": 0}]},

@@ -65,7 +65,7 @@ class RunState:
     invoke: ClosureInvoker
     exceptions: ExceptionBoard
     # (output index, what the proc set): a FlowMsg from a Python proc, a native message tuple
-    # from a C++ one (runtime/udf_project.py turns each into a runtime message)
+    # from a C++ one (runtime/worker/udf_project.py turns each into a runtime message)
     outputs: list[tuple[int, Any]] = field(default_factory=list)
     raised: tuple[int, int] | None = None
     zeros: ZerosAllocator = aligned_zeros  # what `alloc_*` fill (a runtime may give a native one)

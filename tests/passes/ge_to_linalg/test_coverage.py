@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from dfir.dialects import ge
 from dfir.passes.ge_to_linalg import LOWERINGS
-from dfir.runtime.kernels import KERNELS
+from dfir.runtime.ge.kernels import KERNELS
 
 
 def test_every_op_with_a_kernel_has_a_lowering():

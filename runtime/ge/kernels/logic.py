@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from dfir.runtime.kernels.kernel import Kernel
+from dfir.runtime.ge.kernels.kernel import Kernel
 
 
 def _ufunc(function) -> Kernel:

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import numpy as np
-from dfir.runtime.kernels.kernel import Kernel
+from dfir.runtime.ge.kernels.kernel import Kernel
 
 from dfir.core.errors import GeError
 from dfir.core.shape_arith import element_count, slice_bounds

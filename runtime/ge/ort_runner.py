@@ -20,7 +20,7 @@ import numpy as np
 
 from dfir.core.errors import GeError
 from dfir.om.plan import GeGraph, external_weight_name
-from dfir.runtime.ge_runner import available_cores, checked_inputs, checked_output_size, weight_view
+from dfir.runtime.ge.graph_runner import available_cores, checked_inputs, checked_output_size, weight_view
 
 __all__ = ["OrtGraphRunner"]
 

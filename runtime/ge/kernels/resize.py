@@ -14,7 +14,7 @@ import math
 from typing import Any, Mapping
 
 import numpy as np
-from dfir.runtime.kernels.kernel import Kernel
+from dfir.runtime.ge.kernels.kernel import Kernel
 
 from dfir.core.errors import GeError
 from dfir.core.resize_sizes import resize_plan

@@ -22,7 +22,7 @@ import numpy as np
 from dfir.core import data_type as dt
 from dfir.core.errors import GeError
 from dfir.om.plan import VIEW, ArenaSlot, GeGraph, GeInput, GeOp, Slot, Weight
-from dfir.runtime.kernels import KERNELS, Kernel
+from dfir.runtime.ge.kernels import KERNELS, Kernel
 
 __all__ = ["GeGraphRunner", "available_cores", "checked_inputs", "checked_output_size"]
 

@@ -3,7 +3,7 @@
 Algorithm:
   1. Connect to Ray (the plan's `ray_address`, else `RAY_ADDRESS`, else a local Ray) unless this
      process is connected already.
-  2. Match each server of the plan (runtime/servers.py) to a live Ray node: the node offering the
+  2. Match each server of the plan (runtime/driver/servers.py) to a live Ray node: the node offering the
      custom resource `dfir_server_N` (N the server's `node_id`), else the node whose IP is the
      server's `ipaddr`; a server with no match is a GeError naming it.
   3. Put the model's parts (plan, UDF payloads, weights, libraries, executables) into the object
@@ -38,10 +38,10 @@ from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 from dfir.core.errors import GeError
 from dfir.om.plan import Plan
 from dfir.runtime import channels
-from dfir.runtime.host import ModelParts
-from dfir.runtime.process_scheduler import DRIVER_BELL, ProcessScheduler, Wiring, plan_wiring
-from dfir.runtime.servers import Server
-from dfir.runtime.scheduler import Source
+from dfir.runtime.driver.process_scheduler import DRIVER_BELL, ProcessScheduler, Wiring, plan_wiring
+from dfir.runtime.driver.servers import Server
+from dfir.runtime.funcs import Source
+from dfir.runtime.worker.host import ModelParts
 
 RELAY_BATCH = 64            # messages one relay call carries at most
 POLL_MS = 200               # how long a pull waits for messages before it looks at the model again

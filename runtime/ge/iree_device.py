@@ -1,6 +1,6 @@
 """The IREE devices of this process, and the executables loaded on them.
 
-Each worker process is one logical device (runtime/worker.py), so each process keeps, per IREE
+Each worker process is one logical device (runtime/worker/executor.py), so each process keeps, per IREE
 driver and thread count, one runtime instance and HAL device (`device_for`), and per executable
 (by SHA-256), device and thread count one loaded module (`loaded_module`), whatever number of
 nodes run it. The state belongs to the process that made it: a forked worker starts its own
@@ -47,7 +47,7 @@ import numpy as np
 
 from dfir.core.errors import GeError
 from dfir.om.plan import IREE_PARAMETER_SCOPE, device_id
-from dfir.runtime.ge_runner import available_cores
+from dfir.runtime.ge.graph_runner import available_cores
 
 __all__ = ["CPU_DRIVER", "TASK_DRIVER", "DeviceModule", "cpu_threads", "device_for", "loaded_module",
            "parameters_module", "share_one_malloc_arena"]

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import numpy as np
-from dfir.runtime.kernels.kernel import Kernel
+from dfir.runtime.ge.kernels.kernel import Kernel
 
 
 def _batch_norm(args, attrs):

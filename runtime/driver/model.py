@@ -18,15 +18,15 @@ from dfir.core.flow_info import FlowFlag, FlowInfo
 from dfir.core.messages import Kind, Message, TransactionMeta, transaction_fields
 from dfir.core.tensor import Tensor
 from dfir.om.plan import Input, Plan
-from dfir.runtime.batching import with_batch_nodes
-from dfir.runtime import host
-from dfir.runtime.input_check import FedInputChecks
-from dfir.runtime.iree_device import share_one_malloc_arena
 from dfir.runtime.channels import READY, TIMEOUT
-from dfir.runtime.process_scheduler import PortResults, ProcessScheduler, SchedulerFailed, plan_wiring
-from dfir.runtime.scheduler import SchedulerClosed
-from dfir.runtime.servers import check_local, plan_servers
-from dfir.runtime.status import FEED_TIMEOUT, FETCH_TIMEOUT, PARAM_INVALID, SUCCESS, RetCode
+from dfir.runtime.driver.input_check import FedInputChecks
+from dfir.runtime.driver.process_scheduler import PortResults, ProcessScheduler, SchedulerFailed, plan_wiring
+from dfir.runtime.driver.servers import check_local, plan_servers
+from dfir.runtime.driver.status import FEED_TIMEOUT, FETCH_TIMEOUT, PARAM_INVALID, SUCCESS, RetCode
+from dfir.runtime.funcs import SchedulerClosed
+from dfir.runtime.ge.iree_device import share_one_malloc_arena
+from dfir.runtime.worker import host
+from dfir.runtime.worker.batching import with_batch_nodes
 
 share_one_malloc_arena()  # before any model's threads and workers exist (see its docstring)
 
@@ -39,7 +39,7 @@ class RuntimeModel:
     """A running plan (docs/execution-plan.md: a `Plan`, or its JSON, validated) with its UDF
     payloads, GE weights, C++ UDF libraries (`so_bins`) and IREE executables (`executables`).
 
-    Worker processes, one per logical device (runtime/process_scheduler.py), start here;
+    Worker processes, one per logical device (runtime/driver/process_scheduler.py), start here;
     `close()` (or leaving a `with` block, garbage collection or interpreter exit) stops them.
     Every call after `close()` raises GeError. `channel_depth` (default: the plan's, which the
     option `dfir.runtime.channel_depth` sets) bounds each channel; see `feed_data`.
@@ -392,7 +392,7 @@ def _scheduler(name: str, parts: host.ModelParts, depth: int,
                            resource_config)
     if parts.plan.cluster.kind == "ray" and servers:
         try:
-            from dfir.runtime.ray_cluster import RayScheduler  # lazy: Ray is optional (dfir[ray]) and slow to import
+            from dfir.runtime.driver.ray_cluster import RayScheduler  # lazy: Ray is optional (dfir[ray]) and slow to import
         except ImportError as error:
             raise GeError(f"the option dfir.runtime.cluster=ray needs Ray ({error}): pip install 'dfir[ray]'",
                           "dfir.load", {"option": "dfir.runtime.cluster"}) from None

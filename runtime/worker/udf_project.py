@@ -43,8 +43,9 @@ from dfir.frontend.flow_func.wrappers import exception_text, find_proc, user_fra
 from dfir.frontend.udf.config import host_resource_type
 from dfir.frontend.udf.sources import content_folder, load_project_class
 from dfir.om.plan import CppProject, Func, GeGraph, Node, Plan, PyProject, SoBin, device_id
+from dfir.om.plan import DEFAULT_CHANNEL_DEPTH
 from dfir.runtime import _native
-from dfir.runtime.scheduler import DEFAULT_CHANNEL_DEPTH, Cancelled, FuncSpec, OutputSet
+from dfir.runtime.funcs import Cancelled, FuncSpec, OutputSet
 
 RunnerFactory = Callable[[GeGraph, Any], Any]  # (ge_graphs entry, weights) -> object with .run(arrays)
 _NO_TRANSACTION = TransactionMeta()  # a call's transaction until it has read an input
@@ -96,7 +97,7 @@ def _specs(pp: PyProject | CppProject, make_call: Callable[[Func], "ProjectCall"
 class Closures:
     """The GE graphs and sub-FlowGraphs a node's UDF may run with `run_flow_model(key, ...)`, by
     key: a GE graph runs on the caller's thread, a sub-FlowGraph on its nodes
-    (`dfir.runtime.flow_closures`)."""
+    (`dfir.runtime.worker.flow_closures`)."""
 
     def __init__(self, runners: dict[str, tuple[str, Any]], flows: Mapping[str, Any] | None = None):
         self._runners = runners  # key -> (graph name, runner)

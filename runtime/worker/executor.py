@@ -1,6 +1,6 @@
 """A device worker: the process that runs one logical device's nodes (see docs/runtime.md).
 
-The driver (`dfir.runtime.process_scheduler`) forks one worker per device of the plan once the
+The driver (`dfir.runtime.driver.process_scheduler`) forks one worker per device of the plan once the
 model's region exists; the child inherits the loaded `.om` (plan, UDF payloads, weights, all
 mapped, not copied) and the region, and calls `run_worker`, which never returns:
 
@@ -55,9 +55,9 @@ from dfir.frontend.flow_func.status import FLOW_FUNC_FAILED
 from dfir.om.plan import Align
 from dfir.runtime import _native, channels
 from dfir.runtime.alignment import ChannelAligner, Unaligned
-from dfir.runtime.flow_closures import ClosureWiring, FlowClosurePorts
-from dfir.runtime.host import InstanceRef, UdfCall
-from dfir.runtime.scheduler import Cancelled, FuncSpec, NodeSpec, OutputSet, Source, check_funcs
+from dfir.runtime.funcs import Cancelled, FuncSpec, NodeSpec, OutputSet, Source, check_funcs
+from dfir.runtime.worker.flow_closures import ClosureWiring, FlowClosurePorts
+from dfir.runtime.worker.host import InstanceRef, UdfCall
 
 MAX_BATCH = 64                 # input sets a plain func takes per wake-up
 POOL_ABOVE = 64                # lean chains a device runs on a thread each; more share a FiringPool
@@ -133,7 +133,7 @@ class DeviceWiring:
     worker_bells: tuple[int, ...]
     instance_nums: tuple[int, ...]
     aligns: tuple[Align | None, ...]
-    closures: tuple[ClosureWiring, ...] = ()  # the plan's flow closures (runtime/flow_closures.py)
+    closures: tuple[ClosureWiring, ...] = ()  # the plan's flow closures (runtime/worker/flow_closures.py)
 
 
 def run_worker(region, wiring: DeviceWiring, worker: int, units: Sequence[int], build: NodeBuilder,

@@ -5,7 +5,7 @@ value for a maximum, the largest for a minimum, -inf for a log of a sum."""
 from __future__ import annotations
 
 import numpy as np
-from dfir.runtime.kernels.kernel import Kernel
+from dfir.runtime.ge.kernels.kernel import Kernel
 
 from dfir.core.errors import GeError
 

@@ -4,7 +4,7 @@ A `py_udf` node becomes one `FuncSpec` per entry point of its `UdfPayload` (the 
 methods of one class instance built here, once per node); a `ge_graph` node becomes one func that
 runs the graph with `GeGraphRunner` (the reference kernels), `OrtGraphRunner` (its ONNX model on
 onnxruntime) or, for a graph compiled by IREE, `IreeGraphRunner` on the node instance's device; a `py_project` / `cpp_project` node (a UDF project) gets its
-funcs from `dfir.runtime.udf_project`. Each func converts input messages to the values the user
+funcs from `dfir.runtime.worker.udf_project`. Each func converts input messages to the values the user
 code expects, calls it, and turns what it returns (or raises) into output messages of the same
 transaction — see `UdfCall` and `GeGraphCall` for the exact rules.
 """
@@ -22,12 +22,12 @@ from dfir.frontend.flow_func.status import FLOW_FUNC_FAILED
 from dfir.frontend.flow_func.wrappers import user_frames
 from dfir.om.plan import (ClosureRef, CppProject, DataRef, Executable, GeGraph, GraphPoint, Node, Plan, PyProject,
                           PyUdf, Ref)
-from dfir.runtime.batching import BatchPoint, batch_funcs, with_batch_nodes
-from dfir.runtime.ge_runner import GeGraphRunner
-from dfir.runtime.iree_runner import IreeGraphRunner
-from dfir.runtime.ort_runner import OrtGraphRunner
-from dfir.runtime.scheduler import FuncSpec, InputStream, NodeSpec, OutputSet, Source
-from dfir.runtime.udf_project import ExceptionBoard, ProjectEnv, project_funcs
+from dfir.runtime.funcs import FuncSpec, InputStream, NodeSpec, OutputSet, Source
+from dfir.runtime.ge.graph_runner import GeGraphRunner
+from dfir.runtime.ge.iree_runner import IreeGraphRunner
+from dfir.runtime.ge.ort_runner import OrtGraphRunner
+from dfir.runtime.worker.batching import BatchPoint, batch_funcs, with_batch_nodes
+from dfir.runtime.worker.udf_project import ExceptionBoard, ProjectEnv, project_funcs
 
 RunnerFactory = Callable[[GeGraph, Any], Any]  # (ge_graphs entry, weights) -> object with .run(arrays)
 CompiledGraph = tuple[Executable, "bytes | memoryview"]  # an `executables` entry and its partition
@@ -117,7 +117,7 @@ def _source(ref: Ref) -> Source:
 
 class _PickledPayloads(Sequence):
     """The model's UDF payloads as `UdfPayload`s, each unpickled when a py_udf node first needs it
-    (a UDF project's payload is packed sources, read by runtime/udf_project.py instead)."""
+    (a UDF project's payload is packed sources, read by runtime/worker/udf_project.py instead)."""
 
     def __init__(self, blobs: Sequence[bytes | memoryview]):
         self._blobs = blobs

@@ -18,8 +18,8 @@ import numpy as np
 from dfir.core import data_type as dt
 from dfir.core.errors import GeError
 from dfir.om.plan import GeGraph
-from dfir.runtime.ge_runner import checked_inputs, checked_output_size, weight_view
-from dfir.runtime.iree_device import loaded_module
+from dfir.runtime.ge.graph_runner import checked_inputs, checked_output_size, weight_view
+from dfir.runtime.ge.iree_device import loaded_module
 
 __all__ = ["IreeGraphRunner"]
 

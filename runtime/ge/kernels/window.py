@@ -7,7 +7,7 @@ import math
 from typing import Any, Mapping, Sequence
 
 import numpy as np
-from dfir.runtime.kernels.kernel import Kernel
+from dfir.runtime.ge.kernels.kernel import Kernel
 
 from dfir.core.errors import GeError
 from dfir.core.shape_arith import Window

@@ -10,7 +10,7 @@ window larger than its padded input) is a GeError saying which.
 """
 from __future__ import annotations
 
-from dfir.runtime.kernels import (
+from dfir.runtime.ge.kernels import (
     activation,
     contraction,
     elementwise,
@@ -21,7 +21,7 @@ from dfir.runtime.kernels import (
     resize,
     window,
 )
-from dfir.runtime.kernels.kernel import Kernel
+from dfir.runtime.ge.kernels.kernel import Kernel
 
 __all__ = ["KERNELS", "Kernel"]
 

@@ -30,7 +30,7 @@ from dfir.core.flow_info import FlowFlag
 from dfir.core.messages import Kind, Message
 from dfir.frontend.flow_func.status import FLOW_FUNC_ERR_PARAM_INVALID
 from dfir.om.plan import Node, NodeRef, Plan
-from dfir.runtime.scheduler import FuncSpec, OutputSet
+from dfir.runtime.funcs import FuncSpec, OutputSet
 
 FUNC_NAME = "batch"
 ENDS_BATCH = FlowFlag.DATA_FLOW_FLAG_EOS | FlowFlag.DATA_FLOW_FLAG_SEG

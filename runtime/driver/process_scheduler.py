@@ -1,8 +1,8 @@
 """`ProcessScheduler`: runs an execution plan as one worker process per logical device.
 
-Frontends call it as they call `dfir.runtime.scheduler.Scheduler`: `submit` (one transaction's
+Frontends call it as they call `dfir.runtime.funcs.Scheduler`: `submit` (one transaction's
 graph inputs), `fetch` (one message from each selected graph output), `close` and `closed`;
-node-to-node delivery happens inside the workers (`runtime/worker.py`, `DeviceExecutor.deliver`).
+node-to-node delivery happens inside the workers (`runtime/worker/executor.py`, `DeviceExecutor.deliver`).
 
 Algorithm:
   1. `plan_wiring` reads each node's deployment (`instances`, `dispatch`, `align`; absent: one
@@ -46,13 +46,14 @@ from typing import Any, Callable, Collection, NamedTuple, Sequence
 from dfir.core import collector
 from dfir.core.errors import GeError
 from dfir.core.messages import Message, TransactionMeta
-from dfir.om.plan import Align, CppProject, Node, Plan
-from dfir.runtime import _native, channels, host
+from dfir.om.plan import DEFAULT_CHANNEL_DEPTH, Align, CppProject, Node, Plan
+from dfir.runtime import _native, channels
 from dfir.runtime.alignment import active
-from dfir.runtime.flow_closures import ClosureWiring
-from dfir.runtime.output_pairing import OutputPairing
-from dfir.runtime.scheduler import DEFAULT_CHANNEL_DEPTH, NodeSpec, SchedulerClosed, Source
-from dfir.runtime.worker import EXIT_FATAL, DeviceWiring, NodeBuilder, Targets, run_worker
+from dfir.runtime.driver.output_pairing import OutputPairing
+from dfir.runtime.funcs import NodeSpec, SchedulerClosed, Source
+from dfir.runtime.worker import host
+from dfir.runtime.worker.executor import EXIT_FATAL, DeviceWiring, NodeBuilder, Targets, run_worker
+from dfir.runtime.worker.flow_closures import ClosureWiring
 
 # ACL_ERROR_GE_INTERNAL_ERROR: a transaction lost because the worker running it died.
 WORKER_FAILED = 545000
@@ -198,7 +199,7 @@ class ProcessScheduler:
                  arena_bytes: int = DEFAULT_ARENA_BYTES, workers: Collection[int] | None = None,
                  wiring: Wiring | None = None):
         """`workers`: the indexes (into `devices`) of the workers this process forks (default:
-        all); the others run elsewhere (runtime/ray_cluster.py relays their channels).
+        all); the others run elsewhere (runtime/driver/ray_cluster.py relays their channels).
         `wiring`: `plan_wiring(plan, name, depth)` when the caller has it already."""
         self.name = name
         self._wiring = wiring or plan_wiring(plan, name, depth)
@@ -393,7 +394,7 @@ class ProcessScheduler:
 
     def _paired(self, chosen: Sequence[int]) -> bool:
         """Whether a fetch of the output channels `chosen` pairs them by transaction
-        (runtime/output_pairing.py): the graph aligns its inputs and several outputs are fetched."""
+        (runtime/driver/output_pairing.py): the graph aligns its inputs and several outputs are fetched."""
         return self._output_align is not None and len(chosen) > 1
 
     def _fetch_paired(self, indexes: Sequence[int], chosen: list[int], deadline: float | None) -> list[Message]:

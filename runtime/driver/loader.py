@@ -11,7 +11,7 @@ from dfir.om.keys import trusted_keys as trusted_keys_of
 from dfir.om.plan import Plan
 from dfir.om.schema import HEADER_SIZE, PartitionType
 from dfir.om.signature import verify_signature
-from dfir.runtime.model import RuntimeModel
+from dfir.runtime.driver.model import RuntimeModel
 from dfir.runtime.om import read_om
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from dfir.runtime.kernels.kernel import Kernel
+from dfir.runtime.ge.kernels.kernel import Kernel
 
 
 def _param(x: np.ndarray, attrs, name: str):
