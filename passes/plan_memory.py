@@ -18,10 +18,12 @@ Algorithm, per graph:
 1. Step i is the i-th op of the block; a value lives from the step defining it to the step of
    its last use (the graph's outputs are used at the final step).
 2. Each tensor op result becomes, in order:
-   - a view (ops in `VIEW_OPS`): it joins its operand's buffer, which then lives as long as it;
+   - a view (an op with the `View` trait): it joins its operand's buffer, which then lives as long
+     as it;
    - fresh memory: graph outputs (the caller keeps them), unbounded values, empty values;
-   - in place (ops in `ELEMENTWISE_OPS`): it joins the buffer of an operand whose buffer dies
-     at this very step (no later use of any value in it), growing it if needed;
+   - in place (an op with the `InPlace` trait, which every element-wise op that is not a view
+     declares): it joins the buffer of an operand whose buffer dies at this very step (no later use
+     of any value in it), growing it if needed;
    - otherwise a new buffer of its upper bound in bytes, rounded up to `alignment`.
 3. Lower bound: the largest sum of the sizes of the buffers live at one step.
 4. Offsets: greedy best fit in some order: each buffer goes into the smallest gap (left by the
@@ -42,6 +44,7 @@ from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
 
 from dfir.dialects import ge
+from dfir.dialects.ge.traits import InPlace, View
 from dfir.dialects.ge_plan_attrs import SlotAttr
 from dfir.passes.plan_output_size import max_bytes
 
@@ -52,15 +55,11 @@ SLOTS_ATTR = "slots"
 ARENA_ATTR = "arena_bytes"
 LOWER_BOUND_ATTR = "arena_lower_bound"
 
-VIEW_OPS = frozenset({"ge.reshape", "ge.squeeze", "ge.unsqueeze", "ge.flatten", "ge.identity",
-                      "ge.transpose", "ge.slice", "ge.split"})
-"""Ops whose results are their first operand's memory seen another way (numpy views)."""
+VIEW_OPS = frozenset(op.name for op in ge.GE.operations if op.has_trait(View))
+"""The names of the ops with the `View` trait (for reports and tests; the planner asks the op)."""
 
-ELEMENTWISE_OPS = frozenset({
-    "ge.add", "ge.sub", "ge.mul", "ge.div", "ge.pow", "ge.maximum", "ge.minimum", "ge.relu",
-    "ge.sqrt", "ge.exp", "ge.log", "ge.tanh", "ge.sigmoid", "ge.gelu", "ge.erf", "ge.cast",
-})
-"""Ops that read each operand element only to compute output elements: safe to run in place."""
+ELEMENTWISE_OPS = frozenset(op.name for op in ge.GE.operations if op.has_trait(InPlace))
+"""The names of the ops with the `InPlace` trait (for reports and tests; the planner asks the op)."""
 
 
 @dataclass(eq=False)
@@ -131,7 +130,7 @@ class _Planner:
 
     def _place(self, op: Operation, result: SSAValue) -> _Buffer | None:
         at = self.step[op]
-        if op.name in VIEW_OPS:
+        if op.has_trait(View):
             self.views += 1
             self.kind_of[result] = "view"
             source = self.buffer_of.get(op.operands[0])
@@ -145,7 +144,7 @@ class _Planner:
             self.kind_of[result] = "fresh"
             return None
         self.kind_of[result] = "arena"
-        host = self._dying_operand_buffer(op, at) if op.name in ELEMENTWISE_OPS else None
+        host = self._dying_operand_buffer(op, at) if op.has_trait(InPlace) else None
         if host is not None:
             self.in_place += 1
             host.size = max(host.size, self._aligned(size))

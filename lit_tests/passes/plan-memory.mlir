@@ -109,3 +109,31 @@ ge.graph @aligned {
   %d = ge.matmul %c, %w : (!ge.tensor<[3, 3], f32>, !ge.tensor<[3, 3], f32>) -> !ge.tensor<[3, 3], f32>
   ge.output %d : !ge.tensor<[3, 3], f32>
 }
+
+// In place is a trait of the op, whatever its family: the activation, the negation and the select
+// run in the matmul's slot; the greater cannot (its operand %f is read again by the select) and
+// gets a slot of its own for 1:8 x 16 i1; bit casts are views.
+// CHECK-LABEL: ge.graph @any_family_in_place attributes {arena_bytes = 640 : i64, arena_lower_bound = 640 : i64}
+// CHECK:         %h = ge.matmul %x, %w {slots = [#ge.slot<0, 512>]}
+// CHECK-NEXT:    %l = ge.leaky_relu %h alpha 1.000000e-01 {slots = [#ge.slot<0, 512>]}
+// CHECK-NEXT:    %n = ge.neg %l {slots = [#ge.slot<0, 512>]}
+// CHECK-NEXT:    %b = ge.bitcast %n to i32 {slots = [#ge.slot<view>]}
+// CHECK-NEXT:    %f = ge.bitcast %b to f32 {slots = [#ge.slot<view>]}
+// CHECK-NEXT:    %g = ge.greater %f, %z {slots = [#ge.slot<512, 128>]}
+// CHECK-NEXT:    %s = ge.select %g, %f, %z {slots = [#ge.slot<0, 512>]}
+// CHECK-NEXT:    %o = ge.matmul %s, %v {slots = [#ge.slot<fresh>]}
+ge.graph @any_family_in_place {
+  %x = ge.data 0 "x" : !ge.tensor<[1:8, 4], f32>
+  %w = ge.const dense<1.0> : tensor<4x16xf32>
+  %z = ge.const dense<0.0> : tensor<16xf32>
+  %v = ge.const dense<1.0> : tensor<16x4xf32>
+  %h = ge.matmul %x, %w : (!ge.tensor<[1:8, 4], f32>, !ge.tensor<[4, 16], f32>) -> !ge.tensor<[1:8, 16], f32>
+  %l = ge.leaky_relu %h alpha 1.000000e-01 : !ge.tensor<[1:8, 16], f32>
+  %n = ge.neg %l : !ge.tensor<[1:8, 16], f32>
+  %b = ge.bitcast %n to i32 : !ge.tensor<[1:8, 16], f32> -> !ge.tensor<[1:8, 16], i32>
+  %f = ge.bitcast %b to f32 : !ge.tensor<[1:8, 16], i32> -> !ge.tensor<[1:8, 16], f32>
+  %g = ge.greater %f, %z : (!ge.tensor<[1:8, 16], f32>, !ge.tensor<[16], f32>) -> !ge.tensor<[1:8, 16], i1>
+  %s = ge.select %g, %f, %z : (!ge.tensor<[1:8, 16], i1>, !ge.tensor<[1:8, 16], f32>, !ge.tensor<[16], f32>) -> !ge.tensor<[1:8, 16], f32>
+  %o = ge.matmul %s, %v : (!ge.tensor<[1:8, 16], f32>, !ge.tensor<[16, 4], f32>) -> !ge.tensor<[1:8, 4], f32>
+  ge.output %o : !ge.tensor<[1:8, 4], f32>
+}
