@@ -1,1 +1,364 @@
-// channel_io
+// Channel I/O (runtime/native/channel_io.h): all-or-nothing puts of records and local objects,
+// takes of whole sets, and what a consumer reads off the next set.
+#include "channel_io.h"
+
+#include <doctest/doctest.h>
+
+#include <cstring>
+#include <set>
+#include <thread>
+#include <vector>
+
+#include "helpers.h"
+
+using dfir::rt::AwaitSets;
+using dfir::rt::ChannelKind;
+using dfir::rt::ChannelSpec;
+using dfir::rt::Deadline;
+using dfir::rt::MessageRecord;
+using dfir::rt::PendingPut;
+using dfir::rt::Region;
+using dfir::rt::RegionLayout;
+using dfir::rt::SetsReady;
+using dfir::rt::Taken;
+using dfir::rt::TakeSets;
+using dfir::rt::TransactionLedger;
+using dfir::rt::WaitStatus;
+using dfir::testing::CountingScope;
+using dfir::testing::Pattern;
+using dfir::testing::RecordOf;
+
+namespace {
+
+// Counts the references local channels take and drop.
+class CountingObjects : public dfir::rt::LocalObjects {
+ public:
+  void Retain(void* object) override { retained.insert(object); }
+  void Release(void* object) override { released.insert(object); }
+  std::multiset<void*> retained;
+  std::multiset<void*> released;
+};
+
+// Shared channels 0 and 1 (doorbells 0 and 1), local channel 2 (doorbell 2), all of `capacity`.
+std::shared_ptr<Region> MixedRegion(uint32_t capacity) {
+  RegionLayout layout;
+  layout.bells = 3;
+  layout.channels = {ChannelSpec{ChannelKind::kShared, capacity, 0}, ChannelSpec{ChannelKind::kShared, capacity, 1},
+                     ChannelSpec{ChannelKind::kLocal, capacity, 2}};
+  layout.workers = 1;
+  layout.arena_bytes = 1 << 20;
+  return Region::Create(layout, "dfir-channel-io-test");
+}
+
+// Takes `sets` sets of `channels`, returning the transaction ids as taken (set by set) and
+// giving the bodies back.
+std::vector<uint64_t> TakeIds(Region& region, const std::vector<uint32_t>& channels, uint64_t sets) {
+  std::vector<uint64_t> ids;
+  TakeSets(region, channels, sets, [&](size_t, const Taken& message) {
+    ids.push_back(message.record->transaction_id);
+    dfir::rt::ReleaseBody(region, *message.record);
+  });
+  return ids;
+}
+
+}  // namespace
+
+TEST_SUITE("channel_io") {
+
+TEST_CASE("a put lands on every channel, in order, and rings each consumer") {
+  auto region = MixedRegion(4);
+  CountingScope scope;
+  CountingObjects objects;
+  dfir::rt::BodyWriter writer(*region, Deadline::AfterMs(1000), scope);
+  CHECK(dfir::rt::IsShared(*region, 0));
+  CHECK_FALSE(dfir::rt::IsShared(*region, 2));
+  int object = 0;
+  std::thread consumer([&] {
+    CHECK(region->WaitForMessages({0, 1}, 1, Deadline::AfterMs(20000)) == WaitStatus::kReady);
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  {
+    PendingPut put(*region);
+    put.Add(0, RecordOf(1, Pattern(1000, 1), writer));
+    put.Add(1, RecordOf(1, Pattern(10, 2), writer));
+    put.Add(0, RecordOf(2, Pattern(10, 3), writer));
+    put.AddLocal(2, &object);
+    CHECK(put.Push(Deadline::AfterMs(1000), scope, objects) == WaitStatus::kReady);
+  }
+  consumer.join();
+  CHECK(scope.entered == 1);  // the copy into a block; no wait for room
+  CHECK(objects.retained.count(&object) == 1);
+  CHECK(dfir::rt::WaitingTransactions(*region, 0) == std::vector<uint64_t>{1, 2});
+  CHECK(dfir::rt::WaitingTransactions(*region, 1) == std::vector<uint64_t>{1});
+  CHECK_THROWS_WITH_AS(dfir::rt::WaitingTransactions(*region, 2), "channel 2 is local", dfir::rt::RuntimeError);
+  CHECK(region->arena().Stats().live_blocks == 1);  // the pushed record holds its body
+  std::vector<void*> taken_objects;
+  TakeSets(*region, {0, 1, 2}, 1, [&](size_t i, const Taken& message) {
+    if (i == 2) {
+      CHECK(message.record == nullptr);
+      taken_objects.push_back(message.object);
+    } else {
+      REQUIRE(message.record != nullptr);
+      CHECK(dfir::rt::BodyOf(*region, *message.record)[5] == Pattern(1000, i == 0 ? 1 : 2)[5]);
+      dfir::rt::ReleaseBody(*region, *message.record);
+    }
+  });
+  CHECK(taken_objects == std::vector<void*>{&object});
+  CHECK(region->arena().Stats().live_blocks == 0);
+  CHECK(objects.released.empty());  // the taker took the local reference over
+}
+
+TEST_CASE("all or nothing: one full channel and nothing is put, the bodies are given back") {
+  auto region = MixedRegion(1);
+  CountingScope scope;
+  CountingObjects objects;
+  dfir::rt::BodyWriter writer(*region, Deadline::AfterMs(1000), scope);
+  TransactionLedger ledger(16);
+  {
+    PendingPut first(*region);
+    first.Add(1, RecordOf(1, Pattern(10, 1), writer));
+    REQUIRE(first.Push(Deadline::AfterMs(0), scope, objects) == WaitStatus::kReady);  // channel 1 now full
+  }
+  PendingPut put(*region);
+  put.Add(0, RecordOf(2, Pattern(5000, 1), writer));
+  put.Add(1, RecordOf(2, Pattern(5000, 2), writer));
+  put.OpenOnPush(ledger, dfir::testing::Transaction(2));
+  CHECK(region->arena().Stats().live_blocks == 2);
+  scope = CountingScope();
+  CHECK(put.Push(Deadline::AfterMs(20), scope, objects) == WaitStatus::kTimeout);
+  CHECK(scope.entered == 1);  // the wait for room
+  CHECK(region->ring(0).size() == 0);
+  CHECK(region->ring(1).size() == 1);
+  CHECK(region->arena().Stats().live_blocks == 0);
+  CHECK(ledger.open() == 0);  // a put that did not happen opens nothing
+}
+
+TEST_CASE("a put waits for room its consumer makes, then opens its transaction before anyone sees it") {
+  auto region = MixedRegion(1);
+  CountingScope scope;
+  CountingObjects objects;
+  dfir::rt::BodyWriter writer(*region, Deadline::AfterMs(1000), scope);
+  TransactionLedger ledger(16);
+  {
+    PendingPut first(*region);
+    first.Add(0, RecordOf(1, Pattern(10, 1), writer));
+    REQUIRE(first.Push(Deadline::AfterMs(0), scope, objects) == WaitStatus::kReady);
+  }
+  std::thread consumer([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    CHECK(TakeIds(*region, {0}, 1) == std::vector<uint64_t>{1});  // wakes the producer
+  });
+  PendingPut put(*region);
+  put.Add(0, RecordOf(2, Pattern(10, 1), writer));
+  put.OpenOnPush(ledger, dfir::testing::Transaction(2));
+  CHECK(put.Push(Deadline::AfterMs(20000), scope, objects) == WaitStatus::kReady);
+  consumer.join();
+  CHECK(ledger.open() == 1);
+  CHECK(dfir::rt::WaitingTransactions(*region, 0) == std::vector<uint64_t>{2});
+  dfir::rt::SettleNextSet(*region, {0}, ledger);
+  CHECK(ledger.open() == 0);
+  TakeIds(*region, {0}, 1);
+}
+
+TEST_CASE("AddAgain: the same record for one more channel, one more reference to its body") {
+  auto region = MixedRegion(4);
+  CountingScope scope;
+  CountingObjects objects;
+  dfir::rt::BodyWriter writer(*region, Deadline::AfterMs(1000), scope);
+  PendingPut put(*region);
+  int keys[20];
+  put.Add(0, RecordOf(7, Pattern(3000, 9), writer), &keys[0]);
+  CHECK(put.AddAgain(1, &keys[0]));
+  CHECK_FALSE(put.AddAgain(1, &keys[1]));
+  CHECK(region->arena().Stats().live_blocks == 1);
+  REQUIRE(put.Push(Deadline::AfterMs(0), scope, objects) == WaitStatus::kReady);
+  std::vector<uint64_t> blocks;
+  TakeSets(*region, {0, 1}, 1, [&](size_t, const Taken& message) { blocks.push_back(message.record->block); });
+  REQUIRE(blocks.size() == 2);
+  CHECK(blocks[0] == blocks[1]);
+  CHECK(region->arena().References(blocks[0]) == 2);
+  region->arena().Release(blocks[0]);
+  region->arena().Release(blocks[0]);
+  CHECK(region->arena().Stats().live_blocks == 0);
+  // Past 16 keys the records are found through an index.
+  PendingPut many(*region);
+  for (int k = 0; k < 20; ++k) many.Add(0, RecordOf(100 + k, Pattern(5, 1), writer), &keys[k]);
+  CHECK(many.AddAgain(1, &keys[3]));
+  CHECK(many.AddAgain(1, &keys[19]));
+  int stranger = 0;
+  CHECK_FALSE(many.AddAgain(1, &stranger));
+}
+
+TEST_CASE("a put never pushed gives its bodies back when destroyed") {
+  auto region = MixedRegion(4);
+  CountingScope scope;
+  dfir::rt::BodyWriter writer(*region, Deadline::AfterMs(1000), scope);
+  {
+    PendingPut put(*region);
+    put.Add(0, RecordOf(1, Pattern(4000, 1), writer), &scope);
+    put.AddAgain(1, &scope);
+    CHECK(region->arena().Stats().live_blocks == 1);
+  }
+  CHECK(region->arena().Stats().live_blocks == 0);
+}
+
+TEST_CASE("a put without ringing leaves its consumer's doorbell for RingConsumers") {
+  auto region = MixedRegion(4);
+  CountingScope scope;
+  CountingObjects objects;
+  dfir::rt::BodyWriter writer(*region, Deadline::AfterMs(1000), scope);
+  dfir::rt::EventCount& bell = region->bell(0);
+  uint32_t key = dfir::rt::BeginWait(bell);  // a consumer announced itself
+  PendingPut put(*region);
+  put.Add(0, RecordOf(1, Pattern(5, 1), writer));
+  REQUIRE(put.Push(Deadline::AfterMs(0), scope, objects, /*ring=*/false) == WaitStatus::kReady);
+  CHECK(bell.epoch.load() == key);
+  dfir::rt::RingConsumers(*region, {0, 0});
+  CHECK(bell.epoch.load() == key + 1);  // once, however often the channel is named
+  dfir::rt::CancelWait(bell);
+  TakeIds(*region, {0}, 1);
+}
+
+TEST_CASE("an empty put is ready at once and opens nothing") {
+  auto region = MixedRegion(1);
+  CountingScope scope;
+  CountingObjects objects;
+  TransactionLedger ledger(4);
+  PendingPut put(*region);
+  put.OpenOnPush(ledger, dfir::testing::Transaction(1));
+  CHECK(put.Push(Deadline::AfterMs(0), scope, objects) == WaitStatus::kReady);
+  CHECK(ledger.open() == 0);
+}
+
+TEST_CASE("AwaitSets counts whole sets up to a limit, and waits for one") {
+  auto region = MixedRegion(8);
+  CountingScope scope;
+  CountingObjects objects;
+  dfir::rt::BodyWriter writer(*region, Deadline::AfterMs(1000), scope);
+  SetsReady none = AwaitSets(*region, {0, 1}, 0, 8, Deadline::AfterMs(10), scope);
+  CHECK(none.status == WaitStatus::kTimeout);
+  CHECK(none.sets == 0);
+  CHECK(scope.entered == 1);
+  for (uint64_t id = 1; id <= 3; ++id) {
+    PendingPut put(*region);
+    put.Add(0, RecordOf(id, Pattern(5, 1), writer));
+    if (id != 3) put.Add(1, RecordOf(id, Pattern(5, 2), writer));
+    REQUIRE(put.Push(Deadline::AfterMs(0), scope, objects) == WaitStatus::kReady);
+  }
+  CHECK(AwaitSets(*region, {0, 1}, 0, 8, Deadline::AfterMs(0), scope).sets == 2);
+  CHECK(AwaitSets(*region, {0, 1}, 0, 1, Deadline::AfterMs(0), scope).sets == 1);
+  CHECK(AwaitSets(*region, {0}, 0, 8, Deadline::AfterMs(0), scope).sets == 3);
+  CHECK(TakeIds(*region, {0, 1}, 2) == std::vector<uint64_t>{1, 1, 2, 2});
+  std::thread producer([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    PendingPut put(*region);
+    put.Add(1, RecordOf(3, Pattern(5, 2), writer));
+    put.Push(Deadline::AfterMs(1000), scope, objects);
+  });
+  SetsReady one = AwaitSets(*region, {0, 1}, 1, 8, Deadline::AfterMs(20000), scope);
+  producer.join();
+  CHECK(one.status == WaitStatus::kReady);
+  CHECK(one.sets == 1);
+  CHECK(TakeIds(*region, {0, 1}, 1) == std::vector<uint64_t>{3, 3});
+  region->Close();
+  CHECK(AwaitSets(*region, {0, 1}, 1, 8, Deadline::Forever(), scope).status == WaitStatus::kClosed);
+}
+
+TEST_CASE("taking a message that is not there is a RuntimeError") {
+  auto region = MixedRegion(4);
+  CHECK_THROWS_WITH_AS(TakeIds(*region, {1}, 1),
+                       "channel 1 lost a ready message: another consumer took it (a channel has one consumer)",
+                       dfir::rt::RuntimeError);
+}
+
+TEST_CASE("NextSetIsPlainTensors and SettleNextSet read the next set in place") {
+  auto region = MixedRegion(4);
+  CountingScope scope;
+  CountingObjects objects;
+  dfir::rt::BodyWriter writer(*region, Deadline::AfterMs(1000), scope);
+  constexpr dfir::rt::MessageKind kTensor = 1;
+  auto tensor = [&](uint64_t id) {
+    MessageRecord record;
+    dfir::rt::WriteHeader(dfir::testing::Transaction(id), kTensor, 0, 0, 0, record);
+    dfir::rt::ArrayLayout layout;
+    layout.dtype_num = 5;
+    layout.ndim = 1;
+    layout.shape[0] = 1;
+    int32_t value = static_cast<int32_t>(id);
+    REQUIRE(writer.WriteArray(layout, &value, sizeof value, 0, record));
+    return record;
+  };
+  PendingPut put(*region);
+  put.Add(0, tensor(1));
+  put.Add(1, tensor(1));
+  put.Add(0, tensor(2));
+  put.Add(1, tensor(3));
+  REQUIRE(put.Push(Deadline::AfterMs(0), scope, objects) == WaitStatus::kReady);
+  CHECK(dfir::rt::NextSetIsPlainTensors(*region, {0, 1}, kTensor));
+  CHECK_FALSE(dfir::rt::NextSetIsPlainTensors(*region, {0, 1}, kTensor + 1));
+  CHECK_FALSE(dfir::rt::NextSetIsPlainTensors(*region, {0, 2}, kTensor));  // a local channel
+  TransactionLedger ledger(8);
+  ledger.Open(dfir::testing::Transaction(1));
+  ledger.Open(dfir::testing::Transaction(2));
+  dfir::rt::SettleNextSet(*region, {0, 1}, ledger);
+  CHECK(ledger.open() == 1);
+  CHECK(ledger.TakeOldest()->transaction_id == 2);
+  TakeIds(*region, {0, 1}, 1);
+  CHECK_FALSE(dfir::rt::NextSetIsPlainTensors(*region, {0, 1}, kTensor));  // transactions 2 and 3
+  TakeIds(*region, {0, 1}, 1);
+  CHECK_FALSE(dfir::rt::NextSetIsPlainTensors(*region, {0, 1}, kTensor));  // nothing waits
+}
+
+TEST_CASE("DrainLocalChannels releases what local channels still hold") {
+  auto region = MixedRegion(4);
+  CountingScope scope;
+  CountingObjects objects;
+  int a = 0;
+  int b = 0;
+  PendingPut put(*region);
+  put.AddLocal(2, &a);
+  put.AddLocal(2, &b);
+  REQUIRE(put.Push(Deadline::AfterMs(0), scope, objects) == WaitStatus::kReady);
+  CHECK(objects.retained.size() == 2);
+  dfir::rt::DrainLocalChannels(*region, objects);
+  CHECK(objects.released == std::multiset<void*>{&a, &b});
+  CHECK(region->ring(2).size() == 0);
+}
+
+TEST_CASE("a producer process puts sets under backpressure; the consumer takes them whole, in order") {
+  auto region = MixedRegion(4);
+  constexpr uint64_t kSets = 300;
+  pid_t child = dfir::testing::StartChild([&] {
+    CountingScope scope;
+    CountingObjects objects;
+    dfir::rt::BodyWriter writer(*region, Deadline::AfterMs(20000), scope);
+    for (uint64_t id = 0; id < kSets; ++id) {
+      PendingPut put(*region);
+      put.Add(0, RecordOf(id, Pattern(200 + id * 13, static_cast<uint8_t>(id)), writer));
+      put.Add(1, RecordOf(id, Pattern(5, static_cast<uint8_t>(id)), writer));
+      if (put.Push(Deadline::AfterMs(20000), scope, objects) != WaitStatus::kReady) return 1;
+    }
+    return 0;
+  });
+  CountingScope scope;
+  uint64_t taken = 0;
+  bool whole = true;
+  while (taken < kSets) {
+    SetsReady ready = AwaitSets(*region, {0, 1}, 0, 8, Deadline::AfterMs(20000), scope);
+    REQUIRE(ready.status == WaitStatus::kReady);
+    TakeSets(*region, {0, 1}, ready.sets, [&](size_t i, const Taken& message) {
+      const uint64_t id = taken;
+      const std::vector<uint8_t> expected = Pattern(i == 0 ? 200 + id * 13 : 5, static_cast<uint8_t>(id));
+      const uint8_t* body = dfir::rt::BodyOf(*region, *message.record);
+      whole = whole && message.record->transaction_id == id && message.record->body_size == expected.size() &&
+              std::memcmp(body, expected.data(), expected.size()) == 0;
+      dfir::rt::ReleaseBody(*region, *message.record);
+      if (i == 1) ++taken;
+    });
+  }
+  CHECK(dfir::testing::WaitChild(child) == 0);
+  CHECK(whole);
+  CHECK(region->arena().Stats().live_blocks == 0);
+}
+
+}  // TEST_SUITE
