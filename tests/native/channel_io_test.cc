@@ -61,6 +61,15 @@ std::vector<uint64_t> TakeIds(Region& region, const std::vector<uint32_t>& chann
   return ids;
 }
 
+// Puts one record of transaction `id` (a 10-byte body) on `channel`, which has room.
+void PutOne(Region& region, dfir::rt::BodyWriter& writer, uint32_t channel, uint64_t id) {
+  CountingScope scope;
+  CountingObjects objects;
+  PendingPut put(region);
+  put.Add(channel, RecordOf(id, Pattern(10, 1), writer));
+  REQUIRE(put.Push(Deadline::AfterMs(0), scope, objects) == WaitStatus::kReady);
+}
+
 }  // namespace
 
 TEST_SUITE("channel_io") {
@@ -114,11 +123,7 @@ TEST_CASE("all or nothing: one full channel and nothing is put, the bodies are g
   CountingObjects objects;
   dfir::rt::BodyWriter writer(*region, Deadline::AfterMs(1000), scope);
   TransactionLedger ledger(16);
-  {
-    PendingPut first(*region);
-    first.Add(1, RecordOf(1, Pattern(10, 1), writer));
-    REQUIRE(first.Push(Deadline::AfterMs(0), scope, objects) == WaitStatus::kReady);  // channel 1 now full
-  }
+  PutOne(*region, writer, 1, 1);  // channel 1 now full
   PendingPut put(*region);
   put.Add(0, RecordOf(2, Pattern(5000, 1), writer));
   put.Add(1, RecordOf(2, Pattern(5000, 2), writer));
@@ -139,11 +144,7 @@ TEST_CASE("a put waits for room its consumer makes, then opens its transaction b
   CountingObjects objects;
   dfir::rt::BodyWriter writer(*region, Deadline::AfterMs(1000), scope);
   TransactionLedger ledger(16);
-  {
-    PendingPut first(*region);
-    first.Add(0, RecordOf(1, Pattern(10, 1), writer));
-    REQUIRE(first.Push(Deadline::AfterMs(0), scope, objects) == WaitStatus::kReady);
-  }
+  PutOne(*region, writer, 0, 1);
   std::thread consumer([&] {
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
     CHECK(TakeIds(*region, {0}, 1) == std::vector<uint64_t>{1});  // wakes the producer
