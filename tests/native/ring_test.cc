@@ -184,7 +184,7 @@ TEST_CASE("payloads keep every byte of a wide slot") {
 
 TEST_CASE("multiple producer threads: every message arrives once, each producer's in order") {
   constexpr int kProducers = 4;
-  constexpr uint64_t kEach = 20000;
+  constexpr uint64_t kEach = 5000;
   RingMemory memory(8, 8);  // small: producers often find it full
   Ring ring = Ring::Create(memory.memory, 8, 8, 0, 0);
   std::vector<std::thread> producers;
@@ -199,7 +199,7 @@ TEST_CASE("multiple producer threads: every message arrives once, each producer'
 
 TEST_CASE("multiple producers and consumers: each message is taken exactly once") {
   constexpr int kThreads = 3;
-  constexpr uint64_t kEach = 15000;
+  constexpr uint64_t kEach = 5000;
   RingMemory memory(16, 8);
   Ring ring = Ring::Create(memory.memory, 16, 8, 0, 0);
   std::atomic<uint64_t> taken{0};
@@ -241,7 +241,7 @@ TEST_CASE("multiple producers and consumers: each message is taken exactly once"
 
 TEST_CASE("producer processes over a shared mapping: every message arrives once, in order") {
   constexpr int kProducers = 3;
-  constexpr uint64_t kEach = 20000;
+  constexpr uint64_t kEach = 5000;
   auto memory = SharedMemory::Create("dfir-ring-test", Ring::Footprint(8, 8));
   Ring ring = Ring::Create(memory->base(), 8, 8, 0, 0);
   std::vector<pid_t> children;
