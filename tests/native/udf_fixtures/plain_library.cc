@@ -1,0 +1,2 @@
+// A shared library that registers no C++ UDF funcs.
+extern "C" int DfirTestPlainFunction() { return 42; }
