@@ -4,10 +4,13 @@
 
 #include <doctest/doctest.h>
 #include <sched.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <chrono>
 #include <cstring>
+#include <fstream>
 #include <string>
 #include <thread>
 
@@ -43,6 +46,16 @@ uint64_t PopValue(Region& region, uint32_t channel) {
 void Send(Region& region, uint32_t channel, uint64_t value) {
   REQUIRE(PushValue(region, channel, value));
   dfir::rt::NotifyAll(region.bell(region.ring(channel).header().consumer_bell));
+}
+
+// How many pages of [begin, begin + size) are resident (page-aligned begin).
+size_t ResidentPages(const uint8_t* begin, size_t size) {
+  const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+  std::vector<unsigned char> pages((size + page - 1) / page);
+  if (mincore(const_cast<uint8_t*>(begin), size, pages.data()) != 0) throw std::runtime_error("mincore failed");
+  size_t resident = 0;
+  for (unsigned char flags : pages) resident += flags & 1;
+  return resident;
 }
 
 }  // namespace
@@ -243,6 +256,55 @@ TEST_CASE("a forked worker shares the region: its messages arrive and Close wake
   region->Close();
   CHECK(dfir::testing::WaitChild(child) == 0);
   CHECK(region->LastWords(0) == "done");
+}
+
+TEST_CASE("shared memory: an anonymous memfd named in /proc/self/maps, nothing under /dev/shm") {
+  auto memory = dfir::rt::SharedMemory::Create("dfir-shm-test-name", 1 << 20);
+  std::ifstream maps("/proc/self/maps");
+  std::string line;
+  bool named = false;
+  while (std::getline(maps, line)) named = named || line.find("/memfd:dfir-shm-test-name") != std::string::npos;
+  CHECK(named);
+  CHECK(access("/dev/shm/dfir-shm-test-name", F_OK) != 0);
+  CHECK(memory->size() == (1 << 20));
+  CHECK(memory->base()[12345] == 0);  // zero-filled
+}
+
+TEST_CASE("shared memory: Discard gives whole pages back in every process; they read as zeros") {
+  const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+  auto memory = dfir::rt::SharedMemory::Create("dfir-shm-test", 8 * page);
+  std::memset(memory->base(), 0x7F, 8 * page);
+  pid_t child = dfir::testing::StartChild([&] {
+    memory->Discard(page + 1, 3 * page);  // rounded inwards: pages 2 and 3
+    return 0;
+  });
+  REQUIRE(dfir::testing::WaitChild(child) == 0);
+  CHECK(ResidentPages(memory->base(), 8 * page) == 6);  // before reading the holes faults them in
+  CHECK(memory->base()[page + 1] == 0x7F);  // the partial first page stays
+  CHECK(memory->base()[2 * page] == 0);
+  CHECK(memory->base()[4 * page - 1] == 0);
+  CHECK(memory->base()[4 * page] == 0x7F);
+}
+
+TEST_CASE("ForkEpoch changes in a forked child only") {
+  const uint64_t epoch = dfir::rt::ForkEpoch();
+  pid_t child = dfir::testing::StartChild([&] { return dfir::rt::ForkEpoch() != epoch ? 0 : 1; });
+  CHECK(dfir::testing::WaitChild(child) == 0);
+  CHECK(dfir::rt::ForkEpoch() == epoch);
+}
+
+TEST_CASE("making a region writes its headers only: a ring's slots are touched when first used") {
+  auto region = MakeRegion(1, 65536);  // 32 MiB of 512-byte slots
+  Ring ring = region->ring(0);
+  const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+  const uint8_t* header = reinterpret_cast<const uint8_t*>(&ring.header());
+  const uint8_t* slots = reinterpret_cast<const uint8_t*>((reinterpret_cast<uintptr_t>(header) + sizeof(dfir::rt::RingHeader) +
+                                                            page - 1) / page * page);
+  const size_t slot_bytes = size_t{65536} * ring.header().stride - page;
+  CHECK(ResidentPages(slots, slot_bytes) == 0);
+  for (uint64_t i = 0; i < 16; ++i) REQUIRE(PushValue(*region, 0, i));  // 16 slots: 2 pages
+  CHECK(ResidentPages(slots, slot_bytes) <= 3);
+  CHECK(PopValue(*region, 0) == 0);
 }
 
 }  // TEST_SUITE
