@@ -178,7 +178,7 @@ TEST_CASE("a valid flow file reads: header fields and every partition's place") 
     const auto& ir = om.models[m].partitions[0];
     CHECK(ir.type == static_cast<uint32_t>(PartitionType::kIrText));
     CHECK(ir.offset % 64 == 0);
-    std::string text(file.begin() + static_cast<long>(ir.offset), file.begin() + static_cast<long>(ir.offset + ir.size));
+    std::string text(reinterpret_cast<const char*>(file.data() + ir.offset), ir.size);
     CHECK(text == "module { ir " + std::to_string(m) + " }");
     CHECK(om.models[m].partitions[1].size == 100 + m);
     CHECK(file[om.models[m].partitions[1].offset] == m + 1);
@@ -249,7 +249,8 @@ TEST_CASE("the frame: magic, header size, version, om_ir_version, length, encryp
   CHECK(error_with(at::kVersion, 0x10000000) == "format version 0x10000000 is not supported, expected 0x20000000");
   CHECK(Contains(error_with(at::kOmIrVersion, 2), "om_ir_version 2 is not supported, expected 1"));
   CHECK(Contains(error_with(at::kLength, 5), "header length is 5 but model_length is "));
-  CHECK(error_with(at::kIsEncrypt, 1, true) == "the model is encrypted (is_encrypt=1); dfir reads only unencrypted .om files");
+  CHECK(error_with(at::kIsEncrypt, 1, true) ==
+        "the model is encrypted (is_encrypt=1); dfir reads only unencrypted .om files");
   CHECK(error_with(at::kIsChecksum, 0, true) == "is_checksum is 0, expected 1: dfir .om files always carry checksums");
   CHECK(error_with(at::kModeltype, 4, true) == "model type 4 is not supported, expected 3 (FLOW) or 5 (BUNDLE)");
   CHECK(error_with(at::kModelNum, 0) == "model_num is 0, expected 1 to 1024");
@@ -259,6 +260,18 @@ TEST_CASE("the frame: magic, header size, version, om_ir_version, length, encryp
   CHECK(error_with(at::kName + 20, 'x', true) ==
         "header name holds 0x78 at byte 104 after its terminating NUL, expected zero padding");
   CHECK(error_with(at::kName, 0xFF, true) == "header name is not valid UTF-8");
+}
+
+TEST_CASE("header names are UTF-8: multibyte text reads; overlong, surrogate, out-of-range or cut bytes do not") {
+  CHECK(Read(FlowFile("\xE5\x90\x8D\xE5\x89\x8D-\xF0\x9F\x98\x80")).header.name ==
+        "\xE5\x90\x8D\xE5\x89\x8D-\xF0\x9F\x98\x80");
+  CHECK(Read(FlowFile(std::string(32, 'n'))).header.name == std::string(32, 'n'));  // no NUL: the whole field
+  const char* const bad_names[] = {"\xC0\x80",         "\xED\xA0\x80", "\xF4\x90\x80\x80",
+                                   "ab\xE5\x90",        "\x80",         "\xF8\x88\x80\x80\x80"};
+  for (const char* bad : bad_names) {
+    CAPTURE(bad);
+    CHECK(ErrorOf(FlowFile(bad)) == "header name is not valid UTF-8");
+  }
 }
 
 TEST_CASE("digests: a changed header, a changed content digest") {
@@ -339,7 +352,8 @@ TEST_CASE("bundle names longer than the header's 32 bytes come from BUNDLE_MODEL
   CHECK(om.member_names == std::vector<std::string>{"short", long_name});
   Bytes all_short = BundleFile({"a", "b"}, {"a", "b"});
   CHECK(ErrorOf(all_short) ==
-        "BUNDLE_MODEL_NAMES is present but every name fits the 32-byte header name (it is written only when one does not)");
+        "BUNDLE_MODEL_NAMES is present but every name fits the 32-byte header name "
+        "(it is written only when one does not)");
 }
 
 TEST_CASE("bundle defects: duplicate names, a bad member, a nested bundle") {
@@ -353,7 +367,8 @@ TEST_CASE("bundle defects: duplicate names, a bad member, a nested bundle") {
   // A bundle inside a bundle.
   Bytes nested = Header(5, 1, "outer");
   Bytes var_info(8, 0);
-  AppendTable(nested, {{PartitionType::kBundleModelVarInfo, var_info}, {PartitionType::kBundleModelInfo, BundleFile({"x"})}},
+  AppendTable(nested,
+              {{PartitionType::kBundleModelVarInfo, var_info}, {PartitionType::kBundleModelInfo, BundleFile({"x"})}},
               true);
   SetLengths(nested);
   Seal(nested);

@@ -298,8 +298,8 @@ TEST_CASE("making a region writes its headers only: a ring's slots are touched w
   Ring ring = region->ring(0);
   const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
   const uint8_t* header = reinterpret_cast<const uint8_t*>(&ring.header());
-  const uint8_t* slots = reinterpret_cast<const uint8_t*>((reinterpret_cast<uintptr_t>(header) + sizeof(dfir::rt::RingHeader) +
-                                                            page - 1) / page * page);
+  const uintptr_t first_slot = reinterpret_cast<uintptr_t>(header) + sizeof(dfir::rt::RingHeader);
+  const uint8_t* slots = reinterpret_cast<const uint8_t*>((first_slot + page - 1) / page * page);
   const size_t slot_bytes = size_t{65536} * ring.header().stride - page;
   CHECK(ResidentPages(slots, slot_bytes) == 0);
   for (uint64_t i = 0; i < 16; ++i) REQUIRE(PushValue(*region, 0, i));  // 16 slots: 2 pages

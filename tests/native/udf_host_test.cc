@@ -268,9 +268,9 @@ TEST_CASE("run context: RunFlowModel takes tensors only and notes the invoker's 
   std::string seen_key;
   CallFacts call;
   call.meta = Meta(7);
-  HostRunContext context("f", 1, call, [&](const std::string& key, const std::vector<std::shared_ptr<HostFlowMsg>>& inputs,
-                                           int32_t, const MsgMeta& meta, std::vector<std::shared_ptr<HostFlowMsg>>& outputs,
-                                           std::string& problem) {
+  using Msgs = std::vector<std::shared_ptr<HostFlowMsg>>;
+  HostRunContext context("f", 1, call, [&](const std::string& key, const Msgs& inputs, int32_t, const MsgMeta& meta,
+                                           Msgs& outputs, std::string& problem) {
     seen_key = key;
     if (key == "bad") {
       problem = "no such closure";
@@ -389,7 +389,8 @@ TEST_CASE("records: inline bodies are copied out; new outputs take the set's lab
   auto int64s = HostFlowMsg::Tensor({1}, TensorDataType::DT_INT64, Buffer::Allocate(8, 8), Meta(3));
   CHECK_THROWS_WITH_AS(dfir::udf::RecordOfMsg(*int64s, "", 0, types, *region, writer, out),
                        "the UDF set a tensor of data type 9, which has no numpy type", dfir::rt::RuntimeError);
-  auto wide = HostFlowMsg::Tensor(std::vector<int64_t>(9, 1), TensorDataType::DT_FLOAT, Buffer::Allocate(4, 4), Meta(3));
+  auto wide =
+      HostFlowMsg::Tensor(std::vector<int64_t>(9, 1), TensorDataType::DT_FLOAT, Buffer::Allocate(4, 4), Meta(3));
   CHECK_THROWS_WITH_AS(dfir::udf::RecordOfMsg(*wide, "", 0, types, *region, writer, out),
                        "the UDF set a tensor of 9 dimensions; a message holds at most 8", dfir::rt::RuntimeError);
   CHECK(region->arena().Stats().live_blocks == 0);

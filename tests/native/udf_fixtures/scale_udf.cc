@@ -47,7 +47,8 @@ class Scale : public MetaMultiFunc {
   }
 
   // Sums one int32 scalar from each queue into a raw message of 4 bytes.
-  int32_t Sum(const std::shared_ptr<MetaRunContext>& context, const std::vector<std::shared_ptr<FlowMsgQueue>>& queues) {
+  int32_t Sum(const std::shared_ptr<MetaRunContext>& context,
+              const std::vector<std::shared_ptr<FlowMsgQueue>>& queues) {
     int32_t sum = 0;
     for (const auto& queue : queues) {
       std::shared_ptr<FlowMsg> msg;
