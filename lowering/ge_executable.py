@@ -15,13 +15,14 @@ import hashlib
 import time
 from dataclasses import dataclass
 
+from dfir.core.backends import IREE_BACKENDS, IREE_CPU, ONNXRUNTIME, REFERENCE
 from dfir.core.errors import GeError
 from dfir.dialects import ge
 from dfir.lowering import iree_executable
 from dfir.lowering.codegen import codegen_module_text
 from dfir.lowering.iree_executable import DEFAULT_VARIANT
 from dfir.lowering.onnx_export import ONNX_OPSET, NoExport, export_onnx
-from dfir.om.plan import IREE_BACKENDS, GeGraph
+from dfir.om.plan import GeGraph
 
 __all__ = ["DEFAULT_VARIANT", "GraphCode", "candidate_label", "candidates", "compile_graph", "output_dtypes"]
 
@@ -55,7 +56,7 @@ def output_dtypes(graph_op: ge.GraphOp) -> tuple[str, ...]:
 def compile_graph(graph_op: ge.GraphOp, entry: GeGraph, backend: str, variant: str = DEFAULT_VARIANT) -> GraphCode:
     """`graph_op` (whose plan entry is `entry`, weights packed) compiled for `backend`."""
     name = graph_op.sym_name.data
-    if backend == "onnxruntime":
+    if backend == ONNXRUNTIME:
         start = time.perf_counter()
         try:
             model = export_onnx(entry, output_dtypes(graph_op))
@@ -79,8 +80,8 @@ def candidates(graph_op: ge.GraphOp, backend: str) -> list[tuple[str, str]]:
     on the CPU (its export is tried when it is measured)."""
     found = []
     if backend in IREE_BACKENDS and graph_op.codegen is not None:
-        variants = iree_executable.AUTO_CPU_VARIANTS if backend == "iree-cpu" else (DEFAULT_VARIANT,)
+        variants = iree_executable.AUTO_CPU_VARIANTS if backend == IREE_CPU else (DEFAULT_VARIANT,)
         found += [(backend, variant) for variant in variants]
-    if backend in ("iree-cpu", "reference"):
-        found.append(("onnxruntime", DEFAULT_VARIANT))
+    if backend in (IREE_CPU, REFERENCE):
+        found.append((ONNXRUNTIME, DEFAULT_VARIANT))
     return found

@@ -43,6 +43,7 @@ import platform
 import time
 from dataclasses import dataclass
 
+from dfir.core.backends import IREE_CPU, IREE_CUDA
 from dfir.core.errors import GeError
 
 __all__ = ["AUTO_CPU_VARIANTS", "CPU_VARIANTS", "CUDA_TARGET", "DEFAULT_VARIANT", "CompiledExecutable",
@@ -51,9 +52,9 @@ __all__ = ["AUTO_CPU_VARIANTS", "CPU_VARIANTS", "CUDA_TARGET", "DEFAULT_VARIANT"
 CUDA_TARGET = "sm_80"
 _EXACT_TYPES = ("--iree-input-demote-f64-to-f32=false", "--iree-input-demote-i64-to-i32=false")
 _BACKEND_FLAGS: dict[str, tuple[str, ...]] = {
-    "iree-cpu": ("--iree-hal-target-device=local", "--iree-hal-local-target-device-backends=llvm-cpu",
+    IREE_CPU: ("--iree-hal-target-device=local", "--iree-hal-local-target-device-backends=llvm-cpu",
                  "--iree-llvmcpu-target-cpu=host"),
-    "iree-cuda": ("--iree-hal-target-device=cuda", f"--iree-cuda-target={CUDA_TARGET}"),
+    IREE_CUDA: ("--iree-hal-target-device=cuda", f"--iree-cuda-target={CUDA_TARGET}"),
 }
 DEFAULT_VARIANT = "default"
 _DATA_TILING = ("--iree-opt-data-tiling", "--iree-llvmcpu-enable-ukernels=all")
@@ -73,8 +74,8 @@ AUTO_CPU_VARIANTS: tuple[str, ...] = ("tiled", DEFAULT_VARIANT)
 `im2col`: on the torchvision models it miscompiled ResNet-18/50 and RegNetY (errors up to 319),
 failed to compile MobileNetV3-small and EfficientNet-B0 at batch 8, and where it was right it
 never beat onnxruntime, which `auto` also measures: it only cost a compile."""
-_VARIANTS: dict[str, dict[str, tuple[str, ...]]] = {"iree-cpu": CPU_VARIANTS, "iree-cuda": {DEFAULT_VARIANT: ()}}
-_TARGETS = {"iree-cpu": f"llvm-cpu host {platform.machine()}", "iree-cuda": f"cuda {CUDA_TARGET}"}
+_VARIANTS: dict[str, dict[str, tuple[str, ...]]] = {IREE_CPU: CPU_VARIANTS, IREE_CUDA: {DEFAULT_VARIANT: ()}}
+_TARGETS = {IREE_CPU: f"llvm-cpu host {platform.machine()}", IREE_CUDA: f"cuda {CUDA_TARGET}"}
 _ERROR_LINES = 3  # how many of IREE's error lines a compile failure quotes
 
 

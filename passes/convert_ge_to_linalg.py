@@ -39,16 +39,15 @@ from xdsl.ir import Block, Region
 from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import DiagnosticException
 
+from dfir.core.backends import AUTO, IREE_BACKENDS, IREE_CPU, REFERENCE
 from dfir.dialects import ge
 from dfir.passes.ge_to_linalg.graph import NoLowering, lower_graph
 
 __all__ = ["AUTO", "AUTO_ATTR", "ConvertGeToLinalg", "FALLBACK_ATTR"]
 
-AUTO = "auto"
 AUTO_ATTR = "auto"
 """Marks a graph whose backend `auto` chose: unit before it is measured, then what was measured."""
 FALLBACK_ATTR = "backend_fallback"
-_IREE = ("iree-cpu", "iree-cuda")
 
 
 @dataclass(frozen=True)
@@ -57,7 +56,7 @@ class ConvertGeToLinalg(ModulePass):
 
     backend: str = AUTO
     """The backend of graphs that request none: auto, reference, iree-cpu or iree-cuda."""
-    auto_backend: str = "iree-cpu"
+    auto_backend: str = IREE_CPU
     """What `auto` means for a graph that lowers."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
@@ -75,7 +74,7 @@ class ConvertGeToLinalg(ModulePass):
         target = self.auto_backend if requested == AUTO else requested
         if requested == AUTO:
             graph.attributes[AUTO_ATTR] = UnitAttr()
-        if target not in _IREE:
+        if target not in IREE_BACKENDS:
             graph.backend = StringAttr(target)
             return
         try:
@@ -87,7 +86,7 @@ class ConvertGeToLinalg(ModulePass):
                 message = (f"ge.graph @{graph.sym_name.data}: backend {target} cannot run {missing}{at}; "
                            f"use backend reference or auto for this graph")
                 missing.op.emit_error(message, DiagnosticException(message))
-            graph.backend = StringAttr("reference")
+            graph.backend = StringAttr(REFERENCE)
             graph.attributes[FALLBACK_ATTR] = StringAttr(str(missing))
             return
         graph.backend = StringAttr(target)
@@ -101,7 +100,7 @@ class ConvertGeToLinalg(ModulePass):
 
 
 def _describe(graph: ge.GraphOp) -> str:
-    backend = graph.backend.data if graph.backend is not None else "reference"
+    backend = graph.backend.data if graph.backend is not None else REFERENCE
     fallback = graph.attributes.get(FALLBACK_ATTR)
     why = f" (auto: {fallback.data})" if isinstance(fallback, StringAttr) else ""
     measured = graph.attributes.get(AUTO_ATTR)

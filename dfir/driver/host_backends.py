@@ -7,6 +7,8 @@ import functools
 import hashlib
 import platform
 
+from dfir.core.backends import IREE_CPU, IREE_CUDA
+
 __all__ = ["fastest_backend", "host_cpu"]
 
 
@@ -14,14 +16,14 @@ __all__ = ["fastest_backend", "host_cpu"]
 def fastest_backend() -> str:
     """`iree-cuda` when IREE finds a CUDA device here, else `iree-cpu`."""
     if ctypes.util.find_library("cuda") is None:  # no CUDA driver: no need to load IREE's runtime
-        return "iree-cpu"
+        return IREE_CPU
     import iree.runtime  # lazy: IREE's runtime takes a second to load; only a CUDA machine needs it here
 
     try:
         devices = iree.runtime.get_driver("cuda").query_available_devices()
     except RuntimeError:
-        return "iree-cpu"
-    return "iree-cuda" if devices else "iree-cpu"
+        return IREE_CPU
+    return IREE_CUDA if devices else IREE_CPU
 
 
 @functools.cache

@@ -10,6 +10,7 @@ import os
 import re
 from typing import Callable
 
+from dfir.core.backends import AUTO, BACKEND_CHOICES
 from dfir.core.errors import GeError
 from dfir.frontend.ge.input_shape import input_shape_problem
 from dfir.frontend.ge.output_max_size import parse_output_max_size
@@ -24,7 +25,6 @@ BACKEND_OPTION = "dfir.ge.backend"
 """The device backend of GE graphs: auto (the default), reference, iree-cpu, iree-cuda or onnxruntime."""
 BACKEND_ENV = "DFIR_GE_BACKEND"
 """The environment variable that replaces the default of `BACKEND_OPTION` (options still win)."""
-BACKEND_CHOICES = ("auto", "reference", "iree-cpu", "iree-cuda", "onnxruntime")
 THREADS_OPTION = "dfir.ge.threads"
 """A compiled GE graph's intra-op threads (default: the cores of the process that runs it)."""
 
@@ -111,7 +111,7 @@ def default_backend() -> str:
     """`BACKEND_OPTION`'s value when no option sets it: `BACKEND_ENV`, else auto."""
     value = os.environ.get(BACKEND_ENV)
     if value is None:
-        return "auto"
+        return AUTO
     if value not in BACKEND_CHOICES:
         raise GeError(f"environment variable {BACKEND_ENV} has malformed value {value!r}: expected one of "
                       f"{list(BACKEND_CHOICES)}", context={"option": BACKEND_OPTION})

@@ -32,6 +32,7 @@ from types import MappingProxyType
 from typing import Any, Callable, ClassVar, Generic, Mapping, NoReturn, Sequence, TypeVar, Union
 
 from dfir.core import data_type as dt
+from dfir.core.backends import COMPILED_BACKENDS, GE_BACKENDS, REFERENCE
 from dfir.core.batching import BatchSpec, CountBatchSpec, TimeBatchSpec
 from dfir.core.errors import GeError
 from dfir.core.udf_params import INT64_RANGE, LIST_TAGS, SCALAR_TAGS, TAGS, InitParam
@@ -44,9 +45,6 @@ WEIGHT_ALIGNMENT = 64
 DISPATCH_RULES = ("round_robin", "route_label")
 BALANCE_ROLES = ("scatter", "gather")
 VIEW = "view"               # a `slots` entry: a view of its operand's memory
-GE_BACKENDS = ("reference", "iree-cpu", "iree-cuda", "onnxruntime")   # what runs a GE graph
-COMPILED_BACKENDS = GE_BACKENDS[1:]   # those that run an `executables` entry (an IREE vmfb, an ONNX model)
-IREE_BACKENDS = ("iree-cpu", "iree-cuda")
 MAX_GE_THREADS = 1024       # a GE graph's intra-op threads: 1..this
 IREE_PARAMETER_SCOPE = "dfir"
 """The scope of the named parameters an IREE executable reads its weight blobs from: a `const`
@@ -64,7 +62,7 @@ OPTIONAL_PLAN_FIELDS: Mapping[str, Any] = MappingProxyType({
     "channel_depth": DEFAULT_CHANNEL_DEPTH, "closures": [], "n_mapping": False, "cluster": None})
 """Plan fields a plan may leave out, and what an absent one reads as (`order`: node order)."""
 OPTIONAL_GE_FIELDS: Mapping[str, Any] = MappingProxyType({
-    "weights": [], "arena_bytes": None, "output_max_bytes": None, "backend": "reference", "executable": None,
+    "weights": [], "arena_bytes": None, "output_max_bytes": None, "backend": REFERENCE, "executable": None,
     "output_dtypes": None, "threads": None, "auto": None})
 """GE graph fields an entry may leave out: `weights` when it has no consts, the memory plan and
 output bounds when unplanned (None in the dataclass: absent), `backend`, `executable` and
@@ -615,7 +613,7 @@ class GeGraph:
     weights: tuple[Weight, ...] = ()
     arena_bytes: int | None = None
     output_max_bytes: tuple[int, ...] | None = None
-    backend: str = "reference"
+    backend: str = REFERENCE
     executable: int | None = None
     output_dtypes: tuple[str, ...] | None = None
     threads: int | None = None
@@ -629,7 +627,7 @@ class GeGraph:
             entry["arena_bytes"] = self.arena_bytes
         if self.output_max_bytes is not None:
             entry["output_max_bytes"] = list(self.output_max_bytes)
-        if self.backend != "reference":
+        if self.backend != REFERENCE:
             entry["backend"] = self.backend
         if self.executable is not None:
             entry["executable"] = self.executable
