@@ -1,12 +1,13 @@
 """`GeGraphRunner`: runs one `ge_graphs` plan entry (docs/execution-plan.md) with the numpy kernels.
 
 A planned entry (`plan-memory` ran) has `arena_bytes` and per-op `slots`: the runner allocates
-the arena once (per thread that runs it). Ops in `_INTO` compute straight into their slot
-(numpy's `out=`), in place where the plan says so; views stay views. Other kernels allocate
-their results: a result that fits its slot stays where the kernel put it (copying it into the
-arena measured slower than the allocation it saves), unless it looks into the arena, which later
-ops overwrite: then it is copied into its slot. Every planned value is checked against its
-slot. Outputs never alias the arena (one that would is copied), since the next run reuses it.
+the arena once (per thread that runs it). Ops in `OUT_FORMS` compute straight into their slot
+(numpy's `out=`), in place where the plan says so and their form allows it; views stay views.
+Other kernels allocate their results: a result that fits its slot stays where the kernel put it
+(copying it into the arena measured slower than the allocation it saves), unless it looks into the
+arena, which later ops overwrite: then it is copied into its slot. Every planned value is checked
+against its slot. Outputs never alias the arena (one that would is copied), since the next run
+reuses it.
 `output_max_bytes` bounds each output: a larger result fails that run with a GeError.
 """
 from __future__ import annotations
@@ -15,7 +16,7 @@ import math
 import os
 import threading
 from dataclasses import dataclass
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, NamedTuple, Sequence
 
 import numpy as np
 
@@ -24,24 +25,33 @@ from dfir.core.errors import GeError
 from dfir.om.plan import VIEW, ArenaSlot, GeGraph, GeInput, GeOp, Slot, Weight
 from dfir.runtime.ge.kernels import KERNELS, Kernel
 
-__all__ = ["GeGraphRunner", "available_cores", "checked_inputs", "checked_output_size"]
+__all__ = ["OUT_FORMS", "GeGraphRunner", "OutForm", "available_cores", "checked_inputs", "checked_output_size"]
 
 ARENA_ALIGNMENT = 64
 """The arena's start address is a multiple of this (slot offsets are planned relative to it)."""
 
-_Into = tuple[Callable[[Sequence[np.ndarray]], tuple[tuple[int, ...], np.dtype] | None],
-              Callable[[Sequence[np.ndarray], np.ndarray], None]]
-"""(args -> the result's (shape, dtype), or None when this form does not apply; compute into `out`)."""
+
+class OutForm(NamedTuple):
+    """A kernel's `out=` form: the same numbers as its `KERNELS` entry, written into a given array."""
+
+    result: Callable[[Sequence[np.ndarray]], tuple[tuple[int, ...], np.dtype] | None]
+    """args -> the result's (shape, dtype), or None when this form does not apply."""
+    compute: Callable[[Sequence[np.ndarray], np.ndarray], None]
+    """Compute into `out`."""
+    over_operand: bool
+    """Whether `out` may be an operand's own memory (element-wise: each element is read before
+    the one written at its index). Where the plan put the result over a dying operand, the op's
+    `ge` op has the InPlace trait (tests/dialects/test_ge_families.py holds the two together)."""
 
 
-def _elementwise(ufunc: np.ufunc, floats_only: bool = False) -> _Into:
+def _elementwise(ufunc: np.ufunc, floats_only: bool = False) -> OutForm:
     def result(args):
         dtype = np.result_type(*args)
         if floats_only and dtype.kind != "f":
             return None
         shapes = [a.shape for a in args]
         return (shapes[0] if shapes.count(shapes[0]) == len(shapes) else np.broadcast_shapes(*shapes)), dtype
-    return result, lambda args, out: ufunc(*args, out=out)
+    return OutForm(result, lambda args, out: ufunc(*args, out=out), over_operand=True)
 
 
 def _matmul_result(args):
@@ -51,17 +61,17 @@ def _matmul_result(args):
     return (*np.broadcast_shapes(a.shape[:-2], b.shape[:-2]), a.shape[-2], b.shape[-1]), np.result_type(a, b)
 
 
-_INTO: dict[str, _Into] = {
+OUT_FORMS: dict[str, OutForm] = {
     "add": _elementwise(np.add), "sub": _elementwise(np.subtract), "mul": _elementwise(np.multiply),
     "maximum": _elementwise(np.maximum), "minimum": _elementwise(np.minimum),
     "div": _elementwise(np.divide, floats_only=True), "sqrt": _elementwise(np.sqrt, floats_only=True),
     "exp": _elementwise(np.exp, floats_only=True), "log": _elementwise(np.log, floats_only=True),
     "tanh": _elementwise(np.tanh, floats_only=True),
-    "relu": (lambda args: (args[0].shape, args[0].dtype),
-             lambda args, out: np.maximum(args[0], args[0].dtype.type(0), out=out)),
-    "matmul": (_matmul_result, lambda args, out: np.matmul(args[0], args[1], out=out)),
+    "relu": OutForm(lambda args: (args[0].shape, args[0].dtype),
+                    lambda args, out: np.maximum(args[0], args[0].dtype.type(0), out=out), over_operand=True),
+    "matmul": OutForm(_matmul_result, lambda args, out: np.matmul(args[0], args[1], out=out), over_operand=False),
 }
-"""Ops whose kernel has an `out=` form; the same numbers as `KERNELS`, written into a given array."""
+"""Plan op name -> its kernel's `out=` form, for the ops that have one."""
 
 
 @dataclass(frozen=True)
@@ -74,18 +84,20 @@ class _Step:
     outputs: tuple[int, ...]
     slots: tuple[Slot, ...] | None
     """Per result: its arena slot, `VIEW` or None (fresh); None: the op is unplanned."""
-    into: _Into | None
+    into: OutForm | None
     """The op's `out=` form, when it has one and its one result has an arena slot."""
     donors: tuple[int, ...]
-    """Operand positions planned in the result's slot: the op runs in place over them."""
+    """Operand positions planned in the result's slot, where its form may write over them: the op
+    runs in place over them."""
 
     @staticmethod
     def of(op: GeOp, slot_of: dict[int, ArenaSlot]) -> _Step:
         slots = op.slots
         single = slots is not None and len(slots) == 1 and isinstance(slots[0], ArenaSlot)
-        donors = tuple(i for i, v in enumerate(op.inputs) if single and slot_of.get(v) == slots[0])
-        return _Step(op, KERNELS[op.op], op.inputs, op.outputs, slots, _INTO.get(op.op) if single else None,
-                     donors)
+        form = OUT_FORMS.get(op.op) if single else None
+        over = form is not None and form.over_operand
+        donors = tuple(i for i, v in enumerate(op.inputs) if over and slot_of.get(v) == slots[0])
+        return _Step(op, KERNELS[op.op], op.inputs, op.outputs, slots, form, donors)
 
 
 class GeGraphRunner:
@@ -153,12 +165,12 @@ class GeGraphRunner:
 
     def _run_planned(self, step: _Step, args: list[np.ndarray], owned: set[int],
                      arena: np.ndarray) -> Sequence[np.ndarray]:
-        form = step.into[0](args) if step.into is not None else None
+        form = step.into.result(args) if step.into is not None else None
         if form is not None:
             out = self._donor(step, args, owned, *form) if step.donors else None
             if out is None:
                 out = self._slot_view(step, 0, *form, arena)
-            step.into[1](args, out)
+            step.into.compute(args, out)
             owned.add(step.outputs[0])
             return (out,)
         results = step.kernel(args, step.op.attrs)
