@@ -2,7 +2,7 @@
 
 Reads: the `ge.data` types (dimension ranges from the graph, `ge.inputShape` or a compile config)
 and every op's shape and value functions (`infer_types`, `infer_values` on the op class, see
-dialects/ge.py), so a new op needs nothing here. Writes: each op result's type, narrowed to
+dialects/ge/), so a new op needs nothing here. Writes: each op result's type, narrowed to
 what its operands allow; an op whose operands no longer fit it (or whose declared type shares
 no shape with the inferred one) is an error at that op naming both shapes.
 
