@@ -25,10 +25,6 @@ from typing import Sequence
 import numpy as np
 
 from dfir.core.errors import GeError
-from dfir.driver import compiler
-from dfir.driver.cache.inventory import prune, take_inventory
-from dfir.frontend.dataflow.flow_graph import FlowGraph
-from dfir.frontend.ge.graph import Graph
 from dfir.frontend.udf.scaffold import new_project
 from dfir.om.keys import write_key_pair
 from dfir.runtime.driver import loader
@@ -36,7 +32,9 @@ from dfir.runtime.driver.loader import Bundle
 from dfir.tools.deploy_template import write_deploy_template
 from dfir.tools.inspect_om import inspect_om
 from dfir.tools.scripts import find_graph, script_globals
-from dfir.tools.view import view
+
+# The commands that build, compile, cache or draw graphs import the compiler when they run (`# lazy:`
+# below): `dfir run`, `inspect` and `keygen` import no xDSL and no compiler module.
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -113,6 +111,7 @@ def _add_deploy_commands(commands) -> None:
 
 
 def _deploy_template(args: argparse.Namespace) -> int:
+    from dfir.frontend.dataflow.flow_graph import FlowGraph  # lazy: a graph's options import xDSL (see above)
     graph = find_graph(script_globals(args.script), args.graph, (FlowGraph,))
     count = write_deploy_template(graph, args.output, args.device)
     print(f"wrote {args.output}: {count} node{'' if count == 1 else 's'} on {args.device}")
@@ -154,6 +153,7 @@ def _add_cache_commands(commands) -> None:
 
 
 def _cache_ls(args: argparse.Namespace) -> int:
+    from dfir.driver.cache.inventory import take_inventory  # lazy: the compile cache imports the compiler
     inventory = take_inventory(args.directory)
     for record in inventory.keys:
         unit_bytes = sum(u.size for u in record.units)
@@ -183,6 +183,7 @@ def _model_line(model) -> str:
 
 
 def _cache_verify(args: argparse.Namespace) -> int:
+    from dfir.driver.cache.inventory import take_inventory  # lazy: the compile cache imports the compiler
     inventory = take_inventory(args.directory, verify=True)
     checked = bad = 0
     for record in inventory.keys:
@@ -201,6 +202,7 @@ def _cache_verify(args: argparse.Namespace) -> int:
 
 
 def _cache_prune(args: argparse.Namespace) -> int:
+    from dfir.driver.cache.inventory import prune  # lazy: the compile cache imports the compiler
     removed = prune(args.directory, args.keep)
     for path in removed:
         print(f"removed {path}")
@@ -209,6 +211,9 @@ def _cache_prune(args: argparse.Namespace) -> int:
 
 
 def _compile(args: argparse.Namespace) -> int:
+    from dfir.driver import compiler  # lazy: the compiler and xDSL take a second to import (see above)
+    from dfir.frontend.dataflow.flow_graph import FlowGraph  # lazy: a graph's options import xDSL
+    from dfir.frontend.ge.graph import Graph  # lazy: the GE builder imports xDSL
     options = parse_options(args.option)
     graph = find_graph(script_globals(args.script), args.graph, (FlowGraph, Graph))
     written = compiler.compile(graph, options, progress=True).save(args.output)
@@ -222,6 +227,7 @@ def _inspect(args: argparse.Namespace) -> int:
 
 
 def _view(args: argparse.Namespace) -> int:
+    from dfir.tools.view import view  # lazy: it reads IR with xDSL
     count = view(args.source, args.output, args.format, args.graph)
     print(f"wrote {args.output}: {count} graph{'' if count == 1 else 's'}")
     return 0

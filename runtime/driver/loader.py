@@ -1,10 +1,14 @@
 """`dfir.load`: validate an `.om` (natively), its signature when keys are trusted
-(`dfir.om.signature`) and its plans (`dfir.om.plan`), then build runtime models."""
+(`dfir.om.signature`) and its plans (`dfir.om.plan`), then build runtime models.
+
+Nothing here imports the compiler or xDSL (`tests/runtime/test_runtime_imports.py`): a process
+that loads and runs `.om` files imports the runtime only."""
 from __future__ import annotations
 
 import os
 from typing import Iterator
 
+from dfir.core.backends import ONNXRUNTIME
 from dfir.core.collector import batched_collection
 from dfir.core.errors import GeError
 from dfir.om.keys import trusted_keys as trusted_keys_of
@@ -81,8 +85,16 @@ def _runtime_model(om_model, label: str, name: str | None = None):
         plan.check_partitions(payloads, so_bins, weights_data, executables=executables)
     except GeError as error:
         raise GeError(f"model {label}: {error.error_message}", "dfir.load", error.context) from None
+    _import_for_workers(plan)
     return RuntimeModel(plan, payloads, weights_data, plan.name if name is None else name, so_bins=so_bins,
                         executables=executables, resource_config=configs[0].data if configs else None)
+
+
+def _import_for_workers(plan: Plan) -> None:
+    """Import here, once, what the workers' graph runners import as they build: forked afterwards,
+    every worker starts with it (its pages shared), where each would take most of a second."""
+    if any(graph.backend == ONNXRUNTIME for graph in plan.ge_graphs):
+        import onnx  # noqa: F401  # lazy: most of a second to import; the onnxruntime runner reads weight names with it
 
 
 def load(source: str | os.PathLike | bytes | bytearray | memoryview, trusted_keys=None):

@@ -2,7 +2,9 @@
 the models loaded by graphs (closed by `finalize`).
 
 The engine is `dfir.compile` and `dfir.load`, which lie above the frontend: the `dfir` package
-installs them (`set_engine`) when it is imported, which any `import dfir.<...>` does first.
+installs them (`set_engine`) when it is imported, which any `import dfir.<...>` does first. What it
+installs imports the compiler and the runtime when a graph first compiles or loads, so importing
+this module imports neither (a process that only loads `.om` files imports it with `dfir`).
 """
 from __future__ import annotations
 
@@ -14,7 +16,6 @@ from typing import Any, Callable, NamedTuple
 
 from dfir.core.errors import GeError
 from dfir.frontend.dataflow import names
-from dfir.frontend.options import validate_options
 
 _log = logging.getLogger("dfir.dataflow")
 _lock = threading.Lock()
@@ -50,6 +51,7 @@ def init(flow_options: dict[str, str]) -> None:
         if _options is not None:
             _log.warning("dataflow is already initialized with %s; init ignored", _options)
             return
+        from dfir.frontend.options import validate_options  # lazy: it parses shapes with xDSL's dialects
         _options = validate_options(flow_options, api="init")
 
 
