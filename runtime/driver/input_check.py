@@ -1,7 +1,7 @@
 """What a fed tensor must be to reach the GE graphs it feeds: their input's data type and the
-range of every dimension. `feed_data` checks it at once, naming the input, instead of the GE
-graph failing the transaction at fetch. A (dtype, shape) that passed once is remembered, so a
-stream of like tensors costs one set lookup each."""
+range of every dimension. The driver's feed (`_native.DriverPort`) checks them at once, and
+`feed_data` names the input and the rule it broke, instead of the GE graph failing the
+transaction at fetch."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -32,11 +32,8 @@ class GraphInputRule:
                 f"{self.graph} (node {self.node}), which takes {self.dtype} [{_spelled_ranges(self.ranges)}]")
 
 
-_MAX_REMEMBERED = 1024  # (dtype, shape) pairs remembered per input
-
-
 class FedInputChecks:
-    """The rules of each graph input (in feed order), with what already passed them."""
+    """The rules of each graph input (in feed order)."""
 
     def __init__(self, plan: Plan):
         self.rules: list[list[GraphInputRule]] = [[] for _ in plan.inputs]
@@ -48,25 +45,11 @@ class FedInputChecks:
                 if isinstance(ref, DataRef):
                     self.rules[ref.data].append(
                         GraphInputRule(node.name, graph.name, spec.index, spec.dtype, spec.ranges))
-        self.needed = any(self.rules)
-        self._passed: list[set] = [set() for _ in plan.inputs]
 
     def problem(self, position: int, array: np.ndarray) -> str | None:
         """Why `array` cannot be fed as input `position`, or None."""
-        rules = self.rules[position]
-        if not rules:
-            return None
-        key = (array.dtype, array.shape)
-        if key in self._passed[position]:
-            return None
-        for rule in rules:
-            if (problem := rule.problem(*key)) is not None:
-                return problem
-        passed = self._passed[position]
-        if len(passed) >= _MAX_REMEMBERED:  # a stream of ever new dynamic shapes
-            passed.clear()
-        passed.add(key)
-        return None
+        return next((problem for rule in self.rules[position]
+                     if (problem := rule.problem(array.dtype, array.shape)) is not None), None)
 
 
 def _spelled_dtype(dtype: np.dtype) -> str:

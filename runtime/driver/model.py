@@ -14,10 +14,11 @@ import numpy as np
 
 from dfir.core import data_type as dt
 from dfir.core.errors import GeError
-from dfir.core.flow_info import FlowFlag, FlowInfo
-from dfir.core.messages import Kind, Message, TransactionMeta, transaction_fields
+from dfir.core.flow_info import FlowInfo
+from dfir.core.messages import Kind, Message, TransactionMeta
 from dfir.core.tensor import Tensor
 from dfir.om.plan import Input, Plan
+from dfir.runtime._native import DriverPort
 from dfir.runtime.channels import READY, TIMEOUT
 from dfir.runtime.driver.input_check import FedInputChecks
 from dfir.runtime.driver.process_scheduler import PortResults, ProcessScheduler, SchedulerFailed, plan_wiring
@@ -30,9 +31,7 @@ from dfir.runtime.worker.batching import with_batch_nodes
 
 share_one_malloc_arena()  # before any model's threads and workers exist (see its docstring)
 
-_MISSING = object()
 _SUCCEEDED = RetCode(SUCCESS)
-_OBJECT = np.dtype(object)
 
 
 class RuntimeModel:
@@ -56,12 +55,11 @@ class RuntimeModel:
         self._name_positions = {name: k for k, name in enumerate(self._input_names)}
         self._num_outputs = len(plan.outputs)
         self._all_outputs = list(range(self._num_outputs))
-        self._ready_checks = _ready_checks(self._inputs)
         self._graph_checks = FedInputChecks(plan)
         parts = host.ModelParts(plan, udf_payloads, weights, so_bins, executables)
         self._scheduler = _scheduler(name, parts, channel_depth or plan.channel_depth, resource_config)
-        self._port = self._scheduler.driver_port(self._ready_checks, self._name_positions,
-                                                 not self._graph_checks.needed, _PORT_RESULTS)
+        self._port = self._scheduler.driver_port(_input_rules(self._inputs, self._graph_checks),
+                                                 self._name_positions, _PORT_RESULTS)
 
     @property
     def input_names(self) -> list[str]:
@@ -90,37 +88,37 @@ class RuntimeModel:
         per node at work). A feed beyond that waits for a fetch: keep at most the depth in
         flight before fetching, or fetch from another thread, or raise the depth.
         """
-        status = self._port.feed(feed, flow_info, timeout, partial_inputs)  # ready arrays: one native call
+        verdict = self._port.feed(feed, flow_info, timeout, partial_inputs)  # the port judges and puts
+        if type(verdict) is int:
+            return self._fed(verdict, timeout)
+        refusal, detail = verdict
+        if refusal == DriverPort.CONVERT:
+            return self._feed_converted(detail, flow_info, timeout)
+        if refusal == DriverPort.EOS_MARKER:
+            meta = self._new_transaction(flow_info)
+            return self._submit("feed_data", timeout, self._scheduler.submit,
+                                [Message.empty(meta)] * len(self._inputs))
+        raise self._refusal("feed_data", feed, refusal, detail, timeout)
+
+    def _feed_converted(self, fed: dict[int, Any], flow_info: FlowInfo | None, timeout: int) -> RetCode:
+        """`feed_data` of the values the port asked to have converted ({position: value})."""
+        self._check_open("feed_data")
+        converted = {k: self._as_array(self._inputs[k], value) for k, value in fed.items()}
+        verdict = self._port.feed(converted, flow_info, timeout, True)
+        if type(verdict) is int:
+            return self._fed(verdict, timeout)
+        refusal, detail = verdict
+        if refusal == DriverPort.NOT_A_TENSOR:  # say what the user fed, not its array
+            detail = (detail[0], fed[detail[0]])
+        raise self._refusal("feed_data", converted, refusal, detail, timeout)
+
+    def _fed(self, status: int, timeout: int) -> RetCode:
+        """A feed's RetCode from the port's wait status."""
         if status == READY:
             return _SUCCEEDED
         if status == TIMEOUT:
             return _feed_timeout(timeout)
-        return self._feed_data(feed, flow_info, timeout, partial_inputs)  # declined, or closed: say why
-
-    def _feed_data(self, feed: dict | Sequence, flow_info: FlowInfo | None, timeout: int,
-                   partial_inputs: bool) -> RetCode:
-        """`feed_data` for what the driver port declines."""
-        self._check_open("feed_data")
-        arrays = self._ready_arrays(feed)
-        if arrays is not None and (flow_info is None or isinstance(flow_info, FlowInfo)):
-            self._check_graph_inputs(arrays)
-            fields = transaction_fields(flow_info, self._transaction_id(flow_info))
-            return self._submit("feed_data", timeout, self._scheduler.submit_arrays, arrays, fields)
-        if flow_info is not None and not isinstance(flow_info, FlowInfo):
-            raise self._error("feed_data", f"flow_info must be a FlowInfo, got "
-                                           f"{type(flow_info).__name__}")
-        eos = flow_info is not None and flow_info.flow_flags & FlowFlag.DATA_FLOW_FLAG_EOS
-        if not feed and eos:
-            meta = self._new_transaction(flow_info)
-            return self._submit("feed_data", timeout, self._scheduler.submit,
-                                [Message.empty(meta)] * len(self._inputs))
-        values = self._values_by_position("feed_data", feed, partial_inputs)
-        arrays = [value if value is _MISSING else self._as_array(spec, value)
-                  for spec, value in zip(self._inputs, values)]
-        self._check_graph_inputs(arrays)
-        meta = self._new_transaction(flow_info)
-        messages = [None if array is _MISSING else Message.tensor(meta, array) for array in arrays]
-        return self._submit("feed_data", timeout, self._scheduler.submit, messages)
+        raise self._unusable("feed_data")
 
     def fetch_data(self, indexes: Sequence[int] | None = None,
                    timeout: int = -1) -> tuple[list[Tensor], FlowInfo, RetCode]:
@@ -159,9 +157,11 @@ class RuntimeModel:
         """Feed one transaction of Python objects: a `Tensor` travels as a tensor, None as an
         empty message, anything else as the object itself. Keys and returns as `feed_data`."""
         self._check_open("feed")
-        values = self._values_by_position("feed", feed, partial_inputs)
+        fed = self._port.ordered(feed, partial_inputs)
+        if type(fed) is tuple:
+            raise self._refusal("feed", feed, *fed, timeout)
         meta = self._new_transaction(None)
-        messages = [None if value is _MISSING else Message.from_object(meta, value) for value in values]
+        messages = [Message.from_object(meta, fed[k]) if k in fed else None for k in range(len(self._inputs))]
         return self._submit("feed", timeout, self._scheduler.submit, messages)
 
     def fetch(self, indexes: Sequence[int] | None = None, timeout: int = -1) -> tuple[list, RetCode]:
@@ -214,7 +214,7 @@ class RuntimeModel:
         return TransactionMeta.from_flow_info(flow_info, self._transaction_id(flow_info))
 
     def _submit(self, api: str, timeout: int, submit: Callable[..., bool], *inputs: Any) -> RetCode:
-        """`submit(*inputs, timeout)` (a scheduler's submit or submit_arrays) as a feed's RetCode."""
+        """`submit(*inputs, timeout)` as a feed's RetCode."""
         _check_timeout(timeout)
         try:
             submitted = submit(*inputs, timeout)
@@ -249,107 +249,67 @@ class RuntimeModel:
         except SchedulerClosed:
             raise self._error(api, "the model is closed") from None
 
-    def _ready_arrays(self, feed: Any) -> list[np.ndarray] | None:
-        """The fed arrays in feed order when `feed` gives every input a numpy array that is
-        already of the input's dtype and shape (what `_as_array` would return unchanged): a list
-        in feed order, or a dict keyed as `_position` reads keys. Else None: the general path
-        then converts the values or says what is wrong."""
-        checks = self._ready_checks
-        kind = type(feed)
-        if kind is not list and kind is not tuple and kind is not dict or not checks or len(feed) != len(checks):
-            return None
-        if kind is dict and (feed := self._ordered(feed)) is None:
-            return None
-        for value, (dtype, shape) in zip(feed, checks):
-            if type(value) is not np.ndarray or (value.dtype == _OBJECT if dtype is None else value.dtype != dtype) or (
-                    shape is not None and value.shape != shape and not _shape_fits(shape, value.shape)):
-                return None
-        return feed if kind is dict else list(feed)
+    def _unusable(self, api: str) -> GeError:
+        """Why a feed found the region closed: the model failed, or was closed."""
+        failure = self._scheduler.failure
+        if failure is not None:
+            return self._error(api, f"the model failed: {failure}; close it and load it again")
+        return self._error(api, "the model is closed")
 
-    def _ordered(self, feed: dict) -> list[Any] | None:
-        """The values of a dict feed that names each input once (by name, position or an object
-        with a `.name`), in feed order; None when a key names no input or one input twice."""
-        ordered = [_MISSING] * len(self._inputs)
-        positions = self._name_positions
-        for key, value in feed.items():
-            if type(key) is int:
-                position = key if 0 <= key < len(ordered) else None
-            else:
-                name = key if type(key) is str else getattr(key, "name", None)
-                position = positions.get(name) if type(name) is str else None
-            if position is None or ordered[position] is not _MISSING:
-                return None
-            ordered[position] = value
-        return ordered
-
-    def _values_by_position(self, api: str, feed: dict | Sequence, partial: bool) -> list[Any]:
-        """The fed value of each input in feed order (`_MISSING` where partial feeding skips one)."""
-        if not isinstance(feed, (dict, list, tuple)):
-            raise self._error(api, f"feed must be a dict or a list, got {type(feed).__name__}")
-        if not feed:
-            raise self._error(api, "feed is empty; only feed_data with DATA_FLOW_FLAG_EOS set in "
-                                   "flow_info may feed nothing")
-        if isinstance(feed, dict):
-            values = [_MISSING] * len(self._inputs)
-            for key, value in feed.items():
-                position = self._position(api, key)
-                if values[position] is not _MISSING:
-                    raise self._error(api, f"input '{self._input_names[position]}' is fed twice")
-                values[position] = value
-        elif isinstance(feed, (list, tuple)):
-            if len(feed) != len(self._inputs):
-                raise self._error(api, f"feed lists {len(feed)} values but the model has "
-                                       f"{len(self._inputs)} inputs {self._input_names}")
-            values = list(feed)
-        missing = [name for name, value in zip(self._input_names, values) if value is _MISSING]
-        if missing and not partial:
-            raise self._error(api, f"feed is missing input '{missing[0]}'; expected inputs "
-                                   f"{self._input_names}")
-        return values
-
-    def _position(self, api: str, key: Any) -> int:
-        if isinstance(key, int) and not isinstance(key, bool):
-            if not 0 <= key < len(self._inputs):
-                raise self._error(api, f"input index {key} is out of range; the model has "
-                                       f"{len(self._inputs)} inputs {self._input_names}")
-            return key
-        name = key if isinstance(key, str) else getattr(key, "name", None)
-        if not isinstance(name, str) or name not in self._name_positions:
-            raise self._error(api, f"feed names input {name if name is not None else repr(key)!r}, "
-                                   f"but the model's inputs are {self._input_names}")
-        return self._name_positions[name]
-
-    def _check_graph_inputs(self, arrays: Sequence[Any]) -> None:
-        """GeError naming the input fed a tensor its GE graphs cannot take (`FedInputChecks`)."""
-        if not self._graph_checks.needed:
-            return
-        for position, array in enumerate(arrays):
-            if array is not _MISSING and (problem := self._graph_checks.problem(position, array)):
-                raise self._error("feed_data", f"input '{self._input_names[position]}' {problem}")
+    def _refusal(self, api: str, feed: Any, refusal: int, detail: Any, timeout: Any) -> GeError:
+        """The error of a feed the driver port refused (`DriverPort`'s refusals and their detail)."""
+        self._check_open(api)
+        names = self._input_names
+        if refusal == DriverPort.TIMEOUT_VALUE:
+            _check_timeout(timeout)
+        if refusal == DriverPort.FLOW_INFO:
+            return self._error(api, "flow_info must be a FlowInfo")
+        messages = {
+            DriverPort.NOT_A_FEED: lambda: f"feed must be a dict or a list, got {type(feed).__name__}",
+            DriverPort.EMPTY: lambda: "feed is empty; only feed_data with DATA_FLOW_FLAG_EOS set in flow_info may "
+                                      "feed nothing",
+            DriverPort.COUNT: lambda: f"feed lists {detail} values but the model has {len(names)} inputs {names}",
+            DriverPort.INDEX_RANGE: lambda: f"input index {detail} is out of range; the model has {len(names)} "
+                                            f"inputs {names}",
+            DriverPort.UNKNOWN_KEY: lambda: f"feed names input {_key_name(detail)!r}, but the model's inputs are "
+                                            f"{names}",
+            DriverPort.TWICE: lambda: f"input '{names[detail]}' is fed twice",
+            DriverPort.MISSING: lambda: f"feed is missing input '{names[detail]}'; expected inputs {names}",
+            DriverPort.NOT_A_TENSOR: lambda: f"input '{names[detail[0]]}' got a {type(detail[1]).__name__}, not a "
+                                             f"tensor; feed() carries Python objects",
+            DriverPort.SHAPE: lambda: f"input '{names[detail[0]]}' expects shape "
+                                      f"{list(self._inputs[detail[0]].shape)}, got {list(detail[1].shape)}",
+            DriverPort.GRAPH_INPUT: lambda: f"input '{names[detail[0]]}' {self._graph_checks.problem(*detail)}",
+        }
+        return self._error(api, messages[refusal]())
 
     def _as_array(self, spec: Input, value: Any) -> np.ndarray:
-        """`value` as an array of the input's schema dtype; GeError if it is no tensor or misfits."""
+        """`value` as an array of the input's schema dtype (the port judges the result)."""
         data = value.numpy() if isinstance(value, Tensor) else value
         dtype = None if spec.dtype is None else dt.to_numpy(dt.from_name(spec.dtype))
         try:
-            array = np.asarray(data, dtype=dtype)
+            return np.asarray(data, dtype=dtype)
         except (TypeError, ValueError) as exc:
             raise self._error("feed_data", f"input '{spec.name}' cannot be a {spec.dtype} "
                                            f"tensor: {exc}") from exc
-        if array.dtype == object:
-            raise self._error("feed_data", f"input '{spec.name}' got a {type(value).__name__}, "
-                                           f"not a tensor; feed() carries Python objects")
-        if spec.shape is not None and not _shape_fits(spec.shape, array.shape):
-            raise self._error("feed_data", f"input '{spec.name}' expects shape {list(spec.shape)}, "
-                                           f"got {list(array.shape)}")
-        return array
 
 
-def _ready_checks(inputs: Sequence[Input]) -> list[tuple[np.dtype | None, tuple[int, ...] | None]]:
-    """Per input, the dtype (None: any but object) and shape (None: any) a fed array must have
-    for `_as_array` to return it unchanged."""
-    return [(None if spec.dtype is None else np.dtype(dt.to_numpy(dt.from_name(spec.dtype))), spec.shape)
-            for spec in inputs]
+def _input_rules(inputs: Sequence[Input], graph_checks: FedInputChecks) -> list[tuple]:
+    """Per input, what the driver port lets through as it is: the dtype (None: any but object), the
+    shape (None: any; -1 any size) and the rules of the GE graphs it feeds: [(dtype, [(lo, hi)])]."""
+    return [(None if spec.dtype is None else _numpy_dtype(spec.dtype), spec.shape,
+             [(_numpy_dtype(rule.dtype), list(rule.ranges)) for rule in rules])
+            for spec, rules in zip(inputs, graph_checks.rules)]
+
+
+def _numpy_dtype(name: str) -> np.dtype:
+    return np.dtype(dt.to_numpy(dt.from_name(name)))
+
+
+def _key_name(key: Any) -> str:
+    """How a feed's dict key that names no input is spelled in the error."""
+    name = key if isinstance(key, str) else getattr(key, "name", None)
+    return name if isinstance(name, str) else repr(key)
 
 
 def _feed_timeout(timeout: int) -> RetCode:
@@ -369,10 +329,6 @@ def _plain_result(fields: tuple, arrays: list[np.ndarray]) -> tuple[list[Tensor]
 
 # What the driver port builds a fetch's result with (ProcessScheduler.driver_port).
 _PORT_RESULTS = PortResults(Tensor.of_array, FlowInfo, _plain_result, _SUCCEEDED)
-
-
-def _shape_fits(expected: Sequence[int], actual: Sequence[int]) -> bool:
-    return len(expected) == len(actual) and all(e in (-1, a) for e, a in zip(expected, actual))
 
 
 def _as_tensor(position: int, message: Message) -> Tensor:

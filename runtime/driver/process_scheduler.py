@@ -45,6 +45,7 @@ from typing import Any, Callable, Collection, NamedTuple, Sequence
 
 from dfir.core import collector
 from dfir.core.errors import GeError
+from dfir.core.flow_info import FlowFlag
 from dfir.core.messages import Message, TransactionMeta
 from dfir.om.plan import DEFAULT_CHANNEL_DEPTH, Align, CppProject, Node, Plan
 from dfir.runtime import _native, channels
@@ -213,9 +214,6 @@ class ProcessScheduler:
         self._output_align = active(plan.align)  # pairs fetched outputs when set
         self._pairings: dict[tuple[int, ...], OutputPairing] = {}
         self._channels_of: dict[tuple[int, ...], list[int]] = {}  # see _output_channels
-        # Each graph input's channels when no input feeds a replicated node (None otherwise).
-        routes = self._wiring.input_routes
-        self._fixed_input_routes = None if any(t.spread for t in routes) else [t.fixed for t in routes]
         self._region = channels.open_region(self._wiring.bells, self._wiring.channel_specs,
                                             len(self._wiring.devices), arena_bytes, name)
         self._workers: list[_Worker] = []
@@ -263,17 +261,17 @@ class ProcessScheduler:
 
     # -- the frontend's calls -----------------------------------------------------------------
 
-    def driver_port(self, checks: Sequence[tuple[Any, tuple[int, ...] | None]], positions: dict[str, int],
-                    feeds: bool, results: PortResults) -> _native.DriverPort:
-        """The native feed and fetch of this model's plain tensors (`_native.DriverPort`), which
-        feeds through `submit_arrays`' locks and ledger and fetches as `fetch_tensors` does.
-        `checks`: per graph input, the dtype (None: any but object) and shape (None: any; -1 any
-        size) an array must have to be fed as it is; `positions`: input name -> position;
-        `feeds`: False turns its feed off."""
-        routes = self._fixed_input_routes
-        inputs = [(None if routes is None else list(routes[k]), dtype, shape) for k, (dtype, shape) in enumerate(checks)]
+    def driver_port(self, rules: Sequence[tuple], positions: dict[str, int],
+                    results: PortResults) -> _native.DriverPort:
+        """The model's feed, which judges every feed (`_native.DriverPort`), and its native fetch
+        of plain tensors, through `submit`'s lock and ledger and as `fetch_tensors` fetches.
+        `rules`: per graph input, the dtype (None: any but object), the shape (None: any; -1 any
+        size) and the rules of the GE graphs it feeds, [(dtype, [(lo, hi)])]; `positions`: input
+        name -> position."""
+        inputs = [(list(route.fixed), [(dispatcher, list(group)) for dispatcher, group in route.spread], *rule)
+                  for route, rule in zip(self._wiring.input_routes, rules)]
         outputs = list(self._wiring.output_channels)
-        return _native.DriverPort(self._region, self._ledger, inputs, positions, feeds,
+        return _native.DriverPort(self._region, self._ledger, inputs, positions, FlowFlag.DATA_FLOW_FLAG_EOS,
                                   None if self._paired(outputs) else outputs, DRIVER_BELL, self._submit_lock,
                                   self._fetch_lock, *results)
 
@@ -299,33 +297,6 @@ class ProcessScheduler:
         finally:
             self._submit_lock.release()
         return self._submitted(status, meta.transaction_id)
-
-    def submit_arrays(self, arrays: Sequence[Any], fields: tuple, timeout_ms: int = -1) -> bool:
-        """`submit` for a transaction of tensors, without Message objects: graph input k gets
-        `Message.tensor(meta, arrays[k])` (None: not fed; each array a numpy array), where `fields`
-        is the transaction's (transaction_id, start_time, end_time, flow_flags, user_data).
-        Returns and raises as `submit`."""
-        routes = self._fixed_input_routes or [self._input_channels(k, array, fields)
-                                              for k, array in enumerate(arrays)]
-        taken, deadline = _acquire(self._submit_lock, timeout_ms)
-        if not taken:
-            return False
-        try:
-            self._check_usable()
-            # The ledger opens the transaction once it is put (put_arrays skips None arrays).
-            status = self._region.put_arrays(routes, arrays, fields, channels.remaining_ms(deadline), self._ledger)
-        finally:
-            self._submit_lock.release()
-        if status == channels.CLOSED:
-            self._check_usable()
-            raise SchedulerClosed(f"model '{self.name}' is closed")
-        return status == channels.READY
-
-    def _input_channels(self, k: int, array: Any, fields: tuple) -> tuple[int, ...]:
-        """The channels graph input k's tensor goes to (the routing `submit` applies)."""
-        if array is None:
-            return ()
-        return self._wiring.input_routes[k].route(fields[0])
 
     def _submitted(self, status: int, transaction_id: int) -> bool:
         """What a put of a transaction's inputs returned, as `submit` returns it."""

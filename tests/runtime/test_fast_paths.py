@@ -210,39 +210,79 @@ def two_inputs():
 
 
 def _without_general_path(model, monkeypatch):
-    """Make the Python feed paths fail: a feed of ready arrays goes through the driver port."""
+    """Make the Python feed path fail: a feed of ready arrays is put by the driver port."""
     def general(*_):
         raise AssertionError("a feed of ready arrays took the general path")
     monkeypatch.setattr(model._scheduler, "submit", general)
-    monkeypatch.setattr(model._scheduler, "submit_arrays", general)
 
 
 class _Info(FlowInfo):
     pass
 
 
-@pytest.mark.parametrize("feed, flow_info, timeout, partial", [
-    ([np.array([1]), np.array([2])], None, -1, True),          # partial inputs
-    ([[1], np.array([2])], None, -1, False),                   # a value to convert
-    ([np.array([1], dtype=object), np.array([2])], None, -1, False),
-    ([np.array([1])], None, -1, False),                        # one value for two inputs
-    ({"a": np.array([1]), "c": np.array([2])}, None, -1, False),
-    ({"a": np.array([1]), 0: np.array([2])}, None, -1, False),  # input a twice
-    ({"a": np.array([1]), True: np.array([2])}, None, -1, False),
-    ([np.array([1]), np.array([2])], _Info(), -1, False),      # not exactly a FlowInfo
-    ([np.array([1]), np.array([2])], None, True, False),       # not exactly an int
-    ([np.array([1]), np.array([2])], None, -2, False),
+_A, _B = np.array([1]), np.array([2])
+_OBJECTS = np.array([1], dtype=object)
+_EOS = FlowInfo(flow_flags=1)
+
+
+@pytest.mark.parametrize("feed, flow_info, timeout, partial, refusal, detail", [
+    (7, None, -1, False, "NOT_A_FEED", None),
+    ([], None, -1, False, "EMPTY", None),
+    ({}, _EOS, -1, False, "EOS_MARKER", None),
+    (None, _EOS, -1, False, "EOS_MARKER", None),
+    ([_A], None, -1, False, "COUNT", 1),
+    ({"a": _A, "c": _B}, None, -1, False, "UNKNOWN_KEY", "c"),
+    ({"a": _A, True: _B}, None, -1, False, "UNKNOWN_KEY", True),
+    ({"a": _A, 5: _B}, None, -1, False, "INDEX_RANGE", 5),
+    ({"a": _A, 0: _B}, None, -1, False, "TWICE", 0),
+    ({"b": _B}, None, -1, False, "MISSING", 0),
+    ([[1], _B], None, -1, False, "CONVERT", {0: [1], 1: [2]}),  # a list to make an array of
+    ([_OBJECTS, _B], None, -1, False, "NOT_A_TENSOR", (0, _OBJECTS)),
+    ([_A, _B], "info", -1, False, "FLOW_INFO", None),
+    ([_A, _B], None, True, False, "TIMEOUT_VALUE", None),
+    ([_A, _B], None, -2, False, "TIMEOUT_VALUE", None),
 ])
-def test_the_driver_port_declines_what_the_general_feed_must_judge(two_inputs, feed, flow_info, timeout, partial):
+def test_the_driver_port_says_why_it_does_not_put_a_feed(two_inputs, feed, flow_info, timeout, partial, refusal,
+                                                         detail):
     port = two_inputs[0]._port
-    assert port.feed(feed, flow_info, timeout, partial) == port.DECLINED
+    got, got_detail = port.feed(feed, flow_info, timeout, partial)
+    assert got == getattr(port, refusal)
+    if isinstance(detail, dict):
+        assert {k: np.asarray(v).tolist() for k, v in got_detail.items()} == detail
+    elif isinstance(detail, tuple):
+        assert got_detail[0] == detail[0] and got_detail[1] is detail[1]
+    else:
+        assert got_detail == detail
 
 
-def test_the_driver_port_is_off_where_ge_graphs_check_their_inputs_and_declines_chosen_outputs():
+def test_the_driver_port_puts_partial_feeds_and_flow_info_subclasses(two_inputs):
+    model = two_inputs[0]
+    port = model._port
+    assert port.feed({"a": _A}, None, -1, True) == 0   # partial: only a's channel gets a message
+    assert port.feed({"b": _B}, _Info(transaction_id=1), -1, True) == 0  # pairs with it as transaction 1
+    (tensor,), info, ret = model.fetch_data(timeout=WAIT_MS)
+    assert (tensor.numpy().tolist(), ret) == ([-1], 0)
+
+
+@pytest.mark.parametrize("field, value, expected", [
+    ("transaction_id", -1, "flow_info.transaction_id must be an int in [0, 9223372036854775807], got -1"),
+    ("flow_flags", "1", "flow_info.flow_flags must be an int in [0, 4294967295], got '1'"),
+])
+def test_a_flow_info_field_no_record_can_carry_is_an_error_naming_it(two_inputs, field, value, expected):
+    info = FlowInfo()
+    setattr(info, field, value)
+    with pytest.raises(GeError) as error:
+        two_inputs[0].feed_data([_A, _B], info)
+    assert str(error.value) == expected
+
+
+def test_the_driver_port_judges_ge_graph_inputs_and_declines_chosen_outputs():
     with _mlp_model() as model:
         ready = np.ones((3, 4), np.float32)
-        assert model._port.feed([ready], None, -1, False) == model._port.DECLINED
-        assert model.feed_data([ready]) == 0
+        assert model._port.feed([ready], None, -1, False) == 0
+        too_wide = np.ones((3, 5), np.float32)
+        refusal, (position, value) = model._port.feed([too_wide], None, -1, False)
+        assert (refusal, position, value is too_wide) == (model._port.GRAPH_INPUT, 0, True)
         assert model._port.fetch([0], WAIT_MS) is None
         outputs, info, ret = model.fetch_data([0], timeout=WAIT_MS)
         assert (ret, info.transaction_id, outputs[0].numpy().shape) == (0, 1, (3, 2))
