@@ -172,5 +172,6 @@ class ShrinkOp(UnaryOp):
     assembly_format = "$input `bias` $bias `lambd` $lambd attr-dict `:` type($result)"
 
 
-OPS = (PReluOp, SoftplusOp, SoftsignOp, MishOp, HardSwishOp, LeakyReluOp, EluOp, CeluOp, ThresholdedReluOp, SeluOp, HardSigmoidOp, ShrinkOp)
+OPS = (PReluOp, SoftplusOp, SoftsignOp, MishOp, HardSwishOp, LeakyReluOp, EluOp, CeluOp, ThresholdedReluOp, SeluOp,
+       HardSigmoidOp, ShrinkOp)
 """The family's ops, in the order they were added."""

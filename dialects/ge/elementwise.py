@@ -494,5 +494,7 @@ def _storage_bits(element_type: Attribute) -> int:
     return element_type.bitwidth
 
 
-OPS = (AddOp, SubOp, MulOp, ReluOp, IdentityOp, SqrtOp, ExpOp, LogOp, TanhOp, SigmoidOp, ErfOp, GeluOp, DivOp, PowOp, MaximumOp, MinimumOp, ModOp, NegOp, AbsOp, SignOp, ReciprocalOp, FloorOp, CeilOp, RoundOp, SinOp, CosOp, TanOp, AsinOp, AcosOp, AtanOp, SinhOp, CoshOp, AsinhOp, AcoshOp, AtanhOp, CastOp, BitCastOp)
+OPS = (AddOp, SubOp, MulOp, ReluOp, IdentityOp, SqrtOp, ExpOp, LogOp, TanhOp, SigmoidOp, ErfOp, GeluOp, DivOp, PowOp,
+       MaximumOp, MinimumOp, ModOp, NegOp, AbsOp, SignOp, ReciprocalOp, FloorOp, CeilOp, RoundOp, SinOp, CosOp, TanOp,
+       AsinOp, AcosOp, AtanOp, SinhOp, CoshOp, AsinhOp, AcoshOp, AtanhOp, CastOp, BitCastOp)
 """The family's ops, in the order they were added."""

@@ -288,5 +288,6 @@ class IsInfOp(_FloatTestOp):
                        "attr-dict `:` functional-type(operands, results)")
 
 
-OPS = (EqualOp, LessOp, GreaterOp, LessEqualOp, GreaterEqualOp, LogicalAndOp, LogicalOrOp, LogicalXorOp, BitwiseAndOp, BitwiseOrOp, BitwiseXorOp, BitShiftOp, SelectOp, LogicalNotOp, BitwiseNotOp, IsNanOp, IsInfOp)
+OPS = (EqualOp, LessOp, GreaterOp, LessEqualOp, GreaterEqualOp, LogicalAndOp, LogicalOrOp, LogicalXorOp, BitwiseAndOp,
+       BitwiseOrOp, BitwiseXorOp, BitShiftOp, SelectOp, LogicalNotOp, BitwiseNotOp, IsNanOp, IsInfOp)
 """The family's ops, in the order they were added."""

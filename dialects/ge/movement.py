@@ -586,5 +586,6 @@ class TriluOp(ShapedOp):
         return [x]
 
 
-OPS = (ReshapeOp, TransposeOp, ConcatOp, SplitOp, SliceOp, GatherOp, ScatterElementsOp, SqueezeOp, UnsqueezeOp, PadOp, FlattenOp, ShapeOp, ExpandOp, TileOp, TriluOp)
+OPS = (ReshapeOp, TransposeOp, ConcatOp, SplitOp, SliceOp, GatherOp, ScatterElementsOp, SqueezeOp, UnsqueezeOp, PadOp,
+       FlattenOp, ShapeOp, ExpandOp, TileOp, TriluOp)
 """The family's ops, in the order they were added."""

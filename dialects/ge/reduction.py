@@ -279,5 +279,6 @@ class CumProdOp(_CumulativeOp):
     name = "ge.cum_prod"
 
 
-OPS = (ReduceSumOp, ReduceMeanOp, ReduceMaxOp, ReduceProdOp, ReduceMinOp, ReduceL1Op, ReduceL2Op, ReduceSumSquareOp, ReduceLogSumOp, ReduceLogSumExpOp, ArgMaxOp, ArgMinOp, TopKOp, CumSumOp, CumProdOp)
+OPS = (ReduceSumOp, ReduceMeanOp, ReduceMaxOp, ReduceProdOp, ReduceMinOp, ReduceL1Op, ReduceL2Op, ReduceSumSquareOp,
+       ReduceLogSumOp, ReduceLogSumExpOp, ArgMaxOp, ArgMinOp, TopKOp, CumSumOp, CumProdOp)
 """The family's ops, in the order they were added."""

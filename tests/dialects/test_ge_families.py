@@ -53,13 +53,14 @@ def missing_pieces(op: type) -> list[str]:
     family = family_of(op)
     missing = []
     if family not in [*FAMILY_NAMES, "graph"] or op not in getattr(ge, family).OPS:
-        missing.append(f"a family: it lives in {op.__module__}, expected one of dialects/ge/{{{', '.join(FAMILY_NAMES)}}}"
-                       f".py, listed in that module's OPS")
+        families = ", ".join(FAMILY_NAMES)
+        missing.append(f"its family: it lives in {op.__module__}, expected one of dialects/ge/{{{families}}}.py, "
+                       f"listed in that module's OPS")
     if op not in STRUCTURE and (not issubclass(op, ge.ShapedOp)
                                 or op.infer_types.__func__ is ge.ShapedOp.infer_types.__func__):
         missing.append("a shape function (infer_types)")
     if op not in LOWERINGS and op not in NO_LOWERING:
-        missing.append(f"a lowering in passes/ge_to_linalg/{family}.py (LOWERINGS), or a reason in NO_LOWERING")
+        missing.append("a lowering in passes/ge_to_linalg/ (LOWERINGS), or a reason in NO_LOWERING")
     if plan_name(op) not in KERNELS and op not in NO_KERNEL:
         missing.append(f"a kernel in runtime/ge/kernels/{family}.py (KERNELS[{plan_name(op)!r}]), or a reason "
                        f"in NO_KERNEL")
@@ -72,7 +73,7 @@ def missing_pieces(op: type) -> list[str]:
 @pytest.mark.parametrize("op", OPS, ids=[op.name for op in OPS])
 def test_every_op_has_its_pieces(op):
     missing = missing_pieces(op)
-    assert not missing, f"{op.name} ({op.__name__}) has no " + "; no ".join(missing)
+    assert not missing, f"{op.name} ({op.__name__}) lacks " + "; ".join(missing)
 
 
 def test_a_missing_piece_is_named():
@@ -83,9 +84,9 @@ def test_a_missing_piece_is_named():
 
     OrphanOp.__module__ = ge.elementwise.__name__
     assert missing_pieces(OrphanOp) == [
-        "a family: it lives in dfir.dialects.ge.elementwise, expected one of dialects/ge/{activation, contraction, "
+        "its family: it lives in dfir.dialects.ge.elementwise, expected one of dialects/ge/{activation, contraction, "
         "elementwise, logic, movement, normalization, reduction, resize, window}.py, listed in that module's OPS",
-        "a lowering in passes/ge_to_linalg/elementwise.py (LOWERINGS), or a reason in NO_LOWERING",
+        "a lowering in passes/ge_to_linalg/ (LOWERINGS), or a reason in NO_LOWERING",
         "a kernel in runtime/ge/kernels/elementwise.py (KERNELS['orphan']), or a reason in NO_KERNEL",
         "an ONNX export in lowering/onnx_export/elementwise.py (EXPORTS['orphan']), or a reason in NO_EXPORT"]
 
