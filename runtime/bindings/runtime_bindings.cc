@@ -1172,6 +1172,9 @@ class DriverPort {
     kGraphInput,    // detail: (position, value): an array a GE graph it feeds does not take
     kFlowInfo,      // not a FlowInfo
     kTimeout,       // a timeout that is not an int >= -1
+    kIndexes,       // detail: output indexes that are not distinct, or none
+    kPaired,        // detail: the output indexes, whose fetch pairs them by transaction
+    kClosed,        // detail: the output indexes; the region closed
   };
 
   // The instances of a replicated consumer's input: one channel each, picked by `dispatcher`.
@@ -1199,17 +1202,17 @@ class DriverPort {
   // `inputs`: per graph input, (fixed channels, [(InstanceDispatcher, channels)] of replicated
   // consumers, dtype or None, shape or None, [(dtype, [(lo, hi)])] of the GE graphs it feeds).
   // `positions`: input name -> position. `eos_flag`: the flow flag of an EOS marker. `outputs`:
-  // the graph outputs' channels, or None when a fetch of all of them pairs them (the driver's
-  // doorbell is `bell`). A fetch's result holds Tensors as `tensor(array)` (Tensor.of_array)
+  // the graph outputs' channels; `pairs`: whether a fetch of several of them pairs them by
+  // transaction (the driver's doorbell is `bell`). A fetch's result holds Tensors as `tensor(array)` (Tensor.of_array)
   // makes them, here made once per dtype and shape and then copied with the same description,
   // and a `flow_info_type` (FlowInfo) with the fields FlowInfo.of_fields sets; `plain_result(fields,
   // arrays)` builds the result when `tensor` raises (a dtype with no GE data type).
   DriverPort(py::object region, py::object ledger, const py::list& inputs, py::dict positions, uint32_t eos_flag,
-             const std::optional<std::vector<uint32_t>>& outputs, uint32_t bell, const py::object& submit_lock,
+             std::vector<uint32_t> outputs, bool pairs, uint32_t bell, const py::object& submit_lock,
              const py::object& fetch_lock, py::object tensor, py::object flow_info_type, py::object plain_result,
              py::object succeeded)
       : region_owner_(std::move(region)), ledger_owner_(std::move(ledger)), positions_(std::move(positions)),
-        eos_flag_(eos_flag), outputs_(outputs.value_or(std::vector<uint32_t>{})), bell_(bell),
+        eos_flag_(eos_flag), outputs_(std::move(outputs)), pairs_(pairs), bell_(bell),
         submit_acquire_(submit_lock.attr("acquire")), submit_release_(submit_lock.attr("release")),
         fetch_acquire_(fetch_lock.attr("acquire")), fetch_release_(fetch_lock.attr("release")),
         tensor_(std::move(tensor)), flow_info_type_(std::move(flow_info_type)),
@@ -1256,32 +1259,40 @@ class DriverPort {
     return Fed(values);
   }
 
+  // The next result of graph outputs `indexes` (None: all of them), waiting up to `timeout` ms:
   // (tensors, flow_info, succeeded) for a set of plain tensors; the set's Messages (a list) for
-  // any other set, [] on timeout, for the caller to finish; None when declined.
+  // any other set, for Python to finish; [] on timeout. Otherwise (Refusal, detail): kTimeout;
+  // kIndexRange (detail: the index) or kIndexes (detail: the indexes) for outputs that are not
+  // distinct outputs of the model; kPaired (detail: the indexes) for a fetch whose outputs are
+  // paired by transaction (Python's OutputPairing); kClosed (detail: the indexes) once the region
+  // closed, for Python's fetch to return what the outputs and the ledger still hold.
   py::object Fetch(const py::handle& indexes, const py::handle& timeout) {
     int64_t timeout_ms = 0;
-    if (outputs_.empty() || !indexes.is_none() || !ExactInt(timeout, timeout_ms) || timeout_ms < -1 ||
-        region_->region().closing()) {
-      return py::none();
-    }
+    if (!ExactInt(timeout, timeout_ms) || timeout_ms < -1) return Refused(kTimeout);
+    std::vector<uint32_t> chosen;
+    py::list chosen_indexes;
+    if (py::object refused = Chosen(indexes, chosen, chosen_indexes)) return refused;
+    if (pairs_ && chosen.size() > 1) return Refused(kPaired, chosen_indexes);
+    if (region_->region().closing()) return Refused(kClosed, chosen_indexes);
     rt::Deadline deadline = rt::Deadline::AfterMs(timeout_ms);
     if (!Acquire(fetch_acquire_, timeout_ms)) return py::list();
     Unlock unlock{fetch_release_};
-    {
+    if (indexes.is_none()) {
       // Waits as TakeTensorSet would, but wakes before the result is due (see ArrivalForecast);
       // whatever it returns, TakeTensorSet takes the set or says why there is none.
       py::gil_scoped_release released;
-      forecast_.Await(region_->region(), outputs_, bell_, deadline);
+      forecast_.Await(region_->region(), chosen, bell_, deadline);
     }
     rt::MessageRecord first;
-    py::list arrays(outputs_.size());
+    py::list arrays(chosen.size());
     py::object set = region_->TakeTensorSet(
-        outputs_, bell_, deadline, ledger_,
+        chosen, bell_, deadline, ledger_,
         [&](const rt::MessageRecord& record) { std::memcpy(&first, &record, offsetof(rt::MessageRecord, ret_code)); },
         arrays);
+    if (set.is_none()) return Refused(kClosed, chosen_indexes);
     if (!set.is(arrays)) return set;
-    py::list tensors(outputs_.size());
-    for (size_t i = 0; i < outputs_.size(); ++i) {
+    py::list tensors(chosen.size());
+    for (size_t i = 0; i < chosen.size(); ++i) {
       py::object tensor = TensorOf(arrays[i]);
       if (!tensor) {  // a dtype with no GE data type: plain_result says so
         PyErr_Clear();
@@ -1422,6 +1433,31 @@ class DriverPort {
                              std::to_string(lo) + ", " + std::to_string(hi) + "], got " +
                              py::repr(value).cast<std::string>());
     }
+  }
+
+  // The channels of graph outputs `indexes` (None: all) and the indexes as a list, or why not.
+  py::object Chosen(const py::handle& indexes, std::vector<uint32_t>& chosen, py::list& chosen_indexes) const {
+    if (indexes.is_none()) {
+      for (size_t i = 0; i < outputs_.size(); ++i) chosen_indexes.append(py::int_(i));
+      chosen = outputs_;
+    } else {
+      chosen_indexes = py::reinterpret_steal<py::list>(PySequence_List(indexes.ptr()));
+      if (!chosen_indexes) throw py::error_already_set();
+      for (const py::handle& index : chosen_indexes) {
+        int64_t i = 0;
+        if (PyBool_Check(index.ptr()) || !ExactInt(index, i) || i < 0 || i >= static_cast<int64_t>(outputs_.size())) {
+          PyErr_Clear();
+          return Refused(kIndexRange, py::reinterpret_borrow<py::object>(index));
+        }
+        chosen.push_back(outputs_[i]);
+      }
+    }
+    std::vector<uint32_t> distinct = chosen;
+    std::sort(distinct.begin(), distinct.end());
+    if (chosen.empty() || std::adjacent_find(distinct.begin(), distinct.end()) != distinct.end()) {
+      return Refused(kIndexes, chosen_indexes);
+    }
+    return py::object();
   }
 
   static Input InputOf(const py::tuple& item) {
@@ -1591,6 +1627,7 @@ class DriverPort {
   py::dict positions_;
   uint32_t eos_flag_;
   std::vector<uint32_t> outputs_;
+  bool pairs_;
   uint32_t bell_;
   py::object submit_acquire_, submit_release_, fetch_acquire_, fetch_release_;
   py::object tensor_, flow_info_type_, plain_result_, succeeded_;
@@ -1602,10 +1639,10 @@ class DriverPort {
 
 void BindDriverPort(py::module_& m) {
   py::class_<DriverPort> port(m, "DriverPort", "A model's feed and its fetch of plain tensors, one native call each.");
-  port.def(py::init<py::object, py::object, const py::list&, py::dict, uint32_t, const std::optional<std::vector<uint32_t>>&,
+  port.def(py::init<py::object, py::object, const py::list&, py::dict, uint32_t, std::vector<uint32_t>, bool,
                     uint32_t, const py::object&, const py::object&, py::object, py::object, py::object, py::object>(),
            py::arg("region"), py::arg("ledger"), py::arg("inputs"), py::arg("positions"), py::arg("eos_flag"),
-           py::arg("outputs"), py::arg("bell"), py::arg("submit_lock"), py::arg("fetch_lock"), py::arg("tensor"),
+           py::arg("outputs"), py::arg("pairs"), py::arg("bell"), py::arg("submit_lock"), py::arg("fetch_lock"), py::arg("tensor"),
            py::arg("flow_info_type"), py::arg("plain_result"), py::arg("succeeded"))
       .def("feed", &DriverPort::Feed, py::arg("feed"), py::arg("flow_info"), py::arg("timeout"),
            py::arg("partial_inputs"))
@@ -1618,7 +1655,9 @@ void BindDriverPort(py::module_& m) {
                                {"TWICE", DriverPort::kTwice}, {"MISSING", DriverPort::kMissing},
                                {"CONVERT", DriverPort::kConvert}, {"NOT_A_TENSOR", DriverPort::kNotATensor},
                                {"SHAPE", DriverPort::kShape}, {"GRAPH_INPUT", DriverPort::kGraphInput},
-                               {"FLOW_INFO", DriverPort::kFlowInfo}, {"TIMEOUT_VALUE", DriverPort::kTimeout}}) {
+                               {"FLOW_INFO", DriverPort::kFlowInfo}, {"TIMEOUT_VALUE", DriverPort::kTimeout},
+                               {"INDEXES", DriverPort::kIndexes}, {"PAIRED", DriverPort::kPaired},
+                               {"CLOSED", DriverPort::kClosed}}) {
     port.attr(name) = static_cast<int>(refusal);
   }
 }

@@ -129,15 +129,13 @@ class RuntimeModel:
         transaction `([], its flow_info, its error code)`; on timeout `([], FlowInfo(),
         FETCH_TIMEOUT)`. An output holding a Python object gives PARAM_INVALID (use `fetch`).
         """
-        messages = self._port.fetch(indexes, timeout)  # plain tensors of all outputs: one native call
+        messages = self._port.fetch(indexes, timeout)  # one native call
         if type(messages) is tuple:
-            return messages
-        if messages is None:  # declined
-            chosen, messages = self._fetch("fetch_data", indexes, timeout, self._scheduler.fetch_tensors)
-            if type(messages) is tuple:  # plain tensors, without Message objects
-                return _plain_result(*messages)
+            if len(messages) == 3:  # plain tensors, built natively
+                return messages
+            chosen, messages = self._fetch_refused("fetch_data", messages, timeout)
         else:
-            chosen = self._all_outputs
+            chosen = self._all_outputs if indexes is None else list(indexes)
         if not messages:
             return [], FlowInfo(), RetCode(FETCH_TIMEOUT, f"no result within {timeout} ms")
         for message in messages:
@@ -167,7 +165,13 @@ class RuntimeModel:
     def fetch(self, indexes: Sequence[int] | None = None, timeout: int = -1) -> tuple[list, RetCode]:
         """The next result as Python values: a `Tensor` per tensor, the object per object message,
         None per empty message. `([], ret)` for a failed transaction or a timeout."""
-        chosen, messages = self._fetch("fetch", indexes, timeout)
+        messages = self._port.fetch(indexes, timeout)
+        if type(messages) is tuple:
+            if len(messages) == 3:  # plain tensors, built natively
+                return messages[0], messages[2]
+            chosen, messages = self._fetch_refused("fetch", messages, timeout)
+        else:
+            chosen = self._all_outputs if indexes is None else list(indexes)
         if not messages:
             return [], RetCode(FETCH_TIMEOUT, f"no result within {timeout} ms")
         failed = next((m for m in messages if m.is_error), None)
@@ -225,27 +229,25 @@ class RuntimeModel:
             raise self._error(api, "the model is closed") from None
         return _SUCCEEDED if submitted else _feed_timeout(timeout)
 
-    def _fetch(self, api: str, indexes: Sequence[int] | None, timeout: int,
-               fetch: Callable[[list[int], int], Any] | None = None) -> tuple[list[int], Any]:
-        """The output indexes fetched and what `fetch` (default: the scheduler's `fetch`, one
-        message per output, none on timeout) returned for them."""
+    def _fetch_refused(self, api: str, refused: tuple[int, Any], timeout: Any) -> tuple[list[int], list[Message]]:
+        """What a fetch the driver port did not take gets: the error of a bad fetch; or, for a fetch
+        of outputs paired by transaction or from a closed model, the scheduler's fetch, which
+        pairs them or returns what the outputs and the ledger still hold (the outputs fetched and
+        their messages)."""
+        refusal, detail = refused
         self._check_open(api)
-        _check_timeout(timeout)
-        if indexes is None and self._all_outputs:
-            return self._all_outputs, self._fetch_from(api, self._all_outputs, timeout, fetch)
-        chosen = self._all_outputs if indexes is None else list(indexes)
-        for index in chosen:
-            if not 0 <= index < self._num_outputs:
-                raise self._error(api, f"output index {index} is out of range; the model has "
-                                       f"{self._num_outputs} outputs")
-        if not chosen or len(set(chosen)) != len(chosen):
-            raise self._error(api, f"indexes {chosen} must name distinct outputs, at least one")
-        return chosen, self._fetch_from(api, chosen, timeout, fetch)
+        if refusal == DriverPort.TIMEOUT_VALUE:
+            _check_timeout(timeout)
+        if refusal == DriverPort.INDEX_RANGE:
+            raise self._error(api, f"output index {detail!r} is out of range; the model has {self._num_outputs} "
+                                   f"outputs")
+        if refusal == DriverPort.INDEXES:
+            raise self._error(api, f"indexes {detail} must name distinct outputs, at least one")
+        return detail, self._fetch_from(api, detail, timeout)
 
-    def _fetch_from(self, api: str, chosen: list[int], timeout: int,
-                    fetch: Callable[[list[int], int], Any] | None) -> Any:
+    def _fetch_from(self, api: str, chosen: list[int], timeout: int) -> list[Message]:
         try:
-            return (fetch or self._scheduler.fetch)(chosen, timeout)
+            return self._scheduler.fetch(chosen, timeout)
         except SchedulerClosed:
             raise self._error(api, "the model is closed") from None
 

@@ -263,17 +263,16 @@ class ProcessScheduler:
 
     def driver_port(self, rules: Sequence[tuple], positions: dict[str, int],
                     results: PortResults) -> _native.DriverPort:
-        """The model's feed, which judges every feed (`_native.DriverPort`), and its native fetch
-        of plain tensors, through `submit`'s lock and ledger and as `fetch_tensors` fetches.
+        """The model's feed and fetch (`_native.DriverPort`), which judge every feed and fetch, put
+        feeds and take results natively, through the locks and the ledger of `submit` and `fetch`.
         `rules`: per graph input, the dtype (None: any but object), the shape (None: any; -1 any
         size) and the rules of the GE graphs it feeds, [(dtype, [(lo, hi)])]; `positions`: input
         name -> position."""
         inputs = [(list(route.fixed), [(dispatcher, list(group)) for dispatcher, group in route.spread], *rule)
                   for route, rule in zip(self._wiring.input_routes, rules)]
-        outputs = list(self._wiring.output_channels)
         return _native.DriverPort(self._region, self._ledger, inputs, positions, FlowFlag.DATA_FLOW_FLAG_EOS,
-                                  None if self._paired(outputs) else outputs, DRIVER_BELL, self._submit_lock,
-                                  self._fetch_lock, *results)
+                                  list(self._wiring.output_channels), self._output_align is not None, DRIVER_BELL,
+                                  self._submit_lock, self._fetch_lock, *results)
 
     def submit(self, inputs: Sequence[Message | None], timeout_ms: int = -1) -> bool:
         """Put graph input k's message `inputs[k]` (None: not fed) on its consumers' channels.
@@ -329,25 +328,6 @@ class ProcessScheduler:
                 self._ledger.settle(sets[0][0].meta.transaction_id)
                 return list(sets[0])
             return []
-        finally:
-            self._fetch_lock.release()
-
-    def fetch_tensors(self, indexes: Sequence[int], timeout_ms: int = -1) -> tuple | list[Message]:
-        """`fetch`, except that a result of plain tensors (no return code) comes back as
-        `(fields, arrays)`: the transaction's (transaction_id, start_time, end_time, flow_flags,
-        user_data) and one numpy array per output. Any other result, a timeout ([]) and a failed
-        model as `fetch`."""
-        chosen = self._output_channels(indexes)
-        if self._paired(chosen):
-            return self.fetch(indexes, timeout_ms)
-        taken, deadline = _acquire(self._fetch_lock, timeout_ms)
-        if not taken:
-            return []
-        try:
-            if self._closed:
-                raise SchedulerClosed(f"model '{self.name}' is closed")
-            got = self._region.take_tensors(chosen, DRIVER_BELL, channels.remaining_ms(deadline), self._ledger)
-            return self._fetch_failed(len(chosen)) if got is None else got
         finally:
             self._fetch_lock.release()
 

@@ -276,19 +276,44 @@ def test_a_flow_info_field_no_record_can_carry_is_an_error_naming_it(two_inputs,
     assert str(error.value) == expected
 
 
-def test_the_driver_port_judges_ge_graph_inputs_and_declines_chosen_outputs():
+def test_the_driver_port_judges_ge_graph_inputs_and_fetches_chosen_outputs():
     with _mlp_model() as model:
         ready = np.ones((3, 4), np.float32)
         assert model._port.feed([ready], None, -1, False) == 0
         too_wide = np.ones((3, 5), np.float32)
         refusal, (position, value) = model._port.feed([too_wide], None, -1, False)
         assert (refusal, position, value is too_wide) == (model._port.GRAPH_INPUT, 0, True)
-        assert model._port.fetch([0], WAIT_MS) is None
-        outputs, info, ret = model.fetch_data([0], timeout=WAIT_MS)
+        outputs, info, ret = model._port.fetch([0], WAIT_MS)
         assert (ret, info.transaction_id, outputs[0].numpy().shape) == (0, 1, (3, 2))
-    assert model._port.fetch(None, WAIT_MS) is None  # closed: the general path says so
+    assert model._port.fetch(None, WAIT_MS) == (model._port.CLOSED, [0])  # Python's fetch says what is left
     with pytest.raises(GeError, match="the model is closed"):
         model.fetch_data()
+
+
+@pytest.mark.parametrize("indexes, timeout, refusal, detail", [
+    ([1], -1, "INDEX_RANGE", 1),
+    ([True], -1, "INDEX_RANGE", True),
+    (["0"], -1, "INDEX_RANGE", "0"),
+    ([0, 0], -1, "INDEXES", [0, 0]),
+    ([], -1, "INDEXES", []),
+    (None, -2, "TIMEOUT_VALUE", None),
+    (None, 1.5, "TIMEOUT_VALUE", None),
+])
+def test_the_driver_port_says_why_it_does_not_fetch(two_inputs, indexes, timeout, refusal, detail):
+    port = two_inputs[0]._port
+    assert port.fetch(indexes, timeout) == (getattr(port, refusal), detail)
+
+
+@pytest.mark.parametrize("indexes, expected", [
+    ([1], "output index 1 is out of range; the model has 1 outputs"),
+    (["0"], "output index '0' is out of range; the model has 1 outputs"),
+    ([0, 0], "indexes [0, 0] must name distinct outputs, at least one"),
+])
+def test_a_bad_fetch_is_an_error_naming_what_is_wrong(two_inputs, indexes, expected):
+    for fetch in (two_inputs[0].fetch_data, two_inputs[0].fetch):
+        with pytest.raises(GeError) as error:
+            fetch(indexes, timeout=0)
+        assert str(error.value).endswith(expected)
 
 
 def test_the_port_and_the_general_feed_count_transactions_together():
