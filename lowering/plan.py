@@ -1,11 +1,13 @@
 """Lower a verified, scheduled df/ge module to the execution plan of docs/execution-plan.md.
 
 1. Take the module's one top-level `df.graph` (in topological order: the `schedule` phase ran).
-2. Number its inputs by `index` and its nodes by position (the instances of a replicated node
-   fold back into one node, which edges through its `df.gather`s name), the sub-FlowGraphs it
-   runs flattened into plan nodes and flow closures (`dfir.lowering.flatten`); turn operands
-   into plan edges: the graph's own part of the plan, its *skeleton* (`graph_skeleton`), a
-   `Plan` with no tables whose nodes name their process point by `Symbol`.
+2. Number its inputs by `index` and its nodes by position (the `df.node` clones of a replicated
+   node are one plan node, which edges through its `df.gather`s name), the sub-FlowGraphs it
+   runs flattened into plan nodes and flow closures (`dfir.lowering.flatten`); write each clone
+   as it is, one `units` entry with its `instance` and `device` (a node `replicate-instances` did
+   not replicate is one unit); turn operands into plan edges: the graph's own part of the plan,
+   its *skeleton* (`graph_skeleton`), a `Plan` with no tables whose nodes name their process
+   point by `Symbol`.
 3. Lower each distinct process point on its own into a *unit* (`lower_unit`, a `UnitPlan`): its
    pp entry and the tables it refers to (UDF payloads, C++ UDF libraries, GE graphs lowered by
    `ge_graph_entry` with their weights packed 64-byte aligned, and the executables of the
@@ -42,7 +44,7 @@ from dfir.lowering.ge_graph import ge_graph_entry
 from dfir.lowering.om_writer import Chunks
 from dfir.om.plan import (COMPILED_BACKENDS, DEFAULT_CHANNEL_DEPTH, Cluster, WEIGHT_ALIGNMENT, Align, CppProject, Executable, Func,
                           GeGraph, GraphPoint, Input, InputBatch, Node, Plan, ProcessPoint, PyProject, PyUdf, SoBin,
-                          UdfBlob, Weight, list_from_json, process_point_from_json)
+                          UdfBlob, Unit, Weight, list_from_json, process_point_from_json)
 from dfir.passes.convert_ge_to_linalg import AUTO_ATTR
 
 _FUNC_KINDS = ("py_func", "py_project", "cpp_project")
@@ -193,17 +195,18 @@ def lower_graph(module: ModuleOp, reuse: Mapping[str, LoweredGraph] | None = Non
 
 def graph_skeleton(graph: GraphOp, symbols: Mapping[str, object] | None = None) -> Skeleton:
     """The graph's own part of its plan: all but the tables, each node's `pp` its symbol. The
-    instances of a replicated node fold back into one plan node (at the first one's position);
-    the sub-FlowGraphs it runs are flattened into it (`symbols`: the module's symbol ops). The
-    plan is `n_mapping` when the graph is or one of its nodes (a sub-FlowGraph's too) batches."""
+    clones of a replicated node are one plan node (at the first one's position) and a unit
+    each; the sub-FlowGraphs it runs are flattened into it (`symbols`: the module's symbol ops).
+    The plan is `n_mapping` when the graph is or one of its nodes (a sub-FlowGraph's too) batches."""
     flat = flatten(graph, symbols or {})
     nodes = tuple(_node_entry(node.name, node.instances, flat.ref) for node in flat.nodes)
+    units = tuple(_unit(n, clone) for n, node in enumerate(flat.nodes) for clone in node.instances)
     return Plan(name=graph.sym_name.data,
                 inputs=tuple(_input_entry(d) for d in sorted(graph.data_ops, key=lambda d: d.index.value.data)),
                 outputs=tuple(flat.ref(v, "graph output") for v in graph.output_op.outputs),
                 nodes=nodes, order=tuple(range(len(flat.nodes))), align=_align_entry(graph.align),
                 closures=flat.flow_closures(),
-                n_mapping=graph.n_mapping is not None or any(node.batch for node in nodes))
+                n_mapping=graph.n_mapping is not None or any(node.batch for node in nodes), units=units)
 
 
 def _align_entry(align: AlignAttr | None) -> Align | None:
@@ -320,7 +323,7 @@ def _input_entry(data: DataOp) -> Input:
 
 
 def _node_entry(name: str, instances: list[NodeOp], edge) -> Node[Symbol]:
-    """Plan node `name` of a node given as its instances (which differ only in device)."""
+    """Plan node `name` of a node given as its clones (which differ only in device and instance)."""
     node = instances[0]
 
     def attr(name: str, kind: type):
@@ -344,6 +347,13 @@ def _node_entry(name: str, instances: list[NodeOp], edge) -> Node[Symbol]:
                                             for key, placed in sorted(invokes.data.items())},
         attrs=_user_attrs(node), pp=Symbol(node.pp.root_reference.data),
         batch=tuple(InputBatch(attr.input_index, attr.spec()) for attr in (node.batch.data if node.batch else ())))
+
+
+def _unit(node: int, clone: NodeOp) -> Unit:
+    """The unit of `clone`, an instance of plan node `node`: its `instance` index and `device` as
+    `replicate-instances` wrote them (a node it did not replicate: instance 0)."""
+    return Unit(node, 0 if clone.instance is None else clone.instance.index.data,
+                _spelling(clone.attributes.get("device")))
 
 
 def _spelling(device) -> str:

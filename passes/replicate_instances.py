@@ -19,6 +19,11 @@ one device in `devices` just gets it as `device`.
     %3 = df.gather %1, %2
     df.output %3
 
+This is the one place instances are made. Lowering writes each clone as it is, one entry of the
+plan's `units` (`{"node": 0, "instance": 1, "device": "0:0:1"}` for `%2` above: its plan node,
+instance index and device), and reads through each `df.gather` to the plan node, whose every
+unit feeds the gather's consumers; the runtime runs the units it finds (docs/execution-plan.md).
+
 The summary says how many nodes became how many instances.
 """
 from __future__ import annotations

@@ -8,8 +8,11 @@ the typed attributes. `Plan.from_json(data, where="plan")`:
    number, the spelling of every name with a fixed set of values (kinds, dispatch rules, data
    types, devices); a missing field, except the few an older compile or a hand-written plan
    leaves out (`OPTIONAL_NODE_FIELDS`, `OPTIONAL_PLAN_FIELDS`), or an unknown one is an error;
+   a plan of the older format 1 (`FORMATS`), whose nodes placed their instances themselves
+   (`FORMAT_1_NODE_FIELDS`), reads as format 2: each node's `instances` become its `units`;
 2. checks every reference (`Plan.check`): node inputs and graph outputs name existing graph
-   inputs, nodes and ports; `order` is a topological permutation of the nodes; every `udf`,
+   inputs, nodes and ports; `units` list each node's instances in node and instance order,
+   every node with one at least; `order` is a topological permutation of the nodes; every `udf`,
    `graph`, `so` and closure index lies in its table; func ports in their node's; each GE graph
    numbers its values once and uses them after they are defined, and its slots lie in its arena;
    a GE graph with an IREE backend names an `executables` entry of that backend.
@@ -37,7 +40,8 @@ from dfir.core.batching import BatchSpec, CountBatchSpec, TimeBatchSpec
 from dfir.core.errors import GeError
 from dfir.core.udf_params import INT64_RANGE, LIST_TAGS, SCALAR_TAGS, TAGS, InitParam
 
-FORMAT = 1
+FORMAT = 2                  # the plan's shape: 2 since `units` (1: each node's `device` and `instances`)
+FORMATS = (1, FORMAT)       # the formats `Plan.from_json` reads (a format-1 plan reads as its format-2 shape)
 MAX_CACHE = 1024            # align.cache: at most this many incomplete groups (GE's limit)
 MAX_TIMEOUT_MS = 600_000    # align.timeout: -1 (never) or 1..this
 MAX_PORTS = 1 << 16         # inputs or outputs of one node
@@ -51,10 +55,12 @@ IREE_PARAMETER_SCOPE = "dfir"
 with `attrs.blob` is the parameter of that key, its bytes the const's weight."""
 
 OPTIONAL_NODE_FIELDS: Mapping[str, Any] = MappingProxyType({
-    "alias": None, "loc": None, "attrs": {}, "device": None, "instances": [],
-    "dispatch": "round_robin", "balance": None, "align": None, "invokes": {}, "batch": []})
-"""Node fields a plan may leave out, and what an absent one reads as (`device`: `instances[0]`,
-else the host; `instances`: `[device]`)."""
+    "alias": None, "loc": None, "attrs": {}, "dispatch": "round_robin", "balance": None, "align": None,
+    "invokes": {}, "batch": []})
+"""Node fields a plan may leave out, and what an absent one reads as."""
+FORMAT_1_NODE_FIELDS: Mapping[str, Any] = MappingProxyType({**OPTIONAL_NODE_FIELDS, "device": None, "instances": []})
+"""The node fields of a format-1 plan, which placed a node's instances on the node (`device`:
+`instances[0]`, else the host; `instances`: `[device]`) where format 2 has `units`."""
 DEFAULT_CHANNEL_DEPTH = 128
 MAX_CHANNEL_DEPTH = 65536
 OPTIONAL_PLAN_FIELDS: Mapping[str, Any] = MappingProxyType({
@@ -353,9 +359,11 @@ PP = TypeVar("PP")
 
 @dataclass(frozen=True)
 class Node(Generic[PP]):
-    """A logical node (however many instances it has) and its process point. `device` is
-    `instances[0]`; `align` is None unless the node pairs its inputs; `batch` lists its batched
-    inputs, by increasing input index."""
+    """A logical node (however many instances it has) and its process point; its instances are
+    the plan's `units` of this node. `device` and `instances` repeat their devices (instance 0's,
+    every instance's, in instance order) for readers of one node; the JSON holds them only in
+    `units`. `align` is None unless the node pairs its inputs; `batch` lists its batched inputs,
+    by increasing input index."""
 
     name: str
     alias: str | None
@@ -376,7 +384,7 @@ class Node(Generic[PP]):
     def to_json(self) -> dict:
         document = {"name": self.name, "alias": self.alias, "loc": self.loc, "input_num": self.input_num,
                 "output_num": self.output_num, "inputs": [ref.to_json() for ref in self.inputs],
-                "device": self.device, "instances": list(self.instances), "dispatch": self.dispatch,
+                "dispatch": self.dispatch,
                 "balance": self.balance, "align": None if self.align is None else self.align.to_json(),
                 "invokes": {key: list(devices) for key, devices in self.invokes.items()},
                 "attrs": dict(self.attrs), "pp": self.pp.to_json()}
@@ -385,22 +393,44 @@ class Node(Generic[PP]):
         return document
 
     @classmethod
-    def from_json(cls, value: Any, path: str,
-                  read_pp: Callable[[Any, str], PP] = process_point_from_json) -> Node[PP]:
-        """The node at `path`; `read_pp` reads its `pp` (a `ProcessPoint` in a plan)."""
-        o = _Object(value, path, ("name", "input_num", "output_num", "inputs", "pp", *OPTIONAL_NODE_FIELDS),
-                    OPTIONAL_NODE_FIELDS)
+    def from_json(cls, value: Any, path: str, read_pp: Callable[[Any, str], PP] = process_point_from_json,
+                  version: int = FORMAT) -> Node[PP]:
+        """The node at `path`; `read_pp` reads its `pp` (a `ProcessPoint` in a plan). Of a plan of
+        format `version`: a format-1 node places its instances itself (`device`, `instances`); a
+        format-2 node has none yet (`Plan.from_json` gives it those of its units)."""
+        fields = FORMAT_1_NODE_FIELDS if version == 1 else OPTIONAL_NODE_FIELDS
+        o = _Object(value, path, ("name", "input_num", "output_num", "inputs", "pp", *fields), fields)
         inputs = o.read("inputs", _tuple(ref_from_json))
         input_num = o.read("input_num", _int_in(0, MAX_PORTS))
         if input_num != len(inputs):
             _fail(f"{path}.input_num", f"{input_num} does not match the {len(inputs)} entries of inputs")
-        device, instances = _devices(o, path)
+        device, instances = _devices(o, path) if version == 1 else ("-1", ())
         return cls(o.read("name", _str), o.read("alias", _optional(_str)), o.read("loc", _optional(_str)),
                    input_num, o.read("output_num", _int_in(0, MAX_PORTS)), inputs, device, instances,
                    o.read("dispatch", _choice(*DISPATCH_RULES)), o.read("balance", _optional(_choice(*BALANCE_ROLES))),
                    o.read("align", _optional(Align.from_json)), o.read("invokes", _mapping(_tuple(_device))),
                    o.read("attrs", _mapping(_scalar)), o.read("pp", read_pp),
                    o.read("batch", _tuple(InputBatch.from_json)))
+
+
+@dataclass(frozen=True)
+class Unit:
+    """A `units` entry: instance `instance` of plan node `node`, run on `device`. The units are
+    the instances `replicate-instances` made (one per `df.node` clone; one for a node it did not
+    replicate), in node order and, within a node, in instance order; the runtime runs each one
+    as it is (docs/runtime.md, "Instances, dispatch and gather")."""
+
+    node: int
+    instance: int
+    device: str
+
+    def to_json(self) -> dict:
+        return {"node": self.node, "instance": self.instance, "device": self.device}
+
+    @classmethod
+    def from_json(cls, value: Any, path: str) -> Unit:
+        o = _Object(value, path, ("node", "instance", "device"))
+        return cls(o.read("node", _count), o.read("instance", _count), o.read("device", _device))
 
 
 def device_id(device: str) -> int:
@@ -411,7 +441,7 @@ def device_id(device: str) -> int:
 
 
 def _devices(o: _Object, path: str) -> tuple[str, tuple[str, ...]]:
-    """A node's `device` and `instances`: instance 0 is the device; either may be absent."""
+    """A format-1 node's `device` and `instances`: instance 0 is the device; either may be absent."""
     device = o.read("device", _optional(_device))
     instances = o.read("instances", _tuple(_device)) or ((device or "-1"),)
     if device is None:
@@ -760,11 +790,13 @@ class Plan(Generic[PP]):
     executables: tuple[Executable, ...] = ()
     n_mapping: bool = False
     cluster: Cluster = Cluster()
+    units: tuple[Unit, ...] = ()
 
     def to_json(self) -> dict:
         document = {"format": self.format, "name": self.name, "inputs": [i.to_json() for i in self.inputs],
                     "outputs": [ref.to_json() for ref in self.outputs],
-                    "nodes": [node.to_json() for node in self.nodes], "order": list(self.order),
+                    "nodes": [node.to_json() for node in self.nodes], "units": [u.to_json() for u in self.units],
+                    "order": list(self.order),
                     "align": None if self.align is None else self.align.to_json(),
                     "udfs": [u.to_json() for u in self.udfs], "ge_graphs": [g.to_json() for g in self.ge_graphs]}
         if self.so_bins:
@@ -790,11 +822,16 @@ class Plan(Generic[PP]):
                   read_pp: Callable[[Any, str], PP] = process_point_from_json) -> Plan[PP]:
         """The validated plan of `data` (JSON bytes or text, or the decoded document); GeError
         naming the JSON path (from `where`) of the first defect (see the module docstring).
-        `read_pp` reads each node's `pp`."""
-        o = _Object(_decoded(data, where), where,
-                    ("format", "name", "inputs", "outputs", "nodes", *OPTIONAL_PLAN_FIELDS), OPTIONAL_PLAN_FIELDS)
-        version = o.read("format", _int_in(FORMAT, FORMAT))
-        nodes = o.read("nodes", _tuple(lambda value, path: Node.from_json(value, path, read_pp)))
+        `read_pp` reads each node's `pp`. A format-1 plan reads as the format-2 plan of the same
+        graph: each node's `instances` become its units."""
+        document = _decoded(data, where)
+        version = _format(document, where)
+        fields = ("format", "name", "inputs", "outputs", "nodes", *(("units",) if version >= 2 else ()))
+        o = _Object(document, where, (*fields, *OPTIONAL_PLAN_FIELDS), OPTIONAL_PLAN_FIELDS)
+        o.read("format", _int)
+        nodes = o.read("nodes", _tuple(lambda value, path: Node.from_json(value, path, read_pp, version)))
+        units = (o.read("units", _tuple(Unit.from_json)) if version >= 2 else
+                 tuple(Unit(n, k, device) for n, node in enumerate(nodes) for k, device in enumerate(node.instances)))
         plan = cls(o.read("name", _str), o.read("inputs", _tuple(Input.from_json)),
                    o.read("outputs", _tuple(ref_from_json)), nodes,
                    o.read("order", _optional(_tuple(_count))) or tuple(range(len(nodes))),
@@ -803,7 +840,11 @@ class Plan(Generic[PP]):
                    version, o.read("channel_depth", _int_in(1, MAX_CHANNEL_DEPTH)),
                    o.read("closures", _tuple(FlowClosure.from_json)),
                    o.read("executables", _tuple(Executable.from_json)), o.read("n_mapping", _bool),
-                   o.read("cluster", _optional(Cluster.from_json)) or Cluster())
+                   o.read("cluster", _optional(Cluster.from_json)) or Cluster(), units)
+        plan._check_units(where)
+        plan = dataclasses.replace(plan, format=FORMAT, nodes=tuple(
+            dataclasses.replace(node, device=devices[0], instances=devices)
+            for node, devices in zip(plan.nodes, plan._unit_devices())))
         plan.check(where)
         return plan
 
@@ -815,6 +856,8 @@ class Plan(Generic[PP]):
     def check(self, where: str = "plan") -> None:
         """GeError naming the path of the first reference that does not hold (module docstring, 2)."""
         self._check_tables(where)
+        self._check_units(where)
+        self._check_placement(where)
         for k, graph_input in enumerate(self.inputs):
             if graph_input.index != k:
                 _fail(f"{where}.inputs[{k}].index", f"{graph_input.index} is not its position {k}")
@@ -842,6 +885,36 @@ class Plan(Generic[PP]):
                     _fail(f"{where}.ge_graphs[{g}].weights[{w}]",
                           f"{weight.size} bytes at offset {weight.offset} do not fit the model's "
                           f"WEIGHTS_DATA of {available} bytes")
+
+    def _check_units(self, where: str) -> None:
+        """`units` lists every node's instances, node by node, each node's from instance 0 up."""
+        previous = Unit(-1, 0, "-1")
+        for u, unit in enumerate(self.units):
+            path = f"{where}.units[{u}]"
+            _check_index(unit.node, f"{path}.node", len(self.nodes))
+            if unit.node not in (previous.node, previous.node + 1):
+                _fail(f"{path}.node", f"{unit.node} does not follow node {previous.node}: units list every "
+                                      "node's instances, in node order")
+            expected = previous.instance + 1 if unit.node == previous.node else 0
+            if unit.instance != expected:
+                _fail(f"{path}.instance", f"{unit.instance} is not {expected}, the next instance of node {unit.node}")
+            previous = unit
+        if previous.node != len(self.nodes) - 1:
+            _fail(f"{where}.units", f"node {previous.node + 1} has no unit: every node runs at least one instance")
+
+    def _check_placement(self, where: str) -> None:
+        """Each node's `device` and `instances` are those of its units."""
+        for n, (node, devices) in enumerate(zip(self.nodes, self._unit_devices())):
+            if node.instances != devices or node.device != devices[0]:
+                _fail(f"{where}.nodes[{n}].instances", f"{_show(list(node.instances))} (device {_show(node.device)}) "
+                                                       f"are not the devices of its units {_show(list(devices))}")
+
+    def _unit_devices(self) -> list[tuple[str, ...]]:
+        """The devices of each node's units, in instance order (of units `_check_units` passed)."""
+        devices: list[tuple[str, ...]] = [() for _ in self.nodes]
+        for unit in self.units:
+            devices[unit.node] += (unit.device,)
+        return devices
 
     def _check_ref(self, ref: Ref, path: str) -> None:
         if isinstance(ref, DataRef):
@@ -975,6 +1048,19 @@ class _Object:
                 _fail(self.path, f"missing field {_show(key)}")
             return reader(self._defaults[key], _key_path(self.path, key))
         return reader(self.value[key], _key_path(self.path, key))
+
+
+def _format(document: Any, where: str) -> int:
+    """The `format` of plan `document`, one `Plan.from_json` reads (1 when it is not an object with
+    one: reading its fields then says what is wrong)."""
+    if not isinstance(document, dict) or "format" not in document:
+        return 1
+    path = f"{where}.format"
+    version = _int(document["format"], path)
+    if version not in FORMATS:
+        newer = "; a newer dfir wrote it" if version > FORMAT else ""
+        _fail(path, f"{version} is not a plan format this dfir reads ({', '.join(map(str, FORMATS))}){newer}")
+    return version
 
 
 def _decoded(data: Any, where: str) -> Any:

@@ -4,7 +4,8 @@ The report lists the header fields, the file's signature (`signature unsigned`, 
 signer's key fingerprint and whether the signature verifies with that key), each partition
 table (type names, offsets, sizes) and, for every model with a FLOW_MODEL partition, its
 execution plan (docs/execution-plan.md): inputs, outputs, nodes with their process-point
-kind, inputs and device, and GE graphs with their backend (and, compiled by IREE, the target
+kind, inputs and device (a replicated node also the device of each instance, from the plan's
+`units`), and GE graphs with their backend (and, compiled by IREE, the target
 and size of their executable). Bundle members follow, indented. Text values are JSON-quoted, so the
 output is ASCII and stable enough for lit/FileCheck. It never unpickles UDF payloads nor
 imports user code.
@@ -97,8 +98,9 @@ def _plan_lines(model: OmModel, indent: str) -> Iterator[str]:
                f"dtype={_compact(entry.get('dtype').value)} shape={_compact(entry.get('shape').value)}")
     for index, entry in enumerate(plan.get("outputs").items()):
         yield f"{inner}output {index} node={entry.get('node').integer()} port={entry.get('port').integer()}"
-    for index, node in enumerate(plan.get("nodes").items()):
-        yield f"{inner}node {index} {_node_summary(node)}"
+    nodes = plan.get("nodes").items()
+    for index, (node, devices) in enumerate(zip(nodes, _instance_devices(plan, nodes))):
+        yield f"{inner}node {index} {_node_summary(node, devices)}"
     for index, closure in enumerate(plan.get("closures").items() if "closures" in plan.value else ()):
         outputs = ",".join(_source(source) for source in closure.get("outputs").items())
         yield (f"{inner}closure {index} {_quoted(closure.get('key').text())} node={closure.get('node').integer()} "
@@ -139,12 +141,33 @@ def _parsed_plan(model: OmModel) -> Any:
                       f"({error})") from None
 
 
-def _node_summary(node: _PlanValue) -> str:
+def _instance_devices(plan: _PlanValue, nodes: list[_PlanValue]) -> list[list[str]]:
+    """The device of each instance of each node: its `units` (a format-1 plan: the node's own
+    `instances`, else its `device`, else the host)."""
+    if "units" not in plan.value:
+        return [[item.text() for item in node.optional("instances", []).items()]
+                or [node.optional("device", "-1").text()] for node in nodes]
+    devices: list[list[str]] = [[] for _ in nodes]
+    for unit in plan.get("units").items():
+        index = unit.get("node").integer()
+        if not 0 <= index < len(nodes):
+            unit.get("node")._fail(f"is not an index of the {len(nodes)} nodes")
+        devices[index].append(unit.get("device").text())
+    for node, placed in zip(nodes, devices):
+        if not placed:
+            node._fail("has no unit in units")
+    return devices
+
+
+def _node_summary(node: _PlanValue, devices: list[str]) -> str:
+    """`"name" pp=KIND device="D" inputs=[...]`, then the devices of a replicated node's
+    instances (`instances=["0:0:0","0:0:1"]`) and what its kind adds."""
     pp = node.get("pp")
     kind = pp.get("kind").text()
     sources = ",".join(_source(source) for source in node.get("inputs").items())
-    summary = (f"{_quoted(node.get('name').text())} pp={kind} device={_quoted(node.get('device').text())} "
-               f"inputs=[{sources}]")
+    summary = f"{_quoted(node.get('name').text())} pp={kind} device={_quoted(devices[0])} inputs=[{sources}]"
+    if len(devices) > 1:
+        summary += f" instances={_compact(devices)}"
     if kind == "py_udf":
         funcs = ",".join(func.get("name").text() for func in pp.get("funcs").items())
         summary += f" udf={pp.get('udf').integer()} funcs=[{funcs}]"

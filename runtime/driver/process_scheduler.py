@@ -5,10 +5,10 @@ graph inputs), `fetch` (one message from each selected graph output), `close` an
 node-to-node delivery happens inside the workers (`runtime/worker/executor.py`, `DeviceExecutor.deliver`).
 
 Algorithm:
-  1. `plan_wiring` reads each node's deployment (`instances`, `dispatch`, `align`; absent: one
-     instance on `device`, round-robin, no alignment), gives each distinct device over all
-     instances a worker, in plan order, and each input of each instance and each graph output a
-     channel: local when every instance of the producer runs in the consumer's worker and the
+  1. `plan_wiring` runs the plan's `units` as they are (one per node instance the compiler made,
+     with its device) and reads each node's `dispatch` and `align`; it gives each distinct device
+     of the units a worker, in unit order, and each input of each unit and each graph output a
+     channel: local when every unit of the producer runs in the consumer's worker and the
      producer is not a C++ UDF, shared otherwise (the driver, i.e. this process, feeds every
      graph input and fetches every graph output through shared channels). A message for a replicated consumer goes to one of its
      instances' channels, picked by the consumer's dispatch rule (`worker.Targets`).
@@ -47,7 +47,7 @@ from dfir.core import collector
 from dfir.core.errors import GeError
 from dfir.core.flow_info import FlowFlag
 from dfir.core.messages import Message, TransactionMeta
-from dfir.om.plan import DEFAULT_CHANNEL_DEPTH, Align, CppProject, Node, Plan
+from dfir.om.plan import DEFAULT_CHANNEL_DEPTH, CppProject, Plan
 from dfir.runtime import _native, channels
 from dfir.runtime.alignment import active
 from dfir.runtime.driver.output_pairing import OutputPairing
@@ -69,20 +69,6 @@ _open_schedulers: weakref.WeakSet = weakref.WeakSet()
 
 class SchedulerFailed(GeError):
     """A feed into a model whose worker died; the message says which node and device."""
-
-
-@dataclass(frozen=True)
-class NodeDeployment:
-    """A plan node's deployment fields (docs/execution-plan.md): one device per instance, how
-    messages are spread over the instances, and its input alignment (None: FIFO pairing)."""
-
-    instances: tuple[str, ...]
-    dispatch: str
-    align: Align | None
-
-    @classmethod
-    def of(cls, node: Node) -> NodeDeployment:
-        return cls(node.instances, node.dispatch, active(node.align))
 
 
 @dataclass(frozen=True)
@@ -108,23 +94,24 @@ class Wiring:
 def plan_wiring(plan: Plan | dict, name: str, depth: int) -> Wiring:
     """The workers, channels and doorbells of `plan` (a `Plan`, or its JSON, validated).
 
-    Units (node instances) get a worker per distinct device over all instances, in plan order.
-    Each unit input gets its own channel, local only when every instance of its producer runs
-    in the unit's worker and the producer is not a C++ UDF (whose outputs a worker puts as records,
-    `Region.fire_udf`); graph outputs get shared channels (the driver fetches them).
+    The plan's units (`host.plan_units`: the node instances as the compiler made them) get a
+    worker per distinct device, in unit order. Each unit input gets its own channel, local only
+    when every unit of its producer runs in the unit's worker and the producer is not a C++ UDF
+    (whose outputs a worker puts as records, `Region.fire_udf`); graph outputs get shared
+    channels (the driver fetches them). A source feeding a node of several units spreads its
+    messages over their channels by the node's `dispatch`.
     """
     plan = Plan.of(plan)
     nodes = plan.nodes
     stubs = [NodeSpec(node.name, host.plan_sources(node.inputs), node.output_num, ()) for node in nodes]
     outputs = host.plan_sources(plan.outputs)
-    deployments = [NodeDeployment.of(node) for node in nodes]
-    units = tuple(host.InstanceRef(n, k) for n, d in enumerate(deployments) for k in range(len(d.instances)))
-    devices = tuple(dict.fromkeys(device for d in deployments for device in d.instances))
+    units = host.plan_units(plan)
+    devices = tuple(dict.fromkeys(unit.device for unit in units))
     worker_of = {device: w for w, device in enumerate(devices)}
-    unit_workers = tuple(worker_of[deployments[ref.node].instances[ref.instance]] for ref in units)
+    unit_workers = tuple(worker_of[unit.device] for unit in units)
     node_units: list[list[int]] = [[] for _ in nodes]
-    for u, ref in enumerate(units):
-        node_units[ref.node].append(u)
+    for u, unit in enumerate(units):
+        node_units[unit.node].append(u)
     node_workers = [{unit_workers[u] for u in us} for us in node_units]
     unit_bells = tuple(1 + u for u in range(len(units)))
     worker_bells = tuple(1 + len(units) + w for w in range(len(devices)))
@@ -141,7 +128,7 @@ def plan_wiring(plan: Plan | dict, name: str, depth: int) -> Wiring:
                 specs.append(channels.ChannelSpec(not local, depth, unit_bells[u]))
             unit_inputs.append(tuple(per_input[j][-1] for j in range(len(stub.sources))))
         for source, chs in zip(stub.sources, per_input):
-            groups.setdefault(source, []).append((deployments[n].dispatch, chs))
+            groups.setdefault(source, []).append((nodes[n].dispatch, chs))
     output_channels = []
     for source in outputs:
         output_channels.append(len(specs))
@@ -161,7 +148,7 @@ def plan_wiring(plan: Plan | dict, name: str, depth: int) -> Wiring:
     order = plan.order
     device = DeviceWiring(name, tuple(stub.name for stub in stubs), order, tuple(spec.shared for spec in specs),
                           units, tuple(unit_inputs), routes, unit_bells, worker_bells,
-                          tuple(len(d.instances) for d in deployments), tuple(d.align for d in deployments),
+                          tuple(len(us) for us in node_units), tuple(active(node.align) for node in nodes),
                           closures)
     input_routes = tuple(routes.get(Source(None, k), Targets(())) for k in range(len(plan.inputs)))
     return Wiring(devices, unit_workers, input_routes, tuple(output_channels), tuple(specs),

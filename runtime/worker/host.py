@@ -21,7 +21,7 @@ from dfir.frontend.flow_func.queue import FlowMsgQueue
 from dfir.frontend.flow_func.status import FLOW_FUNC_FAILED
 from dfir.frontend.flow_func.wrappers import user_frames
 from dfir.om.plan import (ClosureRef, CppProject, DataRef, Executable, GeGraph, GraphPoint, Node, Plan, PyProject,
-                          PyUdf, Ref)
+                          PyUdf, Ref, Unit)
 from dfir.runtime.funcs import FuncSpec, InputStream, NodeSpec, OutputSet, Source
 from dfir.runtime.ge.graph_runner import GeGraphRunner
 from dfir.runtime.ge.iree_runner import IreeGraphRunner
@@ -47,11 +47,17 @@ def load_ge_runner(entry: GeGraph, weights: memoryview | None, executables: Sequ
     return IreeGraphRunner(entry, code, meta.sha256, device, weights, threads=entry.threads)
 
 
-class InstanceRef(NamedTuple):
-    """Instance `instance` of plan node `node` (a replicated node has one per `instances` entry)."""
+InstanceRef = Unit
+"""What a worker builds: one instance of a plan node (`node`, `instance`, `device`), a `units`
+entry of the plan or one `plan_units` adds for a batch node."""
 
-    node: int
-    instance: int
+
+def plan_units(plan: Plan) -> tuple[Unit, ...]:
+    """The units the runtime runs: the plan's `units` as the compiler wrote them, then one for
+    each node `batching.with_batch_nodes` added after the plan's, on its `device` (a batch node
+    runs once, on its node's first device)."""
+    placed = 1 + max((unit.node for unit in plan.units), default=-1)
+    return plan.units + tuple(Unit(n, 0, plan.nodes[n].device) for n in range(placed, len(plan.nodes)))
 
 
 def build_nodes(plan: Plan | dict, udf_payloads: Sequence[bytes | memoryview], weights: memoryview | None,
@@ -63,11 +69,11 @@ def build_nodes(plan: Plan | dict, udf_payloads: Sequence[bytes | memoryview], w
 
     `so_bins` are the model's SO_BINS partitions (C++ UDF libraries) and `executables` its
     GE_EXECUTABLE partitions, in order. GE graphs (a node's, or a UDF's invoked closures) run
-    on `runner_factory`'s runners, by default `load_ge_runner`'s on the instance's device. With
+    on `runner_factory`'s runners, by default `load_ge_runner`'s on the unit's device. With
     `only`, just those are built (a device worker builds its own), in the order given: a node
-    index builds the node's instance 0, an `InstanceRef` that instance. A UDF project's
-    `MetaParams` tell each instance its device (`instances[k]` of the plan entry), instance id
-    and instance count. `flow_closures` (a `flow_closures.FlowClosurePorts`; a worker's) runs the
+    index builds the node's instance 0, a `Unit` (`plan_units`) that unit. A UDF project's
+    `MetaParams` tell each instance its unit's device, instance id and its node's count of
+    units. `flow_closures` (a `flow_closures.FlowClosurePorts`; a worker's) runs the
     sub-FlowGraphs UDFs invoke; without it, a plan with flow closures cannot be built. A plan's
     batched inputs get their batch nodes first (`batching.with_batch_nodes`: indexes in `only`
     count those).
@@ -76,14 +82,16 @@ def build_nodes(plan: Plan | dict, udf_payloads: Sequence[bytes | memoryview], w
     payloads = _PickledPayloads(udf_payloads)
     compiled = list(zip(plan.executables, executables))
     board = ExceptionBoard()
-    selection = (InstanceRef(i, 0) for i in range(len(plan.nodes))) if only is None else (
-        ref if isinstance(ref, InstanceRef) else InstanceRef(ref, 0) for ref in only)
+    units = plan_units(plan)
+    first = {unit.node: unit for unit in units if unit.instance == 0}
+    last = {unit.node: unit for unit in units}  # units list a node's instances in order
+    selection = (first[n] for n in range(len(plan.nodes))) if only is None else (
+        unit if isinstance(unit, Unit) else first[unit] for unit in only)
     nodes = []
-    for ref in selection:
-        node = plan.nodes[ref.node]
-        factory = runner_factory or partial(load_ge_runner, executables=compiled, device=node.instances[ref.instance])
+    for unit in selection:
+        factory = runner_factory or partial(load_ge_runner, executables=compiled, device=unit.device)
         projects = ProjectEnv(plan, udf_payloads, so_bins, weights, factory, board, flow_closures)
-        nodes.append(_build_node(plan, ref.node, payloads, weights, factory, projects, ref.instance))
+        nodes.append(_build_node(plan, unit, last[unit.node].instance + 1, payloads, weights, factory, projects))
     return nodes
 
 
@@ -139,10 +147,10 @@ def _load_payload(index: int, data: bytes | memoryview) -> udf.UdfPayload:
         raise GeError(f"UDF payload {index} cannot be loaded: {type(exc).__name__}: {exc}") from exc
 
 
-def _build_node(plan: Plan, node_index: int, payloads: Sequence[udf.UdfPayload],
-                weights: memoryview | None, runner_factory: RunnerFactory,
-                projects: ProjectEnv, instance: int = 0) -> NodeSpec:
-    path, node = f"plan.nodes[{node_index}]", plan.nodes[node_index]
+def _build_node(plan: Plan, unit: Unit, instance_num: int, payloads: Sequence[udf.UdfPayload],
+                weights: memoryview | None, runner_factory: RunnerFactory, projects: ProjectEnv) -> NodeSpec:
+    """Unit `unit` (of `instance_num` its node runs) of `plan`."""
+    path, node = f"plan.nodes[{unit.node}]", plan.nodes[unit.node]
     pp = node.pp
     if isinstance(pp, PyUdf):
         funcs = _udf_funcs(f"{path}.pp", node, pp, payloads)
@@ -152,8 +160,8 @@ def _build_node(plan: Plan, node_index: int, payloads: Sequence[udf.UdfPayload],
         funcs = batch_funcs(node, pp)
     else:
         assert isinstance(pp, (PyProject, CppProject))
-        funcs = project_funcs(projects, f"{path}.pp", replace(node, device=node.instances[instance]), pp,
-                              instance, len(node.instances), node_index)
+        funcs = project_funcs(projects, f"{path}.pp", replace(node, device=unit.device), pp,
+                              unit.instance, instance_num, unit.node)
     return NodeSpec(node.name, plan_sources(node.inputs), node.output_num, funcs)
 
 

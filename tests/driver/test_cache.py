@@ -247,8 +247,8 @@ def test_a_reused_df_graph_keeps_its_placement_from_the_deploy_info(tmp_path, ca
     fresh_dir.mkdir()
     fresh = dfir.compile(build(offset=3), deployed | {"ge.graph_compiler_cache_dir": str(fresh_dir)})
     assert changed.om == fresh.om
-    devices = [node["device"] for node in json.loads(bytes(read_om(changed.om).models[0].partition(
-        PartitionType.FLOW_MODEL).data))["nodes"]]
+    devices = [unit["device"] for unit in json.loads(bytes(read_om(changed.om).models[0].partition(
+        PartitionType.FLOW_MODEL).data))["units"]]
     assert devices == ["-1", "0:0:1"]
 
 

@@ -582,7 +582,7 @@ def test_heavy_load_places_the_udf_on_the_host_of_its_devices_server(tmp_path, h
     graph.graph_options["ge.experiment.data_flow_deploy_info_path"] = str(deploy)
     compiled = dfir.compile(graph)
     plan = json.loads(bytes(read_om(compiled.om).models[0].partition(PartitionType.FLOW_MODEL).data))
-    assert tuple(plan["nodes"][0]["instances"]) == instances
+    assert tuple(unit["device"] for unit in plan["units"] if unit["node"] == 0) == instances
     with dfir.load(compiled.om) as model:
         for value in range(4):
             model.feed_data([int32(value)])

@@ -24,12 +24,12 @@ GRAPH = {"name": "g", "inputs": [{"name": "x", "index": 0, "dtype": "DT_FLOAT", 
          "outputs": [1], "weights": [], "backend": "iree-cpu", "executable": 0, "output_dtypes": ["DT_FLOAT"]}
 EXECUTABLE = {"partition": 0, "backend": "iree-cpu", "target": "llvm-cpu host x86_64",
               "sha256": hashlib.sha256(VMFB).hexdigest(), "size": len(VMFB)}
-PLAN = {"format": 1, "name": "compiled", "inputs": [{"name": "x", "index": 0, "dtype": None, "shape": None}],
+PLAN = {"format": 2, "name": "compiled", "inputs": [{"name": "x", "index": 0, "dtype": None, "shape": None}],
         "outputs": [{"node": 0, "port": 0}],
         "nodes": [{"name": "g_node", "alias": None, "loc": None, "input_num": 1, "output_num": 1,
-                   "inputs": [{"data": 0}], "device": "-1", "instances": ["-1"], "dispatch": "round_robin",
+                   "inputs": [{"data": 0}], "dispatch": "round_robin",
                    "balance": None, "align": None, "invokes": {}, "attrs": {}, "pp": {"kind": "ge_graph", "graph": 0}}],
-        "order": [0], "align": None, "udfs": [], "ge_graphs": [GRAPH], "executables": [EXECUTABLE]}
+        "units": [{"node": 0, "instance": 0, "device": "-1"}], "order": [0], "align": None, "udfs": [], "ge_graphs": [GRAPH], "executables": [EXECUTABLE]}
 
 
 def edited(path: tuple, value) -> dict:

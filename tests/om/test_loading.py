@@ -110,7 +110,7 @@ def test_a_long_graph_name_compiles_loads_and_is_inspected_by_its_full_name(tmp_
     with dfir.load(om) as model:
         assert model.name == full and run(model, 1.5) == [3.0, 3.0]
     report = inspect_om(om)
-    assert f'  name "{full[:NAME_SIZE]}"\n' in report and f'  plan "{full}" format=1\n' in report
+    assert f'  name "{full[:NAME_SIZE]}"\n' in report and f'  plan "{full}" format=2\n' in report
 
 
 def test_a_member_name_is_cut_on_a_character_boundary_and_found_in_full(scaled):

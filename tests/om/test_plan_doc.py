@@ -13,7 +13,7 @@ from dfir.om import plan
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "execution-plan.md"
 DATACLASSES = [plan.Plan, plan.Input, plan.DataRef, plan.NodeRef, plan.ClosureRef, plan.FlowClosure, plan.Align,
-               plan.Node, plan.InputBatch, plan.Func, plan.PyUdf, plan.PyProject, plan.CppProject, plan.GraphPoint,
+               plan.Node, plan.Unit, plan.InputBatch, plan.Func, plan.PyUdf, plan.PyProject, plan.CppProject, plan.GraphPoint,
                plan.UdfBlob, plan.SoBin, plan.Executable, plan.GeGraph, plan.Cluster,
                plan.GeInput, plan.GeOp, plan.ArenaSlot, plan.Weight]
 
@@ -41,8 +41,9 @@ def test_the_plan_example_shows_the_plan_and_node_fields():
     assert set(example) == names(plan.Plan) - {"so_bins", "channel_depth", "closures", "executables", "n_mapping",
                                                "cluster"}
     assert set(example["inputs"][0]) == names(plan.Input)
-    # `batch` is present when a node batches an input
-    assert set(example["nodes"][0]) == set(example["nodes"][1]) == names(plan.Node) - {"batch"}
+    # `batch` is present when a node batches an input; a node's devices are its units'
+    assert set(example["nodes"][0]) == set(example["nodes"][1]) == names(plan.Node) - {"batch", "device", "instances"}
+    assert set(example["units"][0]) == names(plan.Unit)
     assert set(example["udfs"][0]) == names(plan.UdfBlob)
     udf_pp, graph_pp = (node["pp"] for node in example["nodes"])
     assert set(udf_pp) == {"kind"} | names(plan.PyUdf) and udf_pp["kind"] == plan.PyUdf.kind

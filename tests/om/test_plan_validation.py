@@ -8,6 +8,7 @@ feed and fetch when the plan still loads, either work or raise a GeError, never 
 from __future__ import annotations
 
 import copy
+import dataclasses
 import json
 from typing import Any, NamedTuple
 
@@ -188,15 +189,33 @@ _DELETE = object()
     ("pyflow_chain", ("nodes", 0, "pp", "funcs", 0, "inputs", 1), 2,
      "plan.nodes[0].pp.funcs[0].inputs[1]: 2 is out of range [0, 2)"),
     ("pyflow_chain", ("nodes", 0, "color"), "red",
-     'plan.nodes[0]: unknown field "color"; expected "alias", "align", "attrs", "balance", "batch", "device", '
-     '"dispatch", "input_num", "inputs", "instances", "invokes", "loc", "name", "output_num", "pp"'),
+     'plan.nodes[0]: unknown field "color"; expected "alias", "align", "attrs", "balance", "batch", '
+     '"dispatch", "input_num", "inputs", "invokes", "loc", "name", "output_num", "pp"'),
     ("pyflow_chain", ("nodes", 0, "pp", "kind"), "py_func",
      'plan.nodes[0].pp.kind: "py_func" is not one of "py_udf", "py_project", "cpp_project", "ge_graph"'),
-    ("pyflow_chain", ("format",), 2, "plan.format: 2 is out of range [1, 1]"),
-    ("replicated_aligned", ("nodes", 1, "instances", 1), "0:1",
-     'plan.nodes[1].instances[1]: "0:1" is not a device: "-1" (the host) or "cluster:server:device[:numa]"'),
-    ("replicated_aligned", ("nodes", 1, "device"), "0:0:1", 'plan.nodes[1].device: "0:0:1" is not instance 0\'s '
-                                                           'device "0:0:0"'),
+    ("pyflow_chain", ("format",), 3, "plan.format: 3 is not a plan format this dfir reads (1, 2); a newer dfir "
+                                     "wrote it"),
+    ("pyflow_chain", ("format",), 0, "plan.format: 0 is not a plan format this dfir reads (1, 2)"),
+    ("pyflow_chain", ("units",), _DELETE, 'plan: missing field "units"'),
+    ("pyflow_chain", ("format",), 1,
+     'plan: unknown field "units"; expected "align", "channel_depth", "closures", "cluster", "executables", '
+     '"format", "ge_graphs", "inputs", "n_mapping", "name", "nodes", "order", "outputs", "so_bins", "udfs"'),
+    ("replicated_aligned", ("units", 2, "device"), "0:1",
+     'plan.units[2].device: "0:1" is not a device: "-1" (the host) or "cluster:server:device[:numa]"'),
+    ("replicated_aligned", ("units", 2, "instance"), 2, "plan.units[2].instance: 2 is not 1, the next instance of "
+                                                        "node 1"),
+    ("replicated_aligned", ("units", 1, "instance"), 1, "plan.units[1].instance: 1 is not 0, the next instance of "
+                                                        "node 1"),
+    ("replicated_aligned", ("units", 3, "node"), 3, "plan.units[3].node: 3 does not follow node 1: units list "
+                                                    "every node's instances, in node order"),
+    ("replicated_aligned", ("units", 4, "node"), 4, "plan.units[4].node: 4 is out of range [0, 4)"),
+    ("replicated_aligned", ("units", 4), _DELETE, "plan.units: node 3 has no unit: every node runs at least one "
+                                                  "instance"),
+    ("replicated_aligned", ("units", 0, "color"), "red",
+     'plan.units[0]: unknown field "color"; expected "device", "instance", "node"'),
+    ("replicated_aligned", ("nodes", 1, "instances"), ["0:0:0", "0:0:1"],
+     'plan.nodes[1]: unknown field "instances"; expected "alias", "align", "attrs", "balance", "batch", '
+     '"dispatch", "input_num", "inputs", "invokes", "loc", "name", "output_num", "pp"'),
     ("replicated_aligned", ("align", "cache"), 1025, "plan.align.cache: 1025 is out of range [0, 1024]"),
     ("replicated_aligned", ("nodes", 3, "input_num"), 3, "plan.nodes[3].input_num: 3 does not match the 2 entries "
                                                         "of inputs"),
@@ -225,6 +244,48 @@ def test_a_defect_is_named_by_its_json_path(models, sample, path, value, message
     with pytest.raises(GeError) as caught:
         Plan.from_json(_edited(models[sample].plan, path, value))
     assert caught.value.error_message == message
+
+
+def format_1(plan: dict) -> dict:
+    """`plan` as a format-1 compile wrote it: each node lists the devices of its units."""
+    old = {**copy.deepcopy(plan), "format": 1}
+    for unit in old.pop("units"):
+        node = old["nodes"][unit["node"]]
+        node.setdefault("device", unit["device"])
+        node.setdefault("instances", []).append(unit["device"])
+    return old
+
+
+def test_a_format_1_plan_reads_as_the_format_2_plan_of_its_graph(models):
+    for model in models.values():
+        assert Plan.from_json(format_1(model.plan)) == Plan.from_json(model.plan)
+    replicated = Plan.from_json(format_1(models["replicated_aligned"].plan))
+    assert [(u.node, u.instance, u.device) for u in replicated.units] == [
+        (0, 0, "-1"), (1, 0, "0:0:0"), (1, 1, "0:0:1"), (2, 0, "0:0:1"), (3, 0, "0:0:0")]
+    with pytest.raises(GeError) as caught:
+        Plan.from_json(_edited(format_1(models["replicated_aligned"].plan), ("nodes", 1, "device"), "0:0:1"))
+    assert caught.value.error_message == 'plan.nodes[1].device: "0:0:1" is not instance 0\'s device "0:0:0"'
+
+
+def test_a_format_1_om_loads_and_runs_as_its_format_2_om(models):
+    model = models["replicated_aligned"]
+    results = []
+    for plan in (model.plan, format_1(model.plan)):
+        with dfir.load(model.om(plan)) as loaded:
+            assert loaded.feed_data(model.feed, timeout=10000) == 0
+            outputs, _, ret = loaded.fetch_data(timeout=10000)
+            results.append(([np.asarray(output).tolist() for output in outputs], ret))
+    assert results[0] == results[1] == ([[10]], 0)
+
+
+def test_a_node_whose_devices_are_not_its_units_is_named(models):
+    plan = Plan.from_json(models["replicated_aligned"].plan)
+    moved = dataclasses.replace(plan, units=plan.units[:2] + (dataclasses.replace(plan.units[2], device="0:0:2"),)
+                                + plan.units[3:])
+    with pytest.raises(GeError) as caught:
+        moved.check()
+    assert caught.value.error_message == ('plan.nodes[1].instances: ["0:0:0","0:0:1"] (device "0:0:0") are not '
+                                          'the devices of its units ["0:0:0","0:0:2"]')
 
 
 def test_dfir_load_names_the_model_and_checks_the_plan_against_the_partitions(models):

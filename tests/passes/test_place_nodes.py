@@ -62,7 +62,8 @@ def plan_devices(compiled) -> dict[str, str]:
     from dfir.om.schema import PartitionType
     from dfir.runtime.om import read_om
     plan = json.loads(bytes(read_om(compiled.om).models[0].partition(PartitionType.FLOW_MODEL).data))
-    return {node["name"]: node["device"] for node in plan["nodes"]}
+    first = {unit["node"]: unit["device"] for unit in plan["units"] if unit["instance"] == 0}
+    return {node["name"]: first[n] for n, node in enumerate(plan["nodes"])}
 
 
 def test_each_device_runs_its_nodes_in_a_process_of_its_own(files):

@@ -1,6 +1,7 @@
 """Replication in the compiler: a node the deploy file puts on several devices becomes one df.node
-per instance merged by df.gather (place phase), and folds back into one plan node with its
-`instances`, `dispatch`, `balance`, `align` and `invokes` (docs/execution-plan.md)."""
+per instance merged by df.gather (place phase); the plan records each instance as one of its
+node's `units` (its device), the node its `dispatch`, `balance`, `align` and `invokes`
+(docs/execution-plan.md)."""
 from __future__ import annotations
 
 import json
@@ -25,8 +26,7 @@ from dfir.runtime.om import read_om
 
 RESOURCES = {"cluster": [{"cluster_nodes": [{"node_id": 0, "node_type": "x86", "ipaddr": "127.0.0.1",
                                               "item_list": [{"item_id": i} for i in range(4)]}]}]}
-PLAN_DEFAULTS = {"instances": ["-1"], "device": "-1", "dispatch": "round_robin", "balance": None,
-                 "align": None, "invokes": {}}
+PLAN_DEFAULTS = {"instances": ["-1"], "dispatch": "round_robin", "balance": None, "align": None, "invokes": {}}
 
 
 @df.pyflow
@@ -59,8 +59,18 @@ def plan_of(compiled) -> dict:
     return json.loads(bytes(read_om(compiled.om).models[0].partition(PartitionType.FLOW_MODEL).data))
 
 
-def placement_fields(node: dict) -> dict:
-    return {key: node[key] for key in PLAN_DEFAULTS}
+def instances_of(plan: dict) -> list[list[str]]:
+    """The devices of each plan node's units, in instance order."""
+    devices: list[list[str]] = [[] for _ in plan["nodes"]]
+    for unit in plan["units"]:
+        devices[unit["node"]].append(unit["device"])
+    return devices
+
+
+def placements(plan: dict) -> list[dict]:
+    """Each plan node's placement: its units' devices (`instances`) and deployment fields."""
+    return [{**{key: node[key] for key in PLAN_DEFAULTS if key != "instances"}, "instances": devices}
+            for node, devices in zip(plan["nodes"], instances_of(plan))]
 
 
 def chain() -> df.FlowGraph:
@@ -70,12 +80,15 @@ def chain() -> df.FlowGraph:
     return df.FlowGraph([post(work(pre(x)))], name="chain")
 
 
-def test_a_node_on_two_devices_is_two_instances_folded_into_one_plan_node(tmp_path):
+def test_a_node_on_two_devices_is_one_plan_node_of_two_units(tmp_path):
     compiled = compile_with(chain(), tmp_path, {"pre": "-1", "work": "0:0:1,0:0:0", "post": "-1"})
     plan = plan_of(compiled)
+    assert plan["format"] == 2
     assert [node["alias"] for node in plan["nodes"]] == ["pre", "work", "post"]
-    assert [placement_fields(node) for node in plan["nodes"]] == [
-        PLAN_DEFAULTS, {**PLAN_DEFAULTS, "instances": ["0:0:0", "0:0:1"], "device": "0:0:0"}, PLAN_DEFAULTS]
+    assert plan["units"] == [{"node": 0, "instance": 0, "device": "-1"}, {"node": 1, "instance": 0, "device": "0:0:0"},
+                             {"node": 1, "instance": 1, "device": "0:0:1"}, {"node": 2, "instance": 0, "device": "-1"}]
+    assert placements(plan) == [PLAN_DEFAULTS, {**PLAN_DEFAULTS, "instances": ["0:0:0", "0:0:1"]}, PLAN_DEFAULTS]
+    assert not any("instances" in node or "device" in node for node in plan["nodes"])
     assert [node["inputs"] for node in plan["nodes"]] == [[{"data": 0}], [{"node": 0, "port": 0}],
                                                           [{"node": 1, "port": 0}]]
     assert plan["outputs"] == [{"node": 2, "port": 0}] and plan["order"] == [0, 1, 2]
@@ -109,9 +122,9 @@ def test_a_node_after_a_balance_scatter_dispatches_by_route_label(tmp_path):
     gather.set_balance_gather()
     graph = df.FlowGraph([gather(work(scatter(x)))])
     plan = plan_of(compile_with(graph, tmp_path, {"scatter": "-1", "work": "0:0:0~1", "gather": "-1"}))
-    assert [placement_fields(node) for node in plan["nodes"]] == [
+    assert placements(plan) == [
         {**PLAN_DEFAULTS, "balance": "scatter"},
-        {**PLAN_DEFAULTS, "instances": ["0:0:0", "0:0:1"], "device": "0:0:0", "dispatch": "route_label"},
+        {**PLAN_DEFAULTS, "instances": ["0:0:0", "0:0:1"], "dispatch": "route_label"},
         {**PLAN_DEFAULTS, "balance": "gather"}]
 
 
@@ -125,7 +138,7 @@ def test_alignment_goes_to_every_node_that_pairs_inputs(tmp_path):
     plan = plan_of(compiled)
     align = {"cache": 256, "timeout": 60000, "dropout": True}
     assert plan["align"] == align
-    assert [(node["alias"], node["instances"], node["align"]) for node in plan["nodes"]] == [
+    assert [(node["alias"], devices, node["align"]) for node, devices in zip(plan["nodes"], instances_of(plan))] == [
         ("left", ["0:0:0", "0:0:1"], None), ("right", ["0:0:2"], None), ("pair", ["0:0:2", "0:0:3"], align)]
     assert plan["nodes"][2]["inputs"] == [{"node": 0, "port": 0}, {"node": 1, "port": 0}]
     assert "align-inputs: aligned 1 node" in str(compiled.report)
@@ -187,9 +200,8 @@ def invoking_graph() -> df.FlowGraph:
 def test_invoke_devices_are_recorded(tmp_path):
     invokes = {"caller": {"invoke_list": [{"invoke_name": "called", "logic_device_list": "0:0:2~3"}]}}
     plan = plan_of(compile_with(invoking_graph(), tmp_path, {"caller": "0:0:0~1"}, invokes))
-    (node,) = plan["nodes"]
-    assert placement_fields(node) == {**PLAN_DEFAULTS, "instances": ["0:0:0", "0:0:1"], "device": "0:0:0",
-                                      "invokes": {"called": ["0:0:2", "0:0:3"]}}
+    assert placements(plan) == [{**PLAN_DEFAULTS, "instances": ["0:0:0", "0:0:1"],
+                                 "invokes": {"called": ["0:0:2", "0:0:3"]}}]
 
 
 def test_an_invoke_of_no_closure_is_refused(tmp_path):

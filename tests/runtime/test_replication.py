@@ -40,8 +40,9 @@ def out(node, port=0):
 
 
 def node_entry(name, inputs, output_num, pp, instances=("-1",), dispatch="round_robin", align=None):
+    """A plan node; `instances` (one device per instance) become its units in `make_plan`."""
     return {"name": name, "alias": None, "loc": "test", "input_num": len(inputs), "output_num": output_num,
-            "inputs": inputs, "device": instances[0], "instances": list(instances), "dispatch": dispatch,
+            "inputs": inputs, "instances": list(instances), "dispatch": dispatch,
             "balance": None, "align": align, "invokes": {}, "attrs": {}, "pp": pp}
 
 
@@ -57,8 +58,19 @@ def project_pp(udf, cls, func, inputs, outputs):
 
 def make_plan(input_num, nodes, outputs):
     inputs = [{"name": f"i{k}", "index": k, "dtype": None, "shape": None} for k in range(input_num)]
-    return {"format": 1, "name": "test", "inputs": inputs, "outputs": outputs, "nodes": nodes,
+    nodes = [dict(node) for node in nodes]
+    units = [{"node": n, "instance": k, "device": device}
+             for n, node in enumerate(nodes) for k, device in enumerate(node.pop("instances"))]
+    return {"format": 2, "name": "test", "inputs": inputs, "outputs": outputs, "nodes": nodes, "units": units,
             "order": list(range(len(nodes))), "udfs": udf_entries(nodes), "ge_graphs": []}
+
+
+def format_1_plan(input_num, nodes, outputs):
+    """The plan of `make_plan` as a format-1 compile wrote it: each node lists its instances."""
+    plan = {**make_plan(input_num, [], outputs), "format": 1, "udfs": udf_entries(nodes),
+            "nodes": [{**node, "device": node["instances"][0]} for node in nodes]}
+    del plan["units"]
+    return plan
 
 
 def udf_entries(nodes):
@@ -232,7 +244,8 @@ def test_wiring_gives_each_instance_its_channels_and_one_worker_per_device():
     wiring = plan_wiring(make_plan(1, nodes, [out(1)]), "w", 8)
     assert wiring.devices == ("0:0:0", "0:0:1")
     assert wiring.unit_workers == (0, 1, 0, 0)
-    assert wiring.device.units == tuple(host.InstanceRef(n, k) for n, k in [(0, 0), (0, 1), (0, 2), (1, 0)])
+    assert [(unit.node, unit.instance, unit.device) for unit in wiring.device.units] == [
+        (0, 0, "0:0:0"), (0, 1, "0:0:1"), (0, 2, "0:0:0"), (1, 0, "0:0:0")]
     assert wiring.device.unit_inputs == ((0,), (1,), (2,), (3,))
     # b's input is shared: one of a's instances runs in another process
     assert [spec.shared for spec in wiring.channel_specs] == [True, True, True, True, True]
@@ -240,9 +253,19 @@ def test_wiring_gives_each_instance_its_channels_and_one_worker_per_device():
     assert (dispatcher.instances, group, wiring.input_routes[0].fixed) == (3, (0, 1, 2), ())
 
 
+def test_wiring_runs_the_units_of_a_format_1_plan_as_those_of_format_2():
+    nodes = [node_entry("a", [data(0)], 1, fn_pp(0, inc, [0], [0]), ["0:0:1", "0:0:0"], "route_label"),
+             node_entry("b", [out(0)], 1, fn_pp(0, inc, [0], [0]), ["0:0:0"])]
+    old, new = (plan_wiring(plan(1, nodes, [out(1)]), "w", 8) for plan in (format_1_plan, make_plan))
+    assert (old.devices, old.unit_workers, old.device.units) == (new.devices, new.unit_workers, new.device.units)
+    assert [(unit.node, unit.instance, unit.device) for unit in new.device.units] == [
+        (0, 0, "0:0:1"), (0, 1, "0:0:0"), (1, 0, "0:0:0")]
+    assert new.devices == ("0:0:1", "0:0:0") and new.device.instance_nums == (2, 1)
+
+
 @pytest.mark.parametrize("field, value, expected", [
-    ("instances", [], None),
-    ("instances", ["0:0:0", 3], 'plan.nodes[0].instances[1]: 3 is not a device: "-1" (the host) or '
+    ("instances", [], "plan.units: node 0 has no unit: every node runs at least one instance"),
+    ("instances", ["0:0:0", 3], 'plan.units[1].device: 3 is not a device: "-1" (the host) or '
                                 '"cluster:server:device[:numa]"'),
     ("dispatch", "random", 'plan.nodes[0].dispatch: "random" is not one of "round_robin", "route_label"'),
     ("align", {"cache": 2000, "timeout": -1, "dropout": True}, "plan.nodes[0].align.cache: 2000 is out of range "
@@ -253,19 +276,18 @@ def test_wiring_gives_each_instance_its_channels_and_one_worker_per_device():
 def test_malformed_deployment_fields_are_plan_errors(field, value, expected):
     node = node_entry("a", [data(0)], 1, fn_pp(0, inc, [0], [0]))
     node[field] = value
-    if expected is None:  # an empty list means "absent": one instance on `device`
-        assert plan_wiring(make_plan(1, [node], [out(0)]), "w", 8).devices == ("-1",)
-        return
     with pytest.raises(GeError) as caught:
         plan_wiring(make_plan(1, [node], [out(0)]), "w", 8)
     assert caught.value.error_message == expected
 
 
-def test_a_plan_without_deployment_fields_runs_one_instance_per_node():
+def test_a_format_1_plan_without_deployment_fields_runs_one_instance_per_node():
     node = node_entry("a", [data(0)], 1, fn_pp(0, inc, [0], [0]))
-    for field in ("instances", "dispatch", "balance", "align", "invokes"):
-        del node[field]
-    with RuntimeModel(make_plan(1, [node], [out(0)]), [fn_payload(inc)], None, "bare") as model:
+    plan = format_1_plan(1, [node], [out(0)])
+    for field in ("device", "instances", "dispatch", "balance", "align", "invokes"):
+        del plan["nodes"][0][field]
+    assert plan_wiring(plan, "w", 8).devices == ("-1",)
+    with RuntimeModel(plan, [fn_payload(inc)], None, "bare") as model:
         model.feed_data([np.array([1])])
         assert fetch_all(model, 1) == {1: [np.array([2])]}
 

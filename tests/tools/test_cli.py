@@ -104,6 +104,29 @@ def test_report_lists_header_partitions_and_plan():
                     checksums_offset=udf_offset + 128)
 
 
+def format_2(plan: dict, instances: list[list[str]]) -> dict:
+    """`plan` (format 1) in format 2, node n running one instance on each of `instances[n]`."""
+    nodes = [{key: value for key, value in node.items() if key not in ("device", "instances")}
+             for node in plan["nodes"]]
+    units = [{"node": n, "instance": k, "device": device}
+             for n, devices in enumerate(instances) for k, device in enumerate(devices)]
+    return {**plan, "format": 2, "nodes": nodes, "units": units}
+
+
+def test_report_shows_the_devices_of_a_replicated_nodes_units():
+    report = inspect_om(plan_om(format_2(PLAN, [["-1"], ["0:0:0:0", "0:0:1:0"]])))
+    assert 'plan "pipeline" format=2\n' in report
+    assert ('node 0 "Add_fnode" pp=py_udf device="-1" inputs=[data:0,data:1] udf=0 funcs=[add,sub]\n'
+            '    node 1 "mlp_node" pp=ge_graph device="0:0:0:0" inputs=[node:0.0] instances=["0:0:0:0","0:0:1:0"] '
+            'graph=0\n') in report
+    bad = format_2(PLAN, [["-1"], ["0:0:0:0"]])
+    bad["units"][1]["node"] = 2
+    with pytest.raises(GeError) as caught:
+        inspect_om(plan_om(bad))
+    assert caught.value.error_message == ("model 0 execution plan: units[1].node is not an index of the 2 nodes, "
+                                          "got 2")
+
+
 def test_report_is_the_same_from_a_path_and_never_unpickles_payloads(tmp_path):
     trap_file = tmp_path / "unpickled"
     om = plan_om(PLAN, payload=pickle.dumps(_Trap(str(trap_file))))
