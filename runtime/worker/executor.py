@@ -10,23 +10,29 @@ mapped, not copied) and the region, and calls `run_worker`, which never returns:
   2. It builds its device's node instances (`build(instance refs, flow closure ports)`, i.e.
      `host.build_nodes`)
      and reports to the driver through `ready_fd`: ready, or the GeError that makes the load fail.
-  3. `DeviceExecutor` runs each func of each node instance ("unit") on its own thread. A plain
-     func fires when each of its inputs holds a message and takes everything that waits (up to
-     MAX_BATCH sets) in one call; with the node's `align`, it pairs its inputs by
-     (transaction id, data label) instead (`aligned loop`, native `Aligner`); a stream-input func
-     reads its inputs as queues. Outputs go to local channels (nodes of this device) or shared
-     ones (other devices, the driver); a replicated consumer input gets each message on one of
-     its instances' channels, picked by the consumer's dispatch rule (`Targets`). An output whose
-     one consumer is a plain single-input func of a single-instance node of this device, produced
-     by a single-instance node, is handed to it by a direct call instead, on the producer's
-     thread (in chains of at most MAX_CALL_DEPTH nodes), which saves a channel and a thread
-     switch per message. An output message without a data label takes its input's (plain funcs).
-     A chain of plain single-output Python funcs joined by direct calls (each but the first
-     single-input) runs in a lean loop (`LeanChain`) that does the same with fewer Python calls
-     per message. A plain C++ UDF func fires natively (`Region.fire_udf`): records in, records
-     out, no Python object per message (its outputs always go on shared channels). Any other
-     plain func whose outputs go to fixed channels has its sets taken and its output sets put
-     natively around its one Python call (`Region.fire_sets`).
+  3. `DeviceExecutor` runs each func of each node instance ("unit") on a thread of its own, in
+     one of three loops:
+     - the set loop (`_set_loop`) of a plain func, which fires when each of its inputs holds a
+       message and takes everything that waits (up to MAX_BATCH sets) per step. Its step
+       (`_firing`) is one of: a chain of plain single-output Python funcs joined by direct calls
+       (`LeanChain`, each but the first single-input), fired natively (`Region.fire_lean`); a
+       plain C++ UDF func, fired natively (`Region.fire_udf`: records in, records out, no
+       Python object per message; its outputs always go on shared channels); any other func
+       whose outputs go to fixed channels (flow_func projects, GE graphs, batching nodes,
+       multi-output `@pyflow` funcs), its sets taken and its output sets put natively around
+       its one Python call (`Region.fire_sets`); else the general step (`_fire`, Messages).
+     - the aligned loop, for a func whose node pairs its inputs by (transaction id, data label)
+       (native `Aligner`): it fires each complete group and expires groups at their deadline.
+     - the stream loop, for a stream-input func, which reads its inputs as queues.
+     A device with more than POOL_ABOVE lean chains fires them all from one thread
+     (`FiringPool`), with the same steps. Outputs go to local channels (nodes of this device) or
+     shared ones (other devices, the driver); a replicated consumer input gets each message on
+     one of its instances' channels, picked by the consumer's dispatch rule (`Targets`). An
+     output whose one consumer is a plain single-input func of a single-instance node of this
+     device, produced by a single-instance node, is handed to it by a direct call instead, on
+     the producer's thread (in chains of at most MAX_CALL_DEPTH nodes), which saves a channel
+     and a thread switch per message. An output message without a data label takes its input's
+     (plain funcs).
      Numpy arrays of at least ARENA_THRESHOLD bytes that the funcs allocate live in the region's
      arena, so a result crosses to another process without a copy.
   4. When the region closes, every wait returns CLOSED, the threads end, and the process exits
@@ -65,6 +71,9 @@ ROOM_POLL_MS = 1               # how often a FiringPool looks for room in a full
 MAX_CALL_DEPTH = 16            # nodes one chain of direct calls may span (bounds the recursion)
 ARENA_THRESHOLD = 64 * 1024    # numpy arrays this large or larger are allocated in the arena
 THREAD_GRACE_SECONDS = 0.2     # how long a closing worker waits for its threads
+# A set loop's step: fire(limit, timeout_ms) runs up to `limit` input sets, waiting up to
+# `timeout_ms` for one; how many it ran, None once the region closes.
+Fire = Callable[[int, int], "int | None"]
 EXIT_OK = 0
 EXIT_BUILD_FAILED = 3          # the device's nodes could not be built (reported to the driver)
 EXIT_DRIVER_GONE = 4           # the driver process exited
@@ -269,9 +278,10 @@ class DeviceExecutor:
         self._threads.append(thread)
 
     def _loop_kind(self, unit: int, func: FuncSpec) -> str:
-        """How a thread runs `func`: "stream", "aligned", "lean" (maybe: when `_lean_chain` finds a
-        chain); for a func whose outputs go to fixed channels, "native" (a plain C++ UDF func) or
-        "sets"; else "firing"."""
+        """How a thread runs `func`: "stream" (`_stream_loop`), "aligned" (`_aligned_loop`), or the
+        step of its set loop (`_firing`): "lean" (maybe: when `_lean_chain` finds a chain); for a
+        func whose outputs go to fixed channels, "native" (a plain C++ UDF func) or "sets"; else
+        "firing"."""
         if func.stream_input:
             return "stream"
         if self._wiring.aligns[self._node(unit)] is not None and len(func.inputs) >= 2:
@@ -324,13 +334,13 @@ class DeviceExecutor:
         self._region.use_arena_allocator(ARENA_THRESHOLD)
         inputs = [self._wiring.unit_inputs[unit][j] for j in func.inputs]
         kind = self._loop_kind(unit, func)
-        lean = self._lean_chain(unit, func) if kind == "lean" else None
-        loop = {"stream": self._stream_loop, "aligned": self._aligned_loop, "native": self._native_loop,
-                "sets": self._sets_loop}.get(kind, self._firing_loop)
-        if lean is not None:
-            loop = functools.partial(self._lean_loop, chain=lean)
         with self._dying_on_failure(lambda: (unit, func)):
-            loop(unit, func, inputs)
+            if kind == "stream":
+                self._stream_loop(unit, func, inputs)
+            elif kind == "aligned":
+                self._aligned_loop(unit, func, inputs)
+            else:
+                _set_loop(self._firing(unit, func, kind, inputs, self._wiring.unit_bells[unit]))
 
     @contextlib.contextmanager
     def _dying_on_failure(self, running: Callable[[], tuple[int, FuncSpec]]):
@@ -355,23 +365,38 @@ class DeviceExecutor:
         self._region.set_last_words(self._worker, last_words)
         _exit(EXIT_FATAL)
 
-    def _firing_loop(self, unit: int, func: FuncSpec, inputs: list[int]) -> None:
-        bell = self._wiring.unit_bells[unit]
-        node = self._node(unit)
-        while True:
-            sets = self._region.take(inputs, bell, MAX_BATCH, -1)
+    def _firing(self, unit: int, func: FuncSpec, kind: str, inputs: list[int], bell: int) -> Fire:
+        """The step of `func`'s set loop, by its `kind` (`_loop_kind`): a lean chain fired natively
+        (`_lean_firing`), a C++ UDF func fired natively (`_native_firing`), a func whose sets and
+        output sets are taken and put natively (`_sets_firing`), or the general path."""
+        if kind == "lean" and (chain := self._lean_chain(unit, func)) is not None:
+            return self._lean_firing(chain, inputs, bell)
+        if kind == "native":
+            return self._native_firing(unit, func, inputs, bell)
+        if kind == "sets":
+            return self._sets_firing(unit, func, inputs, bell)
+        return self._general_firing(unit, func, inputs, bell)
+
+    def _general_firing(self, unit: int, func: FuncSpec, inputs: list[int], bell: int) -> Fire:
+        """Takes the input sets as Messages and runs each through `_fire`."""
+        node, take = self._node(unit), self._region.take
+
+        def fire(limit: int, timeout_ms: int) -> int | None:
+            sets = take(inputs, bell, limit, timeout_ms)
             if sets is None:
-                raise Cancelled
+                return None
             self._running[0] = node
             for messages in sets:
                 self._fire(unit, func, messages)
             self._running[0] = -1
+            return len(sets)
+        return fire
 
-    def _sets_loop(self, unit: int, func: FuncSpec, inputs: list[int]) -> None:
-        """`_firing_loop` for a func whose outputs go to fixed channels, its sets taken and its
-        output sets put natively (`Region.fire_sets`); error messages, output sets that are no
-        list and outputs that cannot be encoded come back to `_fire` and `_emit`."""
-        bell, node = self._wiring.unit_bells[unit], self._node(unit)
+    def _sets_firing(self, unit: int, func: FuncSpec, inputs: list[int], bell: int) -> Fire:
+        """For a func whose outputs go to fixed channels: its sets taken and its output sets put
+        natively (`Region.fire_sets`); error messages, output sets that are no list and outputs
+        that cannot be encoded come back to `_fire` and `_emit`."""
+        node, targets, outputs = self._node(unit), self._fixed_outputs(unit, func), list(func.outputs)
 
         def emit(output_sets: Iterable[OutputSet], messages: list[Message]) -> None:
             self._emit(unit, func, output_sets, messages[0])
@@ -379,17 +404,15 @@ class DeviceExecutor:
         def fire_set(messages: list[Message]) -> None:
             self._fire(unit, func, messages)
 
-        fire_sets, targets = self._region.fire_sets, self._fixed_outputs(unit, func)
-        while fire_sets(inputs, bell, MAX_BATCH, -1, func.run, list(func.outputs), targets, self._worker, node,
-                        fire_set, emit) is not None:
-            pass
-        raise Cancelled
+        fire_sets, worker = self._region.fire_sets, self._worker
+        return lambda limit, timeout_ms: fire_sets(inputs, bell, limit, timeout_ms, func.run, outputs, targets,
+                                                   worker, node, fire_set, emit)
 
-    def _native_loop(self, unit: int, func: FuncSpec, inputs: list[int]) -> None:
-        """`_firing_loop` for a plain C++ UDF func, fired natively (`Region.fire_udf`): a set that is
-        not plain native messages, and a call that does not succeed cleanly, come back to `_fire`
-        and `_emit`."""
-        bell, node, targets = self._wiring.unit_bells[unit], self._node(unit), self._fixed_outputs(unit, func)
+    def _native_firing(self, unit: int, func: FuncSpec, inputs: list[int], bell: int) -> Fire:
+        """For a plain C++ UDF func, fired natively (`Region.fire_udf`): a set that is not plain
+        native messages, and a call that does not succeed cleanly, come back to `_fire` and
+        `_emit`."""
+        node, targets = self._node(unit), self._fixed_outputs(unit, func)
 
         def emit(output_sets: list[OutputSet], data_label: int) -> None:
             self._emit_sets(unit, func, output_sets, data_label, None)
@@ -397,22 +420,12 @@ class DeviceExecutor:
         def fire_set(messages: tuple[Message, ...]) -> None:
             self._fire(unit, func, messages)
 
-        fire_udf = self._region.fire_udf
-        while fire_udf(inputs, bell, MAX_BATCH, -1, func.run, targets, self._worker, node, fire_set, emit) is not None:
-            pass
-        raise Cancelled
+        fire_udf, worker = self._region.fire_udf, self._worker
+        return lambda limit, timeout_ms: fire_udf(inputs, bell, limit, timeout_ms, func.run, targets, worker, node,
+                                                  fire_set, emit)
 
-    def _lean_loop(self, unit: int, func: FuncSpec, inputs: list[int], chain: LeanChain) -> None:
-        """`_firing_loop` for a `LeanChain`: what `_fire`, `_emit` and `deliver` do, with fewer
-        calls (`_lean_firing`)."""
-        fire = self._lean_firing(chain, inputs, self._wiring.unit_bells[unit])
-        while fire(MAX_BATCH, -1) is not None:
-            pass
-        raise Cancelled
-
-    def _lean_firing(self, chain: LeanChain, inputs: list[int], bell: int) -> Callable[[int, int], int | None]:
-        """`fire(limit, timeout_ms)`: runs up to `limit` input sets of `chain` from `inputs`, waiting
-        up to `timeout_ms` for one; how many it ran, None once the region closes. It runs natively
+    def _lean_firing(self, chain: LeanChain, inputs: list[int], bell: int) -> Fire:
+        """Runs the input sets of `chain` from `inputs` natively
         (`Region.fire_lean`: array results never become Messages); Python takes over a set at the
         step whose result is no array, or that raised, and runs a set holding an error message."""
         steps, targets, worker = list(chain.steps), list(chain.channels), self._worker
@@ -597,6 +610,14 @@ class FiringPool:
                         raise Cancelled
                 wait_ms = ROOM_POLL_MS if blocked else -1
                 stalled = -1 if ready else sum(region.size(channel) for channel in self._channels)
+
+
+def _set_loop(fire: Fire) -> None:
+    """The loop of a plain func: fire its input sets as they come, a batch at a time, until the
+    region closes."""
+    while fire(MAX_BATCH, -1) is not None:
+        pass
+    raise Cancelled
 
 
 def _first_error(messages: Sequence[Message]) -> Message | None:

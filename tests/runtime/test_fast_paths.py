@@ -418,12 +418,12 @@ def pair_model(first_device: str, second_device: str, upstream: bool = False) ->
 
 
 def _fire_only_in_lean_loops(monkeypatch):
-    """Make a worker's general firing loop fail its process: a model that works runs lean loops."""
+    """Make a worker's general firing step fail its process: a model that works fires lean chains."""
     from dfir.runtime.worker import executor as worker
 
     def general(*_):
-        raise AssertionError("a plain Python func took the general firing loop")
-    monkeypatch.setattr(worker.DeviceExecutor, "_firing_loop", general)
+        raise AssertionError("a plain Python func took the general firing step")
+    monkeypatch.setattr(worker.DeviceExecutor, "_general_firing", general)
 
 
 @pytest.mark.parametrize("devices", [("-1", "-1"), ("0:0:1", "0:0:2")])
