@@ -7,12 +7,14 @@ Models: MobileNetV2 and ResNet-50 (torchvision, random weights, batch 1, exporte
 saved as an `.om`; the small model is real_models.py's small CNN compiled the same way.
 
 Every figure comes from a fresh `python -c` process (cwd outside the checkout), --runs times
-(median [min-max]):
-  import dfir        `import dfir` (the interpreter's own start-up excluded), and the number of
+(median [min-max]), in two variants run alternately: `runtime` (`import dfir`, then what is timed)
+and `+compiler` (`import dfir; import dfir.driver.compiler` first: what `import dfir` imported
+before it became lazy, so the two columns compare the same machine at the same moment):
+  import dfir        the imports (the interpreter's own start-up excluded), and the number of
                      xDSL modules and compiler modules (`dfir.dialects`, `dfir.passes`,
-                     `dfir.lowering`, `dfir.driver`, `dfir.frontend.importer`) it left loaded
-  load               `import dfir; dfir.load(path)` of the small model, until it returns (its
-                     workers ready)
+                     `dfir.lowering`, `dfir.driver`, `dfir.frontend.importer`) left loaded
+  load               `dfir.load(path)` of the small model, until it returns (its workers ready),
+                     and the imports plus the load
   worker start-up    within that load, from the first worker's fork until every worker reported
                      ready (`ProcessScheduler._fork` / `_await_ready`, timed from outside)
   memory             a model loaded with `dfir.load` that has run one input: PSS and RSS
@@ -80,14 +82,18 @@ def children(pid):
 IMPORT_PROBE = _COMMON + """
 start = time.perf_counter()
 import dfir
+if sys.argv[1] == "+compiler":
+    import dfir.driver.compiler
 print(json.dumps({"import_s": time.perf_counter() - start, "loaded": loaded_compiler()}))
 """
 
 LOAD_PROBE = _COMMON + """
 import numpy as np
-path, input_path = sys.argv[1], sys.argv[2]
+variant, path, input_path = sys.argv[1:4]
 start = time.perf_counter()
 import dfir
+if variant == "+compiler":
+    import dfir.driver.compiler
 imported = time.perf_counter()
 marks = {}
 try:
@@ -157,6 +163,18 @@ def cell(values: list[float], scale: float = 1.0, digits: int = 0) -> str:
 MIB = 1 / 2 ** 20
 
 
+VARIANTS = ("runtime", "+compiler")
+
+
+def alternately(runs: int, code: str, *args: str, cwd: Path) -> dict[str, list[dict]]:
+    """`runs` probes of each variant, one of each in turn."""
+    results: dict[str, list[dict]] = {v: [] for v in VARIANTS}
+    for _ in range(runs):
+        for variant in VARIANTS:
+            results[variant].append(probe(code, variant, *args, cwd=cwd))
+    return results
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--models", default="mobilenet_v2,resnet50", help="comma-separated torchvision models")
@@ -179,29 +197,34 @@ def main() -> None:
             models[name] = (onnx_path, om, x)
         df.finalize()
 
-        imports = [probe(IMPORT_PROBE, cwd=work) for _ in range(runs)]
+        imports = alternately(runs, IMPORT_PROBE, cwd=work)
         _, small_om, small_x = models["small_cnn"]
-        loads = [probe(LOAD_PROBE, str(small_om), str(small_x), cwd=work) for _ in range(runs)]
-        print(f"fresh processes per figure: {runs}; median [min-max]")
-        print(f"import dfir          {cell([r['import_s'] for r in imports], 1e3)} ms; "
-              f"left loaded: {imports[0]['loaded'][0]} xDSL modules, {imports[0]['loaded'][1]} compiler modules")
-        print(f"dfir.load small .om  {cell([r['load_s'] for r in loads], 1e3)} ms "
-              f"(after import dfir {cell([r['import_s'] for r in loads], 1e3)} ms); "
-              f"left loaded: {loads[0]['loaded'][0]} xDSL modules, {loads[0]['loaded'][1]} compiler modules")
-        workers = [r["workers_s"] for r in loads if r["workers_s"] is not None]
-        print(f"worker start-up      {cell(workers, 1e3) if workers else 'n/a'} ms (fork to every worker ready)")
+        loads = alternately(runs, LOAD_PROBE, str(small_om), str(small_x), cwd=work)
+        print(f"fresh processes per figure: {runs}; ms, median [min-max]")
+        print(f"{'':26} {'runtime':>22} {'+compiler':>22}")
+        rows = [("import dfir", imports, lambda r: r["import_s"]),
+                ("dfir.load small .om", loads, lambda r: r["load_s"]),
+                ("imports + dfir.load", loads, lambda r: r["import_s"] + r["load_s"]),
+                ("worker start-up", loads, lambda r: r["workers_s"])]
+        for label, results, value in rows:
+            cells = [[value(r) for r in results[v] if value(r) is not None] for v in VARIANTS]
+            print(f"{label:26} " + " ".join(f"{cell(c, 1e3) if c else 'n/a':>22}" for c in cells))
+        for v in VARIANTS:
+            xdsl, compiler = loads[v][0]["loaded"]
+            print(f"{v} left loaded: {xdsl} xDSL modules, {compiler} compiler modules")
 
-        print(f"\nmemory of a loaded model that ran once, MiB: median [min-max]; target dfir PSS <= ort PSS + {TARGET_MIB}")
-        print(f"{'model':14} {'procs':>5} {'dfir PSS':>16} {'ort PSS':>16} {'dfir RSS':>16} {'ort RSS':>16} "
-              f"{'PSS diff':>9} {'verdict':>8}")
+        print(f"\nmemory of a loaded model that ran once (driver + workers), MiB: median [min-max]; "
+              f"target: runtime PSS <= ort PSS + {TARGET_MIB}")
+        print(f"{'model':12} {'procs':>5} " + " ".join(f"{h:>14}" for h in (
+            "runtime PSS", "+compiler PSS", "ort PSS", "runtime RSS", "+compiler RSS", "ort RSS")) + "  PSS diff  verdict")
         for name, (onnx_path, om, x) in models.items():
-            ours = [probe(LOAD_PROBE, str(om), str(x), cwd=work) for _ in range(runs)]
+            ours = alternately(runs, LOAD_PROBE, str(om), str(x), cwd=work)
             theirs = [probe(ORT_PROBE, str(onnx_path), str(x), cwd=work) for _ in range(runs)]
-            diff = (statistics.median(r["pss"] for r in ours) - statistics.median(r["pss"] for r in theirs)) * MIB
-            print(f"{name:14} {ours[0]['processes']:5d} {cell([r['pss'] for r in ours], MIB):>16} "
-                  f"{cell([r['pss'] for r in theirs], MIB):>16} {cell([r['rss'] for r in ours], MIB):>16} "
-                  f"{cell([r['rss'] for r in theirs], MIB):>16} {diff:+9.0f} "
-                  f"{'met' if diff <= TARGET_MIB else 'missed':>8}")
+            diff = (statistics.median(r["pss"] for r in ours["runtime"]) - statistics.median(r["pss"] for r in theirs)) * MIB
+            cells = [[r[kind] for r in results] for kind in ("pss", "rss")
+                     for results in (ours["runtime"], ours["+compiler"], theirs)]
+            print(f"{name:12} {ours['runtime'][0]['processes']:5d} " + " ".join(f"{cell(c, MIB):>14}" for c in cells)
+                  + f"  {diff:+8.0f}  {'met' if diff <= TARGET_MIB else 'missed'}")
 
 
 if __name__ == "__main__":

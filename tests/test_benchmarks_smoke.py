@@ -19,7 +19,7 @@ def test_benchmark_smoke_run(script, tmp_path):
 
 # CI installs no bench extra: these run their --smoke without torch, and say they checked their results
 WITHOUT_TORCH = {"real_models": "failures: 0", "vision_pipeline": "every image's top 5 matched the loop's",
-                 "load_footprint": "left loaded: 0 xDSL modules, 0 compiler modules"}
+                 "load_footprint": "runtime left loaded: 0 xDSL modules, 0 compiler modules"}
 
 
 @pytest.mark.parametrize("name", sorted(WITHOUT_TORCH))

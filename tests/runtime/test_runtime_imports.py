@@ -97,3 +97,17 @@ def test_dfir_run_imports_no_compiler(om_path, tmp_path):
     imported = [line.rpartition("|")[2].strip() for line in done.stderr.splitlines() if line.startswith("import time:")]
     assert "dfir.runtime.driver.loader" in imported
     assert compiler_modules(imported) == []
+
+
+def test_a_ray_server_actor_imports_no_compiler(tmp_path):
+    """A Ray worker process rebuilds `ServerActor` by importing its module (and `dfir`)."""
+    pytest.importorskip("ray")
+    probe = f"""
+import json, sys
+COMPILER = {COMPILER!r}
+from dfir.runtime.driver.ray_cluster import ServerActor
+print(json.dumps(sorted(n for n in sys.modules if any(n == c or n.startswith(c + ".") for c in COMPILER))))
+"""
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr[-4000:]
+    assert json.loads(done.stdout) == []
