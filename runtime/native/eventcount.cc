@@ -21,8 +21,13 @@ long Futex(std::atomic<uint32_t>* word, int op, uint32_t value, const timespec* 
 Deadline Deadline::AfterMs(int64_t timeout_ms) {
   Deadline deadline;
   if (timeout_ms >= 0) {
+    using Clock = std::chrono::steady_clock;
     deadline.forever_ = false;
-    deadline.at_ = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
+    const Clock::time_point now = Clock::now();
+    // A timeout beyond the clock's range saturates at its last time point (not wrapping into
+    // the past, which would give up at once).
+    const auto room = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::time_point::max() - now);
+    deadline.at_ = timeout_ms >= room.count() ? Clock::time_point::max() : now + std::chrono::milliseconds(timeout_ms);
   }
   return deadline;
 }

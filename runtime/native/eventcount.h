@@ -13,7 +13,7 @@ namespace dfir::rt {
 // When a wait gives up: never (`Forever()`) or at a point of the monotonic clock.
 class Deadline {
  public:
-  // -1 means forever; otherwise `timeout_ms` (>= 0) from now.
+  // -1 means forever; otherwise `timeout_ms` (>= 0) from now, at most the clock's last time point.
   static Deadline AfterMs(int64_t timeout_ms);
   static Deadline Forever() { return Deadline(); }
   // At `at`, or `limit` when that comes first.
