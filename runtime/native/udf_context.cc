@@ -1,7 +1,10 @@
 #include "udf_context.h"
 
 #include <algorithm>
+#include <climits>
+#include <cstdint>
 #include <cstring>
+#include <new>
 #include <string>
 
 namespace dfir::udf {
@@ -72,15 +75,41 @@ std::shared_ptr<FlowFunc::FlowMsg> HostRunContext::AllocTensorMsgWithAlign(const
     Note("AllocTensorMsg: align must be a power of two in [1, 4096], got " + std::to_string(align));
     return nullptr;
   }
-  uint64_t count = 1;
   for (const int64_t dim : shape) {
     if (dim < 0) {
       Note("AllocTensorMsg: shape must hold dims >= 0, got " + ShapeText(shape));
       return nullptr;
     }
-    count *= static_cast<uint64_t>(dim);
   }
-  return HostFlowMsg::Tensor(shape, dtype, Buffer::Allocate(count * element_size, align), call_.meta);
+  // The byte size of the non-zero dims must fit an int64, as numpy requires (so the element
+  // count, an int64, cannot wrap either); a zero dim makes the tensor empty.
+  uint64_t bytes = element_size;
+  bool empty = false;
+  for (const int64_t dim : shape) {
+    if (dim == 0) {
+      empty = true;
+      continue;
+    }
+    if (__builtin_mul_overflow(bytes, static_cast<uint64_t>(dim), &bytes) || bytes > static_cast<uint64_t>(INT64_MAX)) {
+      Note("AllocTensorMsg: shape " + ShapeText(shape) + " of " + std::to_string(element_size) +
+           "-byte elements is too big: its byte size does not fit an int64");
+      return nullptr;
+    }
+  }
+  if (empty) bytes = 0;
+  Buffer buffer;
+  if (!AllocateBuffer("AllocTensorMsg", bytes, align, buffer)) return nullptr;
+  return HostFlowMsg::Tensor(shape, dtype, std::move(buffer), call_.meta);
+}
+
+bool HostRunContext::AllocateBuffer(const char* api, uint64_t size, uint32_t align, Buffer& buffer) {
+  try {
+    buffer = Buffer::Allocate(size, align);
+    return true;
+  } catch (const std::bad_alloc&) {
+    Note(std::string(api) + ": could not allocate " + std::to_string(size) + " bytes");
+    return false;
+  }
 }
 
 std::shared_ptr<FlowFunc::FlowMsg> HostRunContext::AllocRawDataMsg(int64_t size, uint32_t align) {
@@ -89,7 +118,9 @@ std::shared_ptr<FlowFunc::FlowMsg> HostRunContext::AllocRawDataMsg(int64_t size,
          std::to_string(size) + " and align " + std::to_string(align));
     return nullptr;
   }
-  return HostFlowMsg::Raw(Buffer::Allocate(static_cast<uint64_t>(size), align), call_.meta);
+  Buffer buffer;
+  if (!AllocateBuffer("AllocRawDataMsg", static_cast<uint64_t>(size), align, buffer)) return nullptr;
+  return HostFlowMsg::Raw(std::move(buffer), call_.meta);
 }
 
 std::shared_ptr<FlowFunc::FlowMsg> HostRunContext::AllocEmptyDataMsg(MsgType msg_type) {

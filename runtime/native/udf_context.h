@@ -82,6 +82,9 @@ class HostRunContext final : public FlowFunc::MetaRunContext {
 
  private:
   int32_t Refuse(std::string problem);
+  // Fills `buffer` with `size` zeroed bytes aligned to `align`; notes a failed allocation as
+  // `api`'s problem and returns false.
+  bool AllocateBuffer(const char* api, uint64_t size, uint32_t align, Buffer& buffer);
   int32_t Emit(const char* api, uint32_t index, const std::vector<std::shared_ptr<FlowFunc::FlowMsg>>& msgs,
                const FlowFunc::BalanceConfig* config);
 

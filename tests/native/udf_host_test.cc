@@ -202,12 +202,9 @@ TEST_CASE("run context: allocations carry the call's transaction; bad arguments 
         "AllocRawDataMsg: size must be >= 0 and align a power of two in [1, 4096], got size -1 and align 64");
 }
 
-// A known defect (reported, not fixed here): AllocTensorMsgWithAlign multiplies the dims and the
-// element size in 64 bits without checking for overflow (runtime/native/udf_context.cc), so a
-// shape whose byte size does not fit gets a tiny buffer while the tensor claims every element: a
-// UDF that fills GetElementCnt() elements writes past its buffer. The test states the expected
-// behaviour (refused and noted, like any other bad shape) and is marked should_fail until then.
-TEST_CASE("run context: a shape whose byte size overflows is refused" * doctest::should_fail()) {
+// A shape whose byte size does not fit an int64 is refused and noted like any other bad shape:
+// a tiny buffer under a tensor that claims every element would let a UDF write past it.
+TEST_CASE("run context: a shape whose byte size overflows is refused") {
   HostRunContext context = Context(1);
   auto wrapped = context.AllocTensorMsg({int64_t{1} << 62}, TensorDataType::DT_FLOAT);  // 2^64 bytes
   if (wrapped != nullptr) {
@@ -217,7 +214,23 @@ TEST_CASE("run context: a shape whose byte size overflows is refused" * doctest:
   CHECK(wrapped.get() == nullptr);
   auto squared = context.AllocTensorMsg({int64_t{1} << 32, int64_t{1} << 32}, TensorDataType::DT_UINT8);
   CHECK(squared.get() == nullptr);
-  CHECK(context.problems().size() == 2);
+  // Numpy's rule: the non-zero dims must fit even when a zero dim makes the tensor empty.
+  CHECK(context.AllocTensorMsg({int64_t{1} << 40, int64_t{1} << 40, 0}, TensorDataType::DT_INT8).get() == nullptr);
+  REQUIRE(context.problems().size() == 3);
+  CHECK(context.problems()[0] ==
+        "AllocTensorMsg: shape [4611686018427387904] of 4-byte elements is too big: "
+        "its byte size does not fit an int64");
+  auto empty = context.AllocTensorMsg({int64_t{1} << 40, 0}, TensorDataType::DT_FLOAT);
+  REQUIRE(empty.get() != nullptr);
+  CHECK(empty->GetTensor()->GetElementCnt() == 0);
+  CHECK(empty->GetTensor()->GetDataSize() == 0);
+  // The largest byte size that fits is accepted by the check; malloc refuses it, noted too.
+  auto huge = context.AllocTensorMsg({(int64_t{1} << 61) - 1}, TensorDataType::DT_FLOAT);
+  CHECK(huge.get() == nullptr);
+  CHECK(context.AllocRawDataMsg(INT64_MAX, 64).get() == nullptr);
+  REQUIRE(context.problems().size() == 5);
+  CHECK(context.problems()[3] == "AllocTensorMsg: could not allocate 9223372036854775804 bytes");
+  CHECK(context.problems()[4] == "AllocRawDataMsg: could not allocate 9223372036854775807 bytes");
 }
 
 TEST_CASE("run context: outputs by index, with balance labels; foreign or null messages refused") {
