@@ -18,6 +18,40 @@ bool AllHaveRoom(const Region& region, const std::vector<uint32_t>& channels) {
   return true;
 }
 
+bool AllHaveRoom(const Region& region, const std::vector<ChannelRoom>& rooms) {
+  for (const ChannelRoom& room : rooms) {
+    if (!region.ring(room.channel).has_room_for(room.messages)) return false;
+  }
+  return true;
+}
+
+// Whether `channels` (one entry per message of a put) names no channel twice: the common put,
+// checked without allocating while it is small.
+bool Distinct(const std::vector<uint32_t>& channels, size_t small) {
+  if (channels.size() > small) return false;
+  for (size_t i = 1; i < channels.size(); ++i) {
+    for (size_t j = 0; j < i; ++j) {
+      if (channels[i] == channels[j]) return false;
+    }
+  }
+  return true;
+}
+
+// The room a put needs: each of its channels once, with the messages the put carries for it,
+// at most the channel's capacity (a put of more can never be on the channel at once).
+std::vector<ChannelRoom> RoomsOf(const Region& region, std::vector<uint32_t> channels) {
+  std::sort(channels.begin(), channels.end());
+  std::vector<ChannelRoom> rooms;
+  for (size_t i = 0; i < channels.size();) {
+    size_t end = i;
+    while (end < channels.size() && channels[end] == channels[i]) ++end;
+    const uint64_t capacity = region.ring(channels[i]).capacity();
+    rooms.push_back(ChannelRoom{channels[i], static_cast<uint32_t>(std::min<uint64_t>(end - i, capacity))});
+    i = end;
+  }
+  return rooms;
+}
+
 uint64_t ReadySets(const Region& region, const std::vector<uint32_t>& channels, uint64_t limit) {
   for (uint32_t channel : channels) limit = std::min(limit, region.ring(channel).Ready(limit));
   return limit;
@@ -101,8 +135,18 @@ WaitStatus PendingPut::Push(const Deadline& deadline, BlockingScope& blocking, L
   channels.reserve(outgoing_.size());
   for (const Outgoing& message : outgoing_) channels.push_back(message.channel);
   ring_before_waiting_ = !ring;
-  if (!AllHaveRoom(region_, channels)) {  // only a wait enters the blocking scope: entering costs a switch
-    WaitStatus status = WaitForRoom(channels, deadline, blocking);
+  // Room for every message at once: one per channel in the common put, else as many as the put
+  // carries for each channel.
+  std::vector<ChannelRoom> rooms;
+  const bool distinct = Distinct(channels, kLinearKeys);
+  if (!distinct) rooms = RoomsOf(region_, channels);
+  if (distinct ? !AllHaveRoom(region_, channels) : !AllHaveRoom(region_, rooms)) {
+    // Only a wait enters the blocking scope: entering costs a switch.
+    if (distinct) {
+      rooms.reserve(channels.size());
+      for (uint32_t channel : channels) rooms.push_back(ChannelRoom{channel, 1});
+    }
+    WaitStatus status = WaitForRoom(channels, rooms, deadline, blocking, ring_before_waiting_);
     if (status != WaitStatus::kReady) {
       Discard();
       return status;
@@ -110,23 +154,28 @@ WaitStatus PendingPut::Push(const Deadline& deadline, BlockingScope& blocking, L
   }
   if (ledger_ != nullptr) ledger_->Open(opened_);
   for (const Outgoing& message : outgoing_) {
-    PushOne(message, deadline, blocking, locals);
+    WaitStatus status = PushOne(message, deadline, blocking, locals);
+    if (status != WaitStatus::kReady) {  // the region closed while the put was half done
+      Discard();
+      if (ring) RingConsumers(region_, channels);
+      return status;
+    }
     ++pushed_;
   }
   if (ring) RingConsumers(region_, channels);
   return WaitStatus::kReady;
 }
 
-WaitStatus PendingPut::WaitForRoom(const std::vector<uint32_t>& channels, const Deadline& deadline,
-                                   BlockingScope& blocking) {
+WaitStatus PendingPut::WaitForRoom(const std::vector<uint32_t>& channels, const std::vector<ChannelRoom>& rooms,
+                                   const Deadline& deadline, BlockingScope& blocking, bool ring_first) {
   // A consumer whose doorbell a put without `ring` did not ring may sleep on a full channel.
-  if (ring_before_waiting_) RingConsumers(region_, channels);
+  if (ring_first) RingConsumers(region_, channels);
   Blocking waiting(blocking);
-  return region_.WaitForRoom(channels, deadline);
+  return region_.WaitForRoomFor(rooms, deadline);
 }
 
-void PendingPut::PushOne(const Outgoing& message, const Deadline& deadline, BlockingScope& blocking,
-                         LocalObjects& locals) {
+WaitStatus PendingPut::PushOne(const Outgoing& message, const Deadline& deadline, BlockingScope& blocking,
+                               LocalObjects& locals) {
   Ring ring = region_.ring(message.channel);
   for (;;) {
     bool pushed = message.record != kNoRecord
@@ -137,9 +186,12 @@ void PendingPut::PushOne(const Outgoing& message, const Deadline& deadline, Bloc
                           locals.Retain(message.object);
                           std::memcpy(slot, &message.object, sizeof message.object);
                         });
-    if (pushed) return;
-    // Another producer took the room this put waited for; wait again (no message is dropped).
-    WaitStatus status = WaitForRoom({message.channel}, deadline, blocking);
+    if (pushed) return WaitStatus::kReady;
+    // Another producer took the room this put waited for, or the put carries more messages for
+    // this channel than it holds; wait again (no message is dropped).
+    // The messages pushed so far are not rung yet: the consumer must wake to make room.
+    WaitStatus status = WaitForRoom({message.channel}, {ChannelRoom{message.channel, 1}}, deadline, blocking, true);
+    if (status == WaitStatus::kClosed) return status;
     if (status != WaitStatus::kReady) {
       throw RuntimeError("channel " + std::to_string(message.channel) + " stayed full while a put was half done");
     }

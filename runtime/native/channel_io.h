@@ -73,13 +73,18 @@ class PendingPut {
   // any message of the put (whose outputs settle it).
   void OpenOnPush(TransactionLedger& ledger, const TransactionInfo& info);
 
-  // Once: waits until every channel has room (inside the blocking scope), pushes the messages in
-  // the order they were added and rings each consumer's doorbell once. kReady: every message is
-  // on its channel (at once when there are none, opening nothing). kTimeout or kClosed: none is,
-  // and the bodies are given back. RuntimeError when a channel fills again while the put is half
-  // done (another producer took the room). Without `ring`, the doorbells ring only before a wait
-  // for room (a full channel's consumer must wake to make room); the caller rings them later
-  // (RingConsumers), e.g. once for a batch of puts to the same channels.
+  // Once: waits until every channel has room for all the messages the put carries for it
+  // (inside the blocking scope), pushes the messages in the order they were added and rings each
+  // consumer's doorbell once. kReady: every message is on its channel (at once when there are
+  // none, opening nothing). kTimeout or kClosed: none is, and the bodies are given back.
+  // Two cases cannot be all or nothing and go on in parts once the room is there: a channel that
+  // fills again while the put is half done (another producer took the room), and a put of more
+  // messages for one channel than its capacity (it waits for the channel to be empty, then
+  // pushes as its consumer makes room). A deadline that passes meanwhile is a RuntimeError; a
+  // region that closes meanwhile returns kClosed with the rest given back. Without `ring`, the
+  // doorbells ring only before a wait for room (a full channel's consumer must wake to make
+  // room); the caller rings them later (RingConsumers), e.g. once for a batch of puts to the
+  // same channels.
   WaitStatus Push(const Deadline& deadline, BlockingScope& blocking, LocalObjects& locals, bool ring = true);
 
  private:
@@ -92,8 +97,12 @@ class PendingPut {
     void* object;
   };
 
-  void PushOne(const Outgoing& message, const Deadline& deadline, BlockingScope& blocking, LocalObjects& locals);
-  WaitStatus WaitForRoom(const std::vector<uint32_t>& channels, const Deadline& deadline, BlockingScope& blocking);
+  // kReady once `message` is on its channel; kClosed when the region closed first.
+  WaitStatus PushOne(const Outgoing& message, const Deadline& deadline, BlockingScope& blocking, LocalObjects& locals);
+  // Until every channel of `rooms` has room for its messages, ringing the consumers of
+  // `channels` first when `ring_first`.
+  WaitStatus WaitForRoom(const std::vector<uint32_t>& channels, const std::vector<ChannelRoom>& rooms,
+                         const Deadline& deadline, BlockingScope& blocking, bool ring_first);
   // Gives back the bodies of the records not pushed yet; nothing is left to push.
   void Discard();
 

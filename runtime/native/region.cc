@@ -195,6 +195,23 @@ WaitStatus Region::WaitForRoom(const std::vector<uint32_t>& channels, const Dead
   }
 }
 
+WaitStatus Region::WaitForRoomFor(const std::vector<ChannelRoom>& rooms, const Deadline& deadline) {
+  for (;;) {
+    const ChannelRoom* full = nullptr;
+    for (const ChannelRoom& room : rooms) {
+      if (!ring(room.channel).has_room_for(room.messages)) {
+        full = &room;
+        break;
+      }
+    }
+    if (full == nullptr) return WaitStatus::kReady;
+    Ring blocked = ring(full->channel);
+    const uint32_t messages = full->messages;
+    WaitStatus status = WaitOn(blocked.header().space, [&] { return blocked.has_room_for(messages); }, deadline);
+    if (status != WaitStatus::kReady) return status;
+  }
+}
+
 WaitStatus Region::WaitForMessages(const std::vector<uint32_t>& channels, uint32_t bell_index,
                                    const Deadline& deadline) {
   for (uint32_t channel : channels) CheckChannel(channel);

@@ -53,6 +53,12 @@ struct WorkerSlot {
 
 enum class WaitStatus { kReady = 0, kTimeout = 1, kClosed = 2 };
 
+// Room for `messages` messages on `channel`.
+struct ChannelRoom {
+  uint32_t channel;
+  uint32_t messages;
+};
+
 class Region {
  public:
   // Maps and formats a new region; `name` labels the mapping in /proc/<pid>/maps.
@@ -85,6 +91,8 @@ class Region {
   void SetConsumerBell(const std::vector<uint32_t>& channels, uint32_t bell);
   // Until every channel in `channels` has room.
   WaitStatus WaitForRoom(const std::vector<uint32_t>& channels, const Deadline& deadline);
+  // Until every channel of `rooms` has room for its messages at once.
+  WaitStatus WaitForRoomFor(const std::vector<ChannelRoom>& rooms, const Deadline& deadline);
   // Until every channel in `channels` holds a message; their consumer sleeps on `bell`.
   WaitStatus WaitForMessages(const std::vector<uint32_t>& channels, uint32_t bell, const Deadline& deadline);
   // Until the channels hold `n` messages in all with n > 0 and n != `stalled` (-1: any n > 0).

@@ -70,6 +70,18 @@ class Ring {
     uint64_t tail = header_->tail.load(std::memory_order_acquire);
     return tail - header_->head.load(std::memory_order_acquire) < header_->capacity && Sequence(tail) == tail;
   }
+  // True when the next `messages` pushes succeed: the ring has room for that many more and the
+  // slots from the tail on have all been given back by its consumer (exact for the ring's single
+  // producer). False for more messages than the capacity.
+  bool has_room_for(uint64_t messages) const {
+    uint64_t tail = header_->tail.load(std::memory_order_acquire);
+    uint64_t held = tail - header_->head.load(std::memory_order_acquire);
+    if (held > header_->capacity || messages > header_->capacity - held) return false;
+    for (uint64_t k = 0; k < messages; ++k) {
+      if (Sequence(tail + k) != tail + k) return false;
+    }
+    return true;
+  }
   uint64_t pops() const { return header_->head.load(std::memory_order_acquire); }
 
   // Claims the next free slot, lets `fill(payload)` write it and publishes it; false when full.

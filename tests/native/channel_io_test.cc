@@ -138,14 +138,9 @@ TEST_CASE("all or nothing: one full channel and nothing is put, the bodies are g
   CHECK(ledger.open() == 0);  // a put that did not happen opens nothing
 }
 
-// A known defect (reported, not fixed here): Push checks that each channel has room for one
-// message (AllHaveRoom in runtime/native/channel_io.cc), also when the put holds several for one
-// channel, as a C++ UDF's SetMultiOutputs or a func's several output sets make. With room for
-// one, the first message is pushed and the second waits inside the put: consumers see half of
-// it, and when no room comes (a deadline, the region closing) Push throws "stayed full while a
-// put was half done" instead of returning kTimeout or kClosed with nothing put. The test states
-// the all-or-nothing behaviour and is marked should_fail until Push counts the room it needs.
-TEST_CASE("all or nothing also for several messages to one channel" * doctest::should_fail()) {
+// A put of several messages for one channel waits for room for all of them: consumers never see
+// half of it, and a deadline that passes first puts nothing.
+TEST_CASE("all or nothing also for several messages to one channel") {
   auto region = MixedRegion(2);
   CountingScope scope;
   CountingObjects objects;
@@ -158,6 +153,71 @@ TEST_CASE("all or nothing also for several messages to one channel" * doctest::s
   CHECK_NOTHROW(status = put.Push(Deadline::AfterMs(20), scope, objects));
   CHECK(status == WaitStatus::kTimeout);
   CHECK(dfir::rt::WaitingTransactions(*region, 0) == std::vector<uint64_t>{1});
+  CHECK(region->arena().Stats().live_blocks == 0);  // the bodies given back (10 bytes: inline)
+}
+
+TEST_CASE("several messages to one channel: the put waits until there is room for all, then puts them together") {
+  auto region = MixedRegion(3);
+  CountingScope scope;
+  CountingObjects objects;
+  dfir::rt::BodyWriter writer(*region, Deadline::AfterMs(1000), scope);
+  PutOne(*region, writer, 0, 1);
+  PutOne(*region, writer, 0, 2);  // room for one more; the put needs two on channel 0, one on 1
+  std::thread consumer([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    CHECK(dfir::rt::WaitingTransactions(*region, 0) == std::vector<uint64_t>{1, 2});  // nothing of the put yet
+    CHECK(TakeIds(*region, {0}, 1) == std::vector<uint64_t>{1});
+  });
+  PendingPut put(*region);
+  put.Add(0, RecordOf(3, Pattern(10, 1), writer));
+  put.Add(1, RecordOf(3, Pattern(10, 1), writer));
+  put.Add(0, RecordOf(4, Pattern(10, 1), writer));
+  CHECK(put.Push(Deadline::AfterMs(20000), scope, objects) == WaitStatus::kReady);
+  consumer.join();
+  CHECK(dfir::rt::WaitingTransactions(*region, 0) == std::vector<uint64_t>{2, 3, 4});
+  CHECK(dfir::rt::WaitingTransactions(*region, 1) == std::vector<uint64_t>{3});
+}
+
+TEST_CASE("several messages to one channel: a closing region puts none of them") {
+  auto region = MixedRegion(2);
+  CountingScope scope;
+  CountingObjects objects;
+  dfir::rt::BodyWriter writer(*region, Deadline::AfterMs(1000), scope);
+  PutOne(*region, writer, 1, 1);  // room for one more
+  std::thread closer([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    region->Close();
+  });
+  PendingPut put(*region);
+  put.Add(1, RecordOf(2, Pattern(5000, 1), writer));
+  put.Add(1, RecordOf(3, Pattern(5000, 2), writer));
+  WaitStatus status = WaitStatus::kReady;
+  CHECK_NOTHROW(status = put.Push(Deadline::Forever(), scope, objects));
+  closer.join();
+  CHECK(status == WaitStatus::kClosed);
+  CHECK(dfir::rt::WaitingTransactions(*region, 1) == std::vector<uint64_t>{1});
+  CHECK(region->arena().Stats().live_blocks == 0);  // the put's bodies given back (the waiting one is inline)
+}
+
+TEST_CASE("a put of more messages for one channel than it holds goes in parts as its consumer makes room") {
+  auto region = MixedRegion(2);
+  CountingScope scope;
+  CountingObjects objects;
+  dfir::rt::BodyWriter writer(*region, Deadline::AfterMs(1000), scope);
+  std::vector<uint64_t> taken;
+  std::thread consumer([&] {
+    CountingScope consumer_scope;
+    while (taken.size() < 5) {
+      SetsReady ready = AwaitSets(*region, {0}, 0, 8, Deadline::AfterMs(20000), consumer_scope);
+      REQUIRE(ready.status == WaitStatus::kReady);
+      for (uint64_t id : TakeIds(*region, {0}, ready.sets)) taken.push_back(id);
+    }
+  });
+  PendingPut put(*region);
+  for (uint64_t id = 1; id <= 5; ++id) put.Add(0, RecordOf(id, Pattern(10, 1), writer));
+  CHECK(put.Push(Deadline::AfterMs(20000), scope, objects) == WaitStatus::kReady);
+  consumer.join();
+  CHECK(taken == std::vector<uint64_t>{1, 2, 3, 4, 5});
 }
 
 TEST_CASE("a put waits for room its consumer makes, then opens its transaction before anyone sees it") {
