@@ -5,9 +5,19 @@
 // Algorithm:
 //   1. Sizes round up to a size class: 256 bytes, then four classes per power of two (320, 384,
 //      448, 512, 640, ...), so a block wastes at most a quarter of its size.
-//   2. A block is a 64-byte header followed by its data. A free block goes on its class's free
-//      list; an allocation takes from that list, else carves fresh space at the bump pointer,
-//      else takes a free block of one of the next four classes.
+//   2. A block is a 64-byte header followed by its data; blocks lie end to end from the start of
+//      the space to the bump pointer. A free block goes on its class's free list (a block whose
+//      capacity lies between two classes, on the list of the smaller one); an allocation takes
+//      from that list, else carves fresh space at the bump pointer, else takes a free block of
+//      one of the next four classes whole, else splits a free block of a larger class (the
+//      front serves the request, the rest, when it holds a block of at least kMinBlockBytes,
+//      becomes a free block of its own).
+//   2a. When none of these serves a request, free blocks that lie next to each other are merged
+//      (the free lists sorted by offset, adjacent blocks joined, the lists rebuilt) and the
+//      request tries again: space that went to one size class serves any other once it is free.
+//      Merging runs on this slow path only, so a size in steady use keeps reusing its own freed
+//      blocks; it runs when it can join something: the first time when any block was freed
+//      since, then (each block knows its neighbours) when a free made two free blocks neighbours.
 //   3. A block starts with one reference; Retain adds one, Release drops one and frees the
 //      block at zero. Counts are atomic, so a reader in another process can drop a reference
 //      without locking; only list and bump updates take the arena's robust process-shared mutex
@@ -43,7 +53,10 @@ struct BlockHeader {
   uint32_t resident;    // 1 while free with its pages kept and counted in cached_bytes
   uint64_t next_free;   // next block of the free list (offset), 0 at the end
   uint64_t capacity;    // data bytes
-  uint64_t reserved[4];
+  uint64_t prev_block;  // the block that ends where this one starts, 0 for the first
+  uint32_t on_free_list;  // 1 while on a free list (set and read with the lock held)
+  uint32_t reserved32;
+  uint64_t reserved[2];
 };
 static_assert(sizeof(BlockHeader) == kBlockHeaderBytes);
 
@@ -56,6 +69,12 @@ struct ArenaHeader {
   uint64_t live_blocks = 0;
   uint64_t live_bytes = 0;
   uint64_t free_heads[kSizeClasses] = {};
+  uint64_t last_block = 0;         // the block that ends at the bump pointer, 0 while none
+  uint64_t freed_since_merge = 0;  // blocks freed since free blocks were last merged
+  // Once free blocks were merged (the space ran out once), frees note whether they made two free
+  // blocks neighbours, so a merge runs only when it can join something.
+  uint64_t merged_once = 0;
+  uint64_t neighbours_since_merge = 0;
   EventCount freed;  // waiters for room
 };
 
@@ -70,6 +89,9 @@ struct ArenaStats {
 // The size class of a request and the data bytes of a class.
 int SizeClassOf(uint64_t size);
 uint64_t ClassCapacity(int size_class);
+// The largest class whose capacity is at most `capacity` (>= kMinBlockBytes): the free list of
+// a block of that capacity.
+int FloorClassOf(uint64_t capacity);
 
 // A view of an arena inside a mapping; offsets count from the mapping's base.
 class Arena {
@@ -102,7 +124,24 @@ class Arena {
   BlockHeader& Header(uint64_t block) const { return *reinterpret_cast<BlockHeader*>(memory_.base() + block); }
   uint64_t TakeFree(int size_class);
   uint64_t Carve(int size_class);
-  // With the lock held: discard cached pages until the cache fits, sparing `kept` if it can.
+  // With the lock held: a free block of a larger class for `size_class`: one of the next four
+  // classes whole, else the front of a larger one split; 0 when there is none.
+  uint64_t TakeLarger(int size_class);
+  // Takes the head of `from_class`'s list and splits `size_class`'s capacity off its front.
+  uint64_t TakeSplit(int from_class, int size_class);
+  // Puts free `block` on the free list of its class.
+  void PushFree(uint64_t block);
+  // Once merges have begun: notes whether free `block` has a free neighbour.
+  void NoteNeighbours(uint64_t block);
+  // Makes the block that starts where `block` ends (or the bump pointer) know `block` as its
+  // neighbour.
+  void LinkNext(uint64_t block);
+  // Merges the free blocks that lie next to each other; true when any did.
+  bool MergeFree();
+  // The free blocks of `list` (linked through next_free) in offset order.
+  uint64_t SortByOffset(uint64_t list);
+  // With the lock held: discard cached pages until the cache fits, sparing `kept` if it can
+  // (0: none to spare).
   void TrimCache(uint64_t kept);
   // Discards the pages of resident free blocks of `size_class` (but `kept`) until the cache fits.
   void TrimClass(int size_class, uint64_t kept);
