@@ -31,6 +31,7 @@ from typing import Any, Callable, Mapping
 import numpy as np
 from xdsl.dialects.builtin import DictionaryAttr, ModuleOp, StringAttr
 
+from dfir.core.backends import COMPILED_BACKENDS
 from dfir.core.data_type import from_numpy
 from dfir.core.errors import GeError
 from dfir.core.udf_params import InitParam
@@ -42,7 +43,7 @@ from dfir.lowering.flatten import flatten
 from dfir.lowering.ge_executable import DEFAULT_VARIANT, GraphCode, compile_graph, output_dtypes
 from dfir.lowering.ge_graph import ge_graph_entry
 from dfir.lowering.om_writer import Chunks
-from dfir.om.plan import (COMPILED_BACKENDS, DEFAULT_CHANNEL_DEPTH, Cluster, WEIGHT_ALIGNMENT, Align, CppProject, Executable, Func,
+from dfir.om.plan import (DEFAULT_CHANNEL_DEPTH, Cluster, WEIGHT_ALIGNMENT, Align, CppProject, Executable, Func,
                           GeGraph, GraphPoint, Input, InputBatch, Node, Plan, ProcessPoint, PyProject, PyUdf, SoBin,
                           UdfBlob, Unit, Weight, list_from_json, process_point_from_json)
 from dfir.passes.convert_ge_to_linalg import AUTO_ATTR

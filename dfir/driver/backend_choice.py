@@ -48,6 +48,7 @@ import numpy as np
 from xdsl.dialects.builtin import StringAttr
 
 from dfir.core import data_type as dt
+from dfir.core.backends import REFERENCE
 from dfir.core.errors import GeError
 from dfir.dialects import ge
 from dfir.driver.progress import NO_PROGRESS, SilentProgress
@@ -87,7 +88,7 @@ class MeasuringChooser:
 
     def __call__(self, graph_op: ge.GraphOp, entry: GeGraph, arrays: list[np.ndarray]) -> AutoChoice:
         name = graph_op.sym_name.data
-        fallback = graph_op.backend.data if graph_op.backend is not None else "reference"
+        fallback = graph_op.backend.data if graph_op.backend is not None else REFERENCE
         options = candidates(graph_op, fallback)
         if len(options) == 1 and options[0][0] == fallback:
             choice, how = AutoChoice(fallback, DEFAULT_VARIANT, f"{fallback}: the only backend that runs it here"), ""
@@ -141,13 +142,13 @@ class _Measurement:
         parts = [f"{label} {medians[label] * 1e3:.3g} ms" for label in ranked]
         parts += [f"{label} dropped: {why}" for label, why in self.dropped.items()]
         if not ranked:
-            return AutoChoice("reference", DEFAULT_VARIANT, "; ".join(["reference: nothing else runs it", *parts]))
+            return AutoChoice(REFERENCE, DEFAULT_VARIANT, "; ".join([f"{REFERENCE}: nothing else runs it", *parts]))
         fastest = codes[ranked[0]]
         return AutoChoice(fastest.backend, fastest.variant, "; ".join(parts))
 
     def _unmeasured(self, why: str) -> AutoChoice:
         """The pass's own pick, when the candidates could not be measured (`why`)."""
-        backend = self.graph_op.backend.data if self.graph_op.backend is not None else "reference"
+        backend = self.graph_op.backend.data if self.graph_op.backend is not None else REFERENCE
         return AutoChoice(backend, DEFAULT_VARIANT, f"{backend}: not measured: {why}")
 
     def _built(self, option: tuple[str, str]) -> GraphCode | str:

@@ -14,6 +14,7 @@ from xdsl.parser import Parser
 from xdsl.printer import Printer
 from xdsl.utils.exceptions import DiagnosticException, VerifyException
 
+from dfir.core.backends import COMPILED_BACKENDS
 from dfir.core.errors import GeError
 from dfir.dialects import ge
 from dfir.dialects.df import DF
@@ -34,7 +35,7 @@ from dfir.frontend.options import (BACKEND_OPTION, CHANNEL_DEPTH_OPTION, CLUSTER
 from dfir.lowering.om import om_bytes
 from dfir.lowering.plan import GeBuild, LoweredGraph, Skeleton, lower_graph
 from dfir.om.keys import SigningKey
-from dfir.om.plan import COMPILED_BACKENDS, DEFAULT_CHANNEL_DEPTH, Cluster
+from dfir.om.plan import DEFAULT_CHANNEL_DEPTH, Cluster
 from dfir.om.signature import signed
 
 

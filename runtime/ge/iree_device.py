@@ -45,6 +45,7 @@ from typing import Any, Mapping
 
 import numpy as np
 
+from dfir.core.backends import IREE_CPU, IREE_CUDA
 from dfir.core.errors import GeError
 from dfir.om.plan import IREE_PARAMETER_SCOPE, device_id
 from dfir.runtime.ge.graph_runner import available_cores
@@ -56,7 +57,7 @@ CPU_DRIVER = "local-sync"
 """The driver of one thread."""
 TASK_DRIVER = "local-task"
 """The driver of more threads than one (its workers)."""
-_DRIVERS = {"iree-cpu": CPU_DRIVER, "iree-cuda": "cuda"}
+_DRIVERS = {IREE_CPU: CPU_DRIVER, IREE_CUDA: "cuda"}
 _TOPOLOGY_FLAG = "--task_topology_group_count"
 _topology_lock = threading.Lock()  # the flag is process-global: set it and create the driver as one step
 _VMFB_ALIGNMENT = 64  # IREE maps a vmfb in place only at this alignment; it copies others

@@ -15,6 +15,7 @@ from functools import partial
 from typing import Any, Callable, Collection, Iterable, Iterator, NamedTuple, Sequence
 
 from dfir.core import udf_payload as udf
+from dfir.core.backends import ONNXRUNTIME, REFERENCE
 from dfir.core.errors import GeError
 from dfir.core.messages import Kind, Message, MessageError, TransactionMeta
 from dfir.frontend.flow_func.queue import FlowMsgQueue
@@ -38,11 +39,11 @@ def load_ge_runner(entry: GeGraph, weights: memoryview | None, executables: Sequ
     """The runner of one `ge_graphs` entry, by its `backend`: the reference kernels, its ONNX
     model on onnxruntime, or its IREE executable on logical device `device`
     (`executables[entry.executable]`)."""
-    if entry.backend == "reference":
+    if entry.backend == REFERENCE:
         return GeGraphRunner(entry, weights)
     meta, code = _checked_index(f"GE graph '{entry.name}': executable", entry.executable, executables,
                                 "GE executables")
-    if entry.backend == "onnxruntime":
+    if entry.backend == ONNXRUNTIME:
         return OrtGraphRunner(entry, code, weights)
     return IreeGraphRunner(entry, code, meta.sha256, device, weights, threads=entry.threads)
 
