@@ -48,18 +48,11 @@ from dfir.dialects.ge.traits import InPlace, View
 from dfir.dialects.ge_plan_attrs import SlotAttr
 from dfir.passes.plan_output_size import max_bytes
 
-__all__ = ["ARENA_ATTR", "ELEMENTWISE_OPS", "LOWER_BOUND_ATTR", "MemoryPlan", "PlanMemory", "SLOTS_ATTR",
-           "VIEW_OPS", "plan_graph_memory"]
+__all__ = ["ARENA_ATTR", "LOWER_BOUND_ATTR", "MemoryPlan", "PlanMemory", "SLOTS_ATTR", "plan_graph_memory"]
 
 SLOTS_ATTR = "slots"
 ARENA_ATTR = "arena_bytes"
 LOWER_BOUND_ATTR = "arena_lower_bound"
-
-VIEW_OPS = frozenset(op.name for op in ge.GE.operations if op.has_trait(View))
-"""The names of the ops with the `View` trait (for reports and tests; the planner asks the op)."""
-
-ELEMENTWISE_OPS = frozenset(op.name for op in ge.GE.operations if op.has_trait(InPlace))
-"""The names of the ops with the `InPlace` trait (for reports and tests; the planner asks the op)."""
 
 
 @dataclass(eq=False)
