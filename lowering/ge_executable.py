@@ -15,6 +15,8 @@ import hashlib
 import time
 from dataclasses import dataclass
 
+import onnx
+
 from dfir.core.backends import IREE_BACKENDS, IREE_CPU, ONNXRUNTIME, REFERENCE
 from dfir.core.errors import GeError
 from dfir.dialects import ge
@@ -22,7 +24,7 @@ from dfir.lowering import iree_executable
 from dfir.lowering.codegen import codegen_module_text
 from dfir.lowering.iree_executable import DEFAULT_VARIANT
 from dfir.lowering.onnx_export import ONNX_OPSET, NoExport, export_onnx
-from dfir.om.plan import GeGraph
+from dfir.om.plan import GeGraph, external_weight_name
 
 __all__ = ["DEFAULT_VARIANT", "GraphCode", "candidate_label", "candidates", "compile_graph", "output_dtypes"]
 
@@ -30,13 +32,15 @@ __all__ = ["DEFAULT_VARIANT", "GraphCode", "candidate_label", "candidates", "com
 @dataclass(frozen=True)
 class GraphCode:
     """A graph compiled for `backend` (`variant`: the IREE flag set): the partition's bytes, the
-    target they run on and how long compiling took."""
+    target they run on, how long compiling took and, for an ONNX model, the weights it reads as
+    external data (the entry's `external_weights`)."""
 
     backend: str
     variant: str
     target: str
     code: bytes
     seconds: float
+    external_weights: tuple[int, ...] | None = None
 
     @property
     def sha256(self) -> str:
@@ -64,7 +68,7 @@ def compile_graph(graph_op: ge.GraphOp, entry: GeGraph, backend: str, variant: s
             raise GeError(f"ge.graph @{name}: backend onnxruntime cannot run {missing}; use backend "
                           f"reference or auto for this graph") from None
         return GraphCode(backend, variant, f"onnx opset {ONNX_OPSET}", model.SerializeToString(),
-                         time.perf_counter() - start)
+                         time.perf_counter() - start, _external_weights(model, entry))
     assert backend in IREE_BACKENDS, f"{backend} runs no compiled code"  # lowering asks for compiled backends only
     text = codegen_module_text(graph_op)
     if text is None:
@@ -85,3 +89,10 @@ def candidates(graph_op: ge.GraphOp, backend: str) -> list[tuple[str, str]]:
     if backend in (IREE_CPU, REFERENCE):
         found.append((ONNXRUNTIME, DEFAULT_VARIANT))
     return found
+
+
+def _external_weights(model: onnx.ModelProto, entry: GeGraph) -> tuple[int, ...]:
+    """The weights of `entry` that `model` reads as external data, in initializer order."""
+    index_of = {external_weight_name(k): k for k in range(len(entry.weights))}
+    return tuple(index_of[tensor.name] for tensor in model.graph.initializer
+                 if tensor.data_location == onnx.TensorProto.EXTERNAL)

@@ -468,7 +468,7 @@ class _ProcessPointEntries:
         if self.build.on_compiled is not None:
             self.build.on_compiled(graph_op.sym_name.data)
         return {**fields, **self._executable(code), "output_dtypes": output_dtypes(graph_op),
-                "threads": self.build.threads}
+                "threads": self.build.threads, "external_weights": code.external_weights}
 
     def _executable(self, code: GraphCode) -> dict[str, Any]:
         """The `backend` and `executables` index of `code`, stored once per distinct content."""

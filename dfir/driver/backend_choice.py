@@ -186,7 +186,8 @@ def _measured(entry: GeGraph, weights: memoryview, codes: dict[str, GraphCode]) 
 
 def _runner(entry: GeGraph, weights: memoryview, code: GraphCode):
     meta = Executable(0, code.backend, code.target, code.sha256, len(code.code))
-    return load_ge_runner(replace(entry, backend=code.backend, executable=0), weights, [(meta, code.code)])
+    return load_ge_runner(replace(entry, backend=code.backend, executable=0, external_weights=code.external_weights),
+                          weights, [(meta, code.code)])
 
 
 class _NotMeasured(Exception):

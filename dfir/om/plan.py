@@ -69,7 +69,7 @@ OPTIONAL_PLAN_FIELDS: Mapping[str, Any] = MappingProxyType({
 """Plan fields a plan may leave out, and what an absent one reads as (`order`: node order)."""
 OPTIONAL_GE_FIELDS: Mapping[str, Any] = MappingProxyType({
     "weights": [], "arena_bytes": None, "output_max_bytes": None, "backend": REFERENCE, "executable": None,
-    "output_dtypes": None, "threads": None, "auto": None})
+    "output_dtypes": None, "threads": None, "auto": None, "external_weights": None})
 """GE graph fields an entry may leave out: `weights` when it has no consts, the memory plan and
 output bounds when unplanned (None in the dataclass: absent), `backend`, `executable` and
 `output_dtypes` when the reference kernels run it, `threads` when the graph may use the cores of
@@ -633,8 +633,10 @@ class GeGraph:
     for a compiled backend, its compiled code (`executable`, an index into `Plan.executables`) and
     the dtypes of its outputs (`output_dtypes`: compiled code computes unsigned integers as
     signless ones, which the runner gives back as the graph's dtypes); the intra-op threads a
-    compiled backend runs it with (`threads`; None: the cores of the process that runs it) and,
-    when a measuring `auto` chose the backend, what it measured (`auto`, one line of text)."""
+    compiled backend runs it with (`threads`; None: the cores of the process that runs it),
+    when a measuring `auto` chose the backend, what it measured (`auto`, one line of text), and
+    for an ONNX executable the weights it reads as external data (`external_weights`: indexes
+    into `weights`, its initializers `weight_<k>`; None: none)."""
 
     name: str
     inputs: tuple[GeInput, ...]
@@ -648,6 +650,7 @@ class GeGraph:
     output_dtypes: tuple[str, ...] | None = None
     threads: int | None = None
     auto: str | None = None
+    external_weights: tuple[int, ...] | None = None
 
     def to_json(self) -> dict:
         entry = {"name": self.name, "inputs": [i.to_json() for i in self.inputs],
@@ -667,6 +670,8 @@ class GeGraph:
             entry["threads"] = self.threads
         if self.auto is not None:
             entry["auto"] = self.auto
+        if self.external_weights is not None:
+            entry["external_weights"] = list(self.external_weights)
         return entry
 
     @classmethod
@@ -687,7 +692,8 @@ class GeGraph:
                    o.read("output_max_bytes", _optional(_tuple(_int_in(-1, _INT64_MAX)))),
                    o.read("backend", _choice(*GE_BACKENDS)), o.read("executable", _optional(_count)),
                    o.read("output_dtypes", _optional(_tuple(_dtype_name))),
-                   o.read("threads", _optional(_int_in(1, MAX_GE_THREADS))), o.read("auto", _optional(_text)))
+                   o.read("threads", _optional(_int_in(1, MAX_GE_THREADS))), o.read("auto", _optional(_text)),
+                   o.read("external_weights", _optional(_tuple(_count))))
 
     def check(self, path: str) -> None:
         """GeError unless inputs are in index order, every value is defined once (ids 0..N-1) and
@@ -713,6 +719,8 @@ class GeGraph:
             _fail(path, f'missing field "executable": the backend {_show(self.backend)} runs compiled code')
         if self.executable is not None and self.backend not in COMPILED_BACKENDS:
             _fail(f"{path}.executable", f"{self.executable}: the backend {_show(self.backend)} runs no executable")
+        for j, weight in enumerate(self.external_weights or ()):
+            _check_index(weight, f"{path}.external_weights[{j}]", len(self.weights))
 
     def _check_op(self, op: GeOp, path: str, defined: dict[int, str]) -> None:
         for j, value_id in enumerate(op.inputs):
