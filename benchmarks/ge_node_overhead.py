@@ -186,9 +186,9 @@ def _runner_as_worker_builds_it(om_path: Path):
     plan = Plan.from_json(model.partition(PartitionType.FLOW_MODEL).data)
     weights = model.partitions_of(PartitionType.WEIGHTS_DATA)
     executables = [p.data for p in model.partitions_of(PartitionType.GE_EXECUTABLE)]
-    node = next(n for n in plan.nodes if hasattr(n.pp, "graph"))
+    n, node = next((n, node) for n, node in enumerate(plan.nodes) if hasattr(node.pp, "graph"))
     return host.load_ge_runner(plan.ge_graphs[node.pp.graph], weights[0].data if weights else None,
-                               list(zip(plan.executables, executables)), node.instances[0])
+                               list(zip(plan.executables, executables)), plan.units_of(n)[0].device)
 
 
 # -- timing ---------------------------------------------------------------------------------------

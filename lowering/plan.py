@@ -200,7 +200,7 @@ def graph_skeleton(graph: GraphOp, symbols: Mapping[str, object] | None = None) 
     each; the sub-FlowGraphs it runs are flattened into it (`symbols`: the module's symbol ops).
     The plan is `n_mapping` when the graph is or one of its nodes (a sub-FlowGraph's too) batches."""
     flat = flatten(graph, symbols or {})
-    nodes = tuple(_node_entry(node.name, node.instances, flat.ref) for node in flat.nodes)
+    nodes = tuple(_node_entry(node.name, node.instances[0], flat.ref) for node in flat.nodes)
     units = tuple(_unit(n, clone) for n, node in enumerate(flat.nodes) for clone in node.instances)
     return Plan(name=graph.sym_name.data,
                 inputs=tuple(_input_entry(d) for d in sorted(graph.data_ops, key=lambda d: d.index.value.data)),
@@ -323,9 +323,9 @@ def _input_entry(data: DataOp) -> Input:
                  tuple(shape.get_values()) if shape is not None else None)
 
 
-def _node_entry(name: str, instances: list[NodeOp], edge) -> Node[Symbol]:
-    """Plan node `name` of a node given as its clones (which differ only in device and instance)."""
-    node = instances[0]
+def _node_entry(name: str, node: NodeOp, edge) -> Node[Symbol]:
+    """Plan node `name` of a node given as its first clone (the clones differ only in device and
+    instance, which its units hold: `_unit`)."""
 
     def attr(name: str, kind: type):
         value = node.attributes.get(name)
@@ -335,14 +335,13 @@ def _node_entry(name: str, instances: list[NodeOp], edge) -> Node[Symbol]:
         value = attr(name, StringAttr)
         return None if value is None else value.data
 
-    devices = tuple(_spelling(instance.attributes.get("device")) for instance in instances)
     balance = attr("balance", BalanceAttr)
     invokes = attr("invokes", DictionaryAttr)
     return Node(
         name=name, alias=text("alias"), loc=text("loc"),
         input_num=node.input_num.value.data, output_num=node.output_num.value.data,
         inputs=tuple(edge(v, f"input {i} of {node.label}") for i, v in enumerate(node.inputs)),
-        device=devices[0], instances=devices, dispatch=text("dispatch") or "round_robin",
+        dispatch=text("dispatch") or "round_robin",
         balance=None if balance is None else balance.role.data, align=_align_entry(attr("align", AlignAttr)),
         invokes={} if invokes is None else {key: tuple(_spelling(d) for d in placed.data)
                                             for key, placed in sorted(invokes.data.items())},

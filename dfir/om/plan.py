@@ -359,11 +359,10 @@ PP = TypeVar("PP")
 
 @dataclass(frozen=True)
 class Node(Generic[PP]):
-    """A logical node (however many instances it has) and its process point; its instances are
-    the plan's `units` of this node. `device` and `instances` repeat their devices (instance 0's,
-    every instance's, in instance order) for readers of one node; the JSON holds them only in
-    `units`. `align` is None unless the node pairs its inputs; `batch` lists its batched inputs,
-    by increasing input index."""
+    """A logical node (however many instances it has) and its process point; its instances, and
+    the devices they run on, are the plan's `units` of this node (`Plan.units_of`). `align` is
+    None unless the node pairs its inputs; `batch` lists its batched inputs, by increasing input
+    index."""
 
     name: str
     alias: str | None
@@ -371,8 +370,6 @@ class Node(Generic[PP]):
     input_num: int
     output_num: int
     inputs: tuple[Ref, ...]
-    device: str
-    instances: tuple[str, ...]
     dispatch: str
     balance: str | None
     align: Align | None
@@ -396,17 +393,16 @@ class Node(Generic[PP]):
     def from_json(cls, value: Any, path: str, read_pp: Callable[[Any, str], PP] = process_point_from_json,
                   version: int = FORMAT) -> Node[PP]:
         """The node at `path`; `read_pp` reads its `pp` (a `ProcessPoint` in a plan). Of a plan of
-        format `version`: a format-1 node places its instances itself (`device`, `instances`); a
-        format-2 node has none yet (`Plan.from_json` gives it those of its units)."""
+        format `version`: a format-1 node may place its instances itself (`device`, `instances`),
+        which `Plan.from_json` reads as the node's units (`_format_1_units`)."""
         fields = FORMAT_1_NODE_FIELDS if version == 1 else OPTIONAL_NODE_FIELDS
         o = _Object(value, path, ("name", "input_num", "output_num", "inputs", "pp", *fields), fields)
         inputs = o.read("inputs", _tuple(ref_from_json))
         input_num = o.read("input_num", _int_in(0, MAX_PORTS))
         if input_num != len(inputs):
             _fail(f"{path}.input_num", f"{input_num} does not match the {len(inputs)} entries of inputs")
-        device, instances = _devices(o, path) if version == 1 else ("-1", ())
         return cls(o.read("name", _str), o.read("alias", _optional(_str)), o.read("loc", _optional(_str)),
-                   input_num, o.read("output_num", _int_in(0, MAX_PORTS)), inputs, device, instances,
+                   input_num, o.read("output_num", _int_in(0, MAX_PORTS)), inputs,
                    o.read("dispatch", _choice(*DISPATCH_RULES)), o.read("balance", _optional(_choice(*BALANCE_ROLES))),
                    o.read("align", _optional(Align.from_json)), o.read("invokes", _mapping(_tuple(_device))),
                    o.read("attrs", _mapping(_scalar)), o.read("pp", read_pp),
@@ -440,15 +436,19 @@ def device_id(device: str) -> int:
     return int(parts[2]) if len(parts) >= 3 else -1
 
 
-def _devices(o: _Object, path: str) -> tuple[str, tuple[str, ...]]:
-    """A format-1 node's `device` and `instances`: instance 0 is the device; either may be absent."""
-    device = o.read("device", _optional(_device))
-    instances = o.read("instances", _tuple(_device)) or ((device or "-1"),)
-    if device is None:
-        return instances[0], instances
-    if device != instances[0]:
-        _fail(f"{path}.device", f"{_show(device)} is not instance 0's device {_show(instances[0])}")
-    return device, instances
+def _format_1_units(nodes: Sequence[Any], path: str) -> tuple[Unit, ...]:
+    """The units of a format-1 plan's `nodes` (JSON objects `Node.from_json` read): each node's
+    `instances`, in order, instance 0 on its `device`; a node may leave out either (one instance,
+    on its `device`, else the host)."""
+    units = []
+    for n, value in enumerate(nodes):
+        o = _Object(value, f"{path}[{n}]", tuple(value), FORMAT_1_NODE_FIELDS)
+        device = o.read("device", _optional(_device))
+        instances = o.read("instances", _tuple(_device)) or ((device or "-1"),)
+        if device is not None and device != instances[0]:
+            _fail(f"{path}[{n}].device", f"{_show(device)} is not instance 0's device {_show(instances[0])}")
+        units += (Unit(n, k, placed) for k, placed in enumerate(instances))
+    return tuple(units)
 
 
 # -- tables ---------------------------------------------------------------------------------------
@@ -839,20 +839,16 @@ class Plan(Generic[PP]):
         o.read("format", _int)
         nodes = o.read("nodes", _tuple(lambda value, path: Node.from_json(value, path, read_pp, version)))
         units = (o.read("units", _tuple(Unit.from_json)) if version >= 2 else
-                 tuple(Unit(n, k, device) for n, node in enumerate(nodes) for k, device in enumerate(node.instances)))
+                 _format_1_units(document["nodes"], f"{where}.nodes"))
         plan = cls(o.read("name", _str), o.read("inputs", _tuple(Input.from_json)),
                    o.read("outputs", _tuple(ref_from_json)), nodes,
                    o.read("order", _optional(_tuple(_count))) or tuple(range(len(nodes))),
                    o.read("align", _optional(Align.from_json)), o.read("udfs", _tuple(UdfBlob.from_json)),
                    o.read("ge_graphs", _tuple(GeGraph._read)), o.read("so_bins", _tuple(SoBin.from_json)),
-                   version, o.read("channel_depth", _int_in(1, MAX_CHANNEL_DEPTH)),
+                   FORMAT, o.read("channel_depth", _int_in(1, MAX_CHANNEL_DEPTH)),
                    o.read("closures", _tuple(FlowClosure.from_json)),
                    o.read("executables", _tuple(Executable.from_json)), o.read("n_mapping", _bool),
                    o.read("cluster", _optional(Cluster.from_json)) or Cluster(), units)
-        plan._check_units(where)
-        plan = dataclasses.replace(plan, format=FORMAT, nodes=tuple(
-            dataclasses.replace(node, device=devices[0], instances=devices)
-            for node, devices in zip(plan.nodes, plan._unit_devices())))
         plan.check(where)
         return plan
 
@@ -861,11 +857,14 @@ class Plan(Generic[PP]):
         """`plan` itself, or the validated plan of its JSON document."""
         return plan if isinstance(plan, Plan) else cls.from_json(plan, where)
 
+    def units_of(self, node: int) -> tuple[Unit, ...]:
+        """The units of node `node`, in instance order: where each of its instances runs."""
+        return tuple(unit for unit in self.units if unit.node == node)
+
     def check(self, where: str = "plan") -> None:
         """GeError naming the path of the first reference that does not hold (module docstring, 2)."""
         self._check_tables(where)
         self._check_units(where)
-        self._check_placement(where)
         for k, graph_input in enumerate(self.inputs):
             if graph_input.index != k:
                 _fail(f"{where}.inputs[{k}].index", f"{graph_input.index} is not its position {k}")
@@ -909,20 +908,6 @@ class Plan(Generic[PP]):
             previous = unit
         if previous.node != len(self.nodes) - 1:
             _fail(f"{where}.units", f"node {previous.node + 1} has no unit: every node runs at least one instance")
-
-    def _check_placement(self, where: str) -> None:
-        """Each node's `device` and `instances` are those of its units."""
-        for n, (node, devices) in enumerate(zip(self.nodes, self._unit_devices())):
-            if node.instances != devices or node.device != devices[0]:
-                _fail(f"{where}.nodes[{n}].instances", f"{_show(list(node.instances))} (device {_show(node.device)}) "
-                                                       f"are not the devices of its units {_show(list(devices))}")
-
-    def _unit_devices(self) -> list[tuple[str, ...]]:
-        """The devices of each node's units, in instance order (of units `_check_units` passed)."""
-        devices: list[tuple[str, ...]] = [() for _ in self.nodes]
-        for unit in self.units:
-            devices[unit.node] += (unit.device,)
-        return devices
 
     def _check_ref(self, ref: Ref, path: str) -> None:
         if isinstance(ref, DataRef):

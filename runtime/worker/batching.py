@@ -3,9 +3,10 @@
 `_BuiltIn_TimeBatch` / `_BuiltIn_CountBatch` flow funcs.
 
 1. `with_batch_nodes(plan)` gives each batched input of a node its own node, named
-   `<node>__BuiltIn_CountBatch_<input>` (or `TimeBatch`), on the node's first device: one input
-   (what fed the node's input), one output (now feeding it), run by a `BatchPoint`. The node
-   keeps its index; the batch nodes follow the plan's nodes and precede it in `order`.
+   `<node>__BuiltIn_CountBatch_<input>` (or `TimeBatch`): one input (what fed the node's input),
+   one output (now feeding it), run by a `BatchPoint`, and one unit, on the node's first device.
+   The node keeps its index; the batch nodes follow the plan's nodes (their units the plan's
+   units) and precede it in `order`.
 2. `batch_funcs` builds a batch node's one func: a stream-input func that reads its input as it
    arrives, waking at a CountBatch's timeout, and emits each batch when it is complete.
 
@@ -29,7 +30,7 @@ from dfir.core.batching import NEW_DIM, BatchSpec, CountBatchSpec, TimeBatchSpec
 from dfir.core.flow_info import FlowFlag
 from dfir.core.messages import Kind, Message
 from dfir.frontend.flow_func.status import FLOW_FUNC_ERR_PARAM_INVALID
-from dfir.om.plan import Node, NodeRef, Plan
+from dfir.om.plan import Node, NodeRef, Plan, Unit
 from dfir.runtime.funcs import FuncSpec, OutputSet
 
 FUNC_NAME = "batch"
@@ -53,20 +54,20 @@ def with_batch_nodes(plan: Plan) -> Plan:
     """`plan` with a batch node in front of each batched node input (step 1 of the docstring)."""
     if not any(node.batch for node in plan.nodes):
         return plan
-    nodes = list(plan.nodes)
+    nodes, units = list(plan.nodes), list(plan.units)
     before: dict[int, list[int]] = {}
     for n, node in enumerate(plan.nodes):
         inputs = list(node.inputs)
         for batch in node.batch:
             before.setdefault(n, []).append(len(nodes))
+            units.append(Unit(len(nodes), 0, plan.units_of(n)[0].device))
             nodes.append(Node(batch_node_name(node.name, batch.spec, batch.input), None, node.loc, 1, 1,
-                              (inputs[batch.input],), node.device, (node.device,), "round_robin", None, None,
-                              {}, {}, BatchPoint(batch.spec)))
+                              (inputs[batch.input],), "round_robin", None, None, {}, {}, BatchPoint(batch.spec)))
             inputs[batch.input] = NodeRef(len(nodes) - 1, 0)
         if node.batch:
             nodes[n] = replace(node, inputs=tuple(inputs), batch=())
     order = tuple(i for n in plan.order for i in (*before.get(n, ()), n))
-    return replace(plan, nodes=tuple(nodes), order=order)
+    return replace(plan, nodes=tuple(nodes), order=order, units=tuple(units))
 
 
 def batch_funcs(node: Node, pp: BatchPoint) -> tuple[FuncSpec, ...]:

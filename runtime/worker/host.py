@@ -10,7 +10,7 @@ transaction — see `UdfCall` and `GeGraphCall` for the exact rules.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from functools import partial
 from typing import Any, Callable, Collection, Iterable, Iterator, NamedTuple, Sequence
 
@@ -50,15 +50,13 @@ def load_ge_runner(entry: GeGraph, weights: memoryview | None, executables: Sequ
 
 InstanceRef = Unit
 """What a worker builds: one instance of a plan node (`node`, `instance`, `device`), a `units`
-entry of the plan or one `plan_units` adds for a batch node."""
+entry of the plan (with its batch nodes: `batching.with_batch_nodes`)."""
 
 
 def plan_units(plan: Plan) -> tuple[Unit, ...]:
-    """The units the runtime runs: the plan's `units` as the compiler wrote them, then one for
-    each node `batching.with_batch_nodes` added after the plan's, on its `device` (a batch node
-    runs once, on its node's first device)."""
-    placed = 1 + max((unit.node for unit in plan.units), default=-1)
-    return plan.units + tuple(Unit(n, 0, plan.nodes[n].device) for n in range(placed, len(plan.nodes)))
+    """The units the runtime runs: the plan's `units`, as the compiler wrote them and
+    `batching.with_batch_nodes` added one for each batch node."""
+    return plan.units
 
 
 def build_nodes(plan: Plan | dict, udf_payloads: Sequence[bytes | memoryview], weights: memoryview | None,
@@ -161,8 +159,7 @@ def _build_node(plan: Plan, unit: Unit, instance_num: int, payloads: Sequence[ud
         funcs = batch_funcs(node, pp)
     else:
         assert isinstance(pp, (PyProject, CppProject))
-        funcs = project_funcs(projects, f"{path}.pp", replace(node, device=unit.device), pp,
-                              unit.instance, instance_num, unit.node)
+        funcs = project_funcs(projects, f"{path}.pp", node, pp, unit, instance_num)
     return NodeSpec(node.name, plan_sources(node.inputs), node.output_num, funcs)
 
 

@@ -42,7 +42,7 @@ from dfir.frontend.flow_func.status import (FLOW_FUNC_ERR_PARAM_INVALID, FLOW_FU
 from dfir.frontend.flow_func.wrappers import exception_text, find_proc, user_frames
 from dfir.frontend.udf.config import host_resource_type
 from dfir.frontend.udf.sources import content_folder, load_project_class
-from dfir.om.plan import CppProject, Func, GeGraph, Node, Plan, PyProject, SoBin, device_id
+from dfir.om.plan import CppProject, Func, GeGraph, Node, Plan, PyProject, SoBin, Unit, device_id
 from dfir.om.plan import DEFAULT_CHANNEL_DEPTH
 from dfir.runtime import _native
 from dfir.runtime.funcs import Cancelled, FuncSpec, OutputSet
@@ -65,14 +65,14 @@ class ProjectEnv:
     flow_closures: Any = None  # a flow_closures.FlowClosurePorts, in a worker
 
 
-def project_funcs(env: ProjectEnv, path: str, node: Node, pp: PyProject | CppProject, instance_id: int = 0,
-                  instance_num: int = 1, node_index: int = -1) -> tuple[FuncSpec, ...]:
-    """The funcs of instance `instance_id` (of `instance_num`, running on `node.device`) of a
-    `py_project` / `cpp_project` node, plan node `node_index` (see the module docstring)."""
+def project_funcs(env: ProjectEnv, path: str, node: Node, pp: PyProject | CppProject, unit: Unit,
+                  instance_num: int) -> tuple[FuncSpec, ...]:
+    """The funcs of `unit` (instance `unit.instance` of `instance_num`, on `unit.device`) of
+    `node`, plan node `unit.node`, a `py_project` / `cpp_project` node (see the module docstring)."""
     where = f"node '{node.name}'"
-    closures = Closures.build(env, where, pp.closures, node_index)
-    facts = NodeFacts(node.name, node.input_num, node.output_num, device_id=device_id(node.device),
-                      instance_id=instance_id, instance_num=instance_num, params=dict(pp.init_params))
+    closures = Closures.build(env, where, pp.closures, unit.node)
+    facts = NodeFacts(node.name, node.input_num, node.output_num, device_id=device_id(unit.device),
+                      instance_id=unit.instance, instance_num=instance_num, params=dict(pp.init_params))
     bind = _bind_python if isinstance(pp, PyProject) else _bind_cpp
     return bind(env, path, where, pp, facts, closures)
 

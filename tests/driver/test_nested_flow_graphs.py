@@ -65,6 +65,11 @@ def plan_of(compiled) -> Plan:
     return Plan.from_json(bytes(read_om(compiled.om).models[0].partition(PartitionType.FLOW_MODEL).data))
 
 
+def unit_devices(plan: Plan, node: int) -> tuple[str, ...]:
+    """The devices of node `node`'s units, in instance order."""
+    return tuple(unit.device for unit in plan.units_of(node))
+
+
 def fetch_all(model, count: int) -> dict[int, list]:
     """`count` results by transaction id: the outputs' values, or (ret, message) for a failure."""
     results = {}
@@ -148,7 +153,7 @@ def test_a_sub_flow_graph_node_inside_a_replicated_pipeline(tmp_path):
     graph = df.FlowGraph([post], {"ge.experiment.data_flow_deploy_info_path": str(deploy)}, name="replicated")
     compiled = dfir.compile(graph)
     plan = plan_of(compiled)
-    assert [(n.name, n.instances) for n in plan.nodes] == [
+    assert [(node.name, unit_devices(plan, n)) for n, node in enumerate(plan.nodes)] == [
         ("fn_fnode", ("0:0:0", "0:0:1")), ("sub/fn_fnode_2", ("0:0:0", "0:0:1")),
         ("sub/fn_fnode_3", ("0:0:0", "0:0:1")), ("fn_fnode_1", ("-1",))]
     with dfir.load(compiled.om) as model:
@@ -234,7 +239,8 @@ def test_the_seed_deploy_example_places_the_invoked_sub_flow_graph_by_its_nested
     deploy.write_text(json.dumps(example))
     shutil.copy(DATA / "data_flow_invoke_flow_graph_deploy_info.json", tmp_path)
     compiled = dfir.compile(seed_graph(tmp_path, deploy))
-    placed = {node.alias or node.name: node.instances for node in plan_of(compiled).nodes}
+    plan = plan_of(compiled)
+    placed = {node.alias or node.name: unit_devices(plan, n) for n, node in enumerate(plan.nodes)}
     assert placed["flowNode4"] == ("0:0:0:0",)
     assert placed["subNode1"] == ("0:0:3:1", "0:0:2:1") and placed["subNode2"] == ("-1",)
     assert placed["flowNode5"] == ("0:0:2:0", "0:0:2:1", "0:0:3:0", "0:0:3:1")

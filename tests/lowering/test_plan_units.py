@@ -38,7 +38,7 @@ def test_each_clone_is_one_unit_of_its_plan_node():
     clones = [node for node in graph.node_ops if node.node_name.data == "work"]
     assert [(c.instance.index.data, c.attributes["device"].spelling()) for c in clones] == [
         (u.instance, u.device) for u in skeleton.units[1:4]]
-    assert skeleton.nodes[1].instances == ("0:0:1", "0:0:0", "0:0:1")
+    assert [u.device for u in skeleton.units_of(1)] == ["0:0:1", "0:0:0", "0:0:1"]
     skeleton.check()
 
 

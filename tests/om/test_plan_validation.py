@@ -8,7 +8,6 @@ feed and fetch when the plan still loads, either work or raise a GeError, never 
 from __future__ import annotations
 
 import copy
-import dataclasses
 import json
 from typing import Any, NamedTuple
 
@@ -276,16 +275,6 @@ def test_a_format_1_om_loads_and_runs_as_its_format_2_om(models):
             outputs, _, ret = loaded.fetch_data(timeout=10000)
             results.append(([np.asarray(output).tolist() for output in outputs], ret))
     assert results[0] == results[1] == ([[10]], 0)
-
-
-def test_a_node_whose_devices_are_not_its_units_is_named(models):
-    plan = Plan.from_json(models["replicated_aligned"].plan)
-    moved = dataclasses.replace(plan, units=plan.units[:2] + (dataclasses.replace(plan.units[2], device="0:0:2"),)
-                                + plan.units[3:])
-    with pytest.raises(GeError) as caught:
-        moved.check()
-    assert caught.value.error_message == ('plan.nodes[1].instances: ["0:0:0","0:0:1"] (device "0:0:0") are not '
-                                          'the devices of its units ["0:0:0","0:0:2"]')
 
 
 def test_dfir_load_names_the_model_and_checks_the_plan_against_the_partitions(models):

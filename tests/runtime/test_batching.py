@@ -17,7 +17,7 @@ from dfir.frontend.dataflow import names
 from dfir.frontend.flow_func.status import FLOW_FUNC_ERR_PARAM_INVALID
 from dfir.ge.error import GeError
 from dfir.lowering.plan import lower_graph
-from dfir.om.plan import InputBatch, NodeRef, Plan
+from dfir.om.plan import InputBatch, NodeRef, Plan, Unit
 from dfir.runtime.driver.model import RuntimeModel
 from dfir.runtime.driver.process_scheduler import WORKER_FAILED
 from dfir.runtime.worker.batching import BatchPoint, CountBatcher, TimeBatcher, with_batch_nodes
@@ -203,6 +203,14 @@ def test_a_batched_input_becomes_a_batch_node_in_front_of_its_node():
     assert batch.name == "n__BuiltIn_CountBatch_0" and batch.pp == BatchPoint(CountBatchSpec(4))
     assert node.inputs == (NodeRef(1, 0),) and node.batch == () and expanded.order == (1, 0)
     assert plan.nodes[0].batch == (InputBatch(0, CountBatchSpec(4)),)
+
+
+def test_a_batch_node_runs_one_unit_on_the_first_device_of_its_node():
+    document = plan_with_batches()
+    document["units"] = [{"node": 0, "instance": 0, "device": "0:0:1"}, {"node": 0, "instance": 1, "device": "0:0:0"}]
+    expanded = with_batch_nodes(Plan.from_json(document))
+    assert expanded.units == (Unit(0, 0, "0:0:1"), Unit(0, 1, "0:0:0"), Unit(1, 0, "0:0:1"))
+    expanded.check()
 
 
 @pytest.mark.parametrize("batch, error", [
