@@ -13,7 +13,7 @@ from pybind11.setup_helpers import ParallelCompile, Pybind11Extension, build_ext
 from setuptools import setup
 
 OBJECTS_DIR = os.path.join("build", "native")
-HEADERS = glob("runtime/native/*.h") + glob("runtime/include/**/*.h", recursive=True)
+HEADERS = glob("runtime/native/*.h") + glob("runtime/bindings/*.h") + glob("runtime/include/**/*.h", recursive=True)
 
 
 def needs_recompile(obj: str, src: str) -> bool:

@@ -1,0 +1,483 @@
+// Bindings of a loaded model's driver port: `DriverPort`, the feed and the fetch of plain
+// tensors of dfir.runtime.driver.model.RuntimeModel, one native call each, and its refusal codes
+// (NOT_A_FEED, EMPTY, ... CLOSED) as class attributes.
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <tuple>
+#include <utility>
+#include <vector>
+
+#include "arrival_forecast.h"
+#include "channel_io.h"
+#include "dispatch.h"
+#include "message_codec.h"
+#include "numpy_api.h"
+#include "py_codec.h"
+#include "py_ledger.h"
+#include "py_region.h"
+#include "region.h"
+#include "runtime_bindings.h"
+#include "shm.h"
+
+namespace py = pybind11;
+
+namespace dfir::bindings {
+
+namespace {
+
+// A loaded model's feed and its fetch of plain tensors (dfir.runtime.driver.model.RuntimeModel).
+// The feed's acceptance rules live here only: how a feed names its inputs (a list or tuple in
+// feed order, or a dict keyed by position, name or an object with that `name`), which values go
+// as they are, which shape and GE graph input rules they must meet, and where each goes (fixed
+// channels, and by transaction id one instance of each replicated consumer). A feed either puts
+// its arrays (one record per channel, the transaction opened in the ledger) or says why not, as
+// (Refusal, detail): Python converts values (kConvert) and feeds again, sends an EOS marker
+// (kEosMarker), or formats the refusal as the user's error.
+class DriverPort {
+ public:
+  enum Refusal : int {
+    kNotAFeed = 1,  // not a dict, list or tuple
+    kEmpty,         // nothing fed (and no EOS flag)
+    kEosMarker,     // nothing fed, with the EOS flag: an empty message to every input
+    kCount,         // detail: how many values a list gave
+    kUnknownKey,    // detail: the dict key that names no input
+    kIndexRange,    // detail: the integer key out of range
+    kTwice,         // detail: the position fed twice
+    kMissing,       // detail: the first position not fed
+    kConvert,       // detail: a dict {position: value} of what was fed, for Python to convert
+    kNotATensor,    // detail: (position, value): an array of objects
+    kShape,         // detail: (position, value): an array whose shape the input does not take
+    kGraphInput,    // detail: (position, value): an array a GE graph it feeds does not take
+    kFlowInfo,      // not a FlowInfo
+    kTimeout,       // a timeout that is not an int >= -1
+    kIndexes,       // detail: output indexes that are not distinct, or none
+    kPaired,        // detail: the output indexes, whose fetch pairs them by transaction
+    kClosed,        // detail: the output indexes; the region closed
+  };
+
+  // The instances of a replicated consumer's input: one channel each, picked by `dispatcher`.
+  struct Spread {
+    rt::InstanceDispatcher dispatcher;
+    std::vector<uint32_t> channels;
+  };
+
+  // What a GE graph that a graph input feeds takes: a dtype, and a (lo, hi) range per dimension
+  // (hi -1: unbounded).
+  struct GraphRule {
+    py::object dtype;
+    std::vector<std::pair<int64_t, int64_t>> ranges;
+  };
+
+  struct Input {
+    std::vector<uint32_t> fixed;
+    std::vector<Spread> spread;
+    py::object dtype;  // a numpy dtype, or None: any dtype but object
+    bool any_shape = true;
+    std::vector<npy_intp> shape;  // -1: any size
+    std::vector<GraphRule> graph_rules;
+  };
+
+  // `inputs`: per graph input, (fixed channels, [(InstanceDispatcher, channels)] of replicated
+  // consumers, dtype or None, shape or None, [(dtype, [(lo, hi)])] of the GE graphs it feeds).
+  // `positions`: input name -> position. `eos_flag`: the flow flag of an EOS marker. `outputs`:
+  // the graph outputs' channels; `pairs`: whether a fetch of several of them pairs them by
+  // transaction (the driver's doorbell is `bell`). A fetch's result holds what the public
+  // constructors make: `tensor(array)` (Tensor.of_array) per output and `flow_info(start_time,
+  // end_time, flow_flags, transaction_id, user_data)` (FlowInfo.of_fields); `plain_result(fields,
+  // arrays)` builds the result when `tensor` raises (a dtype with no GE data type). A feed's
+  // flow_info must be a `flow_info_type`.
+  DriverPort(py::object region, py::object ledger, const py::list& inputs, py::dict positions, uint32_t eos_flag,
+             std::vector<uint32_t> outputs, bool pairs, uint32_t bell, const py::object& submit_lock,
+             const py::object& fetch_lock, py::object tensor, py::object flow_info_type, py::object flow_info,
+             py::object plain_result, py::object succeeded)
+      : region_owner_(std::move(region)), ledger_owner_(std::move(ledger)), positions_(std::move(positions)),
+        eos_flag_(eos_flag), outputs_(std::move(outputs)), pairs_(pairs), bell_(bell),
+        submit_acquire_(submit_lock.attr("acquire")), submit_release_(submit_lock.attr("release")),
+        fetch_acquire_(fetch_lock.attr("acquire")), fetch_release_(fetch_lock.attr("release")),
+        tensor_(std::move(tensor)), flow_info_type_(std::move(flow_info_type)), flow_info_(std::move(flow_info)),
+        plain_result_(std::move(plain_result)), succeeded_(std::move(succeeded)) {
+    region_ = region_owner_.cast<PyRegion*>();
+    ledger_ = ledger_owner_.cast<PyLedger*>();
+    for (const py::handle& item : inputs) inputs_.push_back(InputOf(py::reinterpret_borrow<py::tuple>(item)));
+  }
+
+  // READY, TIMEOUT or CLOSED (a wait status) once the feed was put or could not be; otherwise
+  // (Refusal, detail): why it was not.
+  py::object Feed(const py::handle& feed, const py::handle& flow_info, const py::handle& timeout, bool partial) {
+    rt::TransactionInfo info;
+    if (!flow_info.is_none()) {
+      if (PyObject_IsInstance(flow_info.ptr(), flow_info_type_.ptr()) != 1) return Refused(kFlowInfo);
+      ReadFlowInfo(flow_info, info);
+    }
+    if (!PyObject_IsTrue(feed.ptr()) && (info.flow_flags & eos_flag_)) return Refused(kEosMarker);
+    std::vector<py::object> values(inputs_.size());
+    if (py::object refused = Order(feed, partial, values)) return refused;
+    for (size_t k = 0; k < values.size(); ++k) {
+      if (!values[k]) continue;
+      if (Refusal refusal = Judge(inputs_[k], values[k].ptr())) {
+        return refusal == kConvert ? Refused(kConvert, Fed(values)) : Refused(refusal, py::make_tuple(k, values[k]));
+      }
+    }
+    for (size_t k = 0; k < values.size(); ++k) {
+      if (values[k] && !MeetsGraphRules(inputs_[k], values[k].ptr())) {
+        return Refused(kGraphInput, py::make_tuple(k, values[k]));
+      }
+    }
+    int64_t timeout_ms = 0;
+    if (!ExactInt(timeout, timeout_ms) || timeout_ms < -1) return Refused(kTimeout);
+    if (info.transaction_id == 0) info.transaction_id = next_transaction_id_++;
+    return py::int_(Put(values, info, timeout_ms));
+  }
+
+  // {position: value} of what `feed` gives, or (Refusal, detail) as Feed says it: the feed's
+  // ordering rules, for the feeds Python puts itself.
+  py::object Ordered(const py::handle& feed, bool partial) const {
+    std::vector<py::object> values(inputs_.size());
+    if (py::object refused = Order(feed, partial, values)) return refused;
+    return Fed(values);
+  }
+
+  // The next result of graph outputs `indexes` (None: all of them), waiting up to `timeout` ms:
+  // (tensors, flow_info, succeeded) for a set of plain tensors; the set's Messages (a list) for
+  // any other set, for Python to finish; [] on timeout. Otherwise (Refusal, detail): kTimeout;
+  // kIndexRange (detail: the index) or kIndexes (detail: the indexes) for outputs that are not
+  // distinct outputs of the model; kPaired (detail: the indexes) for a fetch whose outputs are
+  // paired by transaction (Python's OutputPairing); kClosed (detail: the indexes) once the region
+  // closed, for Python's fetch to return what the outputs and the ledger still hold.
+  py::object Fetch(const py::handle& indexes, const py::handle& timeout) {
+    int64_t timeout_ms = 0;
+    if (!ExactInt(timeout, timeout_ms) || timeout_ms < -1) return Refused(kTimeout);
+    std::vector<uint32_t> chosen;
+    py::list chosen_indexes;
+    if (py::object refused = Chosen(indexes, chosen, chosen_indexes)) return refused;
+    if (pairs_ && chosen.size() > 1) return Refused(kPaired, chosen_indexes);
+    if (region_->region().closing()) return Refused(kClosed, chosen_indexes);
+    rt::Deadline deadline = rt::Deadline::AfterMs(timeout_ms);
+    if (!Acquire(fetch_acquire_, timeout_ms)) return py::list();
+    Unlock unlock{fetch_release_};
+    if (indexes.is_none()) {
+      // Waits as TakeTensorSet would, but wakes before the result is due (see ArrivalForecast);
+      // whatever it returns, TakeTensorSet takes the set or says why there is none.
+      py::gil_scoped_release released;
+      forecast_.Await(region_->region(), chosen, bell_, deadline);
+    }
+    rt::MessageRecord first;
+    py::list arrays(chosen.size());
+    py::object set = region_->TakeTensorSet(
+        chosen, bell_, deadline, ledger_,
+        [&](const rt::MessageRecord& record) { std::memcpy(&first, &record, offsetof(rt::MessageRecord, ret_code)); },
+        arrays);
+    if (set.is_none()) return Refused(kClosed, chosen_indexes);
+    if (!set.is(arrays)) return set;
+    py::list tensors(chosen.size());
+    for (size_t i = 0; i < chosen.size(); ++i) {
+      PyObject* tensor = PyObject_CallOneArg(tensor_.ptr(), arrays[i].ptr());
+      if (tensor == nullptr) {  // a dtype with no GE data type: plain_result says so
+        PyErr_Clear();
+        return plain_result_(FieldsOf(first), arrays);
+      }
+      PyList_SET_ITEM(tensors.ptr(), static_cast<Py_ssize_t>(i), tensor);
+    }
+    py::object info = flow_info_(first.start_time, first.end_time, first.flow_flags, first.transaction_id,
+                                 py::bytes(reinterpret_cast<const char*>(first.user_data), first.user_data_size));
+    return py::make_tuple(std::move(tensors), std::move(info), succeeded_);
+  }
+
+  uint64_t NextTransactionId() { return next_transaction_id_++; }
+
+ private:
+  // Calls a lock's `release` on leaving a scope.
+  struct Unlock {
+    const py::object& release;
+    ~Unlock() {
+      PyObject* done = PyObject_CallNoArgs(release.ptr());
+      if (done == nullptr) {
+        PyErr_WriteUnraisable(release.ptr());
+      }
+      Py_XDECREF(done);
+    }
+  };
+
+  static bool ExactInt(const py::handle& value, int64_t& out) {
+    if (!PyLong_CheckExact(value.ptr()) && !(PyLong_Check(value.ptr()) && !PyBool_Check(value.ptr()))) return false;
+    int overflow = 0;
+    out = PyLong_AsLongLongAndOverflow(value.ptr(), &overflow);
+    return overflow == 0 && !(out == -1 && PyErr_Occurred());
+  }
+
+  static bool Attribute(const py::handle& object, const char* name, int64_t& out) {
+    PyObject* value = PyObject_GetAttrString(object.ptr(), name);
+    if (value == nullptr) {
+      PyErr_Clear();
+      return false;
+    }
+    bool fits = ExactInt(value, out);
+    Py_DECREF(value);
+    PyErr_Clear();
+    return fits;
+  }
+
+  // The transaction fields of a FlowInfo (as transaction_fields reads them); a GeError naming
+  // the field that holds what no record can carry.
+  static void ReadFlowInfo(const py::handle& flow_info, rt::TransactionInfo& info) {
+    int64_t id = 0, start = 0, end = 0, flags = 0, size = 0;
+    ReadField(flow_info, "transaction_id", id, 0, INT64_MAX);
+    ReadField(flow_info, "start_time", start, INT64_MIN, INT64_MAX);
+    ReadField(flow_info, "end_time", end, INT64_MIN, INT64_MAX);
+    ReadField(flow_info, "flow_flags", flags, 0, UINT32_MAX);
+    ReadField(flow_info, "data_size", size, 0, static_cast<int64_t>(rt::kUserDataBytes));
+    py::object data = flow_info.attr("user_data");
+    if (!PyByteArray_Check(data.ptr()) || PyByteArray_GET_SIZE(data.ptr()) < size) {
+      throw rt::RuntimeError("flow_info's user data must be a bytearray of at least its data size");
+    }
+    info.transaction_id = static_cast<uint64_t>(id);
+    info.start_time = start;
+    info.end_time = end;
+    info.flow_flags = static_cast<uint32_t>(flags);
+    info.SetUserData(PyByteArray_AS_STRING(data.ptr()), static_cast<size_t>(size));
+  }
+
+  static void ReadField(const py::handle& flow_info, const char* name, int64_t& out, int64_t lo, int64_t hi) {
+    py::object value = flow_info.attr(name);
+    if (!PyLong_Check(value.ptr()) || PyBool_Check(value.ptr()) || !ExactInt(value, out) || out < lo || out > hi) {
+      PyErr_Clear();
+      throw rt::RuntimeError("flow_info." + std::string(name) + " must be an int in [" +
+                             std::to_string(lo) + ", " + std::to_string(hi) + "], got " +
+                             py::repr(value).cast<std::string>());
+    }
+  }
+
+  // The channels of graph outputs `indexes` (None: all) and the indexes as a list, or why not.
+  py::object Chosen(const py::handle& indexes, std::vector<uint32_t>& chosen, py::list& chosen_indexes) const {
+    if (indexes.is_none()) {
+      for (size_t i = 0; i < outputs_.size(); ++i) chosen_indexes.append(py::int_(i));
+      chosen = outputs_;
+    } else {
+      chosen_indexes = py::reinterpret_steal<py::list>(PySequence_List(indexes.ptr()));
+      if (!chosen_indexes) throw py::error_already_set();
+      for (const py::handle& index : chosen_indexes) {
+        int64_t i = 0;
+        if (PyBool_Check(index.ptr()) || !ExactInt(index, i) || i < 0 || i >= static_cast<int64_t>(outputs_.size())) {
+          PyErr_Clear();
+          return Refused(kIndexRange, py::reinterpret_borrow<py::object>(index));
+        }
+        chosen.push_back(outputs_[i]);
+      }
+    }
+    std::vector<uint32_t> distinct = chosen;
+    std::sort(distinct.begin(), distinct.end());
+    if (chosen.empty() || std::adjacent_find(distinct.begin(), distinct.end()) != distinct.end()) {
+      return Refused(kIndexes, chosen_indexes);
+    }
+    return py::object();
+  }
+
+  static Input InputOf(const py::tuple& item) {
+    auto [fixed, spread, dtype, shape, rules] =
+        item.cast<std::tuple<std::vector<uint32_t>, py::list, py::object, py::object, py::list>>();
+    Input input;
+    input.fixed = std::move(fixed);
+    for (const py::handle& group : spread) {
+      auto [dispatcher, channels] = group.cast<std::tuple<py::object, std::vector<uint32_t>>>();
+      input.spread.push_back({dispatcher.cast<rt::InstanceDispatcher>(), std::move(channels)});
+    }
+    input.dtype = std::move(dtype);
+    input.any_shape = shape.is_none();
+    if (!input.any_shape) input.shape = shape.cast<std::vector<npy_intp>>();
+    for (const py::handle& rule : rules) {
+      auto [rule_dtype, ranges] = rule.cast<std::tuple<py::object, std::vector<std::pair<int64_t, int64_t>>>>();
+      input.graph_rules.push_back({std::move(rule_dtype), std::move(ranges)});
+    }
+    return input;
+  }
+
+  static py::object Refused(Refusal refusal, py::object detail = py::none()) {
+    return py::make_tuple(static_cast<int>(refusal), std::move(detail));
+  }
+
+  // {position: value} of what was fed.
+  static py::dict Fed(const std::vector<py::object>& values) {
+    py::dict fed;
+    for (size_t k = 0; k < values.size(); ++k) {
+      if (values[k]) fed[py::int_(k)] = values[k];
+    }
+    return fed;
+  }
+
+  // `feed`'s values in feed order, or why not: a list or tuple of one per input, or a dict
+  // naming each input once (by position, name, or an object whose `name` is one); a partial
+  // feed may leave inputs out (their values stay null).
+  py::object Order(const py::handle& feed, bool partial, std::vector<py::object>& values) const {
+    PyObject* raw = feed.ptr();
+    auto count = static_cast<Py_ssize_t>(values.size());
+    bool sequence = PyList_Check(raw) || PyTuple_Check(raw);
+    if (!sequence && !PyDict_Check(raw)) return Refused(kNotAFeed);
+    if (PyObject_Length(raw) == 0) return Refused(kEmpty);
+    if (sequence) {
+      if (PySequence_Fast_GET_SIZE(raw) != count) return Refused(kCount, py::int_(PySequence_Fast_GET_SIZE(raw)));
+      for (Py_ssize_t k = 0; k < count; ++k) values[k] = py::reinterpret_borrow<py::object>(PySequence_Fast_GET_ITEM(raw, k));
+      return py::object();
+    }
+    Py_ssize_t at = 0;
+    PyObject* key = nullptr;
+    PyObject* value = nullptr;
+    while (PyDict_Next(raw, &at, &key, &value)) {
+      Py_ssize_t position = PositionOf(key);
+      if (position == kOutOfRange) return Refused(kIndexRange, py::reinterpret_borrow<py::object>(key));
+      if (position == kNoInput) return Refused(kUnknownKey, py::reinterpret_borrow<py::object>(key));
+      if (values[position]) return Refused(kTwice, py::int_(position));
+      values[position] = py::reinterpret_borrow<py::object>(value);
+    }
+    if (partial) return py::object();
+    for (Py_ssize_t k = 0; k < count; ++k) {
+      if (!values[k]) return Refused(kMissing, py::int_(k));
+    }
+    return py::object();
+  }
+
+  static constexpr Py_ssize_t kOutOfRange = -1, kNoInput = -2;
+
+  // The position a dict key names: an int (not a bool) is one, a str or an object's `name`
+  // names one.
+  Py_ssize_t PositionOf(PyObject* key) const {
+    if (PyLong_Check(key) && !PyBool_Check(key)) {
+      int overflow = 0;
+      long long position = PyLong_AsLongLongAndOverflow(key, &overflow);
+      bool inside = overflow == 0 && position >= 0 && position < static_cast<long long>(inputs_.size());
+      return inside ? static_cast<Py_ssize_t>(position) : kOutOfRange;
+    }
+    py::object name;
+    if (PyUnicode_Check(key)) {
+      name = py::reinterpret_borrow<py::object>(key);
+    } else {
+      PyObject* attribute = PyObject_GetAttrString(key, "name");
+      if (attribute == nullptr) {
+        PyErr_Clear();
+        return kNoInput;
+      }
+      name = py::reinterpret_steal<py::object>(attribute);
+      if (!PyUnicode_Check(name.ptr())) return kNoInput;
+    }
+    PyObject* position = PyDict_GetItemWithError(positions_.ptr(), name.ptr());
+    if (position == nullptr) {
+      if (PyErr_Occurred()) throw py::error_already_set();
+      return kNoInput;
+    }
+    return PyLong_AsSsize_t(position);
+  }
+
+  // 0 when `value` is a numpy array the input takes as it is; kConvert when it must be
+  // converted to the input's dtype first; kNotATensor or kShape when no conversion helps.
+  static Refusal Judge(const Input& input, PyObject* value) {
+    if (!PyArray_Check(value)) return kConvert;
+    auto* array = reinterpret_cast<PyArrayObject*>(value);
+    PyArray_Descr* descr = PyArray_DESCR(array);
+    if (input.dtype.is_none()) {
+      if (descr->type_num == NPY_OBJECT) return kNotATensor;
+    } else if (!PyArray_EquivTypes(descr, reinterpret_cast<PyArray_Descr*>(input.dtype.ptr()))) {
+      return kConvert;
+    }
+    if (input.any_shape) return Refusal{};
+    if (PyArray_NDIM(array) != static_cast<int>(input.shape.size())) return kShape;
+    for (size_t d = 0; d < input.shape.size(); ++d) {
+      if (input.shape[d] != -1 && input.shape[d] != PyArray_DIM(array, static_cast<int>(d))) return kShape;
+    }
+    return Refusal{};
+  }
+
+  static bool MeetsGraphRules(const Input& input, PyObject* value) {
+    auto* array = reinterpret_cast<PyArrayObject*>(value);
+    for (const GraphRule& rule : input.graph_rules) {
+      if (!PyArray_EquivTypes(PyArray_DESCR(array), reinterpret_cast<PyArray_Descr*>(rule.dtype.ptr())) ||
+          PyArray_NDIM(array) != static_cast<int>(rule.ranges.size())) {
+        return false;
+      }
+      for (size_t d = 0; d < rule.ranges.size(); ++d) {
+        auto [lo, hi] = rule.ranges[d];
+        npy_intp size = PyArray_DIM(array, static_cast<int>(d));
+        if (size < lo || (hi != -1 && size > hi)) return false;
+      }
+    }
+    return true;
+  }
+
+  // Puts `values` (null: not fed) as one transaction, under the feed lock.
+  int Put(const std::vector<py::object>& values, const rt::TransactionInfo& info, int64_t timeout_ms) {
+    rt::Deadline deadline = rt::Deadline::AfterMs(timeout_ms);
+    if (!Acquire(submit_acquire_, timeout_ms)) return StatusCode(rt::WaitStatus::kTimeout);
+    Unlock unlock{submit_release_};
+    std::vector<PyObject*> pointers;
+    std::vector<std::vector<uint32_t>> routes;
+    pointers.reserve(values.size());
+    routes.reserve(values.size());
+    for (size_t k = 0; k < values.size(); ++k) {
+      pointers.push_back(values[k] ? values[k].ptr() : Py_None);
+      routes.push_back(Route(inputs_[k], info.transaction_id));
+    }
+    return region_->PutArrayList(routes, pointers.data(), info, deadline, ledger_);
+  }
+
+  // The channels of `input` that a message of `transaction_id` goes to.
+  static std::vector<uint32_t> Route(const Input& input, uint64_t transaction_id) {
+    std::vector<uint32_t> channels = input.fixed;
+    for (const Spread& spread : input.spread) channels.push_back(spread.channels[spread.dispatcher.Route(transaction_id, 0)]);
+    return channels;
+  }
+
+  // lock.acquire() (timeout_ms -1) or lock.acquire(True, timeout_ms / 1000): whether it was taken.
+  static bool Acquire(const py::object& acquire, int64_t timeout_ms) {
+    py::object taken = timeout_ms < 0 ? py::reinterpret_steal<py::object>(PyObject_CallNoArgs(acquire.ptr()))
+                                      : acquire(true, static_cast<double>(timeout_ms) / 1000.0);
+    if (!taken) throw py::error_already_set();
+    return taken.ptr() == Py_True;
+  }
+
+  py::object region_owner_, ledger_owner_;
+  PyRegion* region_ = nullptr;
+  PyLedger* ledger_ = nullptr;
+  std::vector<Input> inputs_;
+  py::dict positions_;
+  uint32_t eos_flag_;
+  std::vector<uint32_t> outputs_;
+  bool pairs_;
+  uint32_t bell_;
+  py::object submit_acquire_, submit_release_, fetch_acquire_, fetch_release_;
+  py::object tensor_, flow_info_type_, flow_info_, plain_result_, succeeded_;
+  uint64_t next_transaction_id_ = 1;
+  rt::ArrivalForecast forecast_;  // of the waits of Fetch, under the fetch lock
+};
+
+}  // namespace
+
+void BindDriverPort(py::module_& m) {
+  py::class_<DriverPort> port(m, "DriverPort", "A model's feed and its fetch of plain tensors, one native call each.");
+  port.def(py::init<py::object, py::object, const py::list&, py::dict, uint32_t, std::vector<uint32_t>, bool,
+                    uint32_t, const py::object&, const py::object&, py::object, py::object, py::object, py::object,
+                    py::object>(),
+           py::arg("region"), py::arg("ledger"), py::arg("inputs"), py::arg("positions"), py::arg("eos_flag"),
+           py::arg("outputs"), py::arg("pairs"), py::arg("bell"), py::arg("submit_lock"), py::arg("fetch_lock"), py::arg("tensor"),
+           py::arg("flow_info_type"), py::arg("flow_info"), py::arg("plain_result"), py::arg("succeeded"))
+      .def("feed", &DriverPort::Feed, py::arg("feed"), py::arg("flow_info"), py::arg("timeout"),
+           py::arg("partial_inputs"))
+      .def("ordered", &DriverPort::Ordered, py::arg("feed"), py::arg("partial_inputs"))
+      .def("fetch", &DriverPort::Fetch, py::arg("indexes"), py::arg("timeout"))
+      .def("next_transaction_id", &DriverPort::NextTransactionId);
+  for (auto [name, refusal] : {std::pair{"NOT_A_FEED", DriverPort::kNotAFeed}, {"EMPTY", DriverPort::kEmpty},
+                               {"EOS_MARKER", DriverPort::kEosMarker}, {"COUNT", DriverPort::kCount},
+                               {"UNKNOWN_KEY", DriverPort::kUnknownKey}, {"INDEX_RANGE", DriverPort::kIndexRange},
+                               {"TWICE", DriverPort::kTwice}, {"MISSING", DriverPort::kMissing},
+                               {"CONVERT", DriverPort::kConvert}, {"NOT_A_TENSOR", DriverPort::kNotATensor},
+                               {"SHAPE", DriverPort::kShape}, {"GRAPH_INPUT", DriverPort::kGraphInput},
+                               {"FLOW_INFO", DriverPort::kFlowInfo}, {"TIMEOUT_VALUE", DriverPort::kTimeout},
+                               {"INDEXES", DriverPort::kIndexes}, {"PAIRED", DriverPort::kPaired},
+                               {"CLOSED", DriverPort::kClosed}}) {
+    port.attr(name) = static_cast<int>(refusal);
+  }
+}
+
+}  // namespace dfir::bindings
