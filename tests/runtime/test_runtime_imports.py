@@ -14,6 +14,7 @@ import pytest
 
 import dfir
 import dfir.dataflow as df
+from dfir.frontend.dataflow import names as flow_names
 from dfir.ge.graph import Graph
 
 # what only compiling needs: xDSL, the IR, passes, lowering, the compile driver, the frontends
@@ -34,6 +35,7 @@ def report_modules(y):
 
 @pytest.fixture(scope="module")
 def om_path(tmp_path_factory):
+    flow_names.reset()  # the input is named x, whichever graphs this process made before
     g = Graph("double_relu")
     g.set_outputs([g.relu(g.add(*[g.data(0, shape=[4], dtype=df.DT_FLOAT, name="x")] * 2))])
     x = df.FlowData(name="x")
