@@ -31,7 +31,7 @@ from typing import Any, Callable, Mapping
 import numpy as np
 from xdsl.dialects.builtin import DictionaryAttr, ModuleOp, StringAttr
 
-from dfir.core.backends import COMPILED_BACKENDS
+from dfir.core.backends import COMPILED_BACKENDS, REFERENCE
 from dfir.core.data_type import from_numpy
 from dfir.core.errors import GeError
 from dfir.core.udf_params import InitParam
@@ -453,7 +453,7 @@ class _ProcessPointEntries:
         `backend`, `executable` (built into `executables`), `output_dtypes` and `threads`; the
         `auto` line of a graph whose backend was measured. A graph `auto` marked is measured
         first when the build has a chooser, which may change its backend."""
-        backend = "reference" if graph_op.backend is None else graph_op.backend.data  # verified: a known one
+        backend = REFERENCE if graph_op.backend is None else graph_op.backend.data  # verified: a known one
         variant, fields = DEFAULT_VARIANT, {}
         if AUTO_ATTR in graph_op.attributes and self.build.choose is not None:
             choice = self.build.choose(graph_op, entry, arrays)

@@ -91,7 +91,7 @@ def read_om(buffer: Buffer) -> OmFile:
 def sha256(buffer: Buffer) -> bytes:
     """The SHA-256 digest (32 bytes) of a contiguous buffer."""
 
-# -- the runtime core (runtime/bindings/runtime_bindings.cc); use dfir.runtime.channels --------
+# -- the runtime core (runtime/bindings/: codec, region, ledger, arena, driver port); use dfir.runtime.channels
 
 INLINE_BYTES: int
 """Message bodies up to this size travel inside a channel record; larger ones in arena blocks."""

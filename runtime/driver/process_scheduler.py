@@ -94,8 +94,9 @@ class Wiring:
 def plan_wiring(plan: Plan | dict, name: str, depth: int) -> Wiring:
     """The workers, channels and doorbells of `plan` (a `Plan`, or its JSON, validated).
 
-    The plan's units (`host.plan_units`: the node instances as the compiler made them) get a
-    worker per distinct device, in unit order. Each unit input gets its own channel, local only
+    The plan's units (the node instances as the compiler made them, and the batch nodes the
+    loader adds: `batching.with_batch_nodes`) get a worker per distinct device, in unit order.
+    Each unit input gets its own channel, local only
     when every unit of its producer runs in the unit's worker and the producer is not a C++ UDF
     (whose outputs a worker puts as records, `Region.fire_udf`); graph outputs get shared
     channels (the driver fetches them). A source feeding a node of several units spreads its
@@ -105,7 +106,7 @@ def plan_wiring(plan: Plan | dict, name: str, depth: int) -> Wiring:
     nodes = plan.nodes
     stubs = [NodeSpec(node.name, host.plan_sources(node.inputs), node.output_num, ()) for node in nodes]
     outputs = host.plan_sources(plan.outputs)
-    units = host.plan_units(plan)
+    units = plan.units
     devices = tuple(dict.fromkeys(unit.device for unit in units))
     worker_of = {device: w for w, device in enumerate(devices)}
     unit_workers = tuple(worker_of[unit.device] for unit in units)

@@ -53,12 +53,6 @@ InstanceRef = Unit
 entry of the plan (with its batch nodes: `batching.with_batch_nodes`)."""
 
 
-def plan_units(plan: Plan) -> tuple[Unit, ...]:
-    """The units the runtime runs: the plan's `units`, as the compiler wrote them and
-    `batching.with_batch_nodes` added one for each batch node."""
-    return plan.units
-
-
 def build_nodes(plan: Plan | dict, udf_payloads: Sequence[bytes | memoryview], weights: memoryview | None,
                 runner_factory: RunnerFactory | None = None,
                 so_bins: Sequence[bytes | memoryview] = (),
@@ -70,7 +64,7 @@ def build_nodes(plan: Plan | dict, udf_payloads: Sequence[bytes | memoryview], w
     GE_EXECUTABLE partitions, in order. GE graphs (a node's, or a UDF's invoked closures) run
     on `runner_factory`'s runners, by default `load_ge_runner`'s on the unit's device. With
     `only`, just those are built (a device worker builds its own), in the order given: a node
-    index builds the node's instance 0, a `Unit` (`plan_units`) that unit. A UDF project's
+    index builds the node's instance 0, a `Unit` (of `plan.units`) that unit. A UDF project's
     `MetaParams` tell each instance its unit's device, instance id and its node's count of
     units. `flow_closures` (a `flow_closures.FlowClosurePorts`; a worker's) runs the
     sub-FlowGraphs UDFs invoke; without it, a plan with flow closures cannot be built. A plan's
@@ -81,7 +75,7 @@ def build_nodes(plan: Plan | dict, udf_payloads: Sequence[bytes | memoryview], w
     payloads = _PickledPayloads(udf_payloads)
     compiled = list(zip(plan.executables, executables))
     board = ExceptionBoard()
-    units = plan_units(plan)
+    units = plan.units
     first = {unit.node: unit for unit in units if unit.instance == 0}
     last = {unit.node: unit for unit in units}  # units list a node's instances in order
     selection = (first[n] for n in range(len(plan.nodes))) if only is None else (
