@@ -260,7 +260,7 @@ class UdfInstance:
     def __init__(self, library: UdfLibrary, facts: dict[str, Any], params: list[tuple[str, str, Any]],
                  funcs: list[str]) -> None: ...
     def init(self) -> tuple[int, str]: ...
-    def proc_stream(self, func: str, output_num: int, input_num: int, depth: int,
+    def proc_stream(self, func: str, ports: list[int], input_num: int, depth: int,
                     take: Callable[[int, int], tuple[int, tuple | None]], size: Callable[[int], int],
                     meta: tuple[int, int, int, int], user_data: bytes, exception: tuple[int, int] | None,
                     invoke: Callable[..., Any] | None) -> tuple[int, list[tuple[int, tuple]], list[str],

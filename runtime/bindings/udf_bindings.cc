@@ -489,7 +489,7 @@ py::object RefusalOf(const std::exception& error) {
 
 // A stream-input call: `take(input, timeout_ms) -> (status, message tuple or None)` and
 // `size(input) -> int` are Python's, called with the GIL held (borrowed, as `invoke`).
-py::tuple ProcStream(UdfInstance& instance, const std::string& func, size_t output_num, size_t input_num,
+py::tuple ProcStream(UdfInstance& instance, const std::string& func, const std::vector<uint32_t>& ports, size_t input_num,
                      int32_t depth, const py::object& take, const py::object& size, const py::tuple& meta,
                      const py::bytes& user_data, const py::object& exception, const py::object& invoke) {
   dfir::udf::StreamInputs inputs;
@@ -524,7 +524,7 @@ py::tuple ProcStream(UdfInstance& instance, const std::string& func, size_t outp
   ProcResult result;
   {
     const py::gil_scoped_release release;
-    result = instance.ProcStream(func, output_num, std::move(inputs), std::move(call), InvokerOf(invoke.ptr()));
+    result = instance.ProcStream(func, ports, std::move(inputs), std::move(call), InvokerOf(invoke.ptr()));
   }
   return ResultTuple(result, TupleFromMsg, py::int_(result.meta.transaction_id));
 }
@@ -583,7 +583,7 @@ ProcResult UdfCaller::Run(const std::vector<std::shared_ptr<FlowFunc::FlowMsg>>&
   const std::function<py::object()> transaction = [&latest, &user_data] { return TransactionMetaOf(latest, user_data); };
   ModelInvoker invoker = InvokerOf(invoke_.ptr(), &transaction);
   const py::gil_scoped_release release;
-  return instance_->Proc(func_, ports_.size(), inputs, std::move(call), std::move(invoker));
+  return instance_->Proc(func_, ports_, inputs, std::move(call), std::move(invoker));
 }
 
 bool UdfCaller::Clean(const ProcResult& result) {
@@ -678,7 +678,7 @@ void SetupUdfBindings(py::module_& m) {
             return py::make_tuple(ret, problem);
           },
           "Init every object: (ret, why it failed).")
-      .def("proc_stream", &ProcStream, py::arg("func"), py::arg("output_num"), py::arg("input_num"), py::arg("depth"),
+      .def("proc_stream", &ProcStream, py::arg("func"), py::arg("ports"), py::arg("input_num"), py::arg("depth"),
            py::arg("take"), py::arg("size"), py::arg("meta"), py::arg("user_data"), py::arg("exception"),
            py::arg("invoke"), "Run a stream-input func with the GIL released; returns as `proc`.");
 

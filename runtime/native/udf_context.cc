@@ -144,10 +144,14 @@ int32_t HostRunContext::SetMultiOutputs(uint32_t index, const std::vector<std::s
 
 int32_t HostRunContext::Emit(const char* api, uint32_t index, const std::vector<std::shared_ptr<FlowFunc::FlowMsg>>& msgs,
                              const FlowFunc::BalanceConfig* config) {
-  if (index >= output_num_) {
-    return Refuse(std::string(api) + ": output index " + std::to_string(index) + " is out of range; func '" + func_ +
-                  "' has " + std::to_string(output_num_) + " output(s)");
+  const auto port = std::find(ports_.begin(), ports_.end(), index);
+  if (port == ports_.end()) {
+    std::string outputs;
+    for (uint32_t p : ports_) outputs += (outputs.empty() ? "" : ", ") + std::to_string(p);
+    return Refuse(std::string(api) + ": output index " + std::to_string(index) + " is not an output of func '" + func_ +
+                  "'; its outputs are [" + outputs + "]");
   }
+  const auto position = static_cast<uint32_t>(port - ports_.begin());
   std::vector<std::shared_ptr<HostFlowMsg>> own;
   for (const auto& msg : msgs) {
     auto host = std::dynamic_pointer_cast<HostFlowMsg>(msg);
@@ -163,7 +167,7 @@ int32_t HostRunContext::Emit(const char* api, uint32_t index, const std::vector<
     if (!BalanceLabels(*config, own.size(), labels, problem)) return Refuse(std::string(api) + ": " + problem);
     for (size_t i = 0; i < own.size(); ++i) own[i]->SetLabels(labels[i].first, labels[i].second);
   }
-  for (auto& msg : own) outputs_.push_back({index, std::move(msg)});
+  for (auto& msg : own) outputs_.push_back({position, std::move(msg)});
   return FlowFunc::FLOW_FUNC_SUCCESS;
 }
 

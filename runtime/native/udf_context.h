@@ -46,8 +46,10 @@ class HostRunContext final : public FlowFunc::MetaRunContext {
     std::shared_ptr<HostFlowMsg> msg;
   };
 
-  HostRunContext(std::string func, size_t output_num, CallFacts call, ModelInvoker invoker)
-      : func_(std::move(func)), output_num_(output_num), call_(std::move(call)), invoker_(std::move(invoker)) {}
+  // `ports`: the node's output index of each of the func's outputs (its `outputs_index`): a
+  // SetOutput index is the node's, as in GE, and must be one of them; Output::index is its position.
+  HostRunContext(std::string func, std::vector<uint32_t> ports, CallFacts call, ModelInvoker invoker)
+      : func_(std::move(func)), ports_(std::move(ports)), call_(std::move(call)), invoker_(std::move(invoker)) {}
 
   std::shared_ptr<FlowFunc::FlowMsg> AllocTensorMsg(const std::vector<int64_t>& shape, TensorDataType dtype) override;
   std::shared_ptr<FlowFunc::FlowMsg> AllocTensorMsgWithAlign(const std::vector<int64_t>& shape, TensorDataType dtype,
@@ -89,7 +91,7 @@ class HostRunContext final : public FlowFunc::MetaRunContext {
                const FlowFunc::BalanceConfig* config);
 
   std::string func_;
-  size_t output_num_;
+  std::vector<uint32_t> ports_;
   CallFacts call_;
   ModelInvoker invoker_;
   std::vector<Output> outputs_;

@@ -89,10 +89,10 @@ int32_t UdfInstance::Init(std::string& problem) {
   return FlowFunc::FLOW_FUNC_SUCCESS;
 }
 
-ProcResult UdfInstance::Proc(const std::string& func, size_t output_num,
+ProcResult UdfInstance::Proc(const std::string& func, const std::vector<uint32_t>& ports,
                              const std::vector<std::shared_ptr<FlowFunc::FlowMsg>>& messages, CallFacts call,
                              ModelInvoker invoker) {
-  return Run(func, output_num, std::move(call), std::move(invoker),
+  return Run(func, ports, std::move(call), std::move(invoker),
              [&](const Bound& bound, const std::shared_ptr<HostRunContext>& context) {
                if (!bound.entry->call) {
                  context->Note("C++ UDF func '" + func + "' takes queues (stream input), but its compile config "
@@ -103,9 +103,9 @@ ProcResult UdfInstance::Proc(const std::string& func, size_t output_num,
              });
 }
 
-ProcResult UdfInstance::ProcStream(const std::string& func, size_t output_num, StreamInputs inputs, CallFacts call,
-                                   ModelInvoker invoker) {
-  return Run(func, output_num, std::move(call), std::move(invoker),
+ProcResult UdfInstance::ProcStream(const std::string& func, const std::vector<uint32_t>& ports, StreamInputs inputs,
+                                   CallFacts call, ModelInvoker invoker) {
+  return Run(func, ports, std::move(call), std::move(invoker),
              [&](const Bound& bound, const std::shared_ptr<HostRunContext>& context) {
                if (!bound.entry->stream_call) {
                  context->Note("C++ UDF func '" + func + "' takes messages, but its compile config sets "
@@ -118,11 +118,11 @@ ProcResult UdfInstance::ProcStream(const std::string& func, size_t output_num, S
              });
 }
 
-ProcResult UdfInstance::Run(const std::string& func, size_t output_num, CallFacts call, ModelInvoker invoker,
-                            const Body& body) {
+ProcResult UdfInstance::Run(const std::string& func, const std::vector<uint32_t>& ports, CallFacts call,
+                            ModelInvoker invoker, const Body& body) {
   const auto bound = funcs_.find(func);
   if (bound == funcs_.end()) throw UdfError(Node(*params_) + " has no func '" + func + "'");
-  auto context = std::make_shared<HostRunContext>(func, output_num, std::move(call), std::move(invoker));
+  auto context = std::make_shared<HostRunContext>(func, ports, std::move(call), std::move(invoker));
   ProcResult result;
   {
     const std::lock_guard<std::mutex> lock(mutex_);

@@ -53,12 +53,13 @@ class UdfInstance {
   int32_t Init(std::string& problem);
 
   // Runs func `func` (one of the constructor's) on `inputs`; exceptions become FLOW_FUNC_FAILED.
-  ProcResult Proc(const std::string& func, size_t output_num, const std::vector<std::shared_ptr<FlowFunc::FlowMsg>>& inputs,
-                  CallFacts call, ModelInvoker invoker);
+  // `ports`: the node's output index of each of the func's outputs (HostRunContext).
+  ProcResult Proc(const std::string& func, const std::vector<uint32_t>& ports,
+                  const std::vector<std::shared_ptr<FlowFunc::FlowMsg>>& inputs, CallFacts call, ModelInvoker invoker);
 
   // Runs stream-input func `func` with one FlowMsgQueue per input reading through `inputs`.
-  ProcResult ProcStream(const std::string& func, size_t output_num, StreamInputs inputs, CallFacts call,
-                        ModelInvoker invoker);
+  ProcResult ProcStream(const std::string& func, const std::vector<uint32_t>& ports, StreamInputs inputs,
+                        CallFacts call, ModelInvoker invoker);
 
  private:
   struct Bound {
@@ -68,7 +69,8 @@ class UdfInstance {
   using Body = std::function<int32_t(const Bound& bound, const std::shared_ptr<HostRunContext>& context)>;
 
   // A call of `func`: the context, the lock, the log scope, exceptions as FLOW_FUNC_FAILED.
-  ProcResult Run(const std::string& func, size_t output_num, CallFacts call, ModelInvoker invoker, const Body& body);
+  ProcResult Run(const std::string& func, const std::vector<uint32_t>& ports, CallFacts call, ModelInvoker invoker,
+                 const Body& body);
 
   std::shared_ptr<UdfLibrary> library_;
   std::shared_ptr<HostMetaParams> params_;

@@ -168,8 +168,11 @@ class ProjectCall:
         scope = CallScope(self.node, self.func)
         return self._emit(self._in_scope(scope, self._run, state, inputs), state, scope)
 
+    def __post_init__(self) -> None:
+        self._positions = {port: k for k, port in enumerate(self.outputs)}  # GE's output indexes are the node's
+
     def _state(self, meta: TransactionMeta) -> RunState:
-        return RunState(self.func, len(self.outputs), meta, self.closures.invoke, self.exceptions,
+        return RunState(self.func, self._positions, meta, self.closures.invoke, self.exceptions,
                         zeros=_native.aligned_zeros)
 
     def _in_scope(self, scope: CallScope, run: Callable[..., Any], *args: Any) -> Any:
@@ -392,7 +395,7 @@ class CppProjectCall(ProjectCall):
 
         meta = state.meta
         result = self.instance.proc_stream(
-            self.func, len(self.outputs), len(streams), DEFAULT_CHANNEL_DEPTH, take, lambda j: tracked[j].pending(),
+            self.func, list(self.outputs), len(streams), DEFAULT_CHANNEL_DEPTH, take, lambda j: tracked[j].pending(),
             (meta.transaction_id, meta.start_time, meta.end_time, meta.flow_flags), meta.user_data, None,
             lambda key, tensors, timeout: self.closures.invoke_native(key, tensors, timeout, state.meta))
         if closed:

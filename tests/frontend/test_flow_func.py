@@ -120,8 +120,11 @@ def test_data_types_map_to_numpy_both_ways():
 META = TransactionMeta(7, 100, 200, 0, b"hello")
 
 
-def context(output_num=1, invoke=None) -> tuple[ff.MetaRunContext, RunState]:
-    state = RunState("Add1", output_num, META, invoke or (lambda *args: (0, [], "")), ExceptionBoard())
+def context(output_num=1, invoke=None, ports=None) -> tuple[ff.MetaRunContext, RunState]:
+    """A run context of func Add1, whose outputs are the node's `ports` (default: 0..output_num-1)."""
+    ports = range(output_num) if ports is None else ports
+    state = RunState("Add1", {port: k for k, port in enumerate(ports)}, META, invoke or (lambda *args: (0, [], "")),
+                     ExceptionBoard())
     return ff.MetaRunContext(state), state
 
 
@@ -186,14 +189,14 @@ def test_raw_and_empty_messages():
 
 @pytest.mark.parametrize("call, problem", [
     (lambda c: c.set_output(1, np.zeros(2)),
-     "set_output: output index 1 is out of range; func 'Add1' has 1 output(s)"),
+     "set_output: output index 1 is not an output of func 'Add1'; its outputs are [0]"),
     (lambda c: c.set_output(-1, np.zeros(2)),
-     "set_output: output index -1 is out of range; func 'Add1' has 1 output(s)"),
+     "set_output: output index -1 is not an output of func 'Add1'; its outputs are [0]"),
     (lambda c: c.set_output(0, [1, 2]), "set_output: expected a FlowMsg, Tensor or numpy array, got list"),
     (lambda c: c.set_output(1, c.alloc_empty_data_msg()),
-     "set_output: output index 1 is out of range; func 'Add1' has 1 output(s)"),
+     "set_output: output index 1 is not an output of func 'Add1'; its outputs are [0]"),
     (lambda c: c.set_output(True, c.alloc_empty_data_msg()),
-     "set_output: output index True is out of range; func 'Add1' has 1 output(s)"),
+     "set_output: output index True is not an output of func 'Add1'; its outputs are [0]"),
     (lambda c: c.set_output(0, np.zeros(2), balance_config="row"),
      "set_output: balance_config must be a BalanceConfig, got str"),
     (lambda c: c.set_multi_outputs(0, [], ff.BalanceConfig(1, 1)),
@@ -402,6 +405,16 @@ def test_from_message_builds_what_the_constructor_builds(kind, payload, ret_code
             for m in (fast, slow)] == [
         (slow.get_msg_type(), ret_code, labels[1], labels[0], slow.get_object(), slow.get_raw_data() is payload,
          None if slow.get_tensor() is None else True)] * 2
+
+
+def test_an_output_index_is_the_nodes_one_of_the_funcs_outputs():
+    """GE's semantics: a func whose outputs_index is [2, 0] sets node outputs 2 and 0; the state
+    records each at its position among the func's outputs."""
+    ctx, state = context(ports=(2, 0))
+    msg = ctx.alloc_empty_data_msg()
+    assert ctx.set_output(0, msg) == ctx.set_output(2, np.zeros(1)) == ff.FLOW_FUNC_SUCCESS
+    assert ctx.set_output(1, msg) == ff.FLOW_FUNC_ERR_PARAM_INVALID  # the node's, but not this func's
+    assert [index for index, _ in state.outputs] == [1, 0]
 
 
 def test_set_output_of_a_flow_msg_records_it_as_the_general_path_does():

@@ -47,6 +47,13 @@ class Add():
 
     @ff.proc_wrapper()
     def Add1(self, run_context, input_flow_msgs):
+        return self.add(run_context, input_flow_msgs, 0)
+
+    @ff.proc_wrapper()
+    def Add2(self, run_context, input_flow_msgs):
+        return self.add(run_context, input_flow_msgs, 1)  # output indexes are the node's (outputs_index [1])
+
+    def add(self, run_context, input_flow_msgs, output):
         for msg in input_flow_msgs:
             ff.logger.error("msg code %d", msg.get_ret_code())
             if msg.get_ret_code() != ff.FLOW_FUNC_SUCCESS:
@@ -80,15 +87,11 @@ class Add():
         a = out.get_tensor().numpy()
         a[...] = np1 + np2
         ff.logger.event("prepare to set output in add1")
-        if run_context.set_output(0, out) != ff.FLOW_FUNC_SUCCESS:
+        if run_context.set_output(output, out) != ff.FLOW_FUNC_SUCCESS:
             ff.logger.error("set output failed")
             return ff.FLOW_FUNC_FAILED
         self.count += 1
         return ff.FLOW_FUNC_SUCCESS
-
-    @ff.proc_wrapper()
-    def Add2(self, run_context, input_flow_msgs):
-        return self.Add1(run_context, input_flow_msgs)
 
     @ff.proc_wrapper()
     def AddNN(self, run_context, input_flow_msgs):
@@ -97,7 +100,7 @@ class Add():
             ff.logger.error("run nn failed")
             return ff.FLOW_FUNC_FAILED
         ff.logger.event("run nn success")
-        i = 0
+        i = 2  # its outputs_index: [2]
         for out in ret[1]:
             if run_context.set_output(i, out) != ff.FLOW_FUNC_SUCCESS:
                 ff.logger.error("set output failed")
@@ -407,8 +410,8 @@ class Faulty:
      "\n  at faulty.py:12 in RaiseUnwrapped"),
     ("UserCode", 9900001, "UDF faulty.UserCode returned 9900001 (user-defined)"),
     ("OutOfRange", ff.FLOW_FUNC_FAILED,
-     "UDF faulty.OutOfRange returned FLOW_FUNC_FAILED (564000); set_output: output index 3 is out of "
-     "range; func 'OutOfRange' has 1 output(s)"),
+     "UDF faulty.OutOfRange returned FLOW_FUNC_FAILED (564000); set_output: output index 3 is not an "
+     "output of func 'OutOfRange'; its outputs are [0]"),
     ("NoCode", ff.FLOW_FUNC_FAILED,
      "UDF faulty.NoCode returned None, which is no FLOW_FUNC_* status code (an int)"),
     ("Raises", 9900002, "UDF faulty.Raises raised exception 9900002 (user context id 77)"),

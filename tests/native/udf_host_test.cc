@@ -37,11 +37,12 @@ MsgMeta Meta(uint64_t id) {
   return meta;
 }
 
-HostRunContext Context(size_t outputs, const std::string& user_data = "") {
+// A context of func "f" whose outputs are the node's outputs `ports`.
+HostRunContext Context(std::vector<uint32_t> ports, const std::string& user_data = "") {
   CallFacts call;
   call.meta = Meta(7);
   call.user_data = user_data;
-  return HostRunContext("f", outputs, call, nullptr);
+  return HostRunContext("f", std::move(ports), call, nullptr);
 }
 
 // The record kinds and numpy type numbers the bindings would set.
@@ -175,7 +176,7 @@ TEST_CASE("balance labels: data label = position + 1, route label by affinity") 
 }
 
 TEST_CASE("run context: allocations carry the call's transaction; bad arguments are refused and noted") {
-  HostRunContext context = Context(2);
+  HostRunContext context = Context({0, 1});
   auto tensor = context.AllocTensorMsg({2, 2}, TensorDataType::DT_INT32);
   REQUIRE(tensor.get() != nullptr);
   CHECK(tensor->GetTransactionId() == 7);
@@ -205,7 +206,7 @@ TEST_CASE("run context: allocations carry the call's transaction; bad arguments 
 // A shape whose byte size does not fit an int64 is refused and noted like any other bad shape:
 // a tiny buffer under a tensor that claims every element would let a UDF write past it.
 TEST_CASE("run context: a shape whose byte size overflows is refused") {
-  HostRunContext context = Context(1);
+  HostRunContext context = Context({0});
   auto wrapped = context.AllocTensorMsg({int64_t{1} << 62}, TensorDataType::DT_FLOAT);  // 2^64 bytes
   if (wrapped != nullptr) {
     MESSAGE("got a tensor of ", wrapped->GetTensor()->GetElementCnt(), " elements over ",
@@ -234,7 +235,7 @@ TEST_CASE("run context: a shape whose byte size overflows is refused") {
 }
 
 TEST_CASE("run context: outputs by index, with balance labels; foreign or null messages refused") {
-  HostRunContext context = Context(2);
+  HostRunContext context = Context({0, 1});
   auto a = context.AllocRawDataMsg(4, 64);
   auto b = context.AllocRawDataMsg(4, 64);
   CHECK(context.SetOutput(1, a) == FLOW_FUNC_SUCCESS);
@@ -250,13 +251,26 @@ TEST_CASE("run context: outputs by index, with balance labels; foreign or null m
   CHECK(context.outputs()[2].msg->data_label() == 2);
   CHECK(context.outputs()[2].msg->route_label() == 2);
   REQUIRE(context.problems().size() == 4);
-  CHECK(context.problems()[0] == "SetOutput: output index 2 is out of range; func 'f' has 2 output(s)");
+  CHECK(context.problems()[0] == "SetOutput: output index 2 is not an output of func 'f'; its outputs are [0, 1]");
   CHECK(context.problems()[1] == "SetOutput: the message is null");
   CHECK(context.problems()[2] == "SetMultiOutputs: expected at least one message");
 }
 
+TEST_CASE("run context: an output index is the node's, one of the func's outputs (GE's outputs_index)") {
+  HostRunContext context = Context({2, 0});  // the func writes node outputs 2 and 0, in that order
+  auto a = context.AllocRawDataMsg(4, 64);
+  CHECK(context.SetOutput(0, a) == FLOW_FUNC_SUCCESS);
+  CHECK(context.SetOutput(2, a) == FLOW_FUNC_SUCCESS);
+  CHECK(context.SetOutput(1, a) == FLOW_FUNC_ERR_PARAM_INVALID);  // in the node's range, not the func's
+  REQUIRE(context.outputs().size() == 2);
+  CHECK(context.outputs()[0].index == 1);  // positions among the func's outputs
+  CHECK(context.outputs()[1].index == 0);
+  REQUIRE(context.problems().size() == 1);
+  CHECK(context.problems()[0] == "SetOutput: output index 1 is not an output of func 'f'; its outputs are [2, 0]");
+}
+
 TEST_CASE("run context: user data by offset, zero-padded to 64 bytes; exceptions raised and read") {
-  HostRunContext context = Context(1, "hello");
+  HostRunContext context = Context({0}, "hello");
   char out[8] = {};
   CHECK(context.GetUserData(out, 5, 0) == FLOW_FUNC_SUCCESS);
   CHECK(std::string(out, 5) == "hello");
@@ -282,7 +296,7 @@ TEST_CASE("run context: RunFlowModel takes tensors only and notes the invoker's 
   CallFacts call;
   call.meta = Meta(7);
   using Msgs = std::vector<std::shared_ptr<HostFlowMsg>>;
-  HostRunContext context("f", 1, call, [&](const std::string& key, const Msgs& inputs, int32_t, const MsgMeta& meta,
+  HostRunContext context("f", {0}, call, [&](const std::string& key, const Msgs& inputs, int32_t, const MsgMeta& meta,
                                            Msgs& outputs, std::string& problem) {
     seen_key = key;
     if (key == "bad") {

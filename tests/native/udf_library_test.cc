@@ -126,7 +126,7 @@ TEST_CASE("an instance binds funcs, initializes its objects once and runs a proc
   UdfInstance instance(ScaleLibrary(), FactorParams(3), {"Scale", "PassOn"});
   std::string problem;
   REQUIRE(instance.Init(problem) == FLOW_FUNC_SUCCESS);
-  ProcResult result = instance.Proc("Scale", 1, {FloatTensor({1, 2, 3}, 9)}, Call(9), nullptr);
+  ProcResult result = instance.Proc("Scale", {0}, {FloatTensor({1, 2, 3}, 9)}, Call(9), nullptr);
   CHECK(result.ret == FLOW_FUNC_SUCCESS);
   CHECK(result.problems.empty());
   REQUIRE(result.outputs.size() == 1);
@@ -137,10 +137,10 @@ TEST_CASE("an instance binds funcs, initializes its objects once and runs a proc
   CHECK(result.outputs[0].msg->GetTransactionId() == 9);  // allocated in the call's transaction
   CHECK(result.meta.transaction_id == 9);
   auto input = FloatTensor({5}, 9);
-  ProcResult passed = instance.Proc("PassOn", 1, {input}, Call(9), nullptr);
+  ProcResult passed = instance.Proc("PassOn", {0}, {input}, Call(9), nullptr);
   REQUIRE(passed.outputs.size() == 1);
   CHECK(passed.outputs[0].msg.get() == input.get());  // the same message, not a copy
-  CHECK_THROWS_WITH_AS(instance.Proc("Fail", 1, {}, Call(1), nullptr), "node 'scaler' has no func 'Fail'", UdfError);
+  CHECK_THROWS_WITH_AS(instance.Proc("Fail", {0}, {}, Call(1), nullptr), "node 'scaler' has no func 'Fail'", UdfError);
 }
 
 TEST_CASE("unknown funcs, failing constructors and inits are named") {
@@ -163,10 +163,10 @@ TEST_CASE("a failing proc: its return code, the last error it logged, in its log
   UdfInstance instance(ScaleLibrary(), FactorParams(4), {"Fail", "Scale"});
   std::string problem;
   REQUIRE(instance.Init(problem) == FLOW_FUNC_SUCCESS);
-  ProcResult failed = instance.Proc("Fail", 1, {}, Call(2), nullptr);
+  ProcResult failed = instance.Proc("Fail", {0}, {}, Call(2), nullptr);
   CHECK(failed.ret == FLOW_FUNC_FAILED);
   CHECK(failed.last_error.find("failing on purpose, factor 4") != std::string::npos);
-  ProcResult wrong = instance.Proc("Scale", 1, {Int32Scalar(1, 3)}, Call(3), nullptr);
+  ProcResult wrong = instance.Proc("Scale", {0}, {Int32Scalar(1, 3)}, Call(3), nullptr);
   CHECK(wrong.ret == FlowFunc::FLOW_FUNC_ERR_PARAM_INVALID);
   CHECK(wrong.last_error.find("input is not a float tensor") != std::string::npos);
   REQUIRE(log.records.size() == 2);
@@ -178,7 +178,7 @@ TEST_CASE("an exception in a proc becomes FLOW_FUNC_FAILED with its text") {
   UdfInstance instance(ScaleLibrary(), FactorParams(1), {"Throw"});
   std::string problem;
   REQUIRE(instance.Init(problem) == FLOW_FUNC_SUCCESS);
-  ProcResult result = instance.Proc("Throw", 1, {}, Call(1), nullptr);
+  ProcResult result = instance.Proc("Throw", {0}, {}, Call(1), nullptr);
   CHECK(result.ret == FLOW_FUNC_FAILED);
   REQUIRE(result.problems.size() == 1);
   CHECK(result.problems[0] == "C++ UDF func 'Throw' threw: thrown on purpose");
@@ -201,7 +201,7 @@ TEST_CASE("a stream-input proc reads its queues; its outputs belong to the lates
     return FLOW_FUNC_SUCCESS;
   };
   inputs.size = [&](size_t input) { return static_cast<int32_t>(queues[input].size()); };
-  ProcResult result = instance.ProcStream("Sum", 1, inputs, Call(0), nullptr);
+  ProcResult result = instance.ProcStream("Sum", {0}, inputs, Call(0), nullptr);
   CHECK(result.ret == FLOW_FUNC_SUCCESS);
   REQUIRE(result.outputs.size() == 1);
   void* data = nullptr;
@@ -211,14 +211,14 @@ TEST_CASE("a stream-input proc reads its queues; its outputs belong to the lates
   CHECK(*static_cast<int32_t*>(data) == 42);
   CHECK(result.meta.transaction_id == 15);
   // An empty queue: the proc's time-out code.
-  ProcResult starved = instance.ProcStream("Sum", 1, inputs, Call(0), nullptr);
+  ProcResult starved = instance.ProcStream("Sum", {0}, inputs, Call(0), nullptr);
   CHECK(starved.ret == FlowFunc::FLOW_FUNC_ERR_TIME_OUT_ERROR);
   // A message proc called as a stream, and the other way round, fail with the reason.
-  ProcResult mismatched = instance.ProcStream("Scale", 1, inputs, Call(0), nullptr);
+  ProcResult mismatched = instance.ProcStream("Scale", {0}, inputs, Call(0), nullptr);
   CHECK(mismatched.ret == FLOW_FUNC_FAILED);
   REQUIRE(mismatched.problems.size() == 1);
   CHECK(mismatched.problems[0] == "C++ UDF func 'Scale' takes messages, but its compile config sets stream_input");
-  ProcResult as_messages = instance.Proc("Sum", 1, {}, Call(0), nullptr);
+  ProcResult as_messages = instance.Proc("Sum", {0}, {}, Call(0), nullptr);
   CHECK(as_messages.ret == FLOW_FUNC_FAILED);
 }
 

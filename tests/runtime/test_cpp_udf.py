@@ -96,6 +96,16 @@ class Add : public MetaMultiFunc {
   }
 
   int32_t AddProc1(const std::shared_ptr<MetaRunContext>& context, const std::vector<std::shared_ptr<FlowMsg>>& inputs) {
+    return AddInto(context, inputs, 0);
+  }
+
+  // output indexes are the node's: Add2's outputs_index is [1]
+  int32_t AddProc2(const std::shared_ptr<MetaRunContext>& context, const std::vector<std::shared_ptr<FlowMsg>>& inputs) {
+    return AddInto(context, inputs, 1);
+  }
+
+  int32_t AddInto(const std::shared_ptr<MetaRunContext>& context, const std::vector<std::shared_ptr<FlowMsg>>& inputs,
+                  uint32_t output) {
     for (const auto& msg : inputs) {
       if (msg->GetRetCode() != FLOW_FUNC_SUCCESS) return FLOW_FUNC_FAILED;
     }
@@ -119,15 +129,11 @@ class Add : public MetaMultiFunc {
     const int32_t* y = static_cast<const int32_t*>(b->GetData());
     int32_t* z = static_cast<int32_t*>(out->GetTensor()->GetData());
     for (int64_t i = 0; i < a->GetElementCnt(); ++i) z[i] = x[i] + y[i];
-    if (context->SetOutput(0, out) != FLOW_FUNC_SUCCESS) {
+    if (context->SetOutput(output, out) != FLOW_FUNC_SUCCESS) {
       FLOW_FUNC_LOG_ERROR("set output failed");
       return FLOW_FUNC_FAILED;
     }
     return FLOW_FUNC_SUCCESS;
-  }
-
-  int32_t AddProc2(const std::shared_ptr<MetaRunContext>& context, const std::vector<std::shared_ptr<FlowMsg>>& inputs) {
-    return AddProc1(context, inputs);
   }
 
   int32_t AddNN(const std::shared_ptr<MetaRunContext>& context, const std::vector<std::shared_ptr<FlowMsg>>& inputs) {
@@ -137,8 +143,8 @@ class Add : public MetaMultiFunc {
       FLOW_FUNC_LOG_ERROR("run nn failed");
       return ret;
     }
-    for (uint32_t i = 0; i < outputs.size(); ++i) {
-      if (context->SetOutput(i, outputs[i]) != FLOW_FUNC_SUCCESS) return FLOW_FUNC_FAILED;
+    for (uint32_t i = 0; i < outputs.size(); ++i) {  // its outputs_index: [2]
+      if (context->SetOutput(2 + i, outputs[i]) != FLOW_FUNC_SUCCESS) return FLOW_FUNC_FAILED;
     }
     return FLOW_FUNC_SUCCESS;
   }
@@ -329,18 +335,18 @@ def test_the_seed_add_funcs_run_natively(seed_om):
         _, _, ret = model.fetch_data(indexes=[1], timeout=5000)
         assert ret == ff.FLOW_FUNC_ERR_PARAM_INVALID
         assert ret.message == ("UDF add.Add2 returned FLOW_FUNC_ERR_PARAM_INVALID (164000); "
-                               "last error logged: AddProc1: invalid input")
+                               "last error logged: AddInto: invalid input")
         model.feed_data([int32(1, 2), int32(1, 2, 3), int32(5), int32(3, 4), int32(30, 40)])
         _, info, ret = model.fetch_data(indexes=[0], timeout=5000)
         assert (info.transaction_id, ret, ret.message) == (2, ff.FLOW_FUNC_FAILED, (
-            "UDF add.Add1 returned FLOW_FUNC_FAILED (564000); last error logged: AddProc1: input data "
+            "UDF add.Add1 returned FLOW_FUNC_FAILED (564000); last error logged: AddInto: input data "
             "shape is not same"))
 
 
 @pytest.mark.parametrize("func, ret, message", [
     ("OutOfRange", ff.FLOW_FUNC_FAILED,
-     "UDF add.OutOfRange returned FLOW_FUNC_FAILED (564000); SetOutput: output index 3 is out of range; "
-     "func 'OutOfRange' has 1 output(s)"),
+     "UDF add.OutOfRange returned FLOW_FUNC_FAILED (564000); SetOutput: output index 3 is not an output of "
+     "func 'OutOfRange'; its outputs are [0]"),
     ("Throw", ff.FLOW_FUNC_FAILED,
      "UDF add.Throw returned FLOW_FUNC_FAILED (564000); C++ UDF func 'Throw' threw: bad value"),
     ("UserCode", 9900001, "UDF add.UserCode returned 9900001 (user-defined)"),
@@ -431,13 +437,13 @@ def test_logs_of_the_library_reach_python_logging_with_the_node(workspace, tmp_p
         model.fetch_data(timeout=5000)
     lines = (tmp_path / "udf.log").read_text().splitlines()
     assert "INFO|logger|0|[logger#0 Init] Init: func name is logger" in lines
-    assert "INFO|logger|0|[logger#0 Add1] AddProc1: shape is same" in lines
+    assert "INFO|logger|0|[logger#0 Add1] AddInto: shape is same" in lines
 
 
 @pytest.fixture(scope="module")
 def udf_caller(workspace):
-    """`udf_caller(func, exceptions={})`: the library's `func` (one output) as the runtime calls it
-    (`_native.UdfCaller`, output port 3), the library taken from a compiled model (compiling builds
+    """`udf_caller(func, exceptions={})`: the library's `func` (one output, the node's output 0) as
+    the runtime calls it (`_native.UdfCaller`), the library taken from a compiled model (compiling builds
     it): its output sets, or `("settle", result, error)` for a call that did not succeed cleanly."""
     from dfir.runtime import _native
     om = read_om(dfir.compile(project_graph(one_func(workspace, "PassThrough"), 1, 1)).om)
@@ -448,7 +454,7 @@ def udf_caller(workspace):
                  "instance_id": 0, "instance_num": 1}
         instance = _native.UdfInstance(library, facts, [], [func])
         assert instance.init() == (0, "")
-        caller = _native.UdfCaller(instance, func, [3], {} if exceptions is None else exceptions, None,
+        caller = _native.UdfCaller(instance, func, [0], {} if exceptions is None else exceptions, None,
                                    lambda result, error=None: ("settle", result, error))
         return lambda *messages: caller(list(messages))
     return make
@@ -466,7 +472,7 @@ def test_a_call_that_does_not_succeed_cleanly_is_settled_with_what_it_did(udf_ca
     settled, (ret, outputs, problems, raised, transaction, last_error), _ = udf_caller("Add1")(
         Message.tensor(meta, int32(1)))
     assert (ret, outputs, raised, transaction, last_error) == (
-        ff.FLOW_FUNC_ERR_PARAM_INVALID, [], None, meta, "AddProc1: invalid input")
+        ff.FLOW_FUNC_ERR_PARAM_INVALID, [], None, meta, "AddInto: invalid input")
     settled, (ret, outputs, _, raised, _, _), _ = udf_caller("Raise")(Message.tensor(meta, int32(1)))
     assert (ret, outputs, raised) == (0, [], (9900002, 77))
     [[(_, out)]] = udf_caller("Report")(Message.tensor(meta, int32(1)))
@@ -491,7 +497,7 @@ def test_tensors_cross_to_the_library_and_back_as_messages_without_copies(pass_t
     meta = TransactionMeta(5, 1, 2, 0, b"ab")
     array = np.arange(6, dtype=np.float32).reshape(2, 3)
     [[(port, out)]] = pass_through(Message.tensor(meta, array))
-    assert (port, out.kind, out.ret_code, out.error, out.route_label, out.data_label) == (3, Kind.TENSOR, 0, "", 0, 0)
+    assert (port, out.kind, out.ret_code, out.error, out.route_label, out.data_label) == (0, Kind.TENSOR, 0, "", 0, 0)
     assert out.meta is meta, "metadata the UDF left alone is passed on, not rebuilt"
     assert (out.payload.dtype, out.payload.shape, out.payload.tolist()) == (np.float32, (2, 3), array.tolist())
     assert np.shares_memory(out.payload, array)

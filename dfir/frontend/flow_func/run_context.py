@@ -2,8 +2,9 @@
 
 The runtime builds one per proc call. Outputs are collected during the call and emitted when it
 returns `FLOW_FUNC_SUCCESS`; a call that returns another code emits that code as its
-transaction's error on every output of the func instead (what it set is dropped). Output indexes
-count the func's own outputs (`outputs_index` of its compile config entry), from 0.
+transaction's error on every output of the func instead (what it set is dropped). An output
+index is the node's, as in GE: one of the func's own outputs (`outputs_index` of its compile
+config entry); a func with outputs_index [1] sets output 1.
 
 Calls with bad arguments follow the seeds: `set_output`, `set_multi_outputs` and `run_flow_model`
 return `FLOW_FUNC_ERR_PARAM_INVALID` (and note why, for the transaction's error message); the
@@ -60,12 +61,13 @@ class RunState:
     """One proc call as the runtime sets it up and reads it back afterwards."""
 
     func: str
-    output_num: int
+    positions: dict[int, int]  # the node output index of each output of the func -> its position
     meta: TransactionMeta
     invoke: ClosureInvoker
     exceptions: ExceptionBoard
-    # (output index, what the proc set): a FlowMsg from a Python proc, a native message tuple
-    # from a C++ one (runtime/worker/udf_project.py turns each into a runtime message)
+    # (position among the func's outputs, what the proc set): a FlowMsg from a Python proc, a
+    # native message tuple from a C++ one (runtime/worker/udf_project.py turns each into a
+    # runtime message)
     outputs: list[tuple[int, Any]] = field(default_factory=list)
     raised: tuple[int, int] | None = None
     zeros: ZerosAllocator = aligned_zeros  # what `alloc_*` fill (a runtime may give a native one)
@@ -115,10 +117,10 @@ class MetaRunContext:
     # -- outputs --------------------------------------------------------------------------------
 
     def set_output(self, index: int, msg, balance_config: BalanceConfig | None = None) -> int:
-        """Emit `msg` (a FlowMsg, Tensor or array) on output `index` of this func."""
-        if balance_config is None and type(msg) is FlowMsg and type(index) is int \
-                and 0 <= index < self._state.output_num:  # the common case, as `_set` treats it
-            self._state.outputs.append((index, msg))
+        """Emit `msg` (a FlowMsg, Tensor or array) on the node's output `index`, one of this func's."""
+        position = self._state.positions.get(index) if type(index) is int else None
+        if balance_config is None and type(msg) is FlowMsg and position is not None:  # the common case
+            self._state.outputs.append((position, msg))
             return FLOW_FUNC_SUCCESS
         return self._set("set_output", index, [msg], balance_config)
 
@@ -131,10 +133,11 @@ class MetaRunContext:
         return self._set("set_multi_outputs", index, list(msgs), balance_config)
 
     def _set(self, api: str, index: int, msgs: list, balance_config: BalanceConfig | None) -> int:
-        count = self._state.output_num
-        if not _is_int(index) or not 0 <= index < count:
-            return _invalid(f"{api}: output index {index!r} is out of range; func "
-                            f"'{self._state.func}' has {count} output(s)")
+        positions = self._state.positions
+        position = positions.get(index) if _is_int(index) else None
+        if position is None:
+            return _invalid(f"{api}: output index {index!r} is not an output of func '{self._state.func}'; its "
+                            f"outputs are {list(positions)}")
         converted = []
         for msg in msgs:
             if isinstance(msg, _TENSORS):
@@ -153,7 +156,7 @@ class MetaRunContext:
                 return _invalid(f"{api}: {error}")
             for msg, (data_label, route_label) in zip(converted, labels):
                 msg.set_labels(data_label, route_label)
-        self._state.outputs.extend((index, msg) for msg in converted)
+        self._state.outputs.extend((position, msg) for msg in converted)
         return FLOW_FUNC_SUCCESS
 
     # -- invoked models -------------------------------------------------------------------------
