@@ -330,7 +330,7 @@ def _plain_result(fields: tuple, arrays: list[np.ndarray]) -> tuple[list[Tensor]
 
 
 # What the driver port builds a fetch's result with (ProcessScheduler.driver_port).
-_PORT_RESULTS = PortResults(Tensor.of_array, FlowInfo, FlowInfo.of_fields, _plain_result, _SUCCEEDED)
+_PORT_RESULTS = PortResults(Tensor.of_array, FlowInfo, _plain_result, _SUCCEEDED)
 
 
 def _as_tensor(position: int, message: Message) -> Tensor:

@@ -167,8 +167,7 @@ class PortResults(NamedTuple):
     """What a driver port builds a fetch's result of plain tensors with (`driver_port`)."""
 
     tensor: Callable[[Any], Any]       # an array's Tensor (Tensor.of_array)
-    flow_info_type: type               # FlowInfo: what a feed's flow_info must be
-    flow_info: Callable[..., Any]      # a fetched transaction's FlowInfo (FlowInfo.of_fields)
+    flow_info_type: type               # FlowInfo: what a feed's flow_info must be; a fetch makes one
     plain_result: Callable[..., Any]   # (fields, arrays) -> the result, when a Tensor cannot be made
     succeeded: Any                     # the RetCode of a successful fetch
 
