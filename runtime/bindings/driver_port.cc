@@ -118,7 +118,7 @@ class DriverPort {
       if (PyObject_IsInstance(flow_info.ptr(), flow_info_type_.ptr()) != 1) return Refused(kFlowInfo);
       ReadFlowInfo(flow_info, info);
     }
-    if (!PyObject_IsTrue(feed.ptr()) && (info.flow_flags & eos_flag_)) return Refused(kEosMarker);
+    if ((info.flow_flags & eos_flag_) && IsEmpty(feed)) return Refused(kEosMarker);
     std::vector<py::object> values(inputs_.size());
     if (py::object refused = Order(feed, partial, values)) return refused;
     for (size_t k = 0; k < values.size(); ++k) {
@@ -133,7 +133,7 @@ class DriverPort {
       }
     }
     int64_t timeout_ms = 0;
-    if (!ExactInt(timeout, timeout_ms) || timeout_ms < -1) return Refused(kTimeout);
+    if (!IntValue(timeout, timeout_ms) || timeout_ms < -1) return Refused(kTimeout);
     if (info.transaction_id == 0) info.transaction_id = next_transaction_id_++;
     return py::int_(Put(values, info, timeout_ms));
   }
@@ -155,7 +155,7 @@ class DriverPort {
   // closed, for Python's fetch to return what the outputs and the ledger still hold.
   py::object Fetch(const py::handle& indexes, const py::handle& timeout) {
     int64_t timeout_ms = 0;
-    if (!ExactInt(timeout, timeout_ms) || timeout_ms < -1) return Refused(kTimeout);
+    if (!IntValue(timeout, timeout_ms) || timeout_ms < -1) return Refused(kTimeout);
     std::vector<uint32_t> picked;
     if (py::object refused = Picked(indexes, picked)) return refused;
     const std::vector<uint32_t>& chosen = indexes.is_none() ? outputs_ : picked;
@@ -205,23 +205,29 @@ class DriverPort {
     }
   };
 
-  static bool ExactInt(const py::handle& value, int64_t& out) {
-    if (!PyLong_CheckExact(value.ptr()) && !(PyLong_Check(value.ptr()) && !PyBool_Check(value.ptr()))) return false;
+  // The value of an int (not a bool) that fits in 64 bits, into `out`.
+  static bool IntValue(const py::handle& value, int64_t& out) {
+    if (!PyLong_Check(value.ptr()) || PyBool_Check(value.ptr())) return false;
     int overflow = 0;
     out = PyLong_AsLongLongAndOverflow(value.ptr(), &overflow);
     return overflow == 0 && !(out == -1 && PyErr_Occurred());
   }
 
-  static bool Attribute(const py::handle& object, const char* name, int64_t& out) {
-    PyObject* value = PyObject_GetAttrString(object.ptr(), name);
-    if (value == nullptr) {
-      PyErr_Clear();
-      return false;
-    }
-    bool fits = ExactInt(value, out);
-    Py_DECREF(value);
+  // The value of an integer index (anything with __index__, such as a numpy integer; not a
+  // bool), into `out`.
+  static bool IndexValue(const py::handle& index, int64_t& out) {
+    if (PyBool_Check(index.ptr())) return false;
+    auto value = py::reinterpret_steal<py::object>(PyNumber_Index(index.ptr()));
+    bool fits = value && IntValue(value, out);
     PyErr_Clear();
     return fits;
+  }
+
+  // Whether `feed` is empty (falsy); an object whose truth raises is not.
+  static bool IsEmpty(const py::handle& feed) {
+    int truth = PyObject_IsTrue(feed.ptr());
+    if (truth < 0) PyErr_Clear();
+    return truth == 0;
   }
 
   // The transaction fields of a FlowInfo (as transaction_fields reads them); a GeError naming
@@ -246,7 +252,7 @@ class DriverPort {
 
   static void ReadField(const py::handle& flow_info, const char* name, int64_t& out, int64_t lo, int64_t hi) {
     py::object value = flow_info.attr(name);
-    if (!PyLong_Check(value.ptr()) || PyBool_Check(value.ptr()) || !ExactInt(value, out) || out < lo || out > hi) {
+    if (!IntValue(value, out) || out < lo || out > hi) {
       PyErr_Clear();
       throw rt::RuntimeError("flow_info." + std::string(name) + " must be an int in [" +
                              std::to_string(lo) + ", " + std::to_string(hi) + "], got " +
@@ -263,8 +269,7 @@ class DriverPort {
     if (!listed) throw py::error_already_set();
     for (const py::handle& index : listed) {
       int64_t i = 0;
-      if (PyBool_Check(index.ptr()) || !ExactInt(index, i) || i < 0 || i >= static_cast<int64_t>(outputs_.size())) {
-        PyErr_Clear();
+      if (!IndexValue(index, i) || i < 0 || i >= static_cast<int64_t>(outputs_.size())) {
         return Refused(kIndexRange, py::reinterpret_borrow<py::object>(index));
       }
       picked.push_back(outputs_[i]);

@@ -237,7 +237,7 @@ class RuntimeModel:
         refusal, detail = refused
         self._check_open(api)
         if refusal == DriverPort.TIMEOUT_VALUE:
-            _check_timeout(timeout)
+            raise _timeout_error(timeout)
         if refusal == DriverPort.INDEX_RANGE:
             raise self._error(api, f"output index {detail!r} is out of range; the model has {self._num_outputs} "
                                    f"outputs")
@@ -263,7 +263,7 @@ class RuntimeModel:
         self._check_open(api)
         names = self._input_names
         if refusal == DriverPort.TIMEOUT_VALUE:
-            _check_timeout(timeout)
+            raise _timeout_error(timeout)
         if refusal == DriverPort.FLOW_INFO:
             return self._error(api, "flow_info must be a FlowInfo")
         messages = {
@@ -361,6 +361,9 @@ def _scheduler(name: str, parts: host.ModelParts, depth: int,
 
 
 def _check_timeout(timeout: int) -> None:
-    if not isinstance(timeout, int) or timeout < -1:
-        raise GeError(f"timeout must be -1 (wait forever) or a number of milliseconds >= 0, "
-                      f"got {timeout!r}")
+    if type(timeout) is bool or not isinstance(timeout, int) or timeout < -1:  # as the driver port judges it
+        raise _timeout_error(timeout)
+
+
+def _timeout_error(timeout: Any) -> GeError:
+    return GeError(f"timeout must be -1 (wait forever) or a number of milliseconds >= 0, got {timeout!r}")

@@ -316,6 +316,30 @@ def test_a_bad_fetch_is_an_error_naming_what_is_wrong(two_inputs, indexes, expec
         assert str(error.value).endswith(expected)
 
 
+TIMEOUT = "timeout must be -1 (wait forever) or a number of milliseconds >= 0, got "
+
+
+@pytest.mark.parametrize("call, expected", [
+    (lambda m: m.feed_data(np.array([1, 2])), "feed_data failed; model=FlowGraph; feed must be a dict or a list, got "
+                                                "ndarray"),
+    (lambda m: m.feed_data([_A, _B], timeout=True), TIMEOUT + "True"),
+    (lambda m: m.feed_data([_A, _B], timeout=-2), TIMEOUT + "-2"),
+    (lambda m: m.fetch_data(timeout=True), TIMEOUT + "True"),
+    (lambda m: m.fetch(timeout=1.5), TIMEOUT + "1.5"),
+])
+def test_a_bad_feed_or_timeout_is_an_error_saying_so(two_inputs, call, expected):
+    with pytest.raises(GeError) as error:
+        call(two_inputs[0])
+    assert str(error.value) == expected
+
+
+def test_output_indexes_may_be_numpy_integers():
+    with chain_model([("a", inc, "-1")], "numpy_index") as model:
+        assert model.feed_data([np.array([1])]) == 0
+        tensors, _, ret = model.fetch_data([np.int64(0)], timeout=WAIT_MS)
+    assert (ret, tensors[0].numpy().tolist()) == (0, [2])
+
+
 def test_the_port_and_the_general_feed_count_transactions_together():
     with chain_model([("a", inc, "-1")], "count") as model:
         assert model.feed_data([np.array([1])]) == 0             # the port
