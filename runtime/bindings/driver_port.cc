@@ -54,7 +54,7 @@ class DriverPort {
     kNotATensor,    // detail: (position, value): an array of objects
     kShape,         // detail: (position, value): an array whose shape the input does not take
     kGraphInput,    // detail: (position, value): an array a GE graph it feeds does not take
-    kFlowInfo,      // not a FlowInfo
+    kFlowInfo,      // detail: the flow_info, which is not a FlowInfo
     kTimeout,       // a timeout that is not an int >= -1
     kIndexes,       // detail: output indexes that are not distinct, or none
     kPaired,        // detail: the output indexes, whose fetch pairs them by transaction
@@ -115,7 +115,9 @@ class DriverPort {
   py::object Feed(const py::handle& feed, const py::handle& flow_info, const py::handle& timeout, bool partial) {
     rt::TransactionInfo info;
     if (!flow_info.is_none()) {
-      if (PyObject_IsInstance(flow_info.ptr(), flow_info_type_.ptr()) != 1) return Refused(kFlowInfo);
+      if (PyObject_IsInstance(flow_info.ptr(), flow_info_type_.ptr()) != 1) {
+        return Refused(kFlowInfo, py::reinterpret_borrow<py::object>(flow_info));
+      }
       ReadFlowInfo(flow_info, info);
     }
     if ((info.flow_flags & eos_flag_) && IsEmpty(feed)) return Refused(kEosMarker);

@@ -265,7 +265,7 @@ class RuntimeModel:
         if refusal == DriverPort.TIMEOUT_VALUE:
             raise _timeout_error(timeout)
         if refusal == DriverPort.FLOW_INFO:
-            return self._error(api, "flow_info must be a FlowInfo")
+            return self._error(api, f"flow_info must be a FlowInfo, got {type(detail).__name__}")
         messages = {
             DriverPort.NOT_A_FEED: lambda: f"feed must be a dict or a list, got {type(feed).__name__}",
             DriverPort.EMPTY: lambda: "feed is empty; only feed_data with DATA_FLOW_FLAG_EOS set in flow_info may "

@@ -238,7 +238,7 @@ _EOS = FlowInfo(flow_flags=1)
     ({"b": _B}, None, -1, False, "MISSING", 0),
     ([[1], _B], None, -1, False, "CONVERT", {0: [1], 1: [2]}),  # a list to make an array of
     ([_OBJECTS, _B], None, -1, False, "NOT_A_TENSOR", (0, _OBJECTS)),
-    ([_A, _B], "info", -1, False, "FLOW_INFO", None),
+    ([_A, _B], "info", -1, False, "FLOW_INFO", "info"),
     ([_A, _B], None, True, False, "TIMEOUT_VALUE", None),
     ([_A, _B], None, -2, False, "TIMEOUT_VALUE", None),
 ])
@@ -323,6 +323,8 @@ TIMEOUT = "timeout must be -1 (wait forever) or a number of milliseconds >= 0, g
     (lambda m: m.feed_data(np.array([1, 2])), "feed_data failed; model=FlowGraph; feed must be a dict or a list, got "
                                                 "ndarray"),
     (lambda m: m.feed_data([_A, _B], timeout=True), TIMEOUT + "True"),
+    (lambda m: m.feed_data([_A, _B], {"transaction_id": 3}), "feed_data failed; model=FlowGraph; flow_info must be a "
+                                                             "FlowInfo, got dict"),
     (lambda m: m.feed_data([_A, _B], timeout=-2), TIMEOUT + "-2"),
     (lambda m: m.fetch_data(timeout=True), TIMEOUT + "True"),
     (lambda m: m.fetch(timeout=1.5), TIMEOUT + "1.5"),
