@@ -43,7 +43,7 @@ from dfir.lowering.flatten import flatten
 from dfir.lowering.ge_executable import DEFAULT_VARIANT, GraphCode, compile_graph, output_dtypes
 from dfir.lowering.ge_graph import ge_graph_entry
 from dfir.lowering.om_writer import Chunks
-from dfir.om.plan import (DEFAULT_CHANNEL_DEPTH, Cluster, WEIGHT_ALIGNMENT, Align, CppProject, Executable, Func,
+from dfir.om.plan import (DEFAULT_CHANNEL_DEPTH, METHOD_FACT, Cluster, WEIGHT_ALIGNMENT, Align, CppProject, Executable, Func,
                           GeGraph, GraphPoint, Input, InputBatch, Node, Plan, ProcessPoint, PyProject, PyUdf, SoBin,
                           UdfBlob, Unit, Weight, list_from_json, process_point_from_json)
 from dfir.passes.convert_ge_to_linalg import AUTO_ATTR
@@ -164,12 +164,14 @@ def the_graph(module: ModuleOp) -> GraphOp:
 
 def lower_graph(module: ModuleOp, reuse: Mapping[str, LoweredGraph] | None = None,
                 skeleton: Skeleton | None = None, channel_depth: int = DEFAULT_CHANNEL_DEPTH,
-                cluster: Cluster = Cluster(), build: GeBuild = GeBuild()) -> LoweredGraph:
+                cluster: Cluster = Cluster(), build: GeBuild = GeBuild(),
+                shared_arena_bytes: int | None = None) -> LoweredGraph:
     """The plan of the module's graph. `reuse` maps process point symbols to units lowered
     before, merged instead of lowering those points; the units lowered here are in `units`.
     `skeleton`, the graph's skeleton lowered before, is used instead of lowering the graph.
     `channel_depth` is the depth the runtime gives the model's channels, `cluster` where its
-    servers run, `build` how GE graphs' code is built."""
+    servers run, `build` how GE graphs' code is built, `shared_arena_bytes` the size of the
+    runtime's tensor arena (None: the runtime's default)."""
     symbols = {op.sym_name.data: op for op in module.ops if hasattr(op, "sym_name")}
     if skeleton is None:
         skeleton = graph_skeleton(the_graph(module), symbols)
@@ -188,7 +190,8 @@ def lower_graph(module: ModuleOp, reuse: Mapping[str, LoweredGraph] | None = Non
     nodes = tuple(replace(node, pp=pp_entry(node.pp.name)) for node in skeleton.nodes)
     plan = replace(skeleton, nodes=nodes, udfs=tuple(tables.udfs), ge_graphs=tuple(tables.ge_graphs),
                    so_bins=tuple(tables.so_bins), channel_depth=channel_depth,
-                   executables=tuple(tables.executables), cluster=cluster)
+                   executables=tuple(tables.executables), cluster=cluster,
+                   shared_arena_bytes=shared_arena_bytes)
     plan.check()
     return LoweredGraph(plan, tables.blobs.udf_payloads, tables.blobs.so_bins, tables.blobs.weights, units,
                         skeleton, tables.blobs.executables)
@@ -374,7 +377,10 @@ def _user_attrs(node: NodeOp) -> dict:
         return {}
     out = {}
     for key, value in attrs.data.items():
-        out[key] = value.data if isinstance(value, StringAttr) else value.value.data
+        if isinstance(value, StringAttr):
+            out[key] = value.data
+        else:  # a bool is an i1, whose true reads back as -1
+            out[key] = bool(value.value.data) if value.type.width.data == 1 else value.value.data
     return out
 
 
@@ -413,7 +419,9 @@ class _ProcessPointEntries:
         facts = {key: value.data for key, value in pp.project.data.items()}
         params, closures = _init_params(pp), self._closures(pp)
         if kind == "py_project":
-            return PyProject(self._udf(data), facts["py_module"], facts["py_class"], funcs, params, closures)
+            methods = {key[len(METHOD_FACT):]: value for key, value in facts.items() if key.startswith(METHOD_FACT)}
+            return PyProject(self._udf(data), facts["py_module"], facts["py_class"], funcs, params, closures,
+                             methods)
         return CppProject(self._so_bin(data, facts["target_bin"], facts["resource_type"]),
                           facts["resource_type"], funcs, params, closures)
 

@@ -102,6 +102,14 @@ def configure_codec(message_type: type, meta_type: type, kinds: tuple[Any, ...],
                     other_fields: dict[str, Any], dumps: Any, loads: Any) -> None:
     """Set the Python types channel records decode to (done once by dfir.runtime.channels)."""
 
+def set_user_types(user_types: dict[type, tuple[int, Any]], user_loaders: dict[int, Any]) -> None:
+    """Set the user message types (msg_type_register): {class: (msg type, serialize_func)} and
+    {msg type: deserialize_func}, dicts the registry keeps filling (done by dfir.runtime.driver.model)."""
+
+def set_udf_tensor(udf_tensor: Any, tensor_type: type) -> None:
+    """Set what a Python UDF receives for a tensor message's array, udf_tensor(array)
+    (dfir.core.tensor.udf_tensor), and the Tensor type it makes (done once by dfir.runtime.channels)."""
+
 def exit_when_process_ends(pid: int, exit_code: int) -> None:
     """End this process with `exit_code` as soon as process `pid` has exited (a native thread)."""
 
@@ -168,6 +176,12 @@ class Region:
     def pops(self, channel: int) -> int:
         """Messages taken from the channel since it was made."""
     def capacity(self, channel: int) -> int: ...
+    def set_overwrite(self, channel: int) -> None:
+        """Make the channel OVERWRITE (before any put): a push that finds it full drops its
+        oldest message, counted in `dropped`, instead of waiting."""
+    def overwrites(self, channel: int) -> bool: ...
+    def dropped(self, channel: int) -> int:
+        """Messages the OVERWRITE channel dropped since it was made."""
     def is_shared(self, channel: int) -> bool: ...
     @property
     def closing(self) -> bool: ...
@@ -267,7 +281,7 @@ class UdfInstance:
                                                                 tuple[int, int] | None, int]:
         """A stream-input func: `take(input, timeout_ms) -> (status, message tuple or None)`."""
 
-def new_message(meta: Any, kind: Any, payload: Any) -> Any:
+def new_message(meta: Any, kind: Any, payload: Any, as_array: bool = False) -> Any:
     """What dfir.core.messages.new_message makes (a message without return code, error or labels)."""
 
 class UdfCaller:

@@ -6,7 +6,9 @@ A `Region` is one shared mapping per loaded model (runtime/native/region.h) hold
   sleeps on its doorbell and producers ring it, with a system call only while it sleeps;
 - channels: bounded FIFOs, each with one consuming node (or the driver). A *shared* channel
   carries fixed-size records between processes; a *local* one carries Message objects between
-  threads of one worker. A full channel blocks its producer (backpressure); a consumer takes
+  threads of one worker. A full channel blocks its producer (backpressure), unless it is
+  OVERWRITE (GE's `_flow_attr_enqueue_policy`): then the push drops the channel's oldest message,
+  counted by `Region.dropped(channel)`. A consumer takes
   everything that waits in one call (`take`), so a busy pipeline runs without wake-ups;
 - one status slot per worker process (its pid, the node it runs, its last words);
 - the tensor arena: reference-counted blocks. A tensor sent through a shared channel is written
@@ -30,6 +32,7 @@ from typing import Sequence
 import cloudpickle
 
 from dfir.core.messages import Kind, Message, TransactionMeta
+from dfir.core.tensor import Tensor, udf_tensor
 from dfir.runtime import _native
 
 READY, TIMEOUT, CLOSED = 0, 1, 2
@@ -48,11 +51,12 @@ def _dumps(value: object) -> bytes:
 
 
 def _configure_codec() -> None:
-    carried = {"meta", "kind", "payload", "ret_code", "error", "route_label", "data_label"}
+    carried = {"meta", "kind", "payload", "ret_code", "error", "route_label", "data_label", "as_array"}
     others = {f.name: f.default if f.default is not dataclasses.MISSING else f.default_factory()
               for f in dataclasses.fields(Message) if f.name not in carried}
     _native.configure_codec(Message, TransactionMeta, tuple(Kind), Kind.OBJECT, others, _dumps,
                             cloudpickle.loads)
+    _native.set_udf_tensor(udf_tensor, Tensor)
 
 
 _configure_codec()
@@ -60,12 +64,15 @@ _configure_codec()
 
 @dataclass(frozen=True)
 class ChannelSpec:
-    """One channel of a region: `shared` (between processes) or local, its capacity in messages
-    and the doorbell its consumer sleeps on."""
+    """One channel of a region: `shared` (between processes) or local, its capacity in messages,
+    the doorbell its consumer sleeps on and its enqueue policy: FIFO (a full channel blocks its
+    producer) or, with `overwrite`, OVERWRITE (a push to a full channel drops its oldest message,
+    counted by `Region.dropped(channel)`)."""
 
     shared: bool
     capacity: int
     bell: int
+    overwrite: bool = False
 
 
 _regions: weakref.WeakSet = weakref.WeakSet()
@@ -76,6 +83,9 @@ def open_region(bells: int, channels: Sequence[ChannelSpec], workers: int, arena
     """A new region; see the module docstring. `name` labels the mapping (/proc/<pid>/maps)."""
     region = _native.Region(bells, [("shared" if c.shared else "local", c.capacity, c.bell) for c in channels],
                             workers, arena_bytes, f"dfir:{name}")
+    for index, spec in enumerate(channels):
+        if spec.overwrite:
+            region.set_overwrite(index)
     _regions.add(region)
     return region
 

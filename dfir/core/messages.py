@@ -8,7 +8,6 @@ transaction's failed output and says why in `error`.
 from __future__ import annotations
 
 import dataclasses
-import numbers
 from dataclasses import dataclass
 from enum import Enum
 from typing import Any
@@ -16,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from dfir.core.flow_info import FlowInfo
-from dfir.core.tensor import Tensor
+from dfir.core.tensor import Tensor, udf_tensor
 
 
 class Kind(Enum):
@@ -26,6 +25,22 @@ class Kind(Enum):
     OBJECT = "object"
     EMPTY = "empty"
     RAW = "raw"  # raw bytes a UDF project allocated (`alloc_raw_data_msg`): a 1-D uint8 array
+
+
+class TypedBytes(bytes):
+    """Raw bytes a UDF project sent under a message type of its own (`FlowMsg.set_msg_type`, no
+    class registered for it): a `@pyflow` UDF and `fetch` receive them as these bytes, as GE gives
+    raw data; a UDF project receives a raw message of `msg_type` again."""
+
+    msg_type: int
+
+    def __new__(cls, data: bytes, msg_type: int) -> TypedBytes:
+        typed = super().__new__(cls, data)
+        typed.msg_type = msg_type
+        return typed
+
+    def __reduce__(self):
+        return TypedBytes, (bytes(self), self.msg_type)
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,6 +95,10 @@ class Message:
     # replica the message is meant for (+1) and its balance position (+1); docs/udf.md "Balance".
     route_label: int = 0
     data_label: int = 0
+    # A tensor a UDF returned as a numpy array rather than a `Tensor`. GE carries such a value as a
+    # pickled object, so a UDF reading the message and `fetch()` get the array itself, while
+    # `fetch_data()` still gets a Tensor; see `udf_value`.
+    as_array: bool = False
 
     @property
     def is_error(self) -> bool:
@@ -100,13 +119,15 @@ class Message:
 
     @classmethod
     def from_result(cls, meta: TransactionMeta, value: Any) -> Message:
-        """A UDF's return value: array, `Tensor` or number -> tensor; None -> empty; else object."""
+        """A UDF's return value: `Tensor` -> tensor; array, or numpy scalar (what arithmetic on a
+        0-d array gives) -> tensor `as_array`; None -> empty; else, a Python number too (GE pickles
+        it), object."""
         if type(value) is np.ndarray:  # the common case first: one type check
-            return new_message(meta, Kind.TENSOR, value)
+            return new_array_message(meta, value)
         if isinstance(value, Tensor):
             return cls.tensor(meta, value.numpy())
-        if isinstance(value, (np.ndarray, np.generic, numbers.Number)):
-            return cls.tensor(meta, value)
+        if isinstance(value, (np.ndarray, np.generic)):  # a subclass: its plain array
+            return new_array_message(meta, np.asarray(value))
         return cls.from_object(meta, value)
 
     @classmethod
@@ -119,10 +140,20 @@ class Message:
         return cls(meta, Kind.OBJECT, value)
 
     def value(self) -> Any:
-        """What a UDF receives: the array, the object, or None; `MessageError` for an error."""
+        """The payload (array, object, or None); `MessageError` for an error message."""
         if self.is_error:
             raise MessageError(self)
         return self.payload
+
+    def udf_value(self) -> Any:
+        """What a `@pyflow` UDF receives, as GE gives it: a tensor as a `Tensor` over its array (no
+        copy), but an array some UDF returned as such (`as_array`) as that array; the object; None
+        for an empty message; `MessageError` for an error message."""
+        if self.ret_code != 0:
+            raise MessageError(self)
+        if self.kind is not Kind.TENSOR or self.as_array:
+            return self.payload
+        return udf_tensor(self.payload)
 
 
 def _message_factory() -> Any:
@@ -130,12 +161,12 @@ def _message_factory() -> Any:
     directly: a frozen dataclass's `__init__` goes through `object.__setattr__` once per field,
     which costs twice as much, on every message of the hot path (UDF results)."""
     new = object.__new__
-    set_meta, set_kind, set_payload, set_ret_code, set_error, set_route_label, set_data_label = (
+    set_meta, set_kind, set_payload, set_ret_code, set_error, set_route_label, set_data_label, set_as_array = (
         getattr(Message, name).__set__
-        for name in ("meta", "kind", "payload", "ret_code", "error", "route_label", "data_label"))
-    assert len(dataclasses.fields(Message)) == 7, "a new Message field must be set here too"
+        for name in ("meta", "kind", "payload", "ret_code", "error", "route_label", "data_label", "as_array"))
+    assert len(dataclasses.fields(Message)) == 8, "a new Message field must be set here too"
 
-    def plain_message(meta: TransactionMeta, kind: Kind, payload: Any) -> Message:
+    def plain_message(meta: TransactionMeta, kind: Kind, payload: Any, as_array: bool = False) -> Message:
         message = new(Message)
         set_meta(message, meta)
         set_kind(message, kind)
@@ -144,8 +175,22 @@ def _message_factory() -> Any:
         set_error(message, "")
         set_route_label(message, 0)
         set_data_label(message, 0)
+        set_as_array(message, as_array)
         return message
     return plain_message
 
 
 new_message = _message_factory()  # new_message(meta, kind, payload): a plain message, fast
+
+
+def new_array_message(meta: TransactionMeta, array: np.ndarray) -> Message:
+    """The message of an array a UDF returned (a tensor message `as_array`)."""
+    return new_message(meta, Kind.TENSOR, array, True)
+
+
+def udf_argument(message: Message) -> Any:
+    """What a `@pyflow` UDF receives for `message`, not an error message (see `Message.udf_value`)."""
+    payload = message.payload
+    if message.kind is not Kind.TENSOR or message.as_array:
+        return payload
+    return udf_tensor(payload)

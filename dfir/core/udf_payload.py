@@ -1,6 +1,7 @@
 """What a Python UDF ships as: the payload a fresh process needs to rebuild and call it."""
 from __future__ import annotations
 
+import importlib
 import inspect
 import io
 import types
@@ -9,6 +10,7 @@ from typing import Any, Callable
 
 import cloudpickle
 
+from dfir.core import ge_aliases
 from dfir.core.canonical_payload import stable_tracker_ids
 from dfir.core.source_paths import display_path
 
@@ -48,6 +50,8 @@ class _StablePickler(cloudpickle.Pickler):
     among a function's globals, each named as `display_path` names it."""
 
     def reducer_override(self, obj):
+        if isinstance(obj, type) and obj in BY_REFERENCE:
+            return class_named, (obj.__module__, obj.__qualname__)
         if isinstance(obj, types.CodeType):
             constructor, args = self.dispatch_table[types.CodeType](obj)
             return constructor, tuple(_stable(obj.co_filename) if arg == _DYNAMIC_CODE else arg for arg in args)
@@ -62,6 +66,17 @@ class _StablePickler(cloudpickle.Pickler):
 
 
 _DYNAMIC_CODE = "<dynamic-code>"
+# Classes a payload names by reference even where their module ships by value: the user message
+# types (msg_type_register), which must stay the very classes the registry's functions know.
+BY_REFERENCE: set[type] = set()
+
+
+def class_named(module: str, qualname: str) -> type:
+    """The class `qualname` of `module` (imported if needed): how a payload names a BY_REFERENCE class."""
+    found: object = importlib.import_module(module)
+    for part in qualname.split("."):
+        found = getattr(found, part)
+    return found
 
 
 def _stable(filename: str) -> str:
@@ -71,6 +86,7 @@ def _stable(filename: str) -> str:
 
 def loads(data: bytes | memoryview) -> UdfPayload:
     """Rebuild a payload written by `UdfPayload.dumps` (runs the pickled code's imports)."""
+    ge_aliases.install_if_requested()  # code written for GE imports `dataflow` by that name
     payload = cloudpickle.loads(bytes(data))
     if not isinstance(payload, UdfPayload):
         raise TypeError(f"UDF payload holds a {type(payload).__name__}, not a UdfPayload")

@@ -31,7 +31,7 @@ from dfir.frontend.ge.graph import Graph
 from dfir.frontend.importer import import_flow_graph, import_ge_graph
 from dfir.driver.host_backends import fastest_backend, host_cpu
 from dfir.frontend.options import (BACKEND_OPTION, CHANNEL_DEPTH_OPTION, CLUSTER_OPTION, RAY_ADDRESS_OPTION,
-                                   THREADS_OPTION, default_backend)
+                                   THREADS_OPTION, default_backend, memory_pool_bytes)
 from dfir.lowering.om import om_bytes
 from dfir.lowering.plan import GeBuild, LoweredGraph, Skeleton, lower_graph
 from dfir.om.keys import SigningKey
@@ -202,7 +202,7 @@ class CompileJob:
                                              and op.backend is not None and op.backend.data in COMPILED_BACKENDS))
         with self.timed("lower"):
             lowered = lower_graph(module, reuse, skeleton, channel_depth(self.options), cluster(self.options),
-                                  self.ge_build())
+                                  self.ge_build(), memory_pool_bytes(self.options))
             ir_text, texts = print_module_parts(module, printed)
             om = om_bytes(lowered, ir_text, resource_config=self._resource_bytes,
                           cache_manifest=cache_manifest)

@@ -30,7 +30,7 @@ import hashlib
 import json
 import math
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, Callable, ClassVar, Generic, Mapping, NoReturn, Sequence, TypeVar, Union
 
@@ -63,9 +63,12 @@ FORMAT_1_NODE_FIELDS: Mapping[str, Any] = MappingProxyType({**OPTIONAL_NODE_FIEL
 `instances[0]`, else the host; `instances`: `[device]`) where format 2 has `units`."""
 DEFAULT_CHANNEL_DEPTH = 128
 MAX_CHANNEL_DEPTH = 65536
+SHARED_ARENA_BYTES = (1024, 256 << 30)
+"""The range of `shared_arena_bytes` (GE's `ge.flowGraphMemMaxSize`: pools of 1 KiB to 256 GiB in all)."""
 OPTIONAL_PLAN_FIELDS: Mapping[str, Any] = MappingProxyType({
     "order": None, "align": None, "udfs": [], "ge_graphs": [], "so_bins": [], "executables": [],
-    "channel_depth": DEFAULT_CHANNEL_DEPTH, "closures": [], "n_mapping": False, "cluster": None})
+    "channel_depth": DEFAULT_CHANNEL_DEPTH, "closures": [], "n_mapping": False, "cluster": None,
+    "shared_arena_bytes": None})
 """Plan fields a plan may leave out, and what an absent one reads as (`order`: node order)."""
 OPTIONAL_GE_FIELDS: Mapping[str, Any] = MappingProxyType({
     "weights": [], "arena_bytes": None, "output_max_bytes": None, "backend": REFERENCE, "executable": None,
@@ -269,7 +272,9 @@ class PyUdf:
 @dataclass(frozen=True)
 class PyProject:
     """`py_project`: a Python UDF project; `udf` indexes `Plan.udfs` (its packed sources),
-    `closures` maps invoked closure keys to `Plan.ge_graphs` indexes."""
+    `closures` maps invoked closure keys to `Plan.ge_graphs` indexes, `methods` names the method
+    serving a func whose name is not its own (as a C++ wrapper around the class maps them; written
+    only when there are any)."""
 
     kind: ClassVar[str] = "py_project"
     udf: int
@@ -278,15 +283,17 @@ class PyProject:
     funcs: tuple[Func, ...]
     init_params: Mapping[str, InitParam]
     closures: Mapping[str, int]
+    methods: Mapping[str, str] = field(default_factory=dict)
 
     def to_json(self) -> dict:
+        methods = {"methods": dict(self.methods)} if self.methods else {}
         return {"kind": self.kind, "udf": self.udf, "py_module": self.py_module, "py_class": self.py_class,
-                **_project_json(self)}
+                **_project_json(self), **methods}
 
     @classmethod
     def from_json(cls, o: _Object) -> PyProject:
         return cls(o.read("udf", _count), o.read("py_module", _text), o.read("py_class", _text),
-                   *_project_fields(o))
+                   *_project_fields(o), o.read("methods", _mapping(_text)))
 
 
 @dataclass(frozen=True)
@@ -326,10 +333,12 @@ class GraphPoint:
 ProcessPoint = Union[PyUdf, PyProject, CppProject, GraphPoint]
 _PP_FIELDS: dict[type, tuple[str, ...]] = {
     PyUdf: ("udf", "funcs"),
-    PyProject: ("udf", "py_module", "py_class", "funcs", "init_params", "closures"),
+    PyProject: ("udf", "py_module", "py_class", "funcs", "init_params", "closures", "methods"),
     CppProject: ("so", "resource_type", "funcs", "init_params", "closures"),
     GraphPoint: ("graph",),
 }
+_PP_DEFAULTS: dict[type, Mapping[str, Any]] = {PyProject: {"methods": {}}}
+METHOD_FACT = "method:"  # a UDF project fact `method:<func>` = the method serving that func (PyProject.methods)
 PROCESS_POINTS: Mapping[str, type] = {cls.kind: cls for cls in _PP_FIELDS}
 
 
@@ -338,7 +347,7 @@ def process_point_from_json(value: Any, path: str) -> ProcessPoint:
     kind = _Object(value, path, ("kind", *{f for fields in _PP_FIELDS.values() for f in fields})).read(
         "kind", _choice(*PROCESS_POINTS))
     cls = PROCESS_POINTS[kind]
-    return cls.from_json(_Object(value, path, ("kind", *_PP_FIELDS[cls])))
+    return cls.from_json(_Object(value, path, ("kind", *_PP_FIELDS[cls]), _PP_DEFAULTS.get(cls, _NO_DEFAULTS)))
 
 
 def _project_json(pp: PyProject | CppProject) -> dict:
@@ -799,6 +808,7 @@ class Plan(Generic[PP]):
     n_mapping: bool = False
     cluster: Cluster = Cluster()
     units: tuple[Unit, ...] = ()
+    shared_arena_bytes: int | None = None  # the runtime's tensor arena; None: the runtime's default
 
     def to_json(self) -> dict:
         document = {"format": self.format, "name": self.name, "inputs": [i.to_json() for i in self.inputs],
@@ -819,6 +829,8 @@ class Plan(Generic[PP]):
             document["n_mapping"] = True
         if self.cluster != Cluster():
             document["cluster"] = self.cluster.to_json()
+        if self.shared_arena_bytes is not None:
+            document["shared_arena_bytes"] = self.shared_arena_bytes
         return document
 
     def to_bytes(self) -> bytes:
@@ -848,7 +860,8 @@ class Plan(Generic[PP]):
                    FORMAT, o.read("channel_depth", _int_in(1, MAX_CHANNEL_DEPTH)),
                    o.read("closures", _tuple(FlowClosure.from_json)),
                    o.read("executables", _tuple(Executable.from_json)), o.read("n_mapping", _bool),
-                   o.read("cluster", _optional(Cluster.from_json)) or Cluster(), units)
+                   o.read("cluster", _optional(Cluster.from_json)) or Cluster(), units,
+                   o.read("shared_arena_bytes", _optional(_int_in(*SHARED_ARENA_BYTES))))
         plan.check(where)
         return plan
 

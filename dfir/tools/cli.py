@@ -1,5 +1,6 @@
 """The `dfir` command: compile a graph script to `.om`, inspect an `.om`, run an `.om`.
 
+    dfir exec SCRIPT.py [ARGS ...]
     dfir compile SCRIPT.py -o model.om [--graph NAME] [--option KEY=VALUE ...]
     dfir inspect model.om
     dfir view MODEL.om|IR.mlir|SCRIPT.py -o graph.html [--format html|svg] [--graph NAME]
@@ -9,8 +10,10 @@
     dfir deploy template SCRIPT.py -o deploy.json [--graph NAME] [--device 0:0:0:0]
     dfir keygen -o NAME
 
-`dfir compile` signs with the key env DFIR_SIGNING_KEY names, `dfir run` refuses files not signed
-by a key of env DFIR_TRUSTED_KEYS when it is set (docs/security.md).
+`dfir exec` runs a GE DataFlow script unchanged (`import dataflow` resolves to dfir's modules,
+dfir.core.ge_aliases); `dfir compile`, `view` and `deploy template` resolve those names too when
+they run a script. `dfir compile` signs with the key env DFIR_SIGNING_KEY names, `dfir run`
+refuses files not signed by a key of env DFIR_TRUSTED_KEYS when it is set (docs/security.md).
 
 Thin: it parses arguments and calls the library. A GeError prints ``error: <message>`` on
 stderr and exits with status 1.
@@ -24,12 +27,14 @@ from typing import Sequence
 
 import numpy as np
 
+from dfir.core import ge_aliases
 from dfir.core.errors import GeError
 from dfir.frontend.udf.scaffold import new_project
 from dfir.om.keys import write_key_pair
 from dfir.runtime.driver import loader
 from dfir.runtime.driver.loader import Bundle
 from dfir.tools.deploy_template import write_deploy_template
+from dfir.tools.exec_script import exec_script
 from dfir.tools.inspect_om import inspect_om
 from dfir.tools.scripts import find_graph, script_globals
 
@@ -50,6 +55,11 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="dfir", description="Compile, inspect and run dfir .om models.")
     commands = parser.add_subparsers(required=True, metavar="COMMAND")
+
+    exec_cmd = commands.add_parser("exec", help="run a GE DataFlow script as written (import dataflow ...)")
+    exec_cmd.add_argument("script", help="the Python script, run as __main__")
+    exec_cmd.add_argument("args", nargs=argparse.REMAINDER, help="its arguments (sys.argv[1:])")
+    exec_cmd.set_defaults(command=_exec)
 
     compile_cmd = commands.add_parser("compile", help="compile the graph a Python script builds into an .om")
     compile_cmd.add_argument("script", help="a Python script that builds a FlowGraph or GE Graph")
@@ -89,6 +99,10 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _exec(args: argparse.Namespace) -> int:
+    return exec_script(args.script, args.args)
+
+
 def _keygen(args: argparse.Namespace) -> int:
     private_path, public_path, key = write_key_pair(args.output)
     print(f"wrote {private_path} (private key: keep it secret; DFIR_SIGNING_KEY={private_path} signs)")
@@ -112,6 +126,7 @@ def _add_deploy_commands(commands) -> None:
 
 def _deploy_template(args: argparse.Namespace) -> int:
     from dfir.frontend.dataflow.flow_graph import FlowGraph  # lazy: a graph's options import xDSL (see above)
+    ge_aliases.install()  # the script may be a GE one: `import dataflow`
     graph = find_graph(script_globals(args.script), args.graph, (FlowGraph,))
     count = write_deploy_template(graph, args.output, args.device)
     print(f"wrote {args.output}: {count} node{'' if count == 1 else 's'} on {args.device}")
@@ -215,6 +230,7 @@ def _compile(args: argparse.Namespace) -> int:
     from dfir.frontend.dataflow.flow_graph import FlowGraph  # lazy: a graph's options import xDSL
     from dfir.frontend.ge.graph import Graph  # lazy: the GE builder imports xDSL
     options = parse_options(args.option)
+    ge_aliases.install()  # the script may be a GE one: `import dataflow`
     graph = find_graph(script_globals(args.script), args.graph, (FlowGraph, Graph))
     written = compiler.compile(graph, options, progress=True).save(args.output)
     print(f"wrote {written}")
@@ -228,6 +244,7 @@ def _inspect(args: argparse.Namespace) -> int:
 
 def _view(args: argparse.Namespace) -> int:
     from dfir.tools.view import view  # lazy: it reads IR with xDSL
+    ge_aliases.install()  # a script given may be a GE one: `import dataflow`
     count = view(args.source, args.output, args.format, args.graph)
     print(f"wrote {args.output}: {count} graph{'' if count == 1 else 's'}")
     return 0

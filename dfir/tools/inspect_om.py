@@ -5,8 +5,10 @@ signer's key fingerprint and whether the signature verifies with that key), each
 table (type names, offsets, sizes) and, for every model with a FLOW_MODEL partition, its
 execution plan (docs/execution-plan.md): inputs, outputs, nodes with their process-point
 kind, inputs and device (a replicated node also the device of each instance, from the plan's
-`units`), and GE graphs with their backend (and, compiled by IREE, the target
-and size of their executable). Bundle members follow, indented. Text values are JSON-quoted, so the
+`units`), how messages reach it where that is not the default (dispatch, balance role, input
+alignment, as `dfir view` shows them; the graph's alignment has a line of its own), and GE
+graphs with their backend (and, compiled by IREE, the target and size of their executable).
+Bundle members follow, indented. Text values are JSON-quoted, so the
 output is ASCII and stable enough for lit/FileCheck. It never unpickles UDF payloads nor
 imports user code.
 """
@@ -98,6 +100,9 @@ def _plan_lines(model: OmModel, indent: str) -> Iterator[str]:
                f"dtype={_compact(entry.get('dtype').value)} shape={_compact(entry.get('shape').value)}")
     for index, entry in enumerate(plan.get("outputs").items()):
         yield f"{inner}output {index} node={entry.get('node').integer()} port={entry.get('port').integer()}"
+    align = plan.optional("align", None)
+    if align.value is not None:
+        yield f"{inner}align {_align_summary(align)}"
     nodes = plan.get("nodes").items()
     for index, (node, devices) in enumerate(zip(nodes, _instance_devices(plan, nodes))):
         yield f"{inner}node {index} {_node_summary(node, devices)}"
@@ -161,13 +166,15 @@ def _instance_devices(plan: _PlanValue, nodes: list[_PlanValue]) -> list[list[st
 
 def _node_summary(node: _PlanValue, devices: list[str]) -> str:
     """`"name" pp=KIND device="D" inputs=[...]`, then the devices of a replicated node's
-    instances (`instances=["0:0:0","0:0:1"]`) and what its kind adds."""
+    instances (`instances=["0:0:0","0:0:1"]`), its routing (`_routing_summary`) and what its
+    kind adds."""
     pp = node.get("pp")
     kind = pp.get("kind").text()
     sources = ",".join(_source(source) for source in node.get("inputs").items())
     summary = f"{_quoted(node.get('name').text())} pp={kind} device={_quoted(devices[0])} inputs=[{sources}]"
     if len(devices) > 1:
         summary += f" instances={_compact(devices)}"
+    summary += _routing_summary(node)
     if kind == "py_udf":
         funcs = ",".join(func.get("name").text() for func in pp.get("funcs").items())
         summary += f" udf={pp.get('udf').integer()} funcs=[{funcs}]"
@@ -177,6 +184,32 @@ def _node_summary(node: _PlanValue, devices: list[str]) -> str:
     if batches:
         summary += f" batch=[{','.join(_batch_summary(batch) for batch in batches)}]"
     return summary
+
+
+def _routing_summary(node: _PlanValue) -> str:
+    """What `dfir view` shows of how messages reach and leave a node, where it is not the
+    default: ` dispatch=route_label` (how a replica is picked, when not round robin),
+    ` balance=scatter|gather`, ` align={...}` (its inputs paired by the graph's alignment)."""
+    summary = ""
+    dispatch = node.optional("dispatch", "round_robin").text()
+    if dispatch != "round_robin":
+        summary += f" dispatch={dispatch}"
+    balance = node.optional("balance", None)
+    if balance.value is not None:
+        summary += f" balance={balance.text()}"
+    align = node.optional("align", None)
+    if align.value is not None:
+        summary += f" align={_align_summary(align)}"
+    return summary
+
+
+def _align_summary(align: _PlanValue) -> str:
+    """`{"cache":8,"dropout":true,"timeout":1000}`: an alignment's fields, checked."""
+    align.get("cache").integer()
+    align.get("timeout").integer()
+    if not isinstance(align.get("dropout").value, bool):
+        align.get("dropout")._fail("must be a boolean")
+    return _compact(align.value)
 
 
 def _batch_summary(batch: _PlanValue) -> str:

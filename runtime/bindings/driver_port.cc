@@ -155,7 +155,9 @@ class DriverPort {
   // distinct outputs of the model; kPaired (detail: the indexes) for a fetch whose outputs are
   // paired by transaction (Python's OutputPairing); kClosed (detail: the indexes) once the region
   // closed, for Python's fetch to return what the outputs and the ledger still hold.
-  py::object Fetch(const py::handle& indexes, const py::handle& timeout) {
+  // With `values` (fetch() rather than fetch_data()), an array a UDF returned as such
+  // (rt::kFlagArrayValue) is given as the array itself, not as a Tensor.
+  py::object Fetch(const py::handle& indexes, const py::handle& timeout, bool values) {
     int64_t timeout_ms = 0;
     if (!IntValue(timeout, timeout_ms) || timeout_ms < -1) return Refused(kTimeout);
     std::vector<uint32_t> picked;
@@ -173,15 +175,23 @@ class DriverPort {
       forecast_.Await(region_->region(), chosen, bell_, deadline);
     }
     rt::MessageRecord first;
+    std::vector<bool> array_values(chosen.size());
     py::list arrays(chosen.size());
     py::object set = region_->TakeTensorSet(
         chosen, bell_, deadline, ledger_,
-        [&](const rt::MessageRecord& record) { std::memcpy(&first, &record, offsetof(rt::MessageRecord, ret_code)); },
+        [&](size_t i, const rt::MessageRecord& record) {
+          if (i == 0) std::memcpy(&first, &record, offsetof(rt::MessageRecord, ret_code));
+          array_values[i] = values && (record.flags & rt::kFlagArrayValue) != 0;
+        },
         arrays);
     if (set.is_none()) return Refused(kClosed, IndexesOf(indexes));
     if (!set.is(arrays)) return set;
     py::list tensors(chosen.size());
     for (size_t i = 0; i < chosen.size(); ++i) {
+      if (array_values[i]) {
+        PyList_SET_ITEM(tensors.ptr(), static_cast<Py_ssize_t>(i), py::object(arrays[i]).release().ptr());
+        continue;
+      }
       py::object tensor = TensorOf(arrays[i]);
       if (!tensor) {  // a dtype with no GE data type: plain_result says so
         PyErr_Clear();
@@ -552,7 +562,7 @@ void BindDriverPort(py::module_& m) {
       .def("feed", &DriverPort::Feed, py::arg("feed"), py::arg("flow_info"), py::arg("timeout"),
            py::arg("partial_inputs"))
       .def("ordered", &DriverPort::Ordered, py::arg("feed"), py::arg("partial_inputs"))
-      .def("fetch", &DriverPort::Fetch, py::arg("indexes"), py::arg("timeout"))
+      .def("fetch", &DriverPort::Fetch, py::arg("indexes"), py::arg("timeout"), py::arg("values") = false)
       .def("next_transaction_id", &DriverPort::NextTransactionId);
   for (auto [name, refusal] : {std::pair{"NOT_A_FEED", DriverPort::kNotAFeed}, {"EMPTY", DriverPort::kEmpty},
                                {"EOS_MARKER", DriverPort::kEosMarker}, {"COUNT", DriverPort::kCount},

@@ -7,6 +7,7 @@
 
 #include <cstddef>
 #include <cstring>
+#include <map>
 #include <memory>
 #include <string>
 #include <utility>
@@ -82,9 +83,43 @@ void ConfigureCodec(py::object message_type, py::object meta_type, const py::tup
   types.loads = std::move(loads);
   const Names& name = Name();
   RegisterSlots(types.message_type, {&name.meta, &name.kind, &name.payload, &name.ret_code, &name.error,
-                                     &name.route_label, &name.data_label});
+                                     &name.route_label, &name.data_label, &name.as_array});
   RegisterSlots(types.meta_type, {&name.transaction_id, &name.start_time, &name.end_time, &name.flow_flags,
                                   &name.user_data});
+}
+
+// Sets the user message types: `user_types` maps a class to (msg type, serialize_func) and
+// `user_loaders` a msg type to deserialize_func; the registry keeps filling these dicts.
+// Sets what a Python UDF receives for a tensor message's array (dfir.core.tensor.udf_tensor) and
+// the Tensor type it makes (slots _array and _desc).
+void SetUdfTensor(py::object udf_tensor, py::object tensor_type) {
+  Types().udf_tensor = std::move(udf_tensor);
+  Types().tensor_type = std::move(tensor_type);
+  RegisterSlots(Types().tensor_type, {&Name().array, &Name().desc});
+}
+
+// The Tensor descriptions UdfArgument shares, by shape and numpy type number (the last item).
+using Descriptions = std::map<std::vector<npy_intp>, py::object>;
+constexpr size_t kMaxDescriptions = 256;
+
+Descriptions& UdfDescriptions() {
+  static auto* descriptions = new Descriptions();  // never destroyed, as Types()
+  return *descriptions;
+}
+
+void SetUserTypes(const py::dict& user_types, const py::dict& user_loaders) {
+  Types().user_types = user_types;
+  Types().user_loaders = user_loaders;
+}
+
+// The (msg type, serialize_func) of `payload`'s class when it is a registered user type (borrowed),
+// else nullptr.
+PyObject* UserTypeOf(const py::object& payload) {
+  const py::object& user_types = Types().user_types;
+  if (!user_types) return nullptr;
+  PyObject* entry = PyDict_GetItemWithError(user_types.ptr(), reinterpret_cast<PyObject*>(Py_TYPE(payload.ptr())));
+  if (entry == nullptr && PyErr_Occurred()) throw py::error_already_set();
+  return entry;
 }
 
 }  // namespace
@@ -100,7 +135,7 @@ const Names& Name() {
 }
 
 py::object NewMessage(py::object meta, py::object kind, py::object payload, int32_t ret_code, py::object error,
-                      uint32_t route_label, uint32_t data_label) {
+                      uint32_t route_label, uint32_t data_label, bool as_array) {
   const Names& name = Name();
   py::object message = NewRecordObject(Types().message_type, {{&name.meta, std::move(meta)},
                                                               {&name.kind, std::move(kind)},
@@ -108,11 +143,31 @@ py::object NewMessage(py::object meta, py::object kind, py::object payload, int3
                                                               {&name.ret_code, py::int_(ret_code)},
                                                               {&name.error, std::move(error)},
                                                               {&name.route_label, py::int_(route_label)},
-                                                              {&name.data_label, py::int_(data_label)}});
+                                                              {&name.data_label, py::int_(data_label)},
+                                                              {&name.as_array, py::bool_(as_array)}});
   for (const auto& [field, value] : Types().other_fields) {
     if (PyObject_GenericSetAttr(message.ptr(), field.ptr(), value.ptr()) != 0) throw py::error_already_set();
   }
   return message;
+}
+
+py::object UdfArgument(py::object payload, bool as_tensor) {
+  if (!as_tensor || !Types().udf_tensor || !PyArray_Check(payload.ptr())) return payload;
+  auto* array = reinterpret_cast<PyArrayObject*>(payload.ptr());
+  std::vector<npy_intp> key(PyArray_DIMS(array), PyArray_DIMS(array) + PyArray_NDIM(array));
+  key.push_back(PyArray_TYPE(array));
+  Descriptions& descriptions = UdfDescriptions();
+  auto found = descriptions.find(key);
+  if (found != descriptions.end()) {
+    const Names& name = Name();
+    return NewRecordObject(Types().tensor_type, {{&name.array, std::move(payload)}, {&name.desc, found->second}});
+  }
+  py::object made = Types().udf_tensor(payload);
+  if (py::type::of(made).is(Types().tensor_type)) {
+    if (descriptions.size() >= kMaxDescriptions) descriptions.clear();
+    descriptions.emplace(std::move(key), Get(made, Name().desc));
+  }
+  return made;
 }
 
 void CheckConfigured() {
@@ -190,9 +245,13 @@ bool Encoder::Encode(const py::handle& message, rt::MessageRecord& record) {
   uint32_t data_label = Get(message, name.data_label).cast<uint32_t>();
   py::object kind = Get(message, name.kind);
   rt::WriteHeader(info, KindIndex(kind), ret_code, route_label, data_label, record);
+  if (Get(message, name.as_array).ptr() == Py_True) record.flags |= rt::kFlagArrayValue;
   py::object payload = Get(message, name.payload);
   if (!payload.is_none()) {
-    if (kind.is(Types().object_kind)) return EncodeBytes(Types().dumps(payload), rt::BodyEncoding::kPickle, record);
+    if (kind.is(Types().object_kind)) {
+      if (PyObject* entry = UserTypeOf(payload)) return EncodeUserType(payload, entry, record);
+      return EncodeBytes(Types().dumps(payload), rt::BodyEncoding::kPickle, record);
+    }
     return EncodeTensor(payload, record);
   }
   std::string error = Get(message, name.error).cast<std::string>();
@@ -229,6 +288,18 @@ bool Encoder::EncodeBytes(const py::bytes& body, rt::BodyEncoding encoding, rt::
   Py_ssize_t size = 0;
   if (PyBytes_AsStringAndSize(body.ptr(), &data, &size) != 0) throw py::error_already_set();
   return writer_.Write(encoding, data, static_cast<uint64_t>(size), 0, record);
+}
+
+bool Encoder::EncodeUserType(const py::object& payload, const py::handle& entry, rt::MessageRecord& record) {
+  auto msg_type = py::reinterpret_borrow<py::tuple>(entry)[0].cast<int32_t>();
+  py::object body = py::reinterpret_borrow<py::tuple>(entry)[1](payload);
+  if (!PyBytes_Check(body.ptr()) && !PyByteArray_Check(body.ptr()) && !PyMemoryView_Check(body.ptr())) {
+    throw rt::RuntimeError("the serialize_func of msg type " + std::to_string(msg_type) + " returned " +
+                           py::str(py::type::of(body).attr("__name__")).cast<std::string>() + ", not bytes");
+  }
+  if (!EncodeBytes(py::bytes(body), rt::BodyEncoding::kUserType, record)) return false;
+  record.dtype_num = msg_type;
+  return true;
 }
 
 py::object DecodeMeta(const rt::TransactionInfo& info) {
@@ -274,12 +345,28 @@ py::object Decoder::DecodeBody(const rt::MessageRecord& record, std::string& err
       rt::ReleaseBody(*region_, record);
       return payload;
     }
+    case rt::BodyEncoding::kUserType:
+      return DecodeUserType(record);
     case rt::BodyEncoding::kText:
       error.assign(reinterpret_cast<const char*>(rt::BodyOf(*region_, record)), record.body_size);
       rt::ReleaseBody(*region_, record);
       break;
   }
   return py::none();
+}
+
+py::object Decoder::DecodeUserType(const rt::MessageRecord& record) {
+  py::bytes body(reinterpret_cast<const char*>(rt::BodyOf(*region_, record)), record.body_size);
+  rt::ReleaseBody(*region_, record);
+  const py::object& loaders = Types().user_loaders;
+  PyObject* load = loaders ? PyDict_GetItemWithError(loaders.ptr(), py::int_(record.dtype_num).ptr()) : nullptr;
+  if (load == nullptr) {
+    if (PyErr_Occurred()) throw py::error_already_set();
+    throw rt::RuntimeError("a message of user msg type " + std::to_string(record.dtype_num) +
+                           " arrived, but this process has no deserialize_func for it: register the type "
+                           "(msg_type_register.register) before the model loads");
+  }
+  return py::reinterpret_borrow<py::object>(load)(body);
 }
 
 py::object Decoder::MessageOf(const rt::MessageRecord& record, py::object meta, py::object payload,
@@ -291,7 +378,7 @@ py::object Decoder::MessageOf(const rt::MessageRecord& record, py::object meta, 
                            std::to_string(Types().kinds.size()));
   }
   return NewMessage(std::move(meta), Types().kinds[record.kind], std::move(payload), record.ret_code, std::move(text),
-                    record.route_label, record.data_label);
+                    record.route_label, record.data_label, (record.flags & rt::kFlagArrayValue) != 0);
 }
 
 py::object Decoder::DecodeArray(const rt::MessageRecord& record) {
@@ -321,6 +408,12 @@ py::object Decoder::BodyView(const rt::MessageRecord& record) const {
 }
 
 void BindCodec(py::module_& m) {
+  m.def("set_user_types", &SetUserTypes, py::arg("user_types"), py::arg("user_loaders"),
+        "Sets the user message types (msg_type_register): {class: (msg type, serialize_func)} and "
+        "{msg type: deserialize_func}, dicts the registry keeps filling.");
+  m.def("set_udf_tensor", &SetUdfTensor, py::arg("udf_tensor"), py::arg("tensor_type"),
+        "Sets what a Python UDF receives for a tensor message's numpy array, udf_tensor(array), and the Tensor "
+        "type it makes (its slots _array and _desc are set directly for a dtype and shape seen before).");
   m.def("configure_codec", &ConfigureCodec, py::arg("message_type"), py::arg("meta_type"), py::arg("kinds"),
         py::arg("object_kind"), py::arg("other_fields"), py::arg("dumps"), py::arg("loads"),
         "Sets the Python types records decode to: Message and TransactionMeta (slotted dataclasses), the Kind "
@@ -328,11 +421,11 @@ void BindCodec(py::module_& m) {
         "-> default).");
   m.def(
       "new_message",
-      [](py::object meta, py::object kind, py::object payload) {
+      [](py::object meta, py::object kind, py::object payload, bool as_array) {
         CheckConfigured();
-        return NewMessage(std::move(meta), std::move(kind), std::move(payload), 0, py::str(""), 0, 0);
+        return NewMessage(std::move(meta), std::move(kind), std::move(payload), 0, py::str(""), 0, 0, as_array);
       },
-      py::arg("meta"), py::arg("kind"), py::arg("payload"),
+      py::arg("meta"), py::arg("kind"), py::arg("payload"), py::arg("as_array") = false,
       "What dfir.core.messages.new_message makes (a message without return code, error or labels), made natively.");
   m.attr("INLINE_BYTES") = rt::kInlineBytes;
   m.attr("MAX_DIMS") = rt::kMaxDims;

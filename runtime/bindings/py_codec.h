@@ -38,6 +38,15 @@ struct PythonTypes {
   std::vector<std::pair<pybind11::object, pybind11::object>> other_fields;
   pybind11::object dumps;               // bytes of a Python object (cloudpickle)
   pybind11::object loads;
+  // The user message types (dataflow's msg_type_register), the registry's own dicts: a class ->
+  // (msg type, serialize_func), and a msg type -> deserialize_func (set_user_types).
+  pybind11::object user_types;
+  pybind11::object user_loaders;
+  // What a Python UDF receives for a tensor message's array (dfir.core.tensor.udf_tensor: a
+  // Tensor over it, or the array when its dtype has no GE data type) and the Tensor type, set by
+  // set_udf_tensor; unset: the array itself.
+  pybind11::object udf_tensor;
+  pybind11::object tensor_type;
 };
 
 PythonTypes& Types();
@@ -48,7 +57,8 @@ struct Names {
                    ret_code = Intern("ret_code"), error = Intern("error"), transaction_id = Intern("transaction_id"),
                    start_time = Intern("start_time"), end_time = Intern("end_time"),
                    flow_flags = Intern("flow_flags"), user_data = Intern("user_data"),
-                   route_label = Intern("route_label"), data_label = Intern("data_label");
+                   route_label = Intern("route_label"), data_label = Intern("data_label"),
+                   as_array = Intern("as_array"), array = Intern("_array"), desc = Intern("_desc");
 
   static pybind11::object Intern(const char* name) {
     return pybind11::reinterpret_steal<pybind11::object>(PyUnicode_InternFromString(name));
@@ -60,7 +70,19 @@ const Names& Name();
 // A new dfir.core.messages.Message with these fields (the codec's other fields at their defaults),
 // its slots set directly.
 pybind11::object NewMessage(pybind11::object meta, pybind11::object kind, pybind11::object payload, int32_t ret_code,
-                            pybind11::object error, uint32_t route_label, uint32_t data_label);
+                            pybind11::object error, uint32_t route_label, uint32_t data_label,
+                            bool as_array = false);
+
+// What a Python UDF receives for `payload`, a message's payload: for a tensor message that no
+// UDF returned as an array (`as_tensor`: kind TENSOR, no rt::kFlagArrayValue) what
+// Types().udf_tensor makes of its array (a Tensor; its description found once per dtype and
+// shape, then shared natively), anything else as it is.
+pybind11::object UdfArgument(pybind11::object payload, bool as_tensor);
+
+// Whether a Python UDF receives a record's payload as a Tensor (see UdfArgument).
+inline bool AsTensor(const rt::MessageRecord& record, rt::MessageKind tensor_kind) {
+  return record.kind == tensor_kind && (record.flags & rt::kFlagArrayValue) == 0;
+}
 
 void CheckConfigured();
 
@@ -121,6 +143,8 @@ class Encoder {
  private:
   bool EncodeTensor(const pybind11::object& payload, rt::MessageRecord& record);
   bool EncodeBytes(const pybind11::bytes& body, rt::BodyEncoding encoding, rt::MessageRecord& record);
+  // An object of a registered user type: its serialize_func's bytes (kUserType).
+  bool EncodeUserType(const pybind11::object& payload, const pybind11::handle& entry, rt::MessageRecord& record);
 
   std::shared_ptr<rt::Region> region_;
   rt::BodyWriter writer_;
@@ -159,6 +183,8 @@ class Decoder {
 
  private:
   pybind11::object BodyView(const rt::MessageRecord& record) const;
+  // The object a kUserType body stands for (its msg type's deserialize_func of its bytes).
+  pybind11::object DecodeUserType(const rt::MessageRecord& record);
 
   std::shared_ptr<rt::Region> region_;
   pybind11::object last_meta_;          // the TransactionMeta of the last record decoded

@@ -67,10 +67,11 @@ class PyRegion {
                                PyLedger* ledger);
 
   // TakeTensors' wait and take: `arrays` (one item per channel) filled and returned for a set of
-  // plain tensors, after `first(record)` saw the first channel's record; else as TakeTensors.
-  template <typename First>
+  // plain tensors, `seen(i, record)` called with each channel's record before its array is made;
+  // else as TakeTensors.
+  template <typename Seen>
   pybind11::object TakeTensorSet(const std::vector<uint32_t>& channels, uint32_t bell, const rt::Deadline& deadline,
-                                 PyLedger* ledger, First&& first, pybind11::list& arrays) {
+                                 PyLedger* ledger, Seen&& seen, pybind11::list& arrays) {
     namespace py = pybind11;
     CheckConfigured();
     if (channels.empty()) throw rt::RuntimeError("take_tensors needs at least one channel");
@@ -82,7 +83,7 @@ class PyRegion {
     Decoder decoder(region_);
     if (rt::NextSetIsPlainTensors(*region_, channels, Types().tensor_kind)) {
       rt::TakeSets(*region_, channels, 1, [&](size_t i, const rt::Taken& message) {
-        if (i == 0) first(*message.record);
+        seen(i, *message.record);
         arrays[i] = decoder.DecodeArray(*message.record);
       });
       return arrays;

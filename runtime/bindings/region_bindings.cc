@@ -90,6 +90,7 @@ struct PyRegion::LeanInput {
   py::object message;  // set for a local channel, or once made (LeanMessage)
   rt::MessageRecord header{};
   py::object payload;
+  py::object argument;  // what the first step's function receives for it (UdfArgument)
   std::string error;
   int32_t ret_code = 0;
 };
@@ -185,7 +186,9 @@ py::object PyRegion::TakeTensors(const std::vector<uint32_t>& channels, uint32_t
   py::object fields;
   py::list arrays(channels.size());
   py::object set = TakeTensorSet(channels, bell, rt::Deadline::AfterMs(timeout_ms), ledger,
-                                 [&](const rt::MessageRecord& record) { fields = FieldsOf(record); }, arrays);
+                                 [&](size_t i, const rt::MessageRecord& record) {
+                                   if (i == 0) fields = FieldsOf(record);
+                                 }, arrays);
   return set.is(arrays) ? py::make_tuple(std::move(fields), std::move(arrays)) : set;
 }
 
@@ -225,10 +228,14 @@ py::object PyRegion::FireLean(const std::vector<uint32_t>& channels, uint32_t be
       input.message = py::reinterpret_steal<py::object>(static_cast<PyObject*>(message.object));
       input.payload = Get(input.message, Name().payload);
       input.ret_code = Get(input.message, Name().ret_code).cast<int32_t>();
+      input.argument = UdfArgument(input.payload,
+                                   Get(input.message, Name().kind).is(Types().kinds[Types().tensor_kind]) &&
+                                       Get(input.message, Name().as_array).ptr() != Py_True);
     } else {
       input.header = *message.record;
       input.ret_code = message.record->ret_code;
       input.payload = decoder.DecodeBody(*message.record, input.error);
+      input.argument = UdfArgument(input.payload, AsTensor(*message.record, Types().tensor_kind));
     }
   });
   const size_t width = channels.size();
@@ -454,7 +461,7 @@ bool PyRegion::FireLeanSet(LeanInput* set, size_t width, const std::vector<std::
   }
   LeanInput* latest = set;
   for (size_t j = 0; j < width; ++j) {
-    arguments[j] = set[j].payload.ptr();
+    arguments[j] = set[j].argument.ptr();
     if (TransactionIdOf(set[j]) > TransactionIdOf(*latest)) latest = &set[j];
   }
   uint32_t data_label = set[0].message ? Get(set[0].message, Name().data_label).cast<uint32_t>() : set[0].header.data_label;
@@ -481,13 +488,15 @@ bool PyRegion::FireLeanSet(LeanInput* set, size_t width, const std::vector<std::
                                              : rt::TransactionOf(latest->header);
   rt::MessageRecord header;
   rt::WriteHeader(info, Types().tensor_kind, 0, 0, data_label, header);
+  header.flags = rt::kFlagArrayValue;  // an array the UDF returned (Message.as_array)
   rt::Deadline forever = rt::Deadline::Forever();
   Encoder encoder(region_, forever, gil);
   rt::PendingPut put(*region_);
   py::object local;  // the Message local channels carry, made once
   for (uint32_t channel : targets) {
     if (!rt::IsShared(*region_, channel)) {
-      if (!local) local = NewMessage(MetaOf(*latest), Types().kinds[Types().tensor_kind], value, 0, py::str(""), 0, data_label);
+      if (!local) local = NewMessage(MetaOf(*latest), Types().kinds[Types().tensor_kind], value, 0, py::str(""), 0, data_label,
+                                      true);
       put.AddLocal(channel, local.ptr());
     } else if (!put.AddAgain(channel, result)) {
       rt::MessageRecord record;
@@ -532,6 +541,7 @@ std::pair<std::vector<std::pair<uint32_t, uint64_t>>, bool> PyRegion::Ready(cons
     if (sets == 0) continue;
     for (uint32_t channel : groups.sinks[unit]) {
       rt::Ring sink = region_->ring(channel);
+      if (sink.overwrites()) continue;  // a full OVERWRITE sink drops its oldest, never blocks
       uint64_t size = sink.size();
       sets = std::min<uint64_t>(sets, size < sink.capacity() ? sink.capacity() - size : 0);
     }
@@ -628,6 +638,13 @@ void BindRegion(py::module_& m) {
       .def("size", [](const PyRegion& self, uint32_t channel) { return self.region().ring(channel).size(); })
       .def("pops", [](const PyRegion& self, uint32_t channel) { return self.region().ring(channel).pops(); })
       .def("capacity", [](const PyRegion& self, uint32_t channel) { return self.region().ring(channel).capacity(); })
+      .def(
+          "set_overwrite",
+          [](PyRegion& self, uint32_t channel) { self.region().ring(channel).SetOverwrite(true); },
+          py::arg("channel"),
+          "Makes `channel` OVERWRITE: a push that finds it full drops its oldest message. Before any put.")
+      .def("overwrites", [](const PyRegion& self, uint32_t channel) { return self.region().ring(channel).overwrites(); })
+      .def("dropped", [](const PyRegion& self, uint32_t channel) { return self.region().ring(channel).dropped(); })
       .def("is_shared", [](const PyRegion& self, uint32_t channel) { return rt::IsShared(self.region(), channel); })
       .def_property_readonly("closing", [](const PyRegion& self) { return self.region().closing(); })
       .def("close", [](PyRegion& self) { self.region().Close(); })

@@ -265,7 +265,7 @@ py::tuple ResultTuple(const ProcResult& result, const MakeOutput& make, py::obje
 
 // The Python types a plain call reads and builds, set once by configure_udf_messages.
 struct MessageTypes {
-  py::object message_type;  // Message(meta, kind, payload, ret_code, error, route_label, data_label)
+  py::object message_type;  // Message(meta, kind, payload, ret_code, error, route_label, data_label, as_array)
   py::object meta_type;     // TransactionMeta(transaction_id, start_time, end_time, flow_flags, user_data)
   py::object tensor, raw, empty;                  // the Kind members a C++ UDF takes
   std::map<int32_t, py::dtype> dtype_of_code;     // GE data type number -> numpy dtype
@@ -283,7 +283,7 @@ struct MessageNames {
              route_label = Intern("route_label"), data_label = Intern("data_label"),
              transaction_id = Intern("transaction_id"), start_time = Intern("start_time"),
              end_time = Intern("end_time"), flow_flags = Intern("flow_flags"), user_data = Intern("user_data"),
-             value = Intern("value"), error = Intern("error");
+             value = Intern("value"), error = Intern("error"), as_array = Intern("as_array");
 
   static py::object Intern(const char* name) {
     return py::reinterpret_steal<py::object>(PyUnicode_InternFromString(name));
@@ -335,7 +335,7 @@ void ConfigureUdfMessages(py::object message_type, py::object meta_type, py::obj
   types.meta_type = std::move(meta_type);
   const MessageNames& name = Names();
   dfir::bindings::RegisterSlots(types.message_type, {&name.meta, &name.kind, &name.payload, &name.ret_code, &name.error,
-                                                     &name.route_label, &name.data_label});
+                                                     &name.route_label, &name.data_label, &name.as_array});
   dfir::bindings::RegisterSlots(types.meta_type, {&name.transaction_id, &name.start_time, &name.end_time,
                                                   &name.flow_flags, &name.user_data});
   types.tensor = std::move(tensor);
@@ -472,7 +472,8 @@ py::object MessageFromMsg(const std::shared_ptr<HostFlowMsg>& msg, const py::obj
                                                                {&name.ret_code, py::int_(msg->GetRetCode())},
                                                                {&name.error, py::str("")},
                                                                {&name.route_label, py::int_(msg->route_label())},
-                                                               {&name.data_label, py::int_(msg->data_label())}});
+                                                               {&name.data_label, py::int_(msg->data_label())},
+                                                               {&name.as_array, py::bool_(false)}});
 }
 
 // The TransactionMeta of a call's transaction: `latest`'s fields and `user_data`.
@@ -678,6 +679,19 @@ void SetupUdfBindings(py::module_& m) {
             return py::make_tuple(ret, problem);
           },
           "Init every object: (ret, why it failed).")
+      .def(
+          "reset_flow_func_state",
+          [](UdfInstance& instance) {
+            std::string problem;
+            int32_t ret = 0;
+            {
+              const py::gil_scoped_release release;
+              ret = instance.ResetState(problem);
+            }
+            return py::make_tuple(ret, problem);
+          },
+          "ResetFlowFuncState of every object: (ret, why it failed); FLOW_FUNC_ERR_NOT_SUPPORT (564002) from a "
+          "class that does not implement it.")
       .def("proc_stream", &ProcStream, py::arg("func"), py::arg("ports"), py::arg("input_num"), py::arg("depth"),
            py::arg("take"), py::arg("size"), py::arg("meta"), py::arg("user_data"), py::arg("exception"),
            py::arg("invoke"), "Run a stream-input func with the GIL released; returns as `proc`.");

@@ -4,10 +4,13 @@ Each feed is a transaction: its id comes from the `FlowInfo` when that gives one
 counter starting at 1; its `FlowInfo` fields travel with every message it causes and come back
 from `fetch_data`. Results come back in feed order through single-instance pipelines. A failed
 transaction fetches as `([], flow_info, ret)` with `ret` its error code (a `RetCode`, whose
-`.message` says what failed) while other transactions complete normally.
+`.message` says what failed) while other transactions complete normally; one a UDF aborted
+(`DfAbortException`) also stops the model when fetched. Feeds and fetches that cannot be served
+return GE's codes (docs/udf.md, "Errors").
 """
 from __future__ import annotations
 
+import logging
 from typing import Any, Callable, Sequence
 
 import numpy as np
@@ -15,23 +18,29 @@ import numpy as np
 from dfir.core import data_type as dt
 from dfir.core.errors import GeError
 from dfir.core.flow_info import FlowInfo
+from dfir.core.msg_types import msg_type_register
 from dfir.core.messages import Kind, Message, TransactionMeta
 from dfir.core.tensor import Tensor
 from dfir.om.plan import Input, Plan
+from dfir.runtime import _native
 from dfir.runtime._native import DriverPort
 from dfir.runtime.channels import READY, TIMEOUT
 from dfir.runtime.driver.input_check import FedInputChecks
 from dfir.runtime.driver.process_scheduler import PortResults, ProcessScheduler, SchedulerFailed, plan_wiring
 from dfir.runtime.driver.servers import check_local, plan_servers
-from dfir.runtime.driver.status import FEED_TIMEOUT, FETCH_TIMEOUT, PARAM_INVALID, SUCCESS, RetCode
+from dfir.runtime.driver.status import (ABORT_MARK, DATATYPE_INVALID, FEED_TIMEOUT, FETCH_TIMEOUT, PARAM_INVALID, SHAPE_INVALID,
+                                        SUCCESS, RetCode)
 from dfir.runtime.funcs import SchedulerClosed
 from dfir.runtime.ge.iree_device import share_one_malloc_arena
 from dfir.runtime.worker import host
 from dfir.runtime.worker.batching import with_batch_nodes
 
 share_one_malloc_arena()  # before any model's threads and workers exist (see its docstring)
+# The native codec reads the user message types from the registry's own dicts (dfir.core.msg_types).
+_native.set_user_types(msg_type_register.codec_types, msg_type_register.codec_loaders)
 
 _SUCCEEDED = RetCode(SUCCESS)
+_log = logging.getLogger("dfir.runtime")
 
 
 class RuntimeModel:
@@ -80,7 +89,9 @@ class RuntimeModel:
         values, or lists one value per input. An empty feed with the EOS flag sends an EOS marker
         (an empty message) to every input. Values are converted to the input's schema dtype when
         the plan gives one. Returns SUCCESS, or FEED_TIMEOUT when no room frees up within
-        `timeout` ms (-1: wait forever).
+        `timeout` ms (-1: wait forever); a feed that cannot be served returns GE's code for it
+        (PARAM_INVALID, SHAPE_INVALID, DATATYPE_INVALID: `_refusal`), the reason logged and kept
+        on the RetCode, as GE's feed_data does.
 
         In flight: every channel holds at most `channel_depth` messages (the option
         `dfir.runtime.channel_depth`, default 128), so a pipeline whose longest path from a
@@ -98,19 +109,23 @@ class RuntimeModel:
             meta = self._new_transaction(flow_info)
             return self._submit("feed_data", timeout, self._scheduler.submit,
                                 [Message.empty(meta)] * len(self._inputs))
-        raise self._refusal("feed_data", feed, refusal, detail, timeout)
+        return self._refusal("feed_data", feed, refusal, detail, timeout)
 
     def _feed_converted(self, fed: dict[int, Any], flow_info: FlowInfo | None, timeout: int) -> RetCode:
         """`feed_data` of the values the port asked to have converted ({position: value})."""
         self._check_open("feed_data")
-        converted = {k: self._as_array(self._inputs[k], value) for k, value in fed.items()}
+        converted = {}
+        for k, value in fed.items():
+            converted[k] = self._as_array(self._inputs[k], value)
+            if type(converted[k]) is RetCode:
+                return converted[k]
         verdict = self._port.feed(converted, flow_info, timeout, True)
         if type(verdict) is int:
             return self._fed(verdict, timeout)
         refusal, detail = verdict
         if refusal == DriverPort.NOT_A_TENSOR:  # say what the user fed, not its array
             detail = (detail[0], fed[detail[0]])
-        raise self._refusal("feed_data", converted, refusal, detail, timeout)
+        return self._refusal("feed_data", converted, refusal, detail, timeout)
 
     def _fed(self, status: int, timeout: int) -> RetCode:
         """A feed's RetCode from the port's wait status."""
@@ -133,20 +148,23 @@ class RuntimeModel:
         if type(messages) is tuple:
             if len(messages) == 3:  # plain tensors, built natively
                 return messages
-            chosen, messages = self._fetch_refused("fetch_data", messages, timeout)
+            refused = self._fetch_refused("fetch_data", messages, timeout)
+            if type(refused) is RetCode:
+                return [], FlowInfo(), refused
+            chosen, messages = refused
         else:
             chosen = self._all_outputs if indexes is None else list(indexes)
         if not messages:
             return [], FlowInfo(), RetCode(FETCH_TIMEOUT, f"no result within {timeout} ms")
         for message in messages:
             if message.ret_code != 0:
-                return [], message.meta.to_flow_info(), RetCode(message.ret_code, message.error)
+                return [], message.meta.to_flow_info(), self._failed("fetch_data", message)
         info = messages[0].meta.to_flow_info()
         try:
             tensors = [Tensor(m.payload) if m.kind is Kind.TENSOR else _as_tensor(i, m)
                        for i, m in zip(chosen, messages) if m.kind is not Kind.EMPTY]
         except GeError as exc:
-            return [], info, RetCode(PARAM_INVALID, exc.error_message)
+            return [], info, self._refused("fetch_data", PARAM_INVALID, exc.error_message)
         return tensors, info, _SUCCEEDED
 
     # -- Python objects -------------------------------------------------------------------------
@@ -157,32 +175,44 @@ class RuntimeModel:
         self._check_open("feed")
         fed = self._port.ordered(feed, partial_inputs)
         if type(fed) is tuple:
-            raise self._refusal("feed", feed, *fed, timeout)
+            return self._refusal("feed", feed, *fed, timeout)
+        if not _valid_timeout(timeout):
+            return self._refused("feed", PARAM_INVALID, _timeout_problem(timeout))
         meta = self._new_transaction(None)
         messages = [Message.from_object(meta, fed[k]) if k in fed else None for k in range(len(self._inputs))]
         return self._submit("feed", timeout, self._scheduler.submit, messages)
 
     def fetch(self, indexes: Sequence[int] | None = None, timeout: int = -1) -> tuple[list, RetCode]:
-        """The next result as Python values: a `Tensor` per tensor, the object per object message,
-        None per empty message. `([], ret)` for a failed transaction or a timeout."""
-        messages = self._port.fetch(indexes, timeout)
+        """The next result as Python values, as GE's fetch gives them: a `Tensor` per tensor, but
+        the array itself for an array a UDF returned (`Message.as_array`); the object per object
+        message; None per empty message. `([], ret)` for a failed transaction or a timeout."""
+        messages = self._port.fetch(indexes, timeout, True)
         if type(messages) is tuple:
             if len(messages) == 3:  # plain tensors, built natively
                 return messages[0], messages[2]
-            chosen, messages = self._fetch_refused("fetch", messages, timeout)
+            refused = self._fetch_refused("fetch", messages, timeout)
+            if type(refused) is RetCode:
+                return [], refused
+            chosen, messages = refused
         else:
             chosen = self._all_outputs if indexes is None else list(indexes)
         if not messages:
             return [], RetCode(FETCH_TIMEOUT, f"no result within {timeout} ms")
         failed = next((m for m in messages if m.is_error), None)
         if failed is not None:
-            return [], RetCode(failed.ret_code, failed.error)
+            return [], self._failed("fetch", failed)
         try:
-            values = [_as_tensor(i, m) if m.kind is Kind.TENSOR else m.payload
+            values = [_as_tensor(i, m) if m.kind is Kind.TENSOR and not m.as_array else m.payload
                       for i, m in zip(chosen, messages)]
         except GeError as exc:
-            return [], RetCode(PARAM_INVALID, exc.error_message)
+            return [], self._refused("fetch", PARAM_INVALID, exc.error_message)
         return values, RetCode(SUCCESS)
+
+    def dropped_messages(self) -> dict[str, int]:
+        """How many messages each OVERWRITE input channel dropped so far (a node's
+        `_flow_attr_enqueue_policy` "OVERWRITE": a full channel drops its oldest message), by
+        what it feeds: {"node 'n' input j": count}. Closing the model logs the non-zero counts."""
+        return self._scheduler.dropped_messages()
 
     # -- lifetime -------------------------------------------------------------------------------
 
@@ -219,7 +249,8 @@ class RuntimeModel:
 
     def _submit(self, api: str, timeout: int, submit: Callable[..., bool], *inputs: Any) -> RetCode:
         """`submit(*inputs, timeout)` as a feed's RetCode."""
-        _check_timeout(timeout)
+        if not _valid_timeout(timeout):
+            return self._refused(api, PARAM_INVALID, _timeout_problem(timeout))
         try:
             submitted = submit(*inputs, timeout)
         except SchedulerFailed as failure:
@@ -229,20 +260,21 @@ class RuntimeModel:
             raise self._error(api, "the model is closed") from None
         return _SUCCEEDED if submitted else _feed_timeout(timeout)
 
-    def _fetch_refused(self, api: str, refused: tuple[int, Any], timeout: Any) -> tuple[list[int], list[Message]]:
-        """What a fetch the driver port did not take gets: the error of a bad fetch; or, for a fetch
-        of outputs paired by transaction or from a closed model, the scheduler's fetch, which
-        pairs them or returns what the outputs and the ledger still hold (the outputs fetched and
-        their messages)."""
+    def _fetch_refused(self, api: str, refused: tuple[int, Any],
+                       timeout: Any) -> tuple[list[int], list[Message]] | RetCode:
+        """What a fetch the driver port did not take gets: the return code of a bad fetch
+        (PARAM_INVALID, as GE returns it, the reason logged); or, for a fetch of outputs paired
+        by transaction or from a closed model, the scheduler's fetch, which pairs them or returns
+        what the outputs and the ledger still hold (the outputs fetched and their messages)."""
         refusal, detail = refused
         self._check_open(api)
         if refusal == DriverPort.TIMEOUT_VALUE:
-            raise _timeout_error(timeout)
+            return self._refused(api, PARAM_INVALID, _timeout_problem(timeout))
         if refusal == DriverPort.INDEX_RANGE:
-            raise self._error(api, f"output index {detail!r} is out of range; the model has {self._num_outputs} "
-                                   f"outputs")
+            return self._refused(api, PARAM_INVALID, f"output index {detail!r} is out of range; the model has "
+                                                     f"{self._num_outputs} outputs")
         if refusal == DriverPort.INDEXES:
-            raise self._error(api, f"indexes {detail} must name distinct outputs, at least one")
+            return self._refused(api, PARAM_INVALID, f"indexes {detail} must name distinct outputs, at least one")
         return detail, self._fetch_from(api, detail, timeout)
 
     def _fetch_from(self, api: str, chosen: list[int], timeout: int) -> list[Message]:
@@ -258,14 +290,29 @@ class RuntimeModel:
             return self._error(api, f"the model failed: {failure}; close it and load it again")
         return self._error(api, "the model is closed")
 
-    def _refusal(self, api: str, feed: Any, refusal: int, detail: Any, timeout: Any) -> GeError:
-        """The error of a feed the driver port refused (`DriverPort`'s refusals and their detail)."""
+    def _refused(self, api: str, code: int, reason: str) -> RetCode:
+        """GE's return code `code` for a call refused for `reason`, which is logged (as GE logs
+        it) and kept as the RetCode's message."""
+        _log.error("%s failed; model=%s; %s", api, self.name, reason)
+        return RetCode(code, reason)
+
+    def _failed(self, api: str, message: Message) -> RetCode:
+        """The RetCode of a fetched error message; an aborting UDF's (`DfAbortException`) also
+        stops the model here, if its worker has not stopped it already."""
+        if message.error.startswith(ABORT_MARK):
+            self._scheduler.fail(message.error)
+        return RetCode(message.ret_code, message.error)
+
+    def _refusal(self, api: str, feed: Any, refusal: int, detail: Any, timeout: Any) -> RetCode:
+        """GE's return code for a feed the driver port refused (`DriverPort`'s refusals and their
+        detail), its reason logged: PARAM_INVALID, or SHAPE_INVALID / DATATYPE_INVALID for a
+        tensor of the wrong shape / type."""
         self._check_open(api)
         names = self._input_names
         if refusal == DriverPort.TIMEOUT_VALUE:
-            raise _timeout_error(timeout)
+            return self._refused(api, PARAM_INVALID, _timeout_problem(timeout))
         if refusal == DriverPort.FLOW_INFO:
-            return self._error(api, f"flow_info must be a FlowInfo, got {type(detail).__name__}")
+            return self._refused(api, PARAM_INVALID, f"flow_info must be a FlowInfo, got {type(detail).__name__}")
         messages = {
             DriverPort.NOT_A_FEED: lambda: f"feed must be a dict or a list, got {type(feed).__name__}",
             DriverPort.EMPTY: lambda: "feed is empty; only feed_data with DATA_FLOW_FLAG_EOS set in flow_info may "
@@ -283,17 +330,33 @@ class RuntimeModel:
                                       f"{list(self._inputs[detail[0]].shape)}, got {list(detail[1].shape)}",
             DriverPort.GRAPH_INPUT: lambda: f"input '{names[detail[0]]}' {self._graph_checks.problem(*detail)}",
         }
-        return self._error(api, messages[refusal]())
+        return self._refused(api, self._refusal_code(refusal, detail), messages[refusal]())
 
-    def _as_array(self, spec: Input, value: Any) -> np.ndarray:
-        """`value` as an array of the input's schema dtype (the port judges the result)."""
+    def _refusal_code(self, refusal: int, detail: Any) -> int:
+        """GE's code for a refused feed: a tensor of the wrong shape is SHAPE_INVALID, a value of
+        the wrong type DATATYPE_INVALID, anything else PARAM_INVALID."""
+        if refusal == DriverPort.SHAPE:
+            return SHAPE_INVALID
+        if refusal == DriverPort.NOT_A_TENSOR:
+            return DATATYPE_INVALID
+        if refusal == DriverPort.GRAPH_INPUT:
+            position, array = detail
+            takes_dtype = any(np.dtype(dt.to_numpy(dt.from_name(rule.dtype))) == array.dtype and
+                              rule.problem(array.dtype, array.shape) is not None
+                              for rule in self._graph_checks.rules[position])
+            return SHAPE_INVALID if takes_dtype else DATATYPE_INVALID
+        return PARAM_INVALID
+
+    def _as_array(self, spec: Input, value: Any) -> np.ndarray | RetCode:
+        """`value` as an array of the input's schema dtype (the port judges the result), or
+        DATATYPE_INVALID when it cannot be one."""
         data = value.numpy() if isinstance(value, Tensor) else value
         dtype = None if spec.dtype is None else dt.to_numpy(dt.from_name(spec.dtype))
         try:
             return np.asarray(data, dtype=dtype)
         except (TypeError, ValueError) as exc:
-            raise self._error("feed_data", f"input '{spec.name}' cannot be a {spec.dtype} "
-                                           f"tensor: {exc}") from exc
+            return self._refused("feed_data", DATATYPE_INVALID, f"input '{spec.name}' cannot be a {spec.dtype} "
+                                                                f"tensor: {exc}")
 
 
 def _input_rules(inputs: Sequence[Input], graph_checks: FedInputChecks) -> list[tuple]:
@@ -360,10 +423,9 @@ def _scheduler(name: str, parts: host.ModelParts, depth: int,
     return ProcessScheduler(name, parts.plan, parts.build, depth, wiring=wiring)
 
 
-def _check_timeout(timeout: int) -> None:
-    if type(timeout) is bool or not isinstance(timeout, int) or timeout < -1:  # as the driver port judges it
-        raise _timeout_error(timeout)
+def _valid_timeout(timeout: Any) -> bool:
+    return type(timeout) is not bool and isinstance(timeout, int) and timeout >= -1  # as the driver port judges it
 
 
-def _timeout_error(timeout: Any) -> GeError:
-    return GeError(f"timeout must be -1 (wait forever) or a number of milliseconds >= 0, got {timeout!r}")
+def _timeout_problem(timeout: Any) -> str:
+    return f"timeout must be -1 (wait forever) or a number of milliseconds >= 0, got {timeout!r}"

@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import atexit
 import gc
+import logging
 import os
 import pickle
 import select
@@ -45,6 +46,7 @@ from typing import Any, Callable, Collection, NamedTuple, Sequence
 
 from dfir.core import collector
 from dfir.core.errors import GeError
+from dfir.om.flow_attrs import queue_attrs
 from dfir.core.flow_info import FlowFlag
 from dfir.core.messages import Message, TransactionMeta
 from dfir.om.plan import DEFAULT_CHANNEL_DEPTH, CppProject, Plan
@@ -65,6 +67,7 @@ DRIVER_BELL = 0
 MAX_CACHED_FETCHES = 64         # output index tuples whose channels a scheduler remembers
 
 _open_schedulers: weakref.WeakSet = weakref.WeakSet()
+_log = logging.getLogger("dfir.runtime")
 
 
 class SchedulerFailed(GeError):
@@ -82,6 +85,9 @@ class Wiring:
     channel_specs: tuple[channels.ChannelSpec, ...]
     bells: int
     device: DeviceWiring                   # what the workers need
+    # the OVERWRITE channels (`_flow_attr_enqueue_policy`), each with what it feeds:
+    # "node 'n' input j" (", instance i" for a replicated node)
+    overwrite_channels: tuple[tuple[int, str], ...] = ()
 
     def units_of(self, worker: int) -> list[int]:
         return [u for u, w in enumerate(self.unit_workers) if w == worker]
@@ -100,7 +106,9 @@ def plan_wiring(plan: Plan | dict, name: str, depth: int) -> Wiring:
     when every unit of its producer runs in the unit's worker and the producer is not a C++ UDF
     (whose outputs a worker puts as records, `Region.fire_udf`); graph outputs get shared
     channels (the driver fetches them). A source feeding a node of several units spreads its
-    messages over their channels by the node's `dispatch`.
+    messages over their channels by the node's `dispatch`. A unit input channel holds `depth`
+    messages, or the node's `_flow_attr_depth`, and is OVERWRITE when the node's
+    `_flow_attr_enqueue_policy` says so (`dfir.om.flow_attrs`).
     """
     plan = Plan.of(plan)
     nodes = plan.nodes
@@ -119,14 +127,20 @@ def plan_wiring(plan: Plan | dict, name: str, depth: int) -> Wiring:
     specs: list[channels.ChannelSpec] = []
     unit_inputs: list[tuple[int, ...]] = []
     groups: dict[Source, list[tuple[str, list[int]]]] = {}  # source -> (dispatch, channels) per consumer input
+    overwrite_channels: list[tuple[int, str]] = []
     for n, stub in enumerate(stubs):
         per_input: list[list[int]] = [[] for _ in stub.sources]
+        queueing = queue_attrs(nodes[n].attrs, f"node '{stub.name}'")
         for u in node_units[n]:
             for j, source in enumerate(stub.sources):
                 local = source.node is not None and node_workers[source.node] == {unit_workers[u]} \
                     and not isinstance(nodes[source.node].pp, CppProject)
                 per_input[j].append(len(specs))
-                specs.append(channels.ChannelSpec(not local, depth, unit_bells[u]))
+                if queueing.overwrite:
+                    instance = f", instance {units[u].instance}" if len(node_units[n]) > 1 else ""
+                    overwrite_channels.append((len(specs), f"node '{stub.name}' input {j}{instance}"))
+                specs.append(channels.ChannelSpec(not local, queueing.depth or depth, unit_bells[u],
+                                                  queueing.overwrite))
             unit_inputs.append(tuple(per_input[j][-1] for j in range(len(stub.sources))))
         for source, chs in zip(stub.sources, per_input):
             groups.setdefault(source, []).append((nodes[n].dispatch, chs))
@@ -153,7 +167,7 @@ def plan_wiring(plan: Plan | dict, name: str, depth: int) -> Wiring:
                           closures)
     input_routes = tuple(routes.get(Source(None, k), Targets(())) for k in range(len(plan.inputs)))
     return Wiring(devices, unit_workers, input_routes, tuple(output_channels), tuple(specs),
-                  1 + len(units) + len(devices), device)
+                  1 + len(units) + len(devices), device, tuple(overwrite_channels))
 
 
 def _targets(groups: list[tuple[str, list[int]]]) -> Targets:
@@ -185,11 +199,12 @@ class ProcessScheduler:
     """Runs `plan` in worker processes (see the module docstring); `build(indexes)` builds nodes."""
 
     def __init__(self, name: str, plan: Plan, build: NodeBuilder, depth: int = DEFAULT_CHANNEL_DEPTH,
-                 arena_bytes: int = DEFAULT_ARENA_BYTES, workers: Collection[int] | None = None,
+                 arena_bytes: int | None = None, workers: Collection[int] | None = None,
                  wiring: Wiring | None = None):
         """`workers`: the indexes (into `devices`) of the workers this process forks (default:
         all); the others run elsewhere (runtime/driver/ray_cluster.py relays their channels).
-        `wiring`: `plan_wiring(plan, name, depth)` when the caller has it already."""
+        `wiring`: `plan_wiring(plan, name, depth)` when the caller has it already. `arena_bytes`
+        (default: the plan's `shared_arena_bytes`, else DEFAULT_ARENA_BYTES): the tensor arena."""
         self.name = name
         self._wiring = wiring or plan_wiring(plan, name, depth)
         self._owner_pid = os.getpid()
@@ -203,7 +218,8 @@ class ProcessScheduler:
         self._pairings: dict[tuple[int, ...], OutputPairing] = {}
         self._channels_of: dict[tuple[int, ...], list[int]] = {}  # see _output_channels
         self._region = channels.open_region(self._wiring.bells, self._wiring.channel_specs,
-                                            len(self._wiring.devices), arena_bytes, name)
+                                            len(self._wiring.devices),
+                                            arena_bytes or plan.shared_arena_bytes or DEFAULT_ARENA_BYTES, name)
         self._workers: list[_Worker] = []
         self._wake_read, self._wake_write = os.pipe()
         try:
@@ -246,6 +262,18 @@ class ProcessScheduler:
     def failure(self) -> str | None:
         """Why the model failed (None while it has not)."""
         return self._failure
+
+    def dropped_messages(self) -> dict[str, int]:
+        """How many messages each OVERWRITE channel (`_flow_attr_enqueue_policy`) dropped so
+        far, by what it feeds ("node 'n' input j"); channels whose producers run in another
+        process of a cluster count in that process."""
+        return {label: self._region.dropped(channel) for channel, label in self._wiring.overwrite_channels}
+
+    def _log_dropped(self) -> None:
+        for label, dropped in self.dropped_messages().items():
+            if dropped:
+                _log.warning("model '%s': %s (OVERWRITE) dropped its %d oldest message%s when full",
+                             self.name, label, dropped, "" if dropped == 1 else "s")
 
     # -- the frontend's calls -----------------------------------------------------------------
 
@@ -360,6 +388,7 @@ class ProcessScheduler:
             if self._closed:
                 return
             self._closed = True
+            self._log_dropped()
             self._region.close()
             if self._wake_write >= 0:
                 os.write(self._wake_write, b"x")

@@ -1,14 +1,16 @@
 """Runtime return codes (GE's values) and `RetCode`, the return code that also says what happened.
 
 A failed UDF transaction comes back with the UDF's code (`FLOW_FUNC_FAILED` = 564000 for an
-exception, see `dfir.frontend.flow_func.status`); the codes below are the runtime's own.
+exception, see `dfir.frontend.flow_func.status`; a `DfException`'s `error_code`); the codes below
+are the runtime's own.
 """
 from __future__ import annotations
 
-SUCCESS = 0
-# ACL_ERROR_GE_PARAM_INVALID: the request cannot be served as asked (e.g. `fetch_data` of an
-# output that holds a Python object rather than a tensor).
-PARAM_INVALID = 145000
+# GE's codes (dfir.core.errors). A feed or fetch that cannot be served as asked returns one, as
+# GE's does, its reason logged and kept on the RetCode: PARAM_INVALID (a missing or unknown input,
+# a bad flow_info, timeout or output index, `fetch_data` of an output holding a Python object),
+# SHAPE_INVALID (a tensor of the wrong shape), DATATYPE_INVALID (a value of the wrong type).
+from dfir.core.errors import ABORT_MARK, DATATYPE_INVALID, PARAM_INVALID, SHAPE_INVALID, SUCCESS  # noqa: F401
 # ACL_ERROR_GE_MODEL_EXECUTE_TIMEOUT: GE reports feed and fetch timeouts with the same code.
 MODEL_EXECUTE_TIMEOUT = 545601
 FEED_TIMEOUT = MODEL_EXECUTE_TIMEOUT   # feed_data / feed found no room in the input channels in time

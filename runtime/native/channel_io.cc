@@ -1,6 +1,9 @@
 #include "channel_io.h"
 
+#include <sched.h>
+
 #include <algorithm>
+#include <chrono>
 #include <cstring>
 #include <string>
 
@@ -55,6 +58,41 @@ std::vector<ChannelRoom> RoomsOf(const Region& region, std::vector<uint32_t> cha
 uint64_t ReadySets(const Region& region, const std::vector<uint32_t>& channels, uint64_t limit) {
   for (uint32_t channel : channels) limit = std::min(limit, region.ring(channel).Ready(limit));
   return limit;
+}
+
+// Drops the oldest message of OVERWRITE `channel` (if a consumer took it first, nothing),
+// giving back what it holds: a record's body, a local object's reference.
+void DropOldest(Region& region, uint32_t channel, LocalObjects& locals) {
+  Ring ring = region.ring(channel);
+  if (IsShared(region, channel)) {
+    MessageRecord record;
+    if (ring.TryDropOldest([&](const uint8_t* slot) { std::memcpy(&record, slot, sizeof record); })) {
+      ReleaseBody(region, record);
+    }
+  } else {
+    void* object = nullptr;
+    if (ring.TryDropOldest([&](const uint8_t* slot) { std::memcpy(&object, slot, sizeof object); })) {
+      locals.Release(object);
+    }
+  }
+}
+
+// How long a consumer waits for the message that replaces one a producer dropped between the
+// consumer's count and its take (an OVERWRITE channel): the producer pushes right after.
+constexpr auto kReplacementWait = std::chrono::seconds(1);
+
+// Pops the oldest message of `channel` with `read`. A counted message of an OVERWRITE channel
+// may have been dropped meanwhile: its replacement is taken instead, once pushed.
+template <typename Read>
+bool PopCounted(Ring& ring, Read&& read) {
+  if (ring.TryPop(read)) return true;
+  if (!ring.overwrites()) return false;
+  const auto give_up = std::chrono::steady_clock::now() + kReplacementWait;
+  while (std::chrono::steady_clock::now() < give_up) {
+    if (ring.TryPop(read)) return true;
+    sched_yield();
+  }
+  return false;
 }
 
 [[noreturn]] void LostMessage(uint32_t channel) {
@@ -187,8 +225,12 @@ WaitStatus PendingPut::PushOne(const Outgoing& message, const Deadline& deadline
                           std::memcpy(slot, &message.object, sizeof message.object);
                         });
     if (pushed) return WaitStatus::kReady;
+    if (ring.overwrites()) {  // OVERWRITE: the oldest message makes room, and is counted
+      DropOldest(region_, message.channel, locals);
+      continue;
+    }
     // Another producer took the room this put waited for, or the put carries more messages for
-    // this channel than it holds; wait again (no message is dropped).
+    // this channel than it holds; wait again (no FIFO message is dropped).
     // The messages pushed so far are not rung yet: the consumer must wake to make room.
     WaitStatus status = WaitForRoom({message.channel}, {ChannelRoom{message.channel, 1}}, deadline, blocking, true);
     if (status == WaitStatus::kClosed) return status;
@@ -234,13 +276,13 @@ void TakeSets(Region& region, const std::vector<uint32_t>& channels, uint64_t se
     for (size_t i = 0; i < channels.size(); ++i) {
       Ring ring = region.ring(channels[i]);
       if (IsShared(region, channels[i])) {
-        if (!ring.TryPop([&](const uint8_t* slot) { std::memcpy(&record, slot, sizeof record); })) {
+        if (!PopCounted(ring, [&](const uint8_t* slot) { std::memcpy(&record, slot, sizeof record); })) {
           LostMessage(channels[i]);
         }
         take(i, Taken{&record, nullptr});
       } else {
         void* object = nullptr;
-        if (!ring.TryPop([&](const uint8_t* slot) { std::memcpy(&object, slot, sizeof object); })) {
+        if (!PopCounted(ring, [&](const uint8_t* slot) { std::memcpy(&object, slot, sizeof object); })) {
           LostMessage(channels[i]);
         }
         take(i, Taken{nullptr, object});

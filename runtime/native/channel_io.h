@@ -85,6 +85,8 @@ class PendingPut {
   // doorbells ring only before a wait for room (a full channel's consumer must wake to make
   // room); the caller rings them later (RingConsumers), e.g. once for a batch of puts to the
   // same channels.
+  // An OVERWRITE channel (Ring::overwrites) never waits: a push that finds it full drops its
+  // oldest message (counted in Ring::dropped; its body or object given back) and pushes.
   WaitStatus Push(const Deadline& deadline, BlockingScope& blocking, LocalObjects& locals, bool ring = true);
 
  private:
@@ -139,7 +141,9 @@ struct Taken {
 
 // Takes `sets` sets that AwaitSets counted (the caller is the channels' one consumer): hands
 // each message to `take` with the index of its channel, set by set in channel order, then wakes
-// the channels' producers. RuntimeError when a counted message is gone (another consumer).
+// the channels' producers. RuntimeError when a counted message is gone (another consumer); on an
+// OVERWRITE channel a producer may drop a counted message, and the newer one that replaces it is
+// taken instead.
 void TakeSets(Region& region, const std::vector<uint32_t>& channels, uint64_t sets,
               const std::function<void(size_t, const Taken&)>& take);
 

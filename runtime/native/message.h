@@ -18,6 +18,11 @@ inline constexpr int kInlineBytes = 296;
 // What the message holds: the position of its dfir.core.messages.Kind in that enum.
 using MessageKind = uint8_t;
 
+// Bits of MessageRecord::flags.
+// A tensor a Python UDF returned as a numpy array (Message.as_array): GE carries such a value as
+// a pickled object, so a UDF reading it and the driver's fetch() get the array, not a Tensor.
+inline constexpr uint32_t kFlagArrayValue = 1u;
+
 // How the body is stored.
 enum class BodyEncoding : uint8_t {
   kNone = 0,          // an empty message without error text
@@ -25,6 +30,7 @@ enum class BodyEncoding : uint8_t {
   kPickledArray = 2,  // a tensor that has no flat layout here (more than kMaxDims dims, ...)
   kPickle = 3,        // a Python object
   kText = 4,          // the error text of a failed message (UTF-8)
+  kUserType = 5,      // a registered user type's serialized bytes; dtype_num holds its msg type
 };
 
 struct MessageRecord {
@@ -46,7 +52,7 @@ struct MessageRecord {
   uint64_t body_offset;  // region offset of the body's first byte (when in a block)
   uint64_t body_size;
   uint32_t data_label;
-  uint32_t reserved;
+  uint32_t flags;  // kFlag* bits
   uint8_t inline_bytes[kInlineBytes];
 };
 static_assert(sizeof(MessageRecord) == 504, "one record and its sequence number fill 512 bytes");

@@ -8,6 +8,7 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <utility>
 
 #include "eventcount.h"
 
@@ -25,6 +26,10 @@ struct RingHeader {
   uint32_t stride = 0;         // bytes per slot: an 8-byte sequence number, then the payload
   uint32_t consumer_bell = 0;  // which doorbell of the region this ring's consumer sleeps on
   uint32_t kind = 0;           // what the payload is; see region.h
+  // Enqueue policy: 0 FIFO (a full ring blocks its producers), 1 OVERWRITE (a producer that
+  // finds the ring full drops the oldest message instead; see channel_io.h).
+  std::atomic<uint32_t> overwrite{0};
+  std::atomic<uint64_t> dropped{0};  // messages an OVERWRITE ring dropped since creation
   alignas(64) std::atomic<uint64_t> tail{0};
   alignas(64) std::atomic<uint64_t> head{0};
   alignas(64) EventCount space;  // producers waiting for room sleep here
@@ -47,6 +52,10 @@ class Ring {
 
   RingHeader& header() const { return *header_; }
   uint32_t capacity() const { return header_->capacity; }
+  // Whether a full ring drops its oldest message for a push (OVERWRITE) rather than refuse it.
+  bool overwrites() const { return header_->overwrite.load(std::memory_order_relaxed) != 0; }
+  void SetOverwrite(bool overwrite) { header_->overwrite.store(overwrite ? 1 : 0, std::memory_order_release); }
+  uint64_t dropped() const { return header_->dropped.load(std::memory_order_acquire); }
   // Messages waiting, counting those a producer is still writing; exact when no push or pop
   // runs at the same time.
   uint64_t size() const {
@@ -66,14 +75,17 @@ class Ring {
   }
   // True when the next push succeeds: the ring holds fewer than `capacity` messages and the slot
   // at the tail has been given back by its consumer (exact for the ring's single producer).
+  // Always true for an OVERWRITE ring, whose pushes make room by dropping the oldest message.
   bool has_room() const {
+    if (overwrites()) return true;
     uint64_t tail = header_->tail.load(std::memory_order_acquire);
     return tail - header_->head.load(std::memory_order_acquire) < header_->capacity && Sequence(tail) == tail;
   }
   // True when the next `messages` pushes succeed: the ring has room for that many more and the
   // slots from the tail on have all been given back by its consumer (exact for the ring's single
-  // producer). False for more messages than the capacity.
+  // producer). False for more messages than the capacity. Always true for an OVERWRITE ring.
   bool has_room_for(uint64_t messages) const {
+    if (overwrites()) return true;
     uint64_t tail = header_->tail.load(std::memory_order_acquire);
     uint64_t held = tail - header_->head.load(std::memory_order_acquire);
     if (held > header_->capacity || messages > header_->capacity - held) return false;
@@ -123,6 +135,14 @@ class Ring {
         pos = header_->head.load(std::memory_order_relaxed);
       }
     }
+  }
+
+  // Claims the oldest message for dropping (OVERWRITE): like TryPop, and counts it in `dropped`.
+  template <typename Read>
+  bool TryDropOldest(Read&& read) {
+    if (!TryPop(std::forward<Read>(read))) return false;
+    header_->dropped.fetch_add(1, std::memory_order_acq_rel);
+    return true;
   }
 
   // The payload of the `index`-th waiting message (0: the oldest), or nullptr. Only for the

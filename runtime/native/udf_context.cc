@@ -25,15 +25,15 @@ bool IsPowerOfTwo(uint32_t value) { return value != 0 && (value & (value - 1)) =
 
 bool BalanceLabels(const FlowFunc::BalanceConfig& config, size_t count,
                    std::vector<std::pair<uint32_t, uint32_t>>& labels, std::string& problem) {
-  const int64_t rows = config.GetRowNum();
-  const int64_t cols = config.GetColNum();
+  const int64_t rows = config.GetBalanceWeight().rowNum;
+  const int64_t cols = config.GetBalanceWeight().colNum;
   if (rows <= 0 || cols <= 0) {
-    problem = "the balance config's row_num and col_num must be > 0, got " + std::to_string(rows) + " x " +
+    problem = "the balance weight's rowNum and colNum must be > 0, got " + std::to_string(rows) + " x " +
               std::to_string(cols);
     return false;
   }
   if (rows * cols > kMaxBalanceCells) {
-    problem = "the balance config's matrix " + std::to_string(rows) + " x " + std::to_string(cols) + " has " +
+    problem = "the balance weight's matrix " + std::to_string(rows) + " x " + std::to_string(cols) + " has " +
               std::to_string(rows * cols) + " cells; at most " + std::to_string(kMaxBalanceCells) + " are allowed";
     return false;
   }
@@ -59,25 +59,20 @@ bool BalanceLabels(const FlowFunc::BalanceConfig& config, size_t count,
   return true;
 }
 
-std::shared_ptr<FlowFunc::FlowMsg> HostRunContext::AllocTensorMsg(const std::vector<int64_t>& shape,
-                                                                  TensorDataType dtype) {
-  return AllocTensorMsgWithAlign(shape, dtype, 64);
-}
-
-std::shared_ptr<FlowFunc::FlowMsg> HostRunContext::AllocTensorMsgWithAlign(const std::vector<int64_t>& shape,
-                                                                           TensorDataType dtype, uint32_t align) {
+std::shared_ptr<HostTensor> AllocHostTensor(const char* api, const std::vector<int64_t>& shape, TensorDataType dtype,
+                                            uint32_t align, std::string& problem) {
   const uint64_t element_size = ElementSize(dtype);
   if (element_size == 0) {
-    Note("AllocTensorMsg: data type " + std::to_string(static_cast<int32_t>(dtype)) + " cannot be allocated");
+    problem = std::string(api) + ": data type " + std::to_string(static_cast<int32_t>(dtype)) + " cannot be allocated";
     return nullptr;
   }
   if (!IsPowerOfTwo(align) || align > kMaxAlign) {
-    Note("AllocTensorMsg: align must be a power of two in [1, 4096], got " + std::to_string(align));
+    problem = std::string(api) + ": align must be a power of two in [1, 4096], got " + std::to_string(align);
     return nullptr;
   }
   for (const int64_t dim : shape) {
     if (dim < 0) {
-      Note("AllocTensorMsg: shape must hold dims >= 0, got " + ShapeText(shape));
+      problem = std::string(api) + ": shape must hold dims >= 0, got " + ShapeText(shape);
       return nullptr;
     }
   }
@@ -91,15 +86,54 @@ std::shared_ptr<FlowFunc::FlowMsg> HostRunContext::AllocTensorMsgWithAlign(const
       continue;
     }
     if (__builtin_mul_overflow(bytes, static_cast<uint64_t>(dim), &bytes) || bytes > static_cast<uint64_t>(INT64_MAX)) {
-      Note("AllocTensorMsg: shape " + ShapeText(shape) + " of " + std::to_string(element_size) +
-           "-byte elements is too big: its byte size does not fit an int64");
+      problem = std::string(api) + ": shape " + ShapeText(shape) + " of " + std::to_string(element_size) +
+                "-byte elements is too big: its byte size does not fit an int64";
       return nullptr;
     }
   }
   if (empty) bytes = 0;
-  Buffer buffer;
-  if (!AllocateBuffer("AllocTensorMsg", bytes, align, buffer)) return nullptr;
-  return HostFlowMsg::Tensor(shape, dtype, std::move(buffer), call_.meta);
+  try {
+    return std::make_shared<HostTensor>(shape, dtype, Buffer::Allocate(bytes, align));
+  } catch (const std::bad_alloc&) {
+    problem = std::string(api) + ": could not allocate " + std::to_string(bytes) + " bytes";
+    return nullptr;
+  }
+}
+
+std::shared_ptr<FlowFunc::FlowMsg> HostRunContext::AllocTensorMsg(const std::vector<int64_t>& shape,
+                                                                  TensorDataType dtype) {
+  return AllocTensorMsgWithAlign(shape, dtype, 64);
+}
+
+std::shared_ptr<FlowFunc::FlowMsg> HostRunContext::AllocTensorMsgWithAlign(const std::vector<int64_t>& shape,
+                                                                           TensorDataType dtype, uint32_t align) {
+  std::string problem;
+  const std::shared_ptr<HostTensor> tensor = AllocHostTensor("AllocTensorMsg", shape, dtype, align, problem);
+  if (tensor == nullptr) {
+    Note(std::move(problem));
+    return nullptr;
+  }
+  return HostFlowMsg::Tensor(shape, dtype, tensor->buffer(), call_.meta);
+}
+
+std::shared_ptr<FlowFunc::FlowMsg> HostRunContext::AllocTensorListMsg(const std::vector<std::vector<int64_t>>& shapes,
+                                                                      const std::vector<TensorDataType>& dtypes,
+                                                                      uint32_t align) {
+  (void)shapes;
+  (void)dtypes;
+  (void)align;
+  Note("AllocTensorListMsg: tensor-list messages are not supported; send one tensor message per output");
+  return nullptr;
+}
+
+std::shared_ptr<FlowFunc::FlowMsg> HostRunContext::ToFlowMsg(std::shared_ptr<FlowFunc::Tensor> tensor) {
+  const auto host = std::dynamic_pointer_cast<HostTensor>(tensor);
+  if (host == nullptr) {
+    Note(std::string("ToFlowMsg: ") + (tensor == nullptr ? "the tensor is null" :
+         "the tensor was not allocated by the runtime (use FlowBufferFactory::AllocTensor)"));
+    return nullptr;
+  }
+  return HostFlowMsg::Tensor(host->GetShape(), host->GetDataType(), host->buffer(), call_.meta);
 }
 
 bool HostRunContext::AllocateBuffer(const char* api, uint64_t size, uint32_t align, Buffer& buffer) {
@@ -132,14 +166,14 @@ int32_t HostRunContext::SetOutput(uint32_t index, std::shared_ptr<FlowFunc::Flow
 }
 
 int32_t HostRunContext::SetOutput(uint32_t index, std::shared_ptr<FlowFunc::FlowMsg> msg,
-                                  const FlowFunc::BalanceConfig& config) {
-  return Emit("SetOutput", index, {std::move(msg)}, &config);
+                                  const FlowFunc::OutOptions& options) {
+  return Emit("SetOutput", index, {std::move(msg)}, options.GetBalanceConfig());
 }
 
 int32_t HostRunContext::SetMultiOutputs(uint32_t index, const std::vector<std::shared_ptr<FlowFunc::FlowMsg>>& msgs,
-                                        const FlowFunc::BalanceConfig& config) {
+                                        const FlowFunc::OutOptions& options) {
   if (msgs.empty()) return Refuse("SetMultiOutputs: expected at least one message");
-  return Emit("SetMultiOutputs", index, msgs, &config);
+  return Emit("SetMultiOutputs", index, msgs, options.GetBalanceConfig());
 }
 
 int32_t HostRunContext::Emit(const char* api, uint32_t index, const std::vector<std::shared_ptr<FlowFunc::FlowMsg>>& msgs,
@@ -172,7 +206,7 @@ int32_t HostRunContext::Emit(const char* api, uint32_t index, const std::vector<
 }
 
 int32_t HostRunContext::RunFlowModel(const char* model_key, const std::vector<std::shared_ptr<FlowFunc::FlowMsg>>& inputs,
-                                     int32_t timeout, std::vector<std::shared_ptr<FlowFunc::FlowMsg>>& outputs) {
+                                     std::vector<std::shared_ptr<FlowFunc::FlowMsg>>& outputs, int32_t timeout) {
   outputs.clear();
   const std::string key = model_key == nullptr ? "" : model_key;
   if (timeout < -1) return Refuse("RunFlowModel: timeout must be -1 or >= 0 ms, got " + std::to_string(timeout));
@@ -224,6 +258,55 @@ bool HostRunContext::GetException(int32_t& code, uint64_t& user_context_id) {
 int32_t HostRunContext::Refuse(std::string problem) {
   Note(std::move(problem));
   return FlowFunc::FLOW_FUNC_ERR_PARAM_INVALID;
+}
+
+std::shared_ptr<FlowFunc::FlowMsg> HostMetaContext::AllocTensorMsg(const std::vector<int64_t>& shape,
+                                                                  TensorDataType dtype) {
+  return call_ == nullptr ? nullptr : call_->AllocTensorMsg(shape, dtype);
+}
+
+std::shared_ptr<FlowFunc::FlowMsg> HostMetaContext::AllocTensorMsgWithAlign(const std::vector<int64_t>& shape,
+                                                                           TensorDataType dtype, uint32_t align) {
+  return call_ == nullptr ? nullptr : call_->AllocTensorMsgWithAlign(shape, dtype, align);
+}
+
+std::shared_ptr<FlowFunc::FlowMsg> HostMetaContext::AllocEmptyDataMsg(MsgType msg_type) {
+  return call_ == nullptr ? nullptr : call_->AllocEmptyDataMsg(msg_type);
+}
+
+int32_t HostMetaContext::SetOutput(uint32_t index, std::shared_ptr<FlowFunc::FlowMsg> msg) {
+  return call_ == nullptr ? FlowFunc::FLOW_FUNC_ERR_NOT_SUPPORT : call_->SetOutput(index, std::move(msg));
+}
+
+int32_t HostMetaContext::SetOutput(uint32_t index, std::shared_ptr<FlowFunc::FlowMsg> msg,
+                                   const FlowFunc::OutOptions& options) {
+  return call_ == nullptr ? FlowFunc::FLOW_FUNC_ERR_NOT_SUPPORT : call_->SetOutput(index, std::move(msg), options);
+}
+
+int32_t HostMetaContext::SetMultiOutputs(uint32_t index, const std::vector<std::shared_ptr<FlowFunc::FlowMsg>>& msgs,
+                                         const FlowFunc::OutOptions& options) {
+  return call_ == nullptr ? FlowFunc::FLOW_FUNC_ERR_NOT_SUPPORT : call_->SetMultiOutputs(index, msgs, options);
+}
+
+int32_t HostMetaContext::RunFlowModel(const char* model_key, const std::vector<std::shared_ptr<FlowFunc::FlowMsg>>& inputs,
+                                      std::vector<std::shared_ptr<FlowFunc::FlowMsg>>& outputs, int32_t timeout) {
+  if (call_ == nullptr) {
+    outputs.clear();
+    return FlowFunc::FLOW_FUNC_ERR_NOT_SUPPORT;
+  }
+  return call_->RunFlowModel(model_key, inputs, outputs, timeout);
+}
+
+int32_t HostMetaContext::GetUserData(void* data, size_t size, size_t offset) const {
+  return call_ == nullptr ? FlowFunc::FLOW_FUNC_ERR_NOT_SUPPORT : call_->GetUserData(data, size, offset);
+}
+
+void HostMetaContext::RaiseException(int32_t code, uint64_t user_context_id) {
+  if (call_ != nullptr) call_->RaiseException(code, user_context_id);
+}
+
+bool HostMetaContext::GetException(int32_t& code, uint64_t& user_context_id) {
+  return call_ != nullptr && call_->GetException(code, user_context_id);
 }
 
 }  // namespace dfir::udf

@@ -11,8 +11,10 @@
 #include <utility>
 #include <vector>
 
+#include "flow_func/meta_context.h"
 #include "flow_func/meta_run_context.h"
 #include "udf_messages.h"
+#include "udf_params.h"
 
 namespace dfir::udf {
 
@@ -39,6 +41,12 @@ bool BalanceLabels(const FlowFunc::BalanceConfig& config, size_t count,
 constexpr size_t kMaxUserDataSize = 64;
 constexpr uint32_t kMaxAlign = 4096;
 
+// A zeroed tensor for `api` (the UDF call that asks); nullptr and why in `problem` for a data type
+// without a fixed size, an align that is no power of two up to kMaxAlign, a negative dim, a byte
+// size that does not fit an int64, or memory that cannot be had.
+std::shared_ptr<HostTensor> AllocHostTensor(const char* api, const std::vector<int64_t>& shape, TensorDataType dtype,
+                                            uint32_t align, std::string& problem);
+
 class HostRunContext final : public FlowFunc::MetaRunContext {
  public:
   struct Output {
@@ -52,20 +60,24 @@ class HostRunContext final : public FlowFunc::MetaRunContext {
       : func_(std::move(func)), ports_(std::move(ports)), call_(std::move(call)), invoker_(std::move(invoker)) {}
 
   std::shared_ptr<FlowFunc::FlowMsg> AllocTensorMsg(const std::vector<int64_t>& shape, TensorDataType dtype) override;
-  std::shared_ptr<FlowFunc::FlowMsg> AllocTensorMsgWithAlign(const std::vector<int64_t>& shape, TensorDataType dtype,
-                                                             uint32_t align) override;
-  std::shared_ptr<FlowFunc::FlowMsg> AllocRawDataMsg(int64_t size, uint32_t align) override;
   std::shared_ptr<FlowFunc::FlowMsg> AllocEmptyDataMsg(MsgType msg_type) override;
   int32_t SetOutput(uint32_t index, std::shared_ptr<FlowFunc::FlowMsg> msg) override;
-  int32_t SetOutput(uint32_t index, std::shared_ptr<FlowFunc::FlowMsg> msg,
-                    const FlowFunc::BalanceConfig& config) override;
-  int32_t SetMultiOutputs(uint32_t index, const std::vector<std::shared_ptr<FlowFunc::FlowMsg>>& msgs,
-                          const FlowFunc::BalanceConfig& config) override;
   int32_t RunFlowModel(const char* model_key, const std::vector<std::shared_ptr<FlowFunc::FlowMsg>>& inputs,
-                       int32_t timeout, std::vector<std::shared_ptr<FlowFunc::FlowMsg>>& outputs) override;
+                       std::vector<std::shared_ptr<FlowFunc::FlowMsg>>& outputs, int32_t timeout) override;
   int32_t GetUserData(void* data, size_t size, size_t offset) const override;
+  int32_t SetOutput(uint32_t index, std::shared_ptr<FlowFunc::FlowMsg> msg,
+                    const FlowFunc::OutOptions& options) override;
+  int32_t SetMultiOutputs(uint32_t index, const std::vector<std::shared_ptr<FlowFunc::FlowMsg>>& msgs,
+                          const FlowFunc::OutOptions& options) override;
+  std::shared_ptr<FlowFunc::FlowMsg> AllocTensorMsgWithAlign(const std::vector<int64_t>& shape, TensorDataType dtype,
+                                                             uint32_t align) override;
+  std::shared_ptr<FlowFunc::FlowMsg> AllocTensorListMsg(const std::vector<std::vector<int64_t>>& shapes,
+                                                        const std::vector<TensorDataType>& dtypes,
+                                                        uint32_t align) override;
   void RaiseException(int32_t code, uint64_t user_context_id) override;
   bool GetException(int32_t& code, uint64_t& user_context_id) override;
+  std::shared_ptr<FlowFunc::FlowMsg> AllocRawDataMsg(int64_t size, uint32_t align) override;
+  std::shared_ptr<FlowFunc::FlowMsg> ToFlowMsg(std::shared_ptr<FlowFunc::Tensor> tensor) override;
 
   // A stream-input proc's outputs belong to the latest transaction it has read (the highest id).
   void ReadMessageOf(const MsgMeta& meta) {
@@ -99,6 +111,43 @@ class HostRunContext final : public FlowFunc::MetaRunContext {
   bool raised_ = false;
   int32_t raised_code_ = 0;
   uint64_t raised_context_ = 0;
+};
+
+// The MetaContext of a node's single funcs (MetaFlowFunc): the node's facts always, and the
+// current call's run context while a Proc runs (Enter/Leave, under the instance's lock). Outside
+// a call the message calls return nullptr, FLOW_FUNC_ERR_NOT_SUPPORT or false.
+class HostMetaContext final : public FlowFunc::MetaContext {
+ public:
+  explicit HostMetaContext(std::shared_ptr<HostMetaParams> params) : params_(std::move(params)) {}
+
+  using FlowFunc::MetaContext::GetAttr;  // GetAttr(name, value)
+
+  std::shared_ptr<FlowFunc::FlowMsg> AllocTensorMsg(const std::vector<int64_t>& shape, TensorDataType dtype) override;
+  int32_t SetOutput(uint32_t index, std::shared_ptr<FlowFunc::FlowMsg> msg) override;
+  std::shared_ptr<const FlowFunc::AttrValue> GetAttr(const char* name) const override { return params_->GetAttr(name); }
+  size_t GetInputNum() const override { return params_->GetInputNum(); }
+  size_t GetOutputNum() const override { return params_->GetOutputNum(); }
+  std::shared_ptr<FlowFunc::FlowMsg> AllocEmptyDataMsg(MsgType msg_type) override;
+  int32_t RunFlowModel(const char* model_key, const std::vector<std::shared_ptr<FlowFunc::FlowMsg>>& inputs,
+                       std::vector<std::shared_ptr<FlowFunc::FlowMsg>>& outputs, int32_t timeout) override;
+  const char* GetWorkPath() const override { return params_->GetWorkPath(); }
+  int32_t GetRunningDeviceId() const override { return params_->GetRunningDeviceId(); }
+  int32_t GetUserData(void* data, size_t size, size_t offset) const override;
+  int32_t SetOutput(uint32_t index, std::shared_ptr<FlowFunc::FlowMsg> msg,
+                    const FlowFunc::OutOptions& options) override;
+  int32_t SetMultiOutputs(uint32_t index, const std::vector<std::shared_ptr<FlowFunc::FlowMsg>>& msgs,
+                          const FlowFunc::OutOptions& options) override;
+  std::shared_ptr<FlowFunc::FlowMsg> AllocTensorMsgWithAlign(const std::vector<int64_t>& shape, TensorDataType dtype,
+                                                             uint32_t align) override;
+  void RaiseException(int32_t code, uint64_t user_context_id) override;
+  bool GetException(int32_t& code, uint64_t& user_context_id) override;
+
+  void Enter(HostRunContext* call) { call_ = call; }
+  void Leave() { call_ = nullptr; }
+
+ private:
+  std::shared_ptr<HostMetaParams> params_;
+  HostRunContext* call_ = nullptr;
 };
 
 }  // namespace dfir::udf

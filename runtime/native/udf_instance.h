@@ -1,6 +1,6 @@
-// One node's use of a C++ UDF library: an object per registered class the node's funcs belong to,
-// built when the model loads, initialized once, and called per transaction — one call at a time
-// per node, with no Python on the path.
+// One node's use of a C++ UDF library: an object per multi-func class the node's funcs belong to
+// and one per single func (MetaFlowFunc), built when the model loads, initialized once, and called
+// per transaction — one call at a time per node, with no Python on the path.
 #ifndef DFIR_RUNTIME_NATIVE_UDF_INSTANCE_H_
 #define DFIR_RUNTIME_NATIVE_UDF_INSTANCE_H_
 
@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "flow_func/meta_multi_func.h"
+#include "flow_func/flow_func_registry.h"
 #include "udf_context.h"
 #include "udf_library.h"
 #include "udf_messages.h"
@@ -52,6 +52,10 @@ class UdfInstance {
   // Init of every object; FLOW_FUNC_SUCCESS, or the first other code and why in `problem`.
   int32_t Init(std::string& problem);
 
+  // ResetFlowFuncState of every object, stopping at the first that does not return
+  // FLOW_FUNC_SUCCESS (its code, and why in `problem`).
+  int32_t ResetState(std::string& problem);
+
   // Runs func `func` (one of the constructor's) on `inputs`; exceptions become FLOW_FUNC_FAILED.
   // `ports`: the node's output index of each of the func's outputs (HostRunContext).
   ProcResult Proc(const std::string& func, const std::vector<uint32_t>& ports,
@@ -62,19 +66,33 @@ class UdfInstance {
                         CallFacts call, ModelInvoker invoker);
 
  private:
+  // How one func of the node runs: a multi-func proc (`call` or `stream_call`) or a single func.
   struct Bound {
-    FlowFunc::MetaMultiFunc* object;
-    const FlowFunc::ProcFuncEntry* entry;
+    FlowFunc::PROC_FUNC_WITH_CONTEXT call;
+    FlowFunc::PROC_FUNC_WITH_CONTEXT_Q stream_call;
+    FlowFunc::MetaFlowFunc* single = nullptr;
   };
   using Body = std::function<int32_t(const Bound& bound, const std::shared_ptr<HostRunContext>& context)>;
 
   // A call of `func`: the context, the lock, the log scope, exceptions as FLOW_FUNC_FAILED.
   ProcResult Run(const std::string& func, const std::vector<uint32_t>& ports, CallFacts call, ModelInvoker invoker,
                  const Body& body);
+  Bound BindSingle(const std::string& func, const FlowFunc::FLOW_FUNC_CREATOR_FUNC& creator);
+  // The proc of `func` from `procs`, creating (or reusing) the object of its class with `creator`.
+  template <typename ProcFn, typename Creator>
+  ProcFn BindMulti(const std::string& func, const Creator& creator, std::map<FlowFunc::AscendString, ProcFn>& procs);
+  // Runs `step` on every object under the lock and the log scope `what` (Init, Reset).
+  int32_t ForEachObject(const char* what, std::string& problem,
+                        const std::function<int32_t(FlowFunc::MetaMultiFunc&)>& multi,
+                        const std::function<int32_t(FlowFunc::MetaFlowFunc&)>& single);
 
   std::shared_ptr<UdfLibrary> library_;
   std::shared_ptr<HostMetaParams> params_;
-  std::map<std::string, std::shared_ptr<FlowFunc::MetaMultiFunc>> objects_;  // by class name
+  std::shared_ptr<HostMetaContext> meta_context_;  // the single funcs' context
+  std::vector<std::shared_ptr<FlowFunc::MetaMultiFunc>> objects_;
+  std::vector<std::pair<std::string, std::shared_ptr<FlowFunc::MetaFlowFunc>>> singles_;  // by func name
+  std::map<FlowFunc::AscendString, FlowFunc::PROC_FUNC_WITH_CONTEXT> procs_;
+  std::map<FlowFunc::AscendString, FlowFunc::PROC_FUNC_WITH_CONTEXT_Q> stream_procs_;
   std::map<std::string, Bound> funcs_;
   std::mutex mutex_;
 };

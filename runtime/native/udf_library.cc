@@ -4,11 +4,13 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
 #include <string>
 
+#include "udf_context.h"
 #include "udf_error.h"
 #include "udf_log.h"
 
@@ -18,7 +20,19 @@ namespace {
 
 using RegistryFn = const FlowFunc::FuncRegistry* (*)();
 using AbiVersionFn = int32_t (*)();
-using SetLogSinkFn = void (*)(FlowFunc::LogSink);
+using SetHostFn = void (*)(const FlowFunc::detail::HostApi*);
+
+std::string Text(const FlowFunc::AscendString& text) { return std::string(text.GetString(), text.GetLength()); }
+
+// FlowBufferFactory::AllocTensor of every library: a failure is an error log record.
+void AllocTensorForLibrary(const std::vector<int64_t>& shape, FlowFunc::TensorDataType dtype, uint32_t align,
+                           std::shared_ptr<FlowFunc::Tensor>& tensor) {
+  std::string problem;
+  tensor = AllocHostTensor("FlowBufferFactory::AllocTensor", shape, dtype, align, problem);
+  if (tensor == nullptr) HostLogSink(kLogError, problem.c_str());
+}
+
+const FlowFunc::detail::HostApi kHostApi{&HostLogSink, &AllocTensorForLibrary};
 
 void WriteAll(int fd, const uint8_t* data, size_t size, const std::string& name) {
   while (size > 0) {
@@ -69,21 +83,32 @@ std::shared_ptr<UdfLibrary> UdfLibrary::Load(const uint8_t* data, size_t size, c
   }
   const auto registry = Symbol<RegistryFn>(handle, "DfirFlowFuncRegistry");
   const auto abi_version = Symbol<AbiVersionFn>(handle, "DfirFlowFuncAbiVersion");
-  const auto set_log_sink = Symbol<SetLogSinkFn>(handle, "DfirFlowFuncSetLogSink");
-  if (registry == nullptr || abi_version == nullptr || set_log_sink == nullptr) {
-    throw UdfError("C++ UDF library " + name + " registers no funcs: include \"flow_func/flow_func.h\" and "
-                   "register them with FLOW_FUNC_REGISTRAR");
+  const auto set_host = Symbol<SetHostFn>(handle, "DfirFlowFuncSetHost");
+  if (registry == nullptr || abi_version == nullptr || set_host == nullptr) {
+    throw UdfError("C++ UDF library " + name + " registers no funcs: include \"flow_func/meta_flow_func.h\" or "
+                   "\"flow_func/meta_multi_func.h\" and register them with REGISTER_FLOW_FUNC or FLOW_FUNC_REGISTRAR");
   }
   if (abi_version() != FlowFunc::kFlowFuncAbiVersion) {
     throw UdfError("C++ UDF library " + name + " was built against flow_func ABI " + std::to_string(abi_version()) +
                    ", this runtime has ABI " + std::to_string(FlowFunc::kFlowFuncAbiVersion) + "; rebuild it");
   }
   const FlowFunc::FuncRegistry* funcs = registry();
-  if (!funcs->Duplicates().empty()) {
-    throw UdfError("C++ UDF library " + name + " registers func '" + funcs->Duplicates().front() + "' twice");
+  if (!funcs->refused.empty()) {
+    const FlowFunc::AscendString& refused = funcs->refused.front();
+    throw UdfError("C++ UDF library " + name + (refused.GetLength() == 0 ? std::string(" registers a func without a name")
+                                                : " registers func '" + Text(refused) + "' twice"));
   }
-  set_log_sink(&HostLogSink);
+  set_host(&kHostApi);
   return std::shared_ptr<UdfLibrary>(new UdfLibrary(name, funcs));
+}
+
+std::vector<std::string> UdfLibrary::FuncNames() const {
+  std::vector<std::string> names;
+  for (const auto& entry : registry_->multi) names.push_back(Text(entry.first));
+  for (const auto& entry : registry_->multi_with_q) names.push_back(Text(entry.first));
+  for (const auto& entry : registry_->single) names.push_back(Text(entry.first));
+  std::sort(names.begin(), names.end());
+  return names;
 }
 
 }  // namespace dfir::udf

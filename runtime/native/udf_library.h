@@ -11,20 +11,21 @@
 #include <string>
 #include <vector>
 
-#include "flow_func/meta_multi_func.h"
+#include "flow_func/flow_func_registry.h"
 
 namespace dfir::udf {
 
 class UdfLibrary {
  public:
   // Loads `size` bytes as library `name` (e.g. "libadd.so"); UdfError naming it when the bytes
-  // are no loadable library, it does not register funcs with FLOW_FUNC_REGISTRAR, it was built
-  // against another flow_func ABI, or it registers a func name twice.
+  // are no loadable library, it registers no funcs (REGISTER_FLOW_FUNC, FLOW_FUNC_REGISTRAR), it
+  // was built against another flow_func ABI, or it registers a func name twice.
   static std::shared_ptr<UdfLibrary> Load(const uint8_t* data, size_t size, const std::string& name);
 
   const std::string& name() const { return name_; }
   const FlowFunc::FuncRegistry& registry() const { return *registry_; }
-  std::vector<std::string> FuncNames() const { return registry_->Names(); }
+  // The func names it registers, sorted.
+  std::vector<std::string> FuncNames() const;
 
  private:
   UdfLibrary(std::string name, const FlowFunc::FuncRegistry* registry) : name_(std::move(name)), registry_(registry) {}

@@ -4,7 +4,10 @@
 #include <cstdlib>
 #include <cstring>
 #include <new>
+#include <string>
 #include <utility>
+
+#include "udf_log.h"
 
 namespace dfir::udf {
 
@@ -94,6 +97,21 @@ int32_t HostFlowMsg::GetRawData(void*& data, uint64_t& size) const {
   data = buffer().data;
   size = buffer().size;
   return FlowFunc::FLOW_FUNC_SUCCESS;
+}
+
+void HostFlowMsg::SetMsgType(MsgType msg_type) {
+  const auto number = static_cast<uint32_t>(msg_type);
+  const bool raw_type = msg_type == MsgType::MSG_TYPE_RAW_MSG ||
+                        (number >= static_cast<uint32_t>(MsgType::MSG_TYPE_USER_DEFINE_START) &&
+                         msg_type != MsgType::MSG_TYPE_PICKLED_MSG);
+  if (msg_type == type_ || payload_ == Payload::kEmpty || (payload_ == Payload::kRaw && raw_type)) {
+    type_ = msg_type;
+    return;
+  }
+  const char* holds = payload_ == Payload::kTensor ? "a tensor" : "raw data";
+  HostLogSink(kLogError, ("SetMsgType: a message holding " + std::string(holds) + " cannot take msg type " +
+                          std::to_string(number) + "; raw data messages take MSG_TYPE_RAW_MSG (1) or a user type "
+                          ">= MSG_TYPE_USER_DEFINE_START (1024)").c_str());
 }
 
 void HostFlowMsg::SetLabels(uint32_t data_label, uint32_t route_label) {

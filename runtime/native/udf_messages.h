@@ -48,6 +48,7 @@ class HostTensor final : public FlowFunc::Tensor {
   uint64_t GetDataSize() const override { return buffer_.size; }
   int64_t GetElementCnt() const override;
   int32_t Reshape(const std::vector<int64_t>& shape) override;
+  uint64_t GetDataBufferSize() const override { return buffer_.size; }
 
   const Buffer& buffer() const { return buffer_; }
 
@@ -68,6 +69,9 @@ class HostFlowMsg final : public FlowFunc::FlowMsg {
   static std::shared_ptr<HostFlowMsg> Empty(MsgType type, const MsgMeta& meta);
 
   MsgType GetMsgType() const override { return type_; }
+  // A raw message takes MSG_TYPE_RAW_MSG or a user type (>= MSG_TYPE_USER_DEFINE_START); another
+  // change is refused with an error log record.
+  void SetMsgType(MsgType msg_type) override;
   FlowFunc::Tensor* GetTensor() const override { return tensor_ ? &*tensor_ : nullptr; }
   int32_t GetRawData(void*& data, uint64_t& size) const override;
   int32_t GetRetCode() const override { return ret_code_; }
@@ -81,6 +85,7 @@ class HostFlowMsg final : public FlowFunc::FlowMsg {
   uint32_t GetFlowFlags() const override { return meta_.flow_flags; }
   void SetFlowFlags(uint32_t flags) override { meta_.flow_flags = flags; }
   void SetRouteLabel(uint32_t route_label) override { route_label_ = route_label; }
+  const std::vector<FlowFunc::Tensor*> GetTensorList() const override { return {}; }
 
   Payload payload() const { return payload_; }
   const HostTensor* tensor() const { return tensor_ ? &*tensor_ : nullptr; }

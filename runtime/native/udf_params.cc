@@ -35,8 +35,22 @@ int32_t HostAttrValue::GetVal(float& value) const { return Get(value); }
 int32_t HostAttrValue::GetVal(std::vector<float>& value) const { return Get(value); }
 int32_t HostAttrValue::GetVal(bool& value) const { return Get(value); }
 int32_t HostAttrValue::GetVal(std::vector<bool>& value) const { return Get(value); }
-int32_t HostAttrValue::GetVal(std::string& value) const { return Get(value); }
-int32_t HostAttrValue::GetVal(std::vector<std::string>& value) const { return Get(value); }
+int32_t HostAttrValue::GetVal(FlowFunc::AscendString& value) const {
+  std::string text;
+  const int32_t ret = Get(text);
+  if (ret == FlowFunc::FLOW_FUNC_SUCCESS) value = FlowFunc::AscendString(text.data(), text.size());
+  return ret;
+}
+
+int32_t HostAttrValue::GetVal(std::vector<FlowFunc::AscendString>& value) const {
+  std::vector<std::string> texts;
+  const int32_t ret = Get(texts);
+  if (ret != FlowFunc::FLOW_FUNC_SUCCESS) return ret;
+  value.clear();
+  for (const std::string& text : texts) value.emplace_back(text.data(), text.size());
+  return ret;
+}
+
 int32_t HostAttrValue::GetVal(TensorDataType& value) const { return Get(value); }
 int32_t HostAttrValue::GetVal(std::vector<TensorDataType>& value) const { return Get(value); }
 

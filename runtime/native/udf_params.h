@@ -26,6 +26,9 @@ class HostAttrValue final : public FlowFunc::AttrValue {
 
   explicit HostAttrValue(Value value) : value_(std::move(value)) {}
 
+  using FlowFunc::AttrValue::GetVal;  // the std::string forms
+  int32_t GetVal(FlowFunc::AscendString& value) const override;
+  int32_t GetVal(std::vector<FlowFunc::AscendString>& value) const override;
   int32_t GetVal(int64_t& value) const override;
   int32_t GetVal(std::vector<int64_t>& value) const override;
   int32_t GetVal(std::vector<std::vector<int64_t>>& value) const override;
@@ -33,8 +36,6 @@ class HostAttrValue final : public FlowFunc::AttrValue {
   int32_t GetVal(std::vector<float>& value) const override;
   int32_t GetVal(bool& value) const override;
   int32_t GetVal(std::vector<bool>& value) const override;
-  int32_t GetVal(std::string& value) const override;
-  int32_t GetVal(std::vector<std::string>& value) const override;
   int32_t GetVal(TensorDataType& value) const override;
   int32_t GetVal(std::vector<TensorDataType>& value) const override;
 

@@ -207,7 +207,7 @@ class DeviceExecutor:
         """(unit, port) -> (consumer unit, its func, consumer node, producer node) for an output
         handed over by a direct call: the one
         consumer, a plain single-input func of a single-instance node of this device, fed by a
-        single-instance producer, at most MAX_CALL_DEPTH calls deep."""
+        single-instance producer through a FIFO channel, at most MAX_CALL_DEPTH calls deep."""
         wiring = self._wiring
         consumer_of = {channel: (u, j) for u in self._units for j, channel in enumerate(wiring.unit_inputs[u])}
         depth: dict[tuple[int, str], int] = {}  # a func's position in its chain of direct calls
@@ -219,8 +219,8 @@ class DeviceExecutor:
                 for port in func.outputs:
                     targets = wiring.routes.get(Source(node, port))
                     if targets is None or targets.spread or len(targets.fixed) != 1 \
-                            or wiring.shared[targets.fixed[0]]:
-                        continue
+                            or wiring.shared[targets.fixed[0]] or self._region.overwrites(targets.fixed[0]):
+                        continue  # an OVERWRITE channel must hold and drop: no direct call past it
                     consumer, j = consumer_of[targets.fixed[0]]
                     taker = next(f for f in self._units[consumer].funcs if j in f.inputs)
                     calls = depth.get((unit, func.name), 0) + 1
@@ -432,8 +432,7 @@ class DeviceExecutor:
 
         def emit(meta: TransactionMeta, outcome: Any, raised: bool, data_label: int, step: int) -> int:
             call = steps[step][1]
-            message = (Message.failure(meta, FLOW_FUNC_FAILED, call.raised_text(outcome)) if raised
-                       else Message.from_result(meta, outcome))
+            message = call.failure(meta, outcome) if raised else Message.from_result(meta, outcome)
             if data_label and not message.data_label:
                 message = replace(message, data_label=data_label)
             self._put_lean(chain, *self._run_steps(steps[step + 1:], message, message))

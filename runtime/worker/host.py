@@ -10,19 +10,21 @@ transaction — see `UdfCall` and `GeGraphCall` for the exact rules.
 """
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass
 from functools import partial
 from typing import Any, Callable, Collection, Iterable, Iterator, NamedTuple, Sequence
 
 from dfir.core import udf_payload as udf
 from dfir.core.backends import ONNXRUNTIME, REFERENCE
-from dfir.core.errors import GeError
-from dfir.core.messages import Kind, Message, MessageError, TransactionMeta
+from dfir.core.errors import ABORT_MARK, DfAbortException, DfException, GeError
+from dfir.core.messages import Kind, Message, MessageError, TransactionMeta, udf_argument
+from dfir.frontend.flow_func import running
 from dfir.frontend.flow_func.queue import FlowMsgQueue
 from dfir.frontend.flow_func.status import FLOW_FUNC_FAILED
 from dfir.frontend.flow_func.wrappers import user_frames
 from dfir.om.plan import (ClosureRef, CppProject, DataRef, Executable, GeGraph, GraphPoint, Node, Plan, PyProject,
-                          PyUdf, Ref, Unit)
+                          PyUdf, Ref, Unit, device_id)
 from dfir.runtime.funcs import FuncSpec, InputStream, NodeSpec, OutputSet, Source
 from dfir.runtime.ge.graph_runner import GeGraphRunner
 from dfir.runtime.ge.iree_runner import IreeGraphRunner
@@ -78,8 +80,10 @@ def build_nodes(plan: Plan | dict, udf_payloads: Sequence[bytes | memoryview], w
     units = plan.units
     first = {unit.node: unit for unit in units if unit.instance == 0}
     last = {unit.node: unit for unit in units}  # units list a node's instances in order
-    selection = (first[n] for n in range(len(plan.nodes))) if only is None else (
-        unit if isinstance(unit, Unit) else first[unit] for unit in only)
+    selection = [first[n] for n in range(len(plan.nodes))] if only is None else [
+        unit if isinstance(unit, Unit) else first[unit] for unit in only]
+    running.register(_placement(unit, last[unit.node].instance + 1) for unit in selection
+                     if isinstance(plan.nodes[unit.node].pp, (PyUdf, PyProject)))
     nodes = []
     for unit in selection:
         factory = runner_factory or partial(load_ge_runner, executables=compiled, device=unit.device)
@@ -146,7 +150,7 @@ def _build_node(plan: Plan, unit: Unit, instance_num: int, payloads: Sequence[ud
     path, node = f"plan.nodes[{unit.node}]", plan.nodes[unit.node]
     pp = node.pp
     if isinstance(pp, PyUdf):
-        funcs = _udf_funcs(f"{path}.pp", node, pp, payloads)
+        funcs = _udf_funcs(f"{path}.pp", node, pp, payloads, _placement(unit, instance_num))
     elif isinstance(pp, GraphPoint):
         funcs = _ge_funcs(plan.ge_graphs[pp.graph], node, weights, runner_factory)
     elif isinstance(pp, BatchPoint):
@@ -165,9 +169,14 @@ def _checked_index(path: str, index: int, items: Sequence, what: str) -> Any:
 
 # -- Python UDFs ----------------------------------------------------------------------------------
 
-def _udf_funcs(path: str, node: Node, pp: PyUdf, payloads: Sequence[udf.UdfPayload]) -> tuple[FuncSpec, ...]:
+def _placement(unit: Unit, instance_num: int) -> running.Placement:
+    return running.Placement(device_id(unit.device), unit.instance, instance_num)
+
+
+def _udf_funcs(path: str, node: Node, pp: PyUdf, payloads: Sequence[udf.UdfPayload],
+               placement: running.Placement) -> tuple[FuncSpec, ...]:
     payload = _checked_index(f"{path}.udf", pp.udf, payloads, "UDF payloads")
-    target = _instantiate(node.name, payload)
+    target, placement = running.build_placed(payload.target, placement, lambda: _instantiate(node.name, payload))
     specs = []
     for func in pp.funcs:
         name, outputs = func.name, func.outputs
@@ -175,7 +184,7 @@ def _udf_funcs(path: str, node: Node, pp: PyUdf, payloads: Sequence[udf.UdfPaylo
         if num_returns != len(outputs):
             raise GeError(f"node '{node.name}' func '{name}' has num_returns {num_returns} but "
                           f"the plan maps {len(outputs)} outputs to it")
-        call = UdfCall(node.name, name, _entry_point(node.name, payload, target, name),
+        call = UdfCall(node.name, name, running.placed(_entry_point(node.name, payload, target, name), placement),
                        outputs, func.stream_input, payload.is_generator(name),
                        payload.choice_output.get(name))
         specs.append(FuncSpec(name, func.inputs, outputs, func.stream_input, call))
@@ -214,13 +223,16 @@ class _BadResult(Exception):
 class UdfCall:
     """One `@pyflow` function or `@method`, called the way GE's dataflow package calls it.
 
-    Arguments: per input message its value (array, object, or None for an empty message); or, with
-    `stream_input`, one `FlowMsgQueue` per input. Results: one value per output (a tuple of exactly
-    `len(outputs)` when there are several), each turned into a message by `Message.from_result`;
+    Arguments: per input message what GE gives (`Message.udf_value`: a tensor as a `Tensor`, an
+    array a UDF returned as that array, the object, or None for an empty message); or, with
+    `stream_input`, one `FlowMsgQueue` per input, whose `get` gives the same. Results: one value
+    per output (a tuple of exactly `len(outputs)` when there are several), each turned into a
+    message by `Message.from_result` (an array as a tensor `as_array`, None as an empty message);
     an output whose `choice_output(value)` is False is not emitted. A generator emits one output
     set per `yield`. An exception (but a MemoryError, which stops the worker process), or a
-    result that does not fit, emits error messages (`FLOW_FUNC_FAILED`) on every output instead;
-    an upstream error read from a queue is forwarded.
+    result that does not fit, emits error messages on every output instead (`failure`: a
+    `DfException`'s `error_code`, else `FLOW_FUNC_FAILED`; a `DfAbortException`'s also stops the
+    model once fetched); an upstream error read from a queue is forwarded.
     Outputs carry the transaction of the inputs: the one with the highest id among the messages
     the call read (for a stream-input call, read so far).
     """
@@ -250,27 +262,27 @@ class UdfCall:
     def call_one(self, message: Message) -> Message:
         """`call_set` of a single-input func: its output message for input `message`."""
         try:
-            return Message.from_result(message.meta, self.fn(message.payload))
+            return Message.from_result(message.meta, self.fn(udf_argument(message)))
         except MemoryError:
             raise  # as in _call_lazily
         except Exception as exc:  # noqa: BLE001 - as in _call_lazily
-            return Message.failure(message.meta, FLOW_FUNC_FAILED, self.raised_text(exc))
+            return self.failure(message.meta, exc)
 
     def call_set(self, messages: Sequence[Message]) -> Message:
         """The one output message of a `plain_single` func called on one message per input, none
         of them an error message: what `self(list(messages))` emits, without building output sets."""
         meta = messages[0].meta if len(messages) == 1 else _latest_meta(messages)
         try:
-            return Message.from_result(meta, self.fn(*[message.payload for message in messages]))
+            return Message.from_result(meta, self.fn(*[udf_argument(message) for message in messages]))
         except MemoryError:
             raise  # as in _call_lazily
         except Exception as exc:  # noqa: BLE001 - as in _call_lazily
-            return Message.failure(meta, FLOW_FUNC_FAILED, self.raised_text(exc))
+            return self.failure(meta, exc)
 
     def _call_eagerly(self, inputs: list[Message]) -> list[OutputSet]:
         """A plain, non-generator func: its one output set, built before returning."""
         try:
-            result = self.fn(*[message.value() for message in inputs])
+            result = self.fn(*[message.udf_value() for message in inputs])
             return [self._output_set(_latest_meta(inputs), result)]
         except MessageError as exc:
             return [[(port, exc.message) for port in self.outputs]]
@@ -279,7 +291,7 @@ class UdfCall:
         except MemoryError:
             raise  # as in _call_lazily
         except Exception as exc:  # noqa: BLE001 - as in _call_lazily
-            return [self._failure(_latest_meta(inputs), self.raised_text(exc))]
+            return [self._on_outputs(self.failure(_latest_meta(inputs), exc))]
 
     def _call_lazily(self, inputs: list) -> Iterator[OutputSet]:
         """A generator or stream-input func: one output set per result, as they come."""
@@ -287,7 +299,7 @@ class UdfCall:
             read: list[Message] = []  # what this call has taken from its queues so far
             args = [FlowMsgQueue(_ReadLog(stream, read)) for stream in inputs]
         else:
-            read, args = inputs, [message.value() for message in inputs]
+            read, args = inputs, [message.udf_value() for message in inputs]
         try:
             results = self.fn(*args)
             for result in (results if self.is_generator else (results,)):
@@ -299,7 +311,7 @@ class UdfCall:
         except MemoryError:
             raise  # the process may be broken: its worker stops and the driver fails the model
         except Exception as exc:  # noqa: BLE001 - any user exception fails this transaction only
-            yield self._failure(_latest_meta(read), self.raised_text(exc))
+            yield self._on_outputs(self.failure(_latest_meta(read), exc))
 
     def _output_set(self, meta: TransactionMeta, result: Any) -> OutputSet:
         if self._single_output:
@@ -322,11 +334,34 @@ class UdfCall:
 
     def raised_text(self, exc: Exception) -> str:
         """The failure text: the exception, then the UDF's lines it passed through."""
-        return f"UDF {self.node}.{self.func} raised {type(exc).__name__}: {exc}{user_frames(exc)}"
+        if isinstance(exc, DfException):  # GE's spelling of it: DfException:<error_code>:<message>
+            raised = f"{type(exc).__name__}:{exc.error_code}:{exc.message}"
+            if isinstance(exc, DfAbortException):
+                return f"{ABORT_MARK}UDF {self.node}.{self.func}, which raised {raised}{user_frames(exc)}"
+        else:
+            raised = f"{type(exc).__name__}: {exc}"
+        return f"UDF {self.node}.{self.func} raised {raised}{user_frames(exc)}"
+
+    def failure(self, meta: TransactionMeta, exc: Exception) -> Message:
+        """The error message of a call that raised `exc`: its return code is a `DfException`'s
+        `error_code` (a `DfAbortException` is one), else FLOW_FUNC_FAILED."""
+        return Message.failure(meta, _failure_code(exc), self.raised_text(exc))
 
     def _failure(self, meta: TransactionMeta, text: str) -> OutputSet:
-        failure = Message.failure(meta, FLOW_FUNC_FAILED, text)
+        return self._on_outputs(Message.failure(meta, FLOW_FUNC_FAILED, text))
+
+    def _on_outputs(self, failure: Message) -> OutputSet:
         return [(port, failure) for port in self.outputs]
+
+
+def _failure_code(exc: Exception) -> int:
+    """The return code a UDF exception fails its transaction with: a DfException's error_code as
+    a signed 32-bit code (what a message carries; GE's FAILED, 0xFFFFFFFF, is -1), else (and for
+    a code of 0 or no int) FLOW_FUNC_FAILED."""
+    code = getattr(exc, "error_code", None) if isinstance(exc, DfException) else None
+    if isinstance(code, bool) or not isinstance(code, int) or code == 0:
+        return FLOW_FUNC_FAILED
+    return (code + 2**31) % 2**32 - 2**31
 
 
 class _ReadLog:
@@ -370,7 +405,8 @@ class GeGraphCall:
     """A GE graph node: tensors in, `runner.run(arrays)`, one tensor per node output.
 
     A transaction whose inputs are all empty (an EOS marker) passes through as empty outputs. A
-    non-tensor input, a runner failure or a wrong number of results fails the transaction
+    torch tensor (what an `@npu_model` UDF gives) is taken as its array. Any other non-tensor
+    input, a runner failure or a wrong number of results fails the transaction
     (`FLOW_FUNC_FAILED`, naming the node and graph).
     """
 
@@ -397,11 +433,22 @@ class GeGraphCall:
         return [[(port, Message.tensor(meta, array)) for port, array in zip(self.outputs, results)]]
 
     def _run(self, inputs: list[Message]) -> list:
+        arrays = []
         for j, message in enumerate(inputs):
-            if message.kind is not Kind.TENSOR:
+            if message.kind is Kind.TENSOR:
+                arrays.append(message.payload)
+            elif message.kind is Kind.OBJECT and _is_torch_tensor(message.payload):  # an @npu_model UDF's
+                arrays.append(message.payload.detach().cpu().numpy())
+            else:
                 raise GeError(f"input {j} is a {message.kind.value} message; a GE graph takes tensors")
-        results = list(self.runner.run([message.payload for message in inputs]))
+        results = list(self.runner.run(arrays))
         if len(results) != len(self.outputs):
             raise GeError(f"the graph returned {len(results)} tensors but the node has "
                           f"{len(self.outputs)} outputs")
         return results
+
+
+def _is_torch_tensor(value: Any) -> bool:
+    """Whether `value` is a torch tensor (without importing torch where no UDF did)."""
+    torch = sys.modules.get("torch")
+    return torch is not None and isinstance(value, torch.Tensor)

@@ -5,7 +5,8 @@
 1. The init params and the node's facts become the UDF's `MetaParams`; the invoked closures
    become GE graph runners that `run_flow_model` reaches by key (`Closures`).
 2. py_project: unpack the sources (`dfir.frontend.udf.sources`), build one object of `py_class` per node,
-   run its `init_flow_func`, and bind each func to its method (`find_proc`).
+   run its `init_flow_func`, and bind each func to its method (`find_proc`), all in the unit's
+   placement (`dfir.frontend.flow_func.running`: what `df.get_running_device_id()` answers).
    cpp_project: refuse a library built for a resource type this host cannot run, load it (once
    per process and content, `_native.load_udf_library`), bind the node's funcs natively and run
    the classes' `Init`. A failing init is a GeError naming the node: the model does not load.
@@ -30,6 +31,7 @@ import numpy as np
 from dfir.core import data_type as dt
 from dfir.core.errors import GeError
 from dfir.core.messages import Kind, Message, TransactionMeta
+from dfir.frontend.flow_func import running
 from dfir.frontend.flow_func.logger import logger
 from dfir.frontend.flow_func.meta_params import MetaParams, NodeFacts
 from dfir.frontend.flow_func.msg import FlowMsg
@@ -282,18 +284,20 @@ def _bind_python(env: ProjectEnv, path: str, where: str, pp: PyProject, facts: N
     payload = _checked_index(f"{path}.udf", pp.udf, env.udf_payloads, "UDF payloads")
     cls, folder = load_project_class(payload, pp.py_module, pp.py_class, where)
     facts = replace(facts, work_path=str(folder))
-    try:
-        target = cls()
-    except Exception as error:  # noqa: BLE001 - a user constructor can raise anything
-        raise GeError(f"{where}: constructing {cls.__name__} raised {exception_text(error)}") from error
-    _init_python(where, cls, target, facts)
+    placement = running.Placement(facts.device_id, facts.instance_id, facts.instance_num)
+    with running.in_placement(placement):
+        try:
+            target = cls()
+        except Exception as error:  # noqa: BLE001 - a user constructor can raise anything
+            raise GeError(f"{where}: constructing {cls.__name__} raised {exception_text(error)}") from error
+        _init_python(where, cls, target, facts)
 
     def call(func: Func) -> ProjectCall:
-        attribute = find_proc(cls, func.name)
+        attribute = pp.methods.get(func.name) or find_proc(cls, func.name)
         if attribute is None:
             raise GeError(f"{where}: class {cls.__name__} has no method for func '{func.name}'")
         return PythonProjectCall(facts.name, func.name, func.outputs, func.stream_input, env.exceptions,
-                                 closures, getattr(target, attribute))
+                                 closures, running.placed(getattr(target, attribute), placement))
     return _specs(pp, call)
 
 

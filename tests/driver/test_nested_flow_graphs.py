@@ -393,3 +393,19 @@ def test_run_flow_model_times_out_drops_the_late_result_and_checks_its_inputs(tm
         2: [[103]],
         3: (164000, "UDF caller.Call returned FLOW_FUNC_ERR_PARAM_INVALID (164000); run_flow_model('k'): "
                     "sub-FlowGraph 'k' takes 1 inputs, got 2")}
+
+
+def test_an_invoked_closure_may_be_named_by_each_keyword_ge_documents():
+    for keyword, pp in (("graph_pp", df.GraphProcessPoint(df.Framework.ONNX, add_graph())),
+                        ("flow_graph_pp", df.FlowGraphProcessPoint(sub_graph())), ("pp", df.FlowGraphProcessPoint(sub_graph()))):
+        func = df.FuncProcessPoint(py_func=add_one)
+        func.add_invoked_closure("k", **{keyword: pp})
+        assert func.invoked_closures == {"k": pp}
+
+
+@pytest.mark.parametrize("given", [{}, {"graph_pp": "a", "pp": "b"}])
+def test_an_invoked_closure_is_exactly_one_process_point(given):
+    pp = df.FuncProcessPoint(py_func=add_one)
+    with pytest.raises(GeError, match=rf"^FuncProcessPoint {pp.name}: add_invoked_closure\('k'\) takes one process "
+                                      rf"point \(graph_pp, flow_graph_pp or pp\), got {len(given)}$"):
+        pp.add_invoked_closure("k", **given)

@@ -220,7 +220,7 @@ DEPLOY_RULES = {
     "unknown top-level key": (lambda d: d.clear() or d.update(x=1), "$: unknown key 'x'; expected one of "
                               "batch_deploy_info, deploy_info, dynamic_schedule_enable, keep_logic_device_order"),
     "unknown entry key": (_set("batch_deploy_info.0.logic_devices", "0:0:0"),
-                          f"{_B0}: unknown key 'logic_devices'; expected one of flow_node_list, invoke_list, "
+                          f"{_B0}: unknown key 'logic_devices' (did you mean 'logic_device_list'?); expected one of flow_node_list, invoke_list, "
                           f"logic_device_list, redundant_logic_device_list"),
     "unknown invoke key": (_set("batch_deploy_info.0.invoke_list.0.device", 1),
                            f"{_INVOKE}: unknown key 'device'; expected one of deploy_info_file, invoke_name, "
@@ -425,7 +425,7 @@ RESOURCE_RULES = {
     "no nodes": (_set("cluster.0.cluster_nodes", []),
                  "$.cluster[0].cluster_nodes: expected a non-empty list, got []"),
     "unknown root key": (_set("clusters", []),
-                         "$: unknown key 'clusters'; expected one of cluster, item_def, node_def"),
+                         "$: unknown key 'clusters' (did you mean 'cluster'?); expected one of cluster, item_def, node_def"),
     "unknown node key": (_set("cluster.0.cluster_nodes.0.devices", 2),
                          f"{_NODE0}: unknown key 'devices'; expected one of auth_lib_path, data_panel, deploy_res_path, "
                          f"ipaddr, is_local, item_list, memory, node_id, node_type, port"),

@@ -33,6 +33,18 @@ TYPED_VALUES = [
     ([[1, 2], [], [3]], "list_list_int", "get_attr_int_list_list"),
 ]
 GETTERS = [getter for _, _, getter in TYPED_VALUES]
+# What a getter returns with a failure code: GE's defaults.
+DEFAULTS = {"get_attr_int": -1, "get_attr_float": 0.0, "get_attr_bool": False, "get_attr_str": "",
+            "get_attr_tensor_dtype": None}
+# What the dtype getters return for a DType: numpy types, as GE's do.
+NUMPY_OF = {"get_attr_tensor_dtype": np.int32, "get_attr_tensor_dtype_list": [np.float32, np.int64]}
+
+
+def failure(getter: str, code: int) -> tuple:
+    """A getter's answer for a param it cannot return: GE's dtype getters always say NOT_EXITS."""
+    if "tensor_dtype" in getter:
+        code = ff.FLOW_FUNC_ERR_ATTR_NOT_EXITS
+    return code, DEFAULTS.get(getter, [])
 
 
 def params_of(**values) -> ff.MetaParams:
@@ -44,22 +56,26 @@ def params_of(**values) -> ff.MetaParams:
 def test_each_getter_returns_its_own_type_and_refuses_the_others(value, tag, getter):
     params = params_of(p=value)
     assert typed_param("p", value, WHERE).tag == tag
-    assert getattr(params, getter)("p") == (ff.FLOW_FUNC_SUCCESS, value)
+    assert getattr(params, getter)("p") == (ff.FLOW_FUNC_SUCCESS, NUMPY_OF.get(getter, value))
     for other in GETTERS:
         if other != getter:
-            assert getattr(params, other)("p") == (ff.FLOW_FUNC_ERR_ATTR_TYPE_MISMATCH, None), other
+            assert getattr(params, other)("p") == failure(other, ff.FLOW_FUNC_ERR_ATTR_TYPE_MISMATCH), other
 
 
 @pytest.mark.parametrize("getter", GETTERS)
 def test_a_missing_param_is_reported_by_every_getter(getter):
-    assert getattr(params_of(), getter)("absent") == (ff.FLOW_FUNC_ERR_ATTR_NOT_EXITS, None)
+    assert getattr(params_of(), getter)("absent") == failure(getter, ff.FLOW_FUNC_ERR_ATTR_NOT_EXITS)
 
 
 def test_an_empty_list_fits_every_list_getter_only():
     params = params_of(empty=[])
     for getter in GETTERS:
-        expected = (0, []) if "list" in getter else (ff.FLOW_FUNC_ERR_ATTR_TYPE_MISMATCH, None)
+        expected = (0, []) if "list" in getter else failure(getter, ff.FLOW_FUNC_ERR_ATTR_TYPE_MISMATCH)
         assert getattr(params, getter)("empty") == expected, getter
+
+
+def test_py_meta_params_is_ges_name_of_meta_params():
+    assert ff.PyMetaParams is ff.MetaParams
 
 
 def test_getters_hand_out_copies():
@@ -151,10 +167,6 @@ def test_writing_a_tensor_view_fills_the_message():
 @pytest.mark.parametrize("call, message", [
     (lambda c: c.alloc_tensor_msg([2, -1], dt.DT_INT32),
      "alloc_tensor_msg: shape must be a list of ints >= 0, got [2, -1]"),
-    (lambda c: c.alloc_tensor_msg([2], "int32"),
-     "alloc_tensor_msg: dtype must be a numeric DType such as DT_INT32, got 'int32'"),
-    (lambda c: c.alloc_tensor_msg([2], dt.DT_STRING),
-     "alloc_tensor_msg: dtype must be a numeric DType such as DT_INT32, got DT_STRING"),
     (lambda c: c.alloc_tensor_msg([2], dt.DT_INT32, align=48),
      "alloc_tensor_msg: align must be a power of two in [1, 4096], got 48"),
     (lambda c: c.alloc_raw_data_msg(-1), "alloc_raw_data_msg: size must be an int >= 0, got -1"),
@@ -167,11 +179,28 @@ def test_bad_allocations_raise(call, message):
     assert error.value.error_message == message
 
 
+@pytest.mark.parametrize("dtype", ["int32", dt.DT_STRING, np.complex64, int, [np.int32]])
+def test_alloc_tensor_msg_refuses_other_dtypes_with_a_type_error_as_ge(dtype):
+    ctx, _ = context()
+    with pytest.raises(TypeError) as error:
+        ctx.alloc_tensor_msg([2], dtype)
+    assert str(error.value) == ("alloc_tensor_msg: dtype must be a numeric DType such as DT_INT32 or a numpy "
+                                f"type such as np.int32, got {dtype!r}")
+
+
+@pytest.mark.parametrize("dtype", [dt.DT_INT32, np.int32, np.dtype("int32")])
+def test_alloc_tensor_msg_takes_a_dtype_or_a_numpy_type_as_ge(dtype):
+    ctx, _ = context()
+    tensor = ctx.alloc_tensor_msg([2], dtype).get_tensor()
+    assert (tensor.numpy().dtype, tensor.get_data_type()) == (np.dtype(np.int32), np.int32)
+
+
 def test_a_message_tensor_reshapes_in_place():
     ctx, state = context()
     msg = ctx.alloc_tensor_msg([2, 3], dt.DT_INT64)
     tensor = msg.get_tensor()
-    assert (tensor.get_data_type(), tensor.get_data_size(), tensor.get_element_cnt()) == (dt.DT_INT64, 48, 6)
+    assert (tensor.get_data_type(), tensor.get_data_size(), tensor.get_element_cnt()) == (np.int64, 48, 6)
+    assert ctx.alloc_tensor_msg([1], tensor.get_data_type()).get_tensor().get_data_type() is np.int64
     assert tensor.reshape([3, 2]) == ff.FLOW_FUNC_SUCCESS and tensor.reshape([4]) == ff.FLOW_FUNC_ERR_PARAM_INVALID
     ctx.set_output(0, msg)
     assert state.outputs[0][1].to_message("").payload.shape == (3, 2)
@@ -356,9 +385,48 @@ def test_find_proc_follows_func_list_then_names():
         ["serve", "Broken", "serve", None]
 
 
-def test_func_list_must_name_funcs():
-    with pytest.raises(GeError, match=r"proc_wrapper: func_list must be a func name or a list of them, got \[1\]"):
+def test_func_list_must_be_an_io_spec_or_name_funcs():
+    with pytest.raises(GeError) as error:
         ff.proc_wrapper(func_list=[1])
+    assert error.value.error_message == ('proc_wrapper: func_list must be an I/O spec such as "i0,i1,o0" or a '
+                                         'list of func names, got [1]')
+
+
+@pytest.mark.parametrize("spec, bad", [("i0,x1,o0", "x1"), ("i0,,o0", ""), ("i-1,o0", "i-1"), ("in0", "in0")])
+def test_a_bad_io_spec_is_a_value_error_naming_the_item(spec, bad):
+    with pytest.raises(ValueError) as error:
+        ff.proc_wrapper(spec)
+    assert str(error.value) == (f"proc_wrapper: I/O spec {spec!r} has item {bad!r}, which is none of iN (a node "
+                                f"input), oN (a node output) or stream_input")
+
+
+class Specified:
+    @ff.proc_wrapper("i0, i2,o1")
+    def first(self, run_context, input_flow_msgs):
+        return ff.FLOW_FUNC_SUCCESS
+
+    @ff.proc_wrapper("i1,o0,stream_input")
+    def second(self, run_context, input_flow_msgs):
+        return ff.FLOW_FUNC_SUCCESS
+
+
+def test_io_specs_are_read_from_the_class_and_registered_as_ge_does():
+    from dfir.frontend.flow_func.wrappers import IoSpec, class_io_specs
+    assert class_io_specs(Specified) == {"first": IoSpec("i0, i2,o1", (0, 2), (1,), False),
+                                         "second": IoSpec("i1,o0,stream_input", (1,), (0,), True)}
+    assert ff.FlowFuncRegister.get_flow_func(__name__, "Specified") == {"first": "i0, i2,o1",
+                                                                         "second": "i1,o0,stream_input"}
+    assert ff.FlowFuncRegister.get_flow_func(__name__, "Unknown") is None
+    assert Specified().first(None, []) == ff.FLOW_FUNC_SUCCESS
+
+
+def test_a_subclass_keeps_inherited_specs_unless_it_overrides_the_method():
+    from dfir.frontend.flow_func.wrappers import class_io_specs
+
+    class Sub(Specified):
+        def second(self, run_context, input_flow_msgs):
+            return ff.FLOW_FUNC_SUCCESS
+    assert list(class_io_specs(Sub)) == ["first"]
 
 
 def test_log_records_carry_the_node_and_instance(caplog):
@@ -384,9 +452,9 @@ def test_status_names():
 
 
 def test_the_cpp_headers_ship_with_the_package():
-    headers = sorted(os.listdir(os.path.join(ff.include_dir(), "flow_func")))
-    assert headers == ["flow_func.h", "flow_func_defines.h", "flow_func_log.h", "flow_func_registrar.h",
-                       "flow_msg.h", "flow_msg_queue.h", "meta_multi_func.h", "meta_params.h", "meta_run_context.h"]
+    headers = set(os.listdir(os.path.join(ff.include_dir(), "flow_func")))
+    assert {"flow_func.h", "flow_func_defines.h", "flow_func_log.h", "flow_func_registrar.h", "flow_msg.h",
+            "flow_msg_queue.h", "meta_multi_func.h", "meta_params.h", "meta_run_context.h"} <= headers
 
 
 @pytest.mark.parametrize("kind, payload", [(Kind.TENSOR, np.arange(3)), (Kind.RAW, np.zeros(4, np.uint8)),

@@ -161,9 +161,6 @@ def test_graph_process_point_reads_an_onnx_file_inside_a_flow_graph(tmp_path):
 def test_graph_process_point_file_errors(tmp_path):
     with pytest.raises(GeError, match=r"^ONNX model file '.*missing.onnx' does not exist$"):
         df.GraphProcessPoint(df.Framework.ONNX, str(tmp_path / "missing.onnx"))
-    with pytest.raises(GeError, match=r"^GraphProcessPoint: TENSORFLOW graph file 'model.pb' cannot be loaded; "
-                                      r"dfir reads ONNX files \(Framework.ONNX\) or a dfir.ge.graph.Graph$"):
-        df.GraphProcessPoint(df.Framework.TENSORFLOW, "model.pb")
     with pytest.raises(GeError, match=r"^GraphProcessPoint graph_file must be a path to an ONNX file or a "
                                       r"dfir.ge.graph.Graph, got int$"):
         df.GraphProcessPoint(df.Framework.ONNX, 3)

@@ -9,6 +9,7 @@ import textwrap
 from contextlib import contextmanager
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 import dfir
@@ -477,7 +478,7 @@ def test_every_init_param_type_reaches_its_getter(tmp_path):
         "ill": [["int_list_list", "0", "[[1], [2, 3]]"]], "b": [["bool", "0", "True"]],
         "bl": [["bool_list", "0", "[False]"]], "f": [["float", "0", "0.5"]],
         "fl": [["float_list", "0", "[1.5]"]], "s": [["str", "0", "x"]], "sl": [["str_list", "0", "['y']"]],
-        "d": [["tensor_dtype", "0", "DT_FLOAT16"]], "dl": [["tensor_dtype_list", "0", "[DT_INT8]"]],
+        "d": [["tensor_dtype", "0", str(np.float16)]], "dl": [["tensor_dtype_list", "0", str([np.int8])]],
         "absent": [], "facts": ["attrs", 1, 1, -1, 0, 1, True]}
 
 

@@ -444,4 +444,51 @@ TEST_CASE("a producer process puts sets under backpressure; the consumer takes t
   CHECK(region->arena().Stats().live_blocks == 0);
 }
 
+TEST_CASE("a put to a full OVERWRITE channel drops its oldest message, gives back what it held, and never waits") {
+  auto region = MixedRegion(2);
+  region->ring(0).SetOverwrite(true);
+  region->ring(2).SetOverwrite(true);
+  CountingScope scope;
+  CountingObjects objects;
+  dfir::rt::BodyWriter writer(*region, Deadline::AfterMs(1000), scope);
+  int locals[5] = {};
+  for (uint64_t id = 1; id <= 5; ++id) {
+    PendingPut put(*region);
+    put.Add(0, RecordOf(id, Pattern(5000, 1), writer));  // a body in an arena block
+    put.AddLocal(2, &locals[id - 1]);
+    scope = CountingScope();
+    REQUIRE(put.Push(Deadline::AfterMs(0), scope, objects) == WaitStatus::kReady);
+    CHECK(scope.entered == 0);  // no wait for room
+  }
+  CHECK(region->ring(0).dropped() == 3);
+  CHECK(region->ring(2).dropped() == 3);
+  CHECK(dfir::rt::WaitingTransactions(*region, 0) == std::vector<uint64_t>{4, 5});
+  CHECK(region->arena().Stats().live_blocks == 2);  // the dropped bodies were given back
+  CHECK(objects.released == std::multiset<void*>{&locals[0], &locals[1], &locals[2]});
+  CHECK(TakeIds(*region, {0}, 2) == std::vector<uint64_t>{4, 5});
+  CHECK(region->arena().Stats().live_blocks == 0);
+}
+
+TEST_CASE("a consumer takes the message that replaced one a producer dropped after the count") {
+  auto region = MixedRegion(1);
+  region->ring(0).SetOverwrite(true);
+  CountingScope scope;
+  dfir::rt::BodyWriter writer(*region, Deadline::AfterMs(1000), scope);
+  PutOne(*region, writer, 0, 1);
+  SetsReady ready = AwaitSets(*region, {0}, 0, 1, Deadline::AfterMs(0), scope);
+  REQUIRE(ready.sets == 1);
+  // A producer drops message 1 (counted above) and pushes message 2 a little later.
+  MessageRecord dropped;
+  REQUIRE(region->ring(0).TryDropOldest([&](const uint8_t* slot) { std::memcpy(&dropped, slot, sizeof dropped); }));
+  dfir::rt::ReleaseBody(*region, dropped);
+  std::thread producer([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    PutOne(*region, writer, 0, 2);
+  });
+  CHECK(TakeIds(*region, {0}, 1) == std::vector<uint64_t>{2});
+  producer.join();
+  CHECK(region->ring(0).dropped() == 1);
+  CHECK(region->arena().Stats().live_blocks == 0);
+}
+
 }  // TEST_SUITE

@@ -258,4 +258,28 @@ TEST_CASE("producer processes over a shared mapping: every message arrives once,
   CHECK(ring.size() == 0);
 }
 
+TEST_CASE("an OVERWRITE ring always has room; dropping the oldest is counted and frees its slot") {
+  RingMemory memory(3, 8);
+  Ring ring = Ring::Create(memory.memory, 3, 8, 0, 0);
+  CHECK_FALSE(ring.overwrites());
+  ring.SetOverwrite(true);
+  CHECK(ring.overwrites());
+  for (uint64_t i = 1; i <= 3; ++i) REQUIRE(Push(ring, i));
+  CHECK(ring.has_room());         // full, but a push makes room by dropping
+  CHECK(ring.has_room_for(100));  // whatever the count
+  CHECK_FALSE(Push(ring, 4));     // the ring itself still refuses: the dropper makes room first
+  uint64_t dropped = 0;
+  REQUIRE(ring.TryDropOldest([&](const uint8_t* slot) { std::memcpy(&dropped, slot, sizeof dropped); }));
+  CHECK(dropped == 1);
+  CHECK(ring.dropped() == 1);
+  REQUIRE(Push(ring, 4));
+  uint64_t value = 0;
+  for (uint64_t expected : {2, 3, 4}) {
+    REQUIRE(Pop(ring, value));
+    CHECK(value == expected);
+  }
+  CHECK_FALSE(ring.TryDropOldest([](const uint8_t*) {}));  // empty: nothing to drop, nothing counted
+  CHECK(ring.dropped() == 1);
+}
+
 }  // TEST_SUITE

@@ -20,6 +20,7 @@ using dfir::udf::MsgMeta;
 using dfir::udf::Payload;
 using FlowFunc::AffinityPolicy;
 using FlowFunc::BalanceConfig;
+using FlowFunc::OutOptions;
 using FlowFunc::FLOW_FUNC_ERR_ATTR_TYPE_MISMATCH;
 using FlowFunc::FLOW_FUNC_ERR_PARAM_INVALID;
 using FlowFunc::FLOW_FUNC_SUCCESS;
@@ -54,6 +55,30 @@ dfir::udf::RecordTypes Types() {
   types.dtype_of_num = {{11, TensorDataType::DT_FLOAT}, {5, TensorDataType::DT_INT32}, {2, TensorDataType::DT_UINT8}};
   types.num_of_dtype = {{TensorDataType::DT_FLOAT, 11}, {TensorDataType::DT_INT32, 5}, {TensorDataType::DT_UINT8, 2}};
   return types;
+}
+
+// A balance config of a rows x cols weight matrix, as a UDF makes one through OutOptions.
+FlowFunc::detail::BalanceConfigData Balance(int32_t rows, int32_t cols,
+                                            AffinityPolicy policy = AffinityPolicy::NO_AFFINITY) {
+  FlowFunc::detail::BalanceConfigData config;
+  FlowFunc::BalanceWeight weight;
+  weight.rowNum = rows;
+  weight.colNum = cols;
+  config.SetBalanceWeight(weight);
+  config.SetAffinityPolicy(policy);
+  return config;
+}
+
+OutOptions Options(int32_t rows, int32_t cols, AffinityPolicy policy,
+                   const std::vector<std::pair<int32_t, int32_t>>& positions) {
+  OutOptions options;
+  FlowFunc::BalanceWeight weight;
+  weight.rowNum = rows;
+  weight.colNum = cols;
+  options.MutableBalanceConfig()->SetBalanceWeight(weight);
+  options.MutableBalanceConfig()->SetAffinityPolicy(policy);
+  options.MutableBalanceConfig()->SetDataPos(positions);
+  return options;
 }
 
 }  // namespace
@@ -146,33 +171,120 @@ TEST_CASE("params: each attr gives its own type, [] fits every list type, a miss
   CHECK(params.GetAttr(nullptr).get() == nullptr);
 }
 
+TEST_CASE("params: strings come as AscendString or std::string") {
+  HostAttrValue text(std::string("ab\0c", 4));
+  FlowFunc::AscendString ascend;
+  CHECK(text.GetVal(ascend) == FLOW_FUNC_SUCCESS);
+  CHECK(ascend.GetLength() == 4);
+  CHECK(ascend == FlowFunc::AscendString("ab\0c", 4));
+  const FlowFunc::AttrValue& base = text;
+  std::string plain;
+  CHECK(base.GetVal(plain) == FLOW_FUNC_SUCCESS);
+  CHECK(plain == std::string("ab\0c", 4));
+  HostAttrValue names(std::vector<std::string>{"x", "yz"});
+  std::vector<FlowFunc::AscendString> list;
+  CHECK(names.GetVal(list) == FLOW_FUNC_SUCCESS);
+  REQUIRE(list.size() == 2);
+  CHECK(std::string(list[1].GetString()) == "yz");
+  int64_t number = 0;
+  CHECK(names.GetVal(number) == FLOW_FUNC_ERR_ATTR_TYPE_MISMATCH);
+  CHECK(HostAttrValue(int64_t{1}).GetVal(ascend) == FLOW_FUNC_ERR_ATTR_TYPE_MISMATCH);
+  CHECK(FlowFunc::AscendString("a") < FlowFunc::AscendString("ab"));
+  CHECK(FlowFunc::AscendString(nullptr) == FlowFunc::AscendString(""));
+}
+
+TEST_CASE("messages: SetMsgType gives raw data a user type; a tensor keeps its type") {
+  auto raw = HostFlowMsg::Raw(Buffer::Allocate(4, 64), Meta(1));
+  raw->SetMsgType(static_cast<MsgType>(1025));
+  CHECK(static_cast<int>(raw->GetMsgType()) == 1025);
+  raw->SetMsgType(MsgType::MSG_TYPE_TENSOR_DATA);
+  CHECK(static_cast<int>(raw->GetMsgType()) == 1025);  // refused, with an error record
+  auto tensor = HostFlowMsg::Tensor({1}, TensorDataType::DT_FLOAT, Buffer::Allocate(4, 64), Meta(1));
+  tensor->SetMsgType(MsgType::MSG_TYPE_RAW_MSG);
+  CHECK(tensor->GetMsgType() == MsgType::MSG_TYPE_TENSOR_DATA);
+  CHECK(tensor->GetTensorList().empty());
+}
+
+TEST_CASE("run context: FlowBufferFactory tensors become messages; tensor lists are refused") {
+  HostRunContext context = Context({0});
+  std::string problem;
+  auto tensor = dfir::udf::AllocHostTensor("AllocTensor", {2, 3}, TensorDataType::DT_INT32, 512, problem);
+  REQUIRE(tensor.get() != nullptr);
+  CHECK(tensor->GetDataSize() == 24);
+  CHECK(reinterpret_cast<uintptr_t>(tensor->GetData()) % 512 == 0);
+  auto msg = context.ToFlowMsg(tensor);
+  REQUIRE(msg.get() != nullptr);
+  CHECK(msg->GetTensor()->GetData() == tensor->GetData());  // the same bytes
+  CHECK(msg->GetTransactionId() == 7);
+  CHECK(dfir::udf::AllocHostTensor("AllocTensor", {-1}, TensorDataType::DT_INT32, 512, problem).get() == nullptr);
+  CHECK(problem == "AllocTensor: shape must hold dims >= 0, got [-1]");
+  CHECK(context.ToFlowMsg(nullptr).get() == nullptr);
+  CHECK(context.AllocTensorListMsg({{1}}, {TensorDataType::DT_INT32}, 512).get() == nullptr);
+  REQUIRE(context.problems().size() == 2);
+  CHECK(context.problems()[0] == "ToFlowMsg: the tensor is null");
+  CHECK(context.problems()[1] ==
+        "AllocTensorListMsg: tensor-list messages are not supported; send one tensor message per output");
+}
+
+TEST_CASE("meta context: the node's facts always, message calls only inside a call") {
+  dfir::udf::NodeFacts facts;
+  facts.name = "node";
+  facts.input_num = 2;
+  facts.output_num = 3;
+  facts.work_path = "/w";
+  auto params = std::make_shared<dfir::udf::HostMetaParams>(
+      facts, std::map<std::string, std::shared_ptr<const HostAttrValue>>{
+                 {"n", std::make_shared<const HostAttrValue>(int64_t{9})}});
+  dfir::udf::HostMetaContext meta(params);
+  int64_t n = 0;
+  CHECK(meta.GetAttr("n", n) == FLOW_FUNC_SUCCESS);
+  CHECK(n == 9);
+  CHECK(meta.GetAttr("missing", n) == FlowFunc::FLOW_FUNC_ERR_ATTR_NOT_EXITS);
+  CHECK(meta.GetInputNum() == 2);
+  CHECK(meta.GetOutputNum() == 3);
+  CHECK(std::string(meta.GetWorkPath()) == "/w");
+  CHECK(meta.AllocTensorMsg({1}, TensorDataType::DT_FLOAT).get() == nullptr);
+  std::vector<std::shared_ptr<FlowFunc::FlowMsg>> outputs;
+  CHECK(meta.RunFlowModel("k", {}, outputs, -1) == FlowFunc::FLOW_FUNC_ERR_NOT_SUPPORT);
+  HostRunContext call = Context({0, 2});
+  meta.Enter(&call);
+  auto msg = meta.AllocTensorMsg({1}, TensorDataType::DT_FLOAT);
+  REQUIRE(msg.get() != nullptr);
+  CHECK(meta.SetOutput(2, msg) == FLOW_FUNC_SUCCESS);
+  CHECK(meta.SetOutput(1, msg) == FLOW_FUNC_ERR_PARAM_INVALID);
+  meta.Leave();
+  CHECK(meta.SetOutput(2, msg) == FlowFunc::FLOW_FUNC_ERR_NOT_SUPPORT);
+  REQUIRE(call.outputs().size() == 1);
+  CHECK(call.outputs()[0].index == 1);
+}
+
 TEST_CASE("balance labels: data label = position + 1, route label by affinity") {
   std::vector<std::pair<uint32_t, uint32_t>> labels;
   std::string problem;
-  BalanceConfig none(2, 3);
+  auto none = Balance(2, 3);
   none.SetDataPos({{0, 0}, {1, 2}});
   REQUIRE(dfir::udf::BalanceLabels(none, 2, labels, problem));
   CHECK(labels == std::vector<std::pair<uint32_t, uint32_t>>{{1, 1}, {6, 6}});
-  BalanceConfig rows(2, 3, AffinityPolicy::ROW_AFFINITY);
+  auto rows = Balance(2, 3, AffinityPolicy::ROW_AFFINITY);
   rows.SetDataPos({{1, 0}, {1, 2}});
   REQUIRE(dfir::udf::BalanceLabels(rows, 2, labels, problem));
   CHECK(labels == std::vector<std::pair<uint32_t, uint32_t>>{{4, 2}, {6, 2}});
-  BalanceConfig cols(2, 3, AffinityPolicy::COL_AFFINITY);
+  auto cols = Balance(2, 3, AffinityPolicy::COL_AFFINITY);
   cols.SetDataPos({{1, 2}});
   REQUIRE(dfir::udf::BalanceLabels(cols, 1, labels, problem));
   CHECK(labels == std::vector<std::pair<uint32_t, uint32_t>>{{6, 3}});
   CHECK_FALSE(dfir::udf::BalanceLabels(cols, 2, labels, problem));
   CHECK(problem == "the balance config has 1 data positions for 2 message(s); SetDataPos gives one per message");
-  BalanceConfig outside(2, 3);
+  auto outside = Balance(2, 3);
   outside.SetDataPos({{2, 0}});
   CHECK_FALSE(dfir::udf::BalanceLabels(outside, 1, labels, problem));
   CHECK(problem == "data position (2, 0) lies outside the 2 x 3 matrix");
-  BalanceConfig zero(0, 3);
+  auto zero = Balance(0, 3);
   CHECK_FALSE(dfir::udf::BalanceLabels(zero, 0, labels, problem));
-  CHECK(problem == "the balance config's row_num and col_num must be > 0, got 0 x 3");
-  BalanceConfig huge(1000, 1000);
+  CHECK(problem == "the balance weight's rowNum and colNum must be > 0, got 0 x 3");
+  auto huge = Balance(1000, 1000);
   CHECK_FALSE(dfir::udf::BalanceLabels(huge, 0, labels, problem));
-  CHECK(problem == "the balance config's matrix 1000 x 1000 has 1000000 cells; at most 65536 are allowed");
+  CHECK(problem == "the balance weight's matrix 1000 x 1000 has 1000000 cells; at most 65536 are allowed");
 }
 
 TEST_CASE("run context: allocations carry the call's transaction; bad arguments are refused and noted") {
@@ -241,13 +353,14 @@ TEST_CASE("run context: outputs by index, with balance labels; foreign or null m
   CHECK(context.SetOutput(1, a) == FLOW_FUNC_SUCCESS);
   CHECK(context.SetOutput(2, a) == FLOW_FUNC_ERR_PARAM_INVALID);
   CHECK(context.SetOutput(0, nullptr) == FLOW_FUNC_ERR_PARAM_INVALID);
-  BalanceConfig config(1, 2, AffinityPolicy::COL_AFFINITY);
-  config.SetDataPos({{0, 0}, {0, 1}});
+  const OutOptions config = Options(1, 2, AffinityPolicy::COL_AFFINITY, {{0, 0}, {0, 1}});
   CHECK(context.SetMultiOutputs(0, {a, b}, config) == FLOW_FUNC_SUCCESS);
   CHECK(context.SetMultiOutputs(0, {}, config) == FLOW_FUNC_ERR_PARAM_INVALID);
   CHECK(context.SetOutput(0, a, config) == FLOW_FUNC_ERR_PARAM_INVALID);  // 2 positions, 1 message
-  REQUIRE(context.outputs().size() == 3);
+  CHECK(context.SetOutput(0, b, OutOptions()) == FLOW_FUNC_SUCCESS);  // no balance config: a plain output
+  REQUIRE(context.outputs().size() == 4);
   CHECK(context.outputs()[0].index == 1);
+  CHECK(context.outputs()[3].index == 0);
   CHECK(context.outputs()[2].msg->data_label() == 2);
   CHECK(context.outputs()[2].msg->route_label() == 2);
   REQUIRE(context.problems().size() == 4);
@@ -309,13 +422,13 @@ TEST_CASE("run context: RunFlowModel takes tensors only and notes the invoker's 
   });
   auto tensor = context.AllocTensorMsg({1}, TensorDataType::DT_FLOAT);
   std::vector<std::shared_ptr<FlowFunc::FlowMsg>> outputs;
-  CHECK(context.RunFlowModel("sub", {tensor}, -1, outputs) == FLOW_FUNC_SUCCESS);
+  CHECK(context.RunFlowModel("sub", {tensor}, outputs, -1) == FLOW_FUNC_SUCCESS);
   CHECK(seen_key == "sub");
   CHECK(outputs.size() == 1);
-  CHECK(context.RunFlowModel("bad", {tensor}, 10, outputs) == FlowFunc::FLOW_FUNC_FAILED);
+  CHECK(context.RunFlowModel("bad", {tensor}, outputs, 10) == FlowFunc::FLOW_FUNC_FAILED);
   CHECK(outputs.empty());
-  CHECK(context.RunFlowModel("sub", {context.AllocRawDataMsg(1, 64)}, 10, outputs) == FLOW_FUNC_ERR_PARAM_INVALID);
-  CHECK(context.RunFlowModel("sub", {tensor}, -2, outputs) == FLOW_FUNC_ERR_PARAM_INVALID);
+  CHECK(context.RunFlowModel("sub", {context.AllocRawDataMsg(1, 64)}, outputs, 10) == FLOW_FUNC_ERR_PARAM_INVALID);
+  CHECK(context.RunFlowModel("sub", {tensor}, outputs, -2) == FLOW_FUNC_ERR_PARAM_INVALID);
   REQUIRE(context.problems().size() == 3);
   CHECK(context.problems()[0] == "RunFlowModel('bad'): no such closure");
   CHECK(context.problems()[1] == "RunFlowModel: input 0 must be a tensor message of the runtime");

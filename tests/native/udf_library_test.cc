@@ -96,11 +96,11 @@ TEST_SUITE("udf_library") {
 TEST_CASE("a library loads from bytes and lists its funcs") {
   auto library = ScaleLibrary();
   CHECK(library->name() == "libscale_udf.so");
-  CHECK(library->FuncNames() == std::vector<std::string>{"Broken", "Fail", "PassOn", "Scale", "Sum", "Throw"});
+  CHECK(library->FuncNames() == std::vector<std::string>{"Broken", "Fail", "Offset", "PassOn", "Scale", "Sum", "Throw"});
   // Loading the same bytes again gives a second, independent library.
   std::vector<uint8_t> bytes = FileBytes(DFIR_TEST_SCALE_UDF);
   auto again = UdfLibrary::Load(bytes.data(), bytes.size(), "libscale_again.so");
-  CHECK(again->FuncNames().size() == 6);
+  CHECK(again->FuncNames().size() == 7);
   CHECK(&again->registry() != &library->registry());
 }
 
@@ -114,8 +114,8 @@ TEST_CASE("bytes that are no library, a library without funcs, a func registered
   }
   std::vector<uint8_t> plain = FileBytes(DFIR_TEST_PLAIN_LIBRARY);
   CHECK_THROWS_WITH_AS(UdfLibrary::Load(plain.data(), plain.size(), "libplain.so"),
-                       "C++ UDF library libplain.so registers no funcs: include \"flow_func/flow_func.h\" and "
-                       "register them with FLOW_FUNC_REGISTRAR",
+                       "C++ UDF library libplain.so registers no funcs: include \"flow_func/meta_flow_func.h\" or "
+                       "\"flow_func/meta_multi_func.h\" and register them with REGISTER_FLOW_FUNC or FLOW_FUNC_REGISTRAR",
                        UdfError);
   std::vector<uint8_t> twice = FileBytes(DFIR_TEST_TWICE_UDF);
   CHECK_THROWS_WITH_AS(UdfLibrary::Load(twice.data(), twice.size(), "libtwice.so"),
@@ -143,13 +143,35 @@ TEST_CASE("an instance binds funcs, initializes its objects once and runs a proc
   CHECK_THROWS_WITH_AS(instance.Proc("Fail", {0}, {}, Call(1), nullptr), "node 'scaler' has no func 'Fail'", UdfError);
 }
 
+TEST_CASE("a single func (REGISTER_FLOW_FUNC) reads its params and emits through its MetaContext; reset") {
+  UdfInstance instance(ScaleLibrary(), FactorParams(10), {"Offset", "Scale"});
+  std::string problem;
+  REQUIRE(instance.Init(problem) == FLOW_FUNC_SUCCESS);
+  for (float expected : {11.0f, 12.0f}) {
+    ProcResult result = instance.Proc("Offset", {0, 1}, {FloatTensor({1}, 4)}, Call(4), nullptr);
+    CHECK(result.ret == FLOW_FUNC_SUCCESS);
+    REQUIRE(result.outputs.size() == 1);
+    CHECK(result.outputs[0].index == 1);  // node output 1: the second of the func's outputs
+    CHECK(static_cast<const float*>(result.outputs[0].msg->GetTensor()->GetData())[0] == expected);
+  }
+  // Scale does not implement ResetFlowFuncState: GE's FLOW_FUNC_ERR_NOT_SUPPORT.
+  CHECK(instance.ResetState(problem) == FlowFunc::FLOW_FUNC_ERR_NOT_SUPPORT);
+  CHECK(problem == "Scale::ResetFlowFuncState returned 564002");
+  UdfInstance offset_only(ScaleLibrary(), FactorParams(10), {"Offset"});
+  REQUIRE(offset_only.Init(problem) == FLOW_FUNC_SUCCESS);
+  (void)offset_only.Proc("Offset", {0, 1}, {FloatTensor({1}, 4)}, Call(4), nullptr);
+  CHECK(offset_only.ResetState(problem) == FLOW_FUNC_SUCCESS);
+  ProcResult after = offset_only.Proc("Offset", {0, 1}, {FloatTensor({1}, 5)}, Call(5), nullptr);
+  CHECK(static_cast<const float*>(after.outputs.at(0).msg->GetTensor()->GetData())[0] == 11.0f);
+}
+
 TEST_CASE("unknown funcs, failing constructors and inits are named") {
   CHECK_THROWS_WITH_AS(UdfInstance(ScaleLibrary(), FactorParams(1), {"Nope"}),
-                       "node 'scaler': C++ UDF library libscale_udf.so registers funcs ['Broken', 'Fail', 'PassOn', "
-                       "'Scale', 'Sum', 'Throw'], not 'Nope'",
+                       "node 'scaler': C++ UDF library libscale_udf.so registers funcs ['Broken', 'Fail', 'Offset', "
+                       "'PassOn', 'Scale', 'Sum', 'Throw'], not 'Nope'",
                        UdfError);
   CHECK_THROWS_WITH_AS(UdfInstance(ScaleLibrary(), FactorParams(1), {"Broken"}),
-                       "node 'scaler': constructing class Broken of libscale_udf.so threw: cannot build", UdfError);
+                       "node 'scaler': constructing the class of func 'Broken' of libscale_udf.so threw: cannot build", UdfError);
   UdfInstance no_factor(ScaleLibrary(), Params({}), {"Scale"});
   std::string problem;
   CHECK(no_factor.Init(problem) == FlowFunc::FLOW_FUNC_ERR_ATTR_NOT_EXITS);

@@ -520,7 +520,7 @@ def test_fire_lean_hands_python_a_step_that_raised_or_returned_no_array_and_a_se
     puts.append((0, Message.failure(TransactionMeta(4), 5, "upstream")))
     for channel, message in puts:
         assert region.put([(channel, message)], 0) == READY
-    steps = [(0, lambda x: x), (1, second)]
+    steps = [(0, np.asarray), (1, second)]  # the first step gets a Tensor (a fed tensor), as in GE
     assert region.fire_lean([0], 1, 8, 0, steps, [2], 0, emit, fire_set) == 4
     assert calls == [("emit", 2, "ValueError", True, 2, 1), ("emit", 3, "int", False, 3, 1),
                      ("fire_set", [(4, 5, "upstream")])]

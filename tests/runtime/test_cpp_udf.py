@@ -138,7 +138,7 @@ class Add : public MetaMultiFunc {
 
   int32_t AddNN(const std::shared_ptr<MetaRunContext>& context, const std::vector<std::shared_ptr<FlowMsg>>& inputs) {
     std::vector<std::shared_ptr<FlowMsg>> outputs;
-    const int32_t ret = context->RunFlowModel("invoke_graph", inputs, 1000, outputs);
+    const int32_t ret = context->RunFlowModel("invoke_graph", inputs, outputs, 1000);
     if (ret != FLOW_FUNC_SUCCESS) {
       FLOW_FUNC_LOG_ERROR("run nn failed");
       return ret;
@@ -210,9 +210,15 @@ class Add : public MetaMultiFunc {
   }
 
   int32_t BadBalance(const std::shared_ptr<MetaRunContext>& context, const std::vector<std::shared_ptr<FlowMsg>>& inputs) {
-    BalanceConfig config(1, 4, AffinityPolicy::ROW_AFFINITY);
-    config.SetDataPos({{0, 4}});
-    return context->SetOutput(0, inputs[0], config);
+    OutOptions options;
+    BalanceConfig* config = options.MutableBalanceConfig();
+    BalanceWeight weight;
+    weight.rowNum = 1;
+    weight.colNum = 4;
+    config->SetBalanceWeight(weight);
+    config->SetAffinityPolicy(AffinityPolicy::ROW_AFFINITY);
+    config->SetDataPos({{0, 4}});
+    return context->SetOutput(0, inputs[0], options);
   }
 
   // A stream-input proc: two messages of input 0 and one of input 1 per call, summed.
@@ -313,7 +319,7 @@ def seed_om(workspace) -> bytes:
 
 def test_the_library_is_built_by_cmake_with_the_seed_options(workspace, seed_om):
     config = load_compile_config(workspace.parent / "add_func.json")
-    cache = (workspace / "build" / "CMakeCache.txt").read_text()
+    cache = (workspace / "build" / "_add" / "CMakeCache.txt").read_text()
     for option in ("TOOLCHAIN:STRING=g++", f"RELEASE_DIR:PATH={workspace / 'release'}",
                    "RESOURCE_TYPE:STRING=X86", "UDF_TARGET_LIB:STRING=add",
                    f"DFIR_INCLUDE_DIR:UNINITIALIZED={ff.include_dir()}"):
@@ -545,11 +551,12 @@ def test_a_library_without_registered_funcs_is_refused(tmp_path):
     om = dfir.compile(project_graph(config, 1, 1)).om
     with pytest.raises(GeError) as error:
         dfir.load(om)
-    assert error.value.error_message == ("C++ UDF library libplain.so registers no funcs: include "
-                                         "\"flow_func/flow_func.h\" and register them with FLOW_FUNC_REGISTRAR")
+    assert error.value.error_message == (
+        "C++ UDF library libplain.so registers no funcs: include \"flow_func/meta_flow_func.h\" or "
+        "\"flow_func/meta_multi_func.h\" and register them with REGISTER_FLOW_FUNC or FLOW_FUNC_REGISTRAR")
 
 
-def test_a_build_failure_shows_the_compiler_output(tmp_path):
+def test_a_build_failure_shows_the_compiler_output(tmp_path, capsys):
     workspace = tmp_path / "broken_ws"
     workspace.mkdir()
     (workspace / "add.cpp").write_text("this is not C++\n")
@@ -558,9 +565,13 @@ def test_a_build_failure_shows_the_compiler_output(tmp_path):
     with pytest.raises(GeError) as error:
         dfir.compile(project_graph(config, 1, 1))
     first, *rest = error.value.error_message.splitlines()
+    log = workspace / "build" / "_add" / "output.log"
     assert first == (f"compile config {config}: cmake build of the C++ project in {workspace} failed "
-                     f"with exit status 2:")
+                     f"with exit status 2 (whole output in {log}):")
     assert any("error:" in line and "add.cpp" in line for line in rest)
+    assert "this is not C++" in log.read_text()
+    name = f"dfir: C++ UDF libadd.so ({workspace / 'CMakeLists.txt'})"
+    assert capsys.readouterr().err.splitlines() == [f"{name}: configuring with CMake", f"{name}: compiling add.cpp"]
 
 
 @pytest.mark.parametrize("change, message", [
@@ -633,7 +644,7 @@ def inc_flow(x):
 
 @df.pyflow
 def fail_on_two(x):
-    if int(x.reshape(-1)[0]) == 2:
+    if int(np.asarray(x).reshape(-1)[0]) == 2:  # a df.Tensor input: its reshape is GE's
         raise ValueError("two is not allowed")
     return x
 

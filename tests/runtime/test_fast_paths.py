@@ -23,7 +23,7 @@ from dfir.ge.error import GeError
 from dfir.om.schema import PartitionType
 from dfir.runtime import _native
 from dfir.runtime.driver.model import RuntimeModel
-from dfir.runtime.driver.status import PARAM_INVALID
+from dfir.runtime.driver.status import DATATYPE_INVALID, PARAM_INVALID, SHAPE_INVALID
 from dfir.runtime.om import read_om
 
 WAIT_MS = 5000
@@ -176,18 +176,19 @@ def _mlp_model():
     return dfir.load(dfir.compile(g, {"ge.inputShape": "x:1~8,4"}).om)
 
 
-@pytest.mark.parametrize("array, got", [
-    (np.ones((2, 4), np.int32), "DT_INT32 [2, 4]"),
-    (np.ones((2, 5), np.float32), "DT_FLOAT [2, 5]"),
-    (np.ones((9, 4), np.float32), "DT_FLOAT [9, 4]"),
-    (np.ones(4, np.float32), "DT_FLOAT [4]")])
-def test_a_feed_the_ge_graph_cannot_take_fails_at_once_naming_the_input(array, got):
+@pytest.mark.parametrize("array, got, code", [
+    (np.ones((2, 4), np.int32), "DT_INT32 [2, 4]", DATATYPE_INVALID),
+    (np.ones((2, 5), np.float32), "DT_FLOAT [2, 5]", SHAPE_INVALID),
+    (np.ones((9, 4), np.float32), "DT_FLOAT [9, 4]", SHAPE_INVALID),
+    (np.ones(4, np.float32), "DT_FLOAT [4]", SHAPE_INVALID)])
+def test_a_feed_the_ge_graph_cannot_take_fails_at_once_naming_the_input(array, got, code, caplog):
     with _mlp_model() as model:
         for feed in ([array], {"x": array}):
-            with pytest.raises(GeError) as error:
-                model.feed_data(feed)
-            assert str(error.value) == (f"feed_data failed; model=mlp_flow; input 'x' is {got}, but it feeds input 0 "
-                                        f"of GE graph mlp (node mlp), which takes DT_FLOAT [1~8, 4]")
+            caplog.clear()
+            ret = model.feed_data(feed)
+            reason = f"input 'x' is {got}, but it feeds input 0 of GE graph mlp (node mlp), which takes DT_FLOAT [1~8, 4]"
+            assert (ret, ret.message) == (code, reason)
+            assert caplog.messages == [f"feed_data failed; model=mlp_flow; {reason}"]
         assert model.feed_data([np.ones((3, 4), np.float32)]) == 0
         outputs, _, ret = model.fetch_data(timeout=5000)
         assert ret == 0 and outputs[0].numpy().shape == (3, 2)
@@ -309,30 +310,30 @@ def test_the_driver_port_says_why_it_does_not_fetch(two_inputs, indexes, timeout
     (["0"], "output index '0' is out of range; the model has 1 outputs"),
     ([0, 0], "indexes [0, 0] must name distinct outputs, at least one"),
 ])
-def test_a_bad_fetch_is_an_error_naming_what_is_wrong(two_inputs, indexes, expected):
-    for fetch in (two_inputs[0].fetch_data, two_inputs[0].fetch):
-        with pytest.raises(GeError) as error:
-            fetch(indexes, timeout=0)
-        assert str(error.value).endswith(expected)
+def test_a_bad_fetch_returns_param_invalid_naming_what_is_wrong(two_inputs, indexes, expected, caplog):
+    for fetch, api in ((two_inputs[0].fetch_data, "fetch_data"), (two_inputs[0].fetch, "fetch")):
+        caplog.clear()
+        *outputs, ret = fetch(indexes, timeout=0)
+        assert (outputs[0], ret, ret.message) == ([], PARAM_INVALID, expected)
+        assert caplog.messages == [f"{api} failed; model=FlowGraph; {expected}"]
 
 
 TIMEOUT = "timeout must be -1 (wait forever) or a number of milliseconds >= 0, got "
 
 
-@pytest.mark.parametrize("call, expected", [
-    (lambda m: m.feed_data(np.array([1, 2])), "feed_data failed; model=FlowGraph; feed must be a dict or a list, got "
-                                                "ndarray"),
-    (lambda m: m.feed_data([_A, _B], timeout=True), TIMEOUT + "True"),
-    (lambda m: m.feed_data([_A, _B], {"transaction_id": 3}), "feed_data failed; model=FlowGraph; flow_info must be a "
-                                                             "FlowInfo, got dict"),
-    (lambda m: m.feed_data([_A, _B], timeout=-2), TIMEOUT + "-2"),
-    (lambda m: m.fetch_data(timeout=True), TIMEOUT + "True"),
-    (lambda m: m.fetch(timeout=1.5), TIMEOUT + "1.5"),
+@pytest.mark.parametrize("call, api, expected", [
+    (lambda m: m.feed_data(np.array([1, 2])), "feed_data", "feed must be a dict or a list, got ndarray"),
+    (lambda m: m.feed_data([_A, _B], timeout=True), "feed_data", TIMEOUT + "True"),
+    (lambda m: m.feed_data([_A, _B], {"transaction_id": 3}), "feed_data", "flow_info must be a FlowInfo, got dict"),
+    (lambda m: m.feed_data([_A, _B], timeout=-2), "feed_data", TIMEOUT + "-2"),
+    (lambda m: m.feed([_A, _B], timeout=-2), "feed", TIMEOUT + "-2"),
+    (lambda m: m.fetch_data(timeout=True)[-1], "fetch_data", TIMEOUT + "True"),
+    (lambda m: m.fetch(timeout=1.5)[-1], "fetch", TIMEOUT + "1.5"),
 ])
-def test_a_bad_feed_or_timeout_is_an_error_saying_so(two_inputs, call, expected):
-    with pytest.raises(GeError) as error:
-        call(two_inputs[0])
-    assert str(error.value) == expected
+def test_a_bad_feed_or_timeout_returns_param_invalid_saying_why(two_inputs, call, api, expected, caplog):
+    ret = call(two_inputs[0])
+    assert (ret, ret.message) == (PARAM_INVALID, expected)
+    assert caplog.messages == [f"{api} failed; model=FlowGraph; {expected}"]
 
 
 def test_output_indexes_may_be_numpy_integers():
@@ -392,9 +393,8 @@ def test_a_dict_of_ready_arrays_is_fed_as_its_list_would_be(two_inputs, key_kind
 ])
 def test_a_dict_of_ready_arrays_with_a_wrong_key_fails_as_the_general_path_says(two_inputs, keys, expected):
     model = two_inputs[0]
-    with pytest.raises(GeError) as error:
-        model.feed_data({key: np.array([1], np.int64) for key in keys})
-    assert str(error.value) == f"feed_data failed; model={model.name}; {expected}"
+    ret = model.feed_data({key: np.array([1], np.int64) for key in keys})
+    assert (ret, ret.message) == (PARAM_INVALID, expected)
 
 
 def test_a_flow_graph_feeds_its_loaded_model_without_compiling_again(monkeypatch):

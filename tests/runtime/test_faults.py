@@ -18,6 +18,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from dfir.core.errors import DfAbortException, DfException
 from dfir.core.flow_info import FlowInfo
 from dfir.core.udf_payload import UdfPayload
 from dfir.ge.error import GeError
@@ -141,6 +142,47 @@ def test_a_dying_worker_fails_its_transactions_naming_node_and_device(udf, how, 
         assert str(error.value) == (f"feed_data failed; model=m; the model failed: {expected}; close it "
                                     f"and load it again")
     assert not alive(pid)
+
+
+def abort_on_two(x):
+    if int(np.sum(x)) == 2:
+        raise DfAbortException("the camera is gone", 9900004)
+    return x
+
+
+def reject_two(x):
+    if int(np.sum(x)) == 2:
+        raise DfException("two is not allowed", 9900005)
+    return x
+
+
+@pytest.mark.parametrize("devices", [("-1", "-1"), ("-1", "0:0:1")])
+def test_a_df_exception_fails_only_its_transaction_with_its_code(devices, lean_executor, plain_firing):
+    with chain_model([("reject", reject_two, devices[0]), ("relay", relay, devices[1])]) as model:
+        for value in (1, 2, 3):
+            assert model.feed_data([np.array([value])]) == 0
+        fetched = [model.fetch_data(timeout=WAIT_MS) for _ in range(3)]
+    assert [(t[0].numpy().tolist() if t else [], i.transaction_id, int(r)) for t, i, r in fetched] == [
+        ([1], 1, 0), ([], 2, 9900005), ([3], 3, 0)]
+    assert fetched[1][2].message.startswith("UDF reject.reject_two raised DfException:9900005:two is not allowed")
+
+
+def test_a_udf_raising_df_abort_exception_stops_the_model_once_fetched(lean_executor, plain_firing):
+    with chain_model([("abort", abort_on_two, "-1"), ("relay", relay, "0:0:1")]) as model:
+        for value in (1, 2):
+            assert model.feed_data([np.array([value])]) == 0
+        ok, _, ret = model.fetch_data(timeout=WAIT_MS)
+        assert (ok[0].numpy().tolist(), ret) == ([1], 0)
+        tensors, info, ret = model.fetch_data(timeout=WAIT_MS)
+        expected = ("the model was aborted by UDF abort.abort_on_two, which raised DfAbortException:9900004:the "
+                    "camera is gone\n  at test_faults.py:")
+        assert (tensors, info.transaction_id, int(ret)) == ([], 2, 9900004)
+        assert ret.message.startswith(expected)
+        with pytest.raises(GeError) as error:
+            model.feed_data([np.array([3])])
+        assert str(error.value) == f"feed_data failed; model=m; the model failed: {ret.message}; close it and load it again"
+        tensors, info, ret = model.fetch_data(timeout=WAIT_MS)  # nothing left: at once
+        assert (tensors, info.transaction_id, int(ret)) == ([], 0, WORKER_FAILED) and ret.message.startswith(expected)
 
 
 def test_an_idle_worker_that_dies_names_every_node_on_its_device():

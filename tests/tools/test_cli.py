@@ -16,6 +16,7 @@ from dfir.lowering.om_writer import write_bundle, write_om
 from dfir.om.schema import HEADER_SIZE, PartitionType, align_up
 from dfir.tools.cli import find_graph, main, parse_options
 from dfir.tools.inspect_om import inspect_om
+from dfir.tools.scripts import no_graph_message
 
 PLAN = {
     "format": 1,
@@ -285,7 +286,7 @@ def test_dfir_compile_and_run_report_bad_arguments(tmp_path, capsys):
     script = tmp_path / "empty.py"
     script.write_text("x = 1\n")
     assert main(["compile", str(script), "-o", str(tmp_path / "m.om")]) == 1
-    assert capsys.readouterr().err == "error: the script defines no FlowGraph or Graph among its globals\n"
+    assert capsys.readouterr().err == f"error: {no_graph_message('FlowGraph or Graph', ran_main=False)}\n"
     assert main(["compile", str(tmp_path / "none.py"), "-o", str(tmp_path / "m.om")]) == 1
     assert capsys.readouterr().err == f"error: script {str(tmp_path / 'none.py')!r} does not exist\n"
     assert main(["run", str(tmp_path / "m.om"), "--input", "x"]) == 1

@@ -14,6 +14,7 @@ from dfir.frontend.deploy import load_deploy_info
 from dfir.ge.error import GeError
 from dfir.tools.cli import main
 from dfir.tools.deploy_template import deploy_template, flow_node_names
+from dfir.tools.scripts import no_graph_message
 
 SCRIPT = textwrap.dedent("""
     import dfir.dataflow as df
@@ -93,7 +94,7 @@ def test_the_command_takes_a_graph_and_a_device(tmp_path, capsys):
 
 
 @pytest.mark.parametrize("script, args, message", [
-    ("x = 1\n", [], "the script defines no FlowGraph among its globals"),
+    ("x = 1\n", [], no_graph_message("FlowGraph", ran_main=False)),
     (SCRIPT, ["--graph", "x"], "the script has no FlowGraph named 'x'; it defines pipeline"),
     (SCRIPT + "again = pipeline\n", [], "the script defines 2 graphs (again, pipeline); choose one with --graph NAME"),
     (SCRIPT, ["--device", "0:0"], "the template's device list: '0:0' is not a device list (it ends early); "
@@ -111,7 +112,7 @@ def test_command_errors_say_what_is_wrong(tmp_path, capsys, script, args, messag
 def test_a_ge_graph_is_not_a_flow_graph(tmp_path, capsys):
     (tmp_path / "g.py").write_text("from dfir.ge.graph import Graph\ng = Graph('g')\n")
     assert main(["deploy", "template", str(tmp_path / "g.py"), "-o", str(tmp_path / "d.json")]) == 1
-    assert capsys.readouterr().err == "error: the script defines no FlowGraph among its globals\n"
+    assert capsys.readouterr().err == f"error: {no_graph_message('FlowGraph', ran_main=False)}\n"
 
 
 def test_generate_deploy_template_writes_ge_s_file_that_loads(tmp_path, capsys):

@@ -30,6 +30,7 @@ config). A pass that makes either depend on anything else must add that to the k
 """
 from __future__ import annotations
 
+import logging
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Callable, Iterator
@@ -54,6 +55,8 @@ from dfir.passes.fingerprint_subgraphs import (FINGERPRINT_ATTR, FingerprintSubg
                                                fingerprint_from, fingerprint_module, fingerprint_of)
 
 __all__ = ["CachedCompile", "compile_cached"]
+
+_log = logging.getLogger("dfir.cache")
 
 
 class CachedCompile:
@@ -299,6 +302,10 @@ def _no_verify(module: ModuleOp) -> None:
 
 def _report(job: CompileJob, settings: CacheSettings, outcome: str, fingerprints: dict[str, str],
             hits: set[str]) -> None:
+    """Say in the compile report and in the log (INFO, logger `dfir.cache`: a FlowGraph's first
+    feed compiles with no report to show) whether the cache had the model and what it reused."""
+    _log.info("compile cache: graph key %s: %s; %d of %d subgraphs reused", settings.key, outcome, len(hits),
+              len(fingerprints))
     job.report.append(f"cache: graph key {settings.key}: {outcome}; {len(hits)} of {len(fingerprints)} "
                       "process points reused")
     for sym, fingerprint in fingerprints.items():

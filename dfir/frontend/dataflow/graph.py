@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any, Sequence
 
 from dfir.core.errors import GeError
+from dfir.om.flow_attrs import check_flow_attr
 from dfir.core.tensor import Tensor, TensorDesc
 from dfir.frontend.dataflow import names
 from dfir.frontend.dataflow.batching import batch_spec
@@ -123,9 +124,13 @@ class FlowNode:
         self.balance = role
 
     def set_attr(self, attr_name: str, attr_value: bool | str | int) -> None:
+        """Set attribute `attr_name`. GE's flow attributes (`dfir.om.flow_attrs`) shape the
+        node's input channels: `_flow_attr_depth` their depth, `_flow_attr_enqueue_policy`
+        FIFO or OVERWRITE; their values are checked here."""
         if not isinstance(attr_value, bool | str | int):
             raise GeError(f"node {self.name}: attribute {attr_name} must be a bool, str or int, "
                           f"got {type(attr_value).__name__}")
+        check_flow_attr(attr_name, attr_value, f"node {self.name} ({self.loc})")
         self.attrs[attr_name] = attr_value
 
     def set_alias(self, name: str) -> "FlowNode":
@@ -135,6 +140,6 @@ class FlowNode:
         if not isinstance(name, str) or not name:
             raise GeError(f"node {self.name}: set_alias needs a non-empty str, got {name!r}")
         if name != self.name:
-            names.claim(name, user_location())
+            name = names.claim(name, user_location())
         self.alias = name
         return self

@@ -14,6 +14,8 @@ from dfir.frontend.dataflow.graph import FlowNode, ProcessPoint
 from dfir.frontend.source import user_location
 from dfir.frontend.dataflow.udf_spec import udf_spec_of
 from dfir.frontend.ge.graph import Graph
+from dfir.frontend.ge.tensorflow_import import refuse_mindspore, tensorflow_graph
+from dfir.frontend.udf.workspace import create_class_workspace
 
 
 class Framework(Enum):
@@ -22,7 +24,10 @@ class Framework(Enum):
     MINDSPORE = auto()
 
 class FuncProcessPoint(ProcessPoint):
-    """A UDF. Built by `@pyflow` (with a `UdfPayload`) or from a UDF project's compile config."""
+    """A UDF: built by `@pyflow` (with a `UdfPayload`), from a UDF project's compile config, or,
+    as in GE, from a class whose procs carry I/O specs (`py_func=Class`, whose workspace with its
+    compile config `dfir.frontend.udf.workspace` writes into `workspace_dir`, default
+    `./<Class>_ws`)."""
 
     def __init__(self, compile_config_path: str | None = None, name: str | None = None,
                  py_func: Any = None, workspace_dir: str | None = None):
@@ -32,7 +37,9 @@ class FuncProcessPoint(ProcessPoint):
         self.init_params: dict[str, Any] = {}  # name -> dfir.core.udf_params.InitParam
         self.invoked_closures: dict[str, Any] = {}
         self.udf = None  # a UdfSpec when built by @pyflow
-        if py_func is not None:
+        if _is_project_class(py_func):
+            self.compile_config_path = str(create_class_workspace(py_func, workspace_dir))
+        elif py_func is not None:
             self.udf = udf_spec_of(py_func)
         elif compile_config_path is None:
             raise GeError(f"FuncProcessPoint {self.name}: give compile_config_path or py_func")
@@ -48,8 +55,15 @@ class FuncProcessPoint(ProcessPoint):
             raise GeError(f"{where}: init param name must be a non-empty str, got {attr_name!r}")
         self.init_params[attr_name] = typed_param(attr_name, attr_value, where)
 
-    def add_invoked_closure(self, graph_key: str, pp) -> None:
-        """Let the UDF run `pp` (a GE graph or a sub-FlowGraph) with `run_flow_model(graph_key, ...)`."""
+    def add_invoked_closure(self, graph_key: str, graph_pp=None, flow_graph_pp=None, *, pp=None) -> None:
+        """Let the UDF run a GE graph (`graph_pp`) or a sub-FlowGraph (`flow_graph_pp`) with
+        `run_flow_model(graph_key, ...)`; GE documents both keywords, `pp` takes either. Exactly one
+        is given (positionally, the second argument)."""
+        given = [p for p in (graph_pp, flow_graph_pp, pp) if p is not None]
+        if len(given) != 1:
+            raise GeError(f"FuncProcessPoint {self.name}: add_invoked_closure({graph_key!r}) takes one process "
+                          f"point (graph_pp, flow_graph_pp or pp), got {len(given)}")
+        pp = given[0]
         if not isinstance(pp, GraphProcessPoint | FlowGraphProcessPoint):
             raise GeError(f"FuncProcessPoint {self.name}: invoked closure {graph_key} must be a "
                           f"GraphProcessPoint or FlowGraphProcessPoint, got {type(pp).__name__}")
@@ -58,8 +72,15 @@ class FuncProcessPoint(ProcessPoint):
         self.invoked_closures[graph_key] = pp
 
 
+def _is_project_class(py_func: Any) -> bool:
+    """Whether `py_func` is a plain UDF class (GE's `py_func=Class`), not a `@pyflow` one."""
+    return isinstance(py_func, type) and not callable(getattr(py_func, "udf_spec", None)) \
+        and not hasattr(py_func, "_df_class")
+
+
 class GraphProcessPoint(ProcessPoint):
-    """A GE graph: an ONNX model file (`Framework.ONNX`, imported by `dfir.frontend.ge.onnx`) or a
+    """A GE graph: an ONNX model file (`Framework.ONNX`, imported by `dfir.frontend.ge.onnx`), a frozen
+    TensorFlow graph (`Framework.TENSORFLOW`, converted by `dfir.frontend.ge.tensorflow_import`) or a
     `dfir.frontend.ge.graph.Graph` built in Python (any framework)."""
 
     def __init__(self, framework: Framework, graph_file, load_params: dict[str, str] | None = None,
@@ -67,10 +88,12 @@ class GraphProcessPoint(ProcessPoint):
         if not isinstance(framework, Framework):
             raise GeError(f"GraphProcessPoint framework must be a Framework, got {framework!r}")
         if isinstance(graph_file, (str, os.PathLike)):
-            if framework is not Framework.ONNX:
-                raise GeError(f"GraphProcessPoint: {framework.name} graph file '{os.fspath(graph_file)}' "
-                              "cannot be loaded; dfir reads ONNX files (Framework.ONNX) or a dfir.ge.graph.Graph")
-            graph_file = Graph.from_onnx(graph_file)
+            if framework is Framework.MINDSPORE:
+                raise refuse_mindspore(os.fspath(graph_file))
+            if framework is Framework.TENSORFLOW:
+                graph_file = tensorflow_graph(graph_file, load_params or {})
+            else:
+                graph_file = Graph.from_onnx(graph_file)
         elif not isinstance(graph_file, Graph):
             raise GeError(f"GraphProcessPoint graph_file must be a path to an ONNX file or a "
                           f"dfir.ge.graph.Graph, got {type(graph_file).__name__}")

@@ -3,7 +3,10 @@
 A function becomes one entry point whose inputs are its parameters. A class becomes one node whose
 inputs and outputs concatenate those of its `@method`s (in `dir()` order, as GE does); each
 method is exposed on the node as `node.<method>(...)`. Outputs come from `num_returns` or the
-return annotation (`-> Tuple[A, B]` gives 2).
+return annotation (`-> Tuple[A, B]` gives 2). `env_hook_func` (a function without arguments) runs
+once in the UDF's process before the UDF is built; `visible_device_enable=True` shows a UDF on a
+device that device alone (its running device id is then 0), as in GE
+(`dfir.frontend.flow_func.running`).
 """
 from __future__ import annotations
 
@@ -16,12 +19,12 @@ from dfir.core.udf_payload import UdfPayload
 from dfir.frontend.dataflow.graph import FlowNode
 from dfir.frontend.dataflow.process_points import FuncProcessPoint
 from dfir.frontend.dataflow.udf_spec import FuncSpec, UdfSpec
+from dfir.frontend.flow_func import running
 from dfir.frontend.options import warn_no_effect
 
 PYFLOW_OPTIONS = ("num_returns", "resources", "env_hook_func", "visible_device_enable",
                   "stream_input", "choice_output")
 METHOD_OPTIONS = ("num_returns", "choice_output", "stream_input")
-_UNSUPPORTED = ("env_hook_func", "visible_device_enable")
 
 
 def _param_count(fn, skip_self: bool) -> int:
@@ -58,15 +61,40 @@ def _check_options(options: dict, allowed: tuple[str, ...], where: str) -> None:
     for key in options:
         if key not in allowed:
             raise GeError(f"{where}: option '{key}' is not supported; supported: {list(allowed)}")
-        if key in _UNSUPPORTED:
-            raise GeError(f"{where}: option '{key}' is not supported yet")
     if options.get("stream_input", "Queue") != "Queue":
         raise GeError(f"{where}: stream_input must be 'Queue', got {options['stream_input']!r}")
     choice = options.get("choice_output")
     if choice is not None and not callable(choice):
         raise GeError(f"{where}: choice_output must be callable, got {choice!r}")
+    hook = options.get("env_hook_func")
+    if hook is not None and not _takes_no_arguments(hook):
+        raise GeError(f"{where}: env_hook_func must be a function taking no arguments, got {hook!r}")
+    visible = options.get("visible_device_enable", False)
+    if not isinstance(visible, bool):
+        raise GeError(f"{where}: visible_device_enable must be True or False, got {visible!r}")
     if "resources" in options:
         warn_no_effect("@pyflow(resources=...)")  # kept in the IR (df.node `resources`), not scheduled on
+
+
+def _takes_no_arguments(fn) -> bool:
+    if not callable(fn):
+        return False
+    try:
+        inspect.signature(fn).bind()
+    except TypeError:
+        return False
+    except ValueError:  # no signature to read (a builtin): let the call decide
+        return True
+    return True
+
+
+def _mark_placement_options(target, options: dict) -> None:
+    """Ship `env_hook_func` and `visible_device_enable` with the UDF's code (its function or class),
+    where the worker building it finds them (`dfir.frontend.flow_func.running.build_placed`)."""
+    if options.get("env_hook_func") is not None:
+        setattr(target, running.ENV_HOOK, options["env_hook_func"])
+    if options.get("visible_device_enable"):
+        setattr(target, running.VISIBLE_DEVICE, True)
 
 
 class PyFunctionProcessPoint:
@@ -80,6 +108,7 @@ class PyFunctionProcessPoint:
         self.func_name = function.__name__
         self.input_num = _param_count(function, skip_self=False)
         self.output_num = _num_returns(function, options, where)
+        _mark_placement_options(function, options)
         functools.update_wrapper(self, function)
 
     def __call__(self, *args, **kwargs):
@@ -162,6 +191,7 @@ def _make_class(cls, options: dict):
     for reserved in ("fnode",):
         if hasattr(cls, reserved):
             raise GeError(f"{where}: the class may not define '{reserved}'")
+    _mark_placement_options(cls, options)
 
     class FlowClass:
         __doc__ = cls.__doc__

@@ -33,4 +33,5 @@ def udf_spec_of(py_func) -> UdfSpec:
         return py_func
     if callable(getattr(py_func, "udf_spec", None)):
         return py_func.udf_spec()
-    raise GeError(f"FuncProcessPoint py_func must come from @pyflow, got {type(py_func).__name__}")
+    raise GeError(f"FuncProcessPoint py_func must be a UDF class (its procs decorated with "
+                  f"@proc_wrapper(\"i0,...,o0\")) or come from @pyflow, got {type(py_func).__name__}")

@@ -3,7 +3,8 @@
 A shape is a `Value` (a scalar of some kind, with an optional rule), a `ListOf` another shape or an
 `Obj` with required and optional keys. `check` walks a value against its shape and raises the first
 defect as a GeError naming the file, the JSON path and the value: a missing key, an unknown key
-(nothing is silently ignored), a wrong kind, an empty list where one is required, a broken rule.
+(nothing is silently ignored; the closest known key is suggested), a wrong kind, an empty list
+where one is required, a broken rule.
 
     Obj({"node_id": NON_NEGATIVE}, {"is_local": Value(bool)})
 """
@@ -13,6 +14,7 @@ import ipaddress
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Union
 
+from dfir.core.closest import closest_name
 from dfir.frontend.deploy.json_document import JsonDocument, shown
 
 
@@ -64,7 +66,9 @@ def _check_object(document: JsonDocument, value: Any, shape: Obj, where: str) ->
     known = {**shape.required, **shape.optional}
     for key, item in value.items():
         if key not in known:
-            raise document.error(where, f"unknown key '{key}'; expected one of {', '.join(sorted(known))}")
+            closest = closest_name(key, known)
+            hint = f" (did you mean '{closest}'?)" if closest else ""
+            raise document.error(where, f"unknown key '{key}'{hint}; expected one of {', '.join(sorted(known))}")
         check(document, item, known[key], f"{where}.{key}")
 
 

@@ -34,9 +34,13 @@ class BalanceConfig:
         self.affinity_policy = affinity_policy
         self.data_pos: list[tuple[int, int]] = []
 
-    def set_data_pos(self, data_pos: Sequence[tuple[int, int]]) -> None:
+    def set_data_pos(self, pos: Sequence[tuple[int, int]]) -> None:
         """The `(row, col)` of each message sent with this config, in order."""
-        self.data_pos = [tuple(pos) for pos in data_pos]
+        self.data_pos = [tuple(item) for item in pos]
+
+    def get_inner_config(self) -> BalanceConfig:
+        """What the runtime routes by (GE's accessor of its native config): this config itself."""
+        return self
 
     def labels(self, count: int) -> list[tuple[int, int]]:
         """`(data_label, route_label)` for `count` messages; BalanceError when they cannot be routed."""

@@ -16,17 +16,52 @@ from typing import Any, Callable
 import numpy as np
 
 from dfir.core import tensor as user_tensor
-from dfir.core.messages import Kind, Message, TransactionMeta, new_message
+from dfir.core.messages import Kind, Message, TransactionMeta, TypedBytes, new_message
+from dfir.core.msg_types import msg_type_register
 from dfir.frontend.flow_func.tensor import Tensor
 
 
 class MsgType(IntEnum):
-    """GE's message types (`get_msg_type()`)."""
+    """GE's message types (`get_msg_type()`), under GE's names (`MSG_TYPE_TENSOR_DATA`) and the
+    short ones (`TENSOR_DATA`). A user type (`set_msg_type(1024 + n)`) is a member too: any
+    value in [0, 65535] converts, as GE's uint16 message type does."""
 
+    MSG_TYPE_TENSOR_DATA = 0
+    MSG_TYPE_RAW_MSG = 1
+    MSG_TYPE_TORCH_TENSOR_MSG = 1023
+    MSG_TYPE_USER_DEFINE_START = 1024
+    MSG_TYPE_PICKLED_MSG = 65535
     TENSOR_DATA = 0
     RAW_MSG = 1
+    TORCH_TENSOR_MSG = 1023
     USER_DEFINE_START = 1024
     PICKLED_MSG = 65535
+
+    @classmethod
+    def _missing_(cls, value):
+        if not isinstance(value, int) or isinstance(value, bool) or not 0 <= value <= MAX_MSG_TYPE:
+            return None
+        member = int.__new__(cls, value)
+        member._name_ = f"MSG_TYPE_{value}"
+        member._value_ = value
+        return cls._value2member_map_.setdefault(value, member)
+
+
+class FlowFlag(IntEnum):
+    """GE's flow flags of a message (`get_flow_flags()` / `set_flow_flags()`), a bit set."""
+
+    FLOW_FLAG_EOS = 1 << 0
+    FLOW_FLAG_SEG = 1 << 1
+
+
+FLOW_FLAG_EOS = FlowFlag.FLOW_FLAG_EOS
+FLOW_FLAG_SEG = FlowFlag.FLOW_FLAG_SEG
+MAX_MSG_TYPE = 65535
+MSG_TYPE_TENSOR_DATA = MsgType.MSG_TYPE_TENSOR_DATA
+MSG_TYPE_RAW_MSG = MsgType.MSG_TYPE_RAW_MSG
+MSG_TYPE_TORCH_TENSOR_MSG = MsgType.MSG_TYPE_TORCH_TENSOR_MSG
+MSG_TYPE_USER_DEFINE_START = MsgType.MSG_TYPE_USER_DEFINE_START
+MSG_TYPE_PICKLED_MSG = MsgType.MSG_TYPE_PICKLED_MSG
 
 
 _TYPE_OF_KIND = {Kind.TENSOR: MsgType.TENSOR_DATA, Kind.RAW: MsgType.RAW_MSG,
@@ -64,6 +99,13 @@ class FlowMsg:
 
     def get_msg_type(self) -> MsgType:
         return _TYPE_OF_KIND[self._kind] if self._msg_type is None else self._msg_type
+
+    def set_msg_type(self, msg_type: int) -> None:
+        """Mark the message with a type (GE's uint16: a `MSG_TYPE_*` or a user type >= 1024).
+        The content stays what it is; a consumer reads the type to know how to decode it."""
+        if not isinstance(msg_type, int) or isinstance(msg_type, bool) or not 0 <= msg_type <= MAX_MSG_TYPE:
+            raise TypeError(f"set_msg_type: msg_type must be an int in [0, {MAX_MSG_TYPE}], got {msg_type!r}")
+        self._msg_type = MsgType(msg_type)
 
     def get_tensor(self) -> Tensor | None:
         """The tensor of a tensor message (its `numpy()` is the message's array), else None."""
@@ -138,6 +180,8 @@ class FlowMsg:
         msg._ret_code = message.ret_code
         msg._meta = message.meta
         msg._route_label, msg._data_label = message.route_label, message.data_label
+        if message.kind is Kind.OBJECT:
+            _as_typed_raw(msg)
         return msg
 
     @classmethod
@@ -164,11 +208,35 @@ class FlowMsg:
         meta = self._meta
         if self._ret_code != 0:
             return Message.failure(meta, self._ret_code, error)
-        payload = self._payload if self._tensor is None else self._tensor.numpy()
+        kind, payload = self._kind, self._payload if self._tensor is None else self._tensor.numpy()
+        if kind is Kind.RAW and self._msg_type is not None and self._msg_type >= MsgType.USER_DEFINE_START:
+            kind, payload = Kind.OBJECT, _typed_object(int(self._msg_type), payload)
         if not self._route_label and not self._data_label:
-            return plain(meta, self._kind, payload)
-        return Message(meta, self._kind, payload, route_label=self._route_label,
-                       data_label=self._data_label)
+            return plain(meta, kind, payload)
+        return Message(meta, kind, payload, route_label=self._route_label, data_label=self._data_label)
+
+
+def _typed_object(msg_type: int, raw: np.ndarray) -> Any:
+    """What a raw message of user type `msg_type` travels as: the object its registered
+    deserialize_func makes of the bytes, else the bytes with their type (`TypedBytes`)."""
+    deserialize = msg_type_register.get_deserialize_func(msg_type)
+    data = raw.tobytes()
+    return TypedBytes(data, msg_type) if deserialize is None else deserialize(data)
+
+
+def _as_typed_raw(msg: FlowMsg) -> None:
+    """Give a UDF project an object message as GE does when the object has a message type of its
+    own: a raw message of that type holding its bytes (`TypedBytes`, or a registered class's
+    serialize_func of the object). Other objects stay pickled messages (`get_object`)."""
+    payload = msg._payload
+    if isinstance(payload, TypedBytes):
+        msg_type, data = payload.msg_type, bytes(payload)
+    else:
+        msg_type = msg_type_register.get_msg_type(type(payload))
+        if msg_type is None or msg_type == MsgType.PICKLED_MSG:
+            return
+        data = msg_type_register.get_serialize_func(msg_type)(payload)
+    msg._kind, msg._payload, msg._msg_type = Kind.RAW, np.frombuffer(bytearray(data), np.uint8), MsgType(msg_type)
 
 
 def _tensor_view(payload: Any) -> Tensor:

@@ -8,7 +8,8 @@ config entry); a func with outputs_index [1] sets output 1.
 
 Calls with bad arguments follow the seeds: `set_output`, `set_multi_outputs` and `run_flow_model`
 return `FLOW_FUNC_ERR_PARAM_INVALID` (and note why, for the transaction's error message); the
-`alloc_*` calls raise a GeError, which the wrappers turn into `FLOW_FUNC_FAILED`.
+`alloc_*` calls raise a GeError (a TypeError for a dtype, as GE's), which the wrappers turn into
+`FLOW_FUNC_FAILED`.
 """
 from __future__ import annotations
 
@@ -30,6 +31,7 @@ from dfir.frontend.flow_func.status import FLOW_FUNC_ERR_PARAM_INVALID, FLOW_FUN
 from dfir.frontend.flow_func.tensor import Tensor, aligned_zeros
 
 MAX_ALIGN = 4096
+MAX_USER_DATA_SIZE = 64  # GE's: the bytes of user data a transaction carries (`get_user_data`)
 _TENSORS = (Tensor, UserTensor, np.ndarray)
 
 # (key, arrays, timeout ms, the calling transaction) -> (ret, output arrays, why it failed)
@@ -83,17 +85,18 @@ class MetaRunContext:
 
     # -- allocation -----------------------------------------------------------------------------
 
-    def alloc_tensor_msg(self, shape: Sequence[int], dtype: dt.DType, align: int = 64) -> FlowMsg:
-        """A zero-filled tensor message of the current transaction; fill `get_tensor().numpy()`."""
+    def alloc_tensor_msg(self, shape: Sequence[int], dtype, align: int = 64) -> FlowMsg:
+        """A zero-filled tensor message of the current transaction; fill `get_tensor().numpy()`.
+
+        `dtype` is a DType (`DT_INT32`) or, as in GE, a numpy type (`np.int32`, `np.dtype("int32")`,
+        what `Tensor.get_data_type()` returns); anything else is a TypeError."""
         _check_align("alloc_tensor_msg", align)
         if not _is_shape(shape):
             raise GeError(f"alloc_tensor_msg: shape must be a list of ints >= 0, got {shape!r}")
-        numpy_dtype = _NUMERIC.get(dtype.dtype) if isinstance(dtype, dt.DType) else None
+        numpy_dtype = _NUMERIC.get(dtype.dtype) if isinstance(dtype, dt.DType) else _numpy_dtype(dtype)
         if numpy_dtype is None:
-            if not isinstance(dtype, dt.DType) or dtype == dt.DT_STRING:
-                raise GeError(f"alloc_tensor_msg: dtype must be a numeric DType such as DT_INT32, got "
-                              f"{dtype!r}")
-            numpy_dtype = dt.to_numpy(dtype)  # a GeError for a type numpy lacks
+            raise TypeError(f"alloc_tensor_msg: dtype must be a numeric DType such as DT_INT32 or a numpy "
+                            f"type such as np.int32, got {dtype!r}")
         state = self._state
         return FlowMsg.of_array(state.zeros(shape, numpy_dtype, align), state.meta)
 
@@ -116,21 +119,21 @@ class MetaRunContext:
 
     # -- outputs --------------------------------------------------------------------------------
 
-    def set_output(self, index: int, msg, balance_config: BalanceConfig | None = None) -> int:
-        """Emit `msg` (a FlowMsg, Tensor or array) on the node's output `index`, one of this func's."""
+    def set_output(self, index: int, output, balance_config: BalanceConfig | None = None) -> int:
+        """Emit `output` (a FlowMsg, Tensor or array) on the node's output `index`, one of this func's."""
         position = self._state.positions.get(index) if type(index) is int else None
-        if balance_config is None and type(msg) is FlowMsg and position is not None:  # the common case
-            self._state.outputs.append((position, msg))
+        if balance_config is None and type(output) is FlowMsg and position is not None:  # the common case
+            self._state.outputs.append((position, output))
             return FLOW_FUNC_SUCCESS
-        return self._set("set_output", index, [msg], balance_config)
+        return self._set("set_output", index, [output], balance_config)
 
-    def set_multi_outputs(self, index: int, msgs: Sequence, balance_config: BalanceConfig) -> int:
-        """Emit each of `msgs` on output `index`, routed by `balance_config`'s data positions."""
-        if not isinstance(msgs, (list, tuple)) or not msgs:
-            return _invalid(f"set_multi_outputs: expected a non-empty list of messages, got {msgs!r}")
+    def set_multi_outputs(self, index: int, outputs: Sequence, balance_config: BalanceConfig) -> int:
+        """Emit each of `outputs` on output `index`, routed by `balance_config`'s data positions."""
+        if not isinstance(outputs, (list, tuple)) or not outputs:
+            return _invalid(f"set_multi_outputs: expected a non-empty list of messages, got {outputs!r}")
         if balance_config is None:
             return _invalid("set_multi_outputs: a balance_config is required")
-        return self._set("set_multi_outputs", index, list(msgs), balance_config)
+        return self._set("set_multi_outputs", index, list(outputs), balance_config)
 
     def _set(self, api: str, index: int, msgs: list, balance_config: BalanceConfig | None) -> int:
         positions = self._state.positions
@@ -194,9 +197,9 @@ class MetaRunContext:
             info.set_user_data(self._state.meta.user_data)
         return info.get_user_data(size, offset)
 
-    def raise_exception(self, code: int, user_context_id: int) -> None:
-        """Fail the current transaction with `code`, and let `get_exception` of any UDF see it."""
-        self._state.raised = (int(code), int(user_context_id))
+    def raise_exception(self, exception_code: int, user_context_id: int) -> None:
+        """Fail the current transaction with `exception_code`, and let `get_exception` of any UDF see it."""
+        self._state.raised = (int(exception_code), int(user_context_id))
         self._state.exceptions.raise_exception(self._state.meta.transaction_id, *self._state.raised)
 
     def get_exception(self) -> tuple[bool, int, int]:
@@ -230,6 +233,20 @@ def _is_shape(shape) -> bool:
 _NUMERIC = {dtype.dtype: dt.to_numpy(dtype)
             for dtype in (dt.from_name(name) for name in dt.__all__ if name.startswith("DT_"))
             if dtype != dt.DT_STRING and dtype != dt.DT_BF16}
+
+
+# The numpy types GE's alloc_tensor_msg takes besides a DType.
+_NUMPY_TYPES = {np.dtype(t) for t in (np.float32, np.float16, np.int8, np.int16, np.uint16, np.uint8, np.int32,
+                                      np.int64, np.uint32, np.uint64, np.bool_, np.float64)}
+
+
+def _numpy_dtype(dtype) -> np.dtype | None:
+    """The numpy dtype of a numpy type or dtype GE's alloc_tensor_msg takes; None for anything else
+    (strings such as "int32" included, as in GE)."""
+    if isinstance(dtype, np.dtype) or (isinstance(dtype, type) and issubclass(dtype, np.generic)):
+        numpy_dtype = np.dtype(dtype)
+        return numpy_dtype if numpy_dtype in _NUMPY_TYPES else None
+    return None
 
 
 def _check_align(api: str, align: int) -> None:

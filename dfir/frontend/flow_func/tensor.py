@@ -1,8 +1,8 @@
 """`Tensor`: a message's tensor as a UDF sees it (`FlowMsg.get_tensor()`), and aligned buffers.
 
 A flow_func `Tensor` is a view: `numpy()` returns the message's own array, so writing into it
-fills the message. It answers the seeds' getters (`get_shape`, `get_data_type`, `get_data_size`,
-`get_element_cnt`) and `reshape`.
+fills the message. It answers GE's getters (`get_shape`, `get_data_type` -- a numpy scalar type
+such as `np.int32`, `get_data_size`, `get_element_cnt`) and `reshape`.
 """
 from __future__ import annotations
 
@@ -23,15 +23,17 @@ class Tensor:
     def __init__(self, array: np.ndarray):
         self._array = array
 
-    def numpy(self) -> np.ndarray:
-        """The message's array itself (not a copy)."""
-        return self._array
+    def numpy(self, copy: bool = False) -> np.ndarray:
+        """The message's array itself, or a copy of it with `copy=True` (GE's signature)."""
+        return self._array.copy() if copy else self._array
 
     def get_shape(self) -> list[int]:
         return list(self._array.shape)
 
-    def get_data_type(self) -> dt.DType:
-        return dt.from_numpy(self._array.dtype)
+    def get_data_type(self) -> type:
+        """The numpy scalar type of the data (`np.int32`), as GE's flow_func Tensor returns it;
+        `alloc_tensor_msg` takes it back."""
+        return dt.to_numpy(dt.from_numpy(self._array.dtype)).type
 
     def get_data_size(self) -> int:
         """Bytes of data."""

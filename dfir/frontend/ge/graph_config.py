@@ -11,8 +11,8 @@ has one entry per graph input, in index order (`data_type` defaults to DT_FLOAT,
 ND; `shape` marks dynamic dimensions with -1). Errors name the file and the JSON path.
 
 Applying settings to a `ge.graph` (`apply_graph_settings`), in this order:
-1. `inputs_tensor_desc` replaces each `ge.data` type's shape and format; its data type must be
-   the input's own.
+1. `inputs_tensor_desc` replaces each `ge.data` type's data type, shape and format (as GE's does:
+   a graph file whose input is float can be compiled for int32 inputs).
 2. `ge.inputShape` replaces the dimensions of the inputs it names (by name or by index); it may
    give a range only where the descriptor (if any) says -1.
 3. `ge.outputMaxSize` (`;`-separated bytes per output, an empty entry or 0 for none, as GE
@@ -175,14 +175,9 @@ def _described_types(data_ops: list[ge.DataOp], inputs: Sequence[InputDesc], whe
     if len(inputs) != len(data_ops):
         raise GeError(f"{where}: inputs_tensor_desc describes {_count(len(inputs), 'input')} but the graph "
                       f"has {_count(len(data_ops), 'input')}")
-    types = {}
-    for i, (data, desc) in enumerate(zip(data_ops, inputs)):
-        declared = data.result.type
-        if desc.dtype != declared.dtype:
-            raise GeError(f"{where}: inputs_tensor_desc[{i}].data_type is {desc.dtype.name} but input "
-                          f"'{data.data_name.data}' is {declared.dtype.name}")
-        types[data] = GeTensorType.from_shape(desc.shape, desc.dtype, desc.format)
-    return types
+    # As GE's: the descriptor replaces the data type too (a graph file's float input read as int32)
+    return {data: GeTensorType.from_shape(desc.shape, desc.dtype, desc.format)
+            for data, desc in zip(data_ops, inputs)}
 
 
 def _shaped_types(graph: ge.GraphOp, types: dict[ge.DataOp, GeTensorType], spec: InputShape,

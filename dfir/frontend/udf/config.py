@@ -6,8 +6,9 @@
 
 `py_module` and `py_class` make it a Python project (the class in
 `<workspace>/src_python/<py_module>.py`); without them it is a C++ project that CMake builds
-into `target_bin`. Relative paths count from the config file's folder (`workspace`) or from the
-workspace (`cmakelist_path`). Every defect is a GeError naming the file and the key, e.g.
+into `target_bin`. Relative paths count from the config file's folder (`workspace`; when no
+folder is there, from the current folder, as GE counts it) or from the workspace
+(`cmakelist_path`). Every defect is a GeError naming the file and the key, e.g.
 ``compile config ./add.json: func_list[0].inputs_index must be a list of ints >= 0, got "0"``.
 """
 from __future__ import annotations
@@ -15,9 +16,9 @@ from __future__ import annotations
 import json
 import platform
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Mapping
 
 from dfir.core.errors import GeError
 
@@ -59,6 +60,7 @@ class CompileConfig:
     cmakelist: Path
     resource_type: str
     toolchain: str
+    py_methods: Mapping[str, str] = field(default_factory=dict)  # func -> method, where not the func's name
 
     @property
     def kind(self) -> str:
@@ -120,7 +122,7 @@ class _Reader:
         input_num = self._count("input_num")
         output_num = self._count("output_num")
         funcs = self._funcs(input_num, output_num)
-        workspace = (self.path.parent / self._text("workspace", required=True)).resolve()
+        workspace = self._workspace(self._text("workspace", required=True))
         py_module, py_class = self._python_names()
         kind_is_python = py_module is not None
         resource_type = self._resource_type(kind_is_python)
@@ -131,6 +133,15 @@ class _Reader:
             heavy_load=self._flag("heavy_load", self.doc, "heavy_load"), py_module=py_module,
             py_class=py_class, cmakelist=workspace / cmakelist, resource_type=resource_type,
             toolchain=self._text("toolchain") or DEFAULT_TOOLCHAIN)
+
+    def _workspace(self, text: str) -> Path:
+        """`text` from the config's folder; when no folder is there, from the current folder
+        (GE's rule: its compiler `cd`s into the workspace from where the script runs)."""
+        beside_config = (self.path.parent / text).resolve()
+        from_cwd = Path(text).resolve()
+        if not beside_config.is_dir() and from_cwd.is_dir():
+            return from_cwd
+        return beside_config
 
     def _check_keys(self, prefix: str, obj: dict, known: tuple[str, ...],
                     unsupported: tuple[str, ...] = ()) -> None:

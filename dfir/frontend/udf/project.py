@@ -15,7 +15,9 @@ from dfir.core.errors import GeError
 from dfir.frontend.flow_func.wrappers import find_proc
 from dfir.frontend.udf.build import ensure_built
 from dfir.frontend.udf.config import CompileConfig, load_compile_config
+from dfir.frontend.udf.embedded import embedded_python_config
 from dfir.frontend.udf.sources import SOURCE_FOLDER, load_project_class, pack_sources
+from dfir.om.plan import METHOD_FACT
 
 
 @dataclass(frozen=True)
@@ -54,15 +56,20 @@ def _python_project(config: CompileConfig) -> ProjectSpec:
     cls, _ = load_project_class(payload, config.py_module, config.py_class,
                                 f"compile config {config.path}")
     for index, func in enumerate(config.funcs):
-        if find_proc(cls, func.name) is None:
+        method = config.py_methods.get(func.name)
+        if (find_proc(cls, func.name) if method is None else getattr(cls, method, None)) is None:
             raise GeError(f"compile config {config.path}: func_list[{index}].func_name "
                           f"'{func.name}' is not a method of class {config.py_class} "
                           f"({SOURCE_FOLDER}/{config.py_module}.py)")
-    return ProjectSpec(config, payload, _heavy_load({"py_module": config.py_module, "py_class": config.py_class},
-                                                    config))
+    methods = {f"{METHOD_FACT}{func}": method for func, method in config.py_methods.items()}
+    return ProjectSpec(config, payload, _heavy_load({"py_module": config.py_module, "py_class": config.py_class,
+                                                     **methods}, config))
 
 
 def _cpp_project(config: CompileConfig) -> ProjectSpec:
+    python_config = embedded_python_config(config)  # a C++ wrapper around a Python class
+    if python_config is not None:
+        return _python_project(python_config)
     library = ensure_built(config)
     return ProjectSpec(config, library.read_bytes(),
                        _heavy_load({"target_bin": config.target_bin, "resource_type": config.resource_type}, config))

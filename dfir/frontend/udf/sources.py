@@ -24,6 +24,7 @@ import threading
 from pathlib import Path
 from typing import Callable
 
+from dfir.core import ge_aliases
 from dfir.core.errors import GeError
 
 SOURCE_FOLDER = "src_python"
@@ -69,6 +70,7 @@ def load_project_class(payload: bytes | memoryview, module: str, class_name: str
     """
     data = bytes(payload)
     digest = hashlib.sha256(data).hexdigest()
+    ge_aliases.install_if_requested()  # sources written for GE say `import dataflow.flow_func`
     with _IMPORT_LOCK:
         folder = _unpacked_folder(digest, data)
         source = folder / f"{module}.py"

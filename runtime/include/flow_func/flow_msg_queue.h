@@ -1,5 +1,5 @@
 // FlowMsgQueue: one input of a stream-input proc func (`stream_input: true` in the compile
-// config), read message by message, as in the seeds:
+// config), read message by message:
 //
 //   int32_t Proc(const std::shared_ptr<MetaRunContext>& context,
 //                const std::vector<std::shared_ptr<FlowMsgQueue>>& queues) {
@@ -13,16 +13,18 @@
 #include <cstdint>
 #include <memory>
 
-#include "flow_func/flow_msg.h"
+#include "flow_func_defines.h"
+#include "flow_msg.h"
 
 namespace FlowFunc {
 
-class FlowMsgQueue {
+class FLOW_FUNC_VISIBILITY FlowMsgQueue {
  public:
+  FlowMsgQueue() = default;
   virtual ~FlowMsgQueue() = default;
-  // The next message of the input into `msg`: FLOW_FUNC_SUCCESS, FLOW_FUNC_ERR_TIME_OUT_ERROR when
-  // none came within `timeout` ms (-1: wait for one), FLOW_FUNC_STATUS_EXIT once the model closes.
-  virtual int32_t Dequeue(std::shared_ptr<FlowMsg>& msg, int32_t timeout = -1) = 0;
+  // The next message of the input into `flowMsg`: FLOW_FUNC_SUCCESS, FLOW_FUNC_ERR_TIME_OUT_ERROR
+  // when none came within `timeout` ms (-1: wait for one), FLOW_FUNC_STATUS_EXIT once the model closes.
+  virtual int32_t Dequeue(std::shared_ptr<FlowMsg>& flowMsg, int32_t timeout = -1) = 0;
   // How many messages the input's channel holds at most.
   virtual int32_t Depth() const = 0;
   // How many messages wait in it now.

@@ -82,3 +82,30 @@ class Broken : public MetaMultiFunc {
 };
 
 FLOW_FUNC_REGISTRAR(Broken).RegProcFunc("Broken", &Broken::Proc);
+
+// A single func: out = in + factor + the number of calls since Init or the last reset.
+class Offset : public MetaFlowFunc {
+ public:
+  int32_t Init() override { return context_->GetAttr("factor", factor_); }
+
+  int32_t Proc(const std::vector<std::shared_ptr<FlowMsg>>& inputs) override {
+    Tensor* in = inputs.at(0)->GetTensor();
+    auto out = context_->AllocTensorMsg(in->GetShape(), TensorDataType::DT_FLOAT);
+    const auto* a = static_cast<const float*>(in->GetData());
+    auto* b = static_cast<float*>(out->GetTensor()->GetData());
+    for (int64_t i = 0; i < in->GetElementCnt(); ++i) b[i] = a[i] + static_cast<float>(factor_ + calls_);
+    ++calls_;
+    return context_->SetOutput(1, out);
+  }
+
+  int32_t ResetFlowFuncState() override {
+    calls_ = 0;
+    return FLOW_FUNC_SUCCESS;
+  }
+
+ private:
+  int64_t factor_ = 0;
+  int64_t calls_ = 0;
+};
+
+REGISTER_FLOW_FUNC("Offset", Offset);
