@@ -296,7 +296,8 @@ class GraphOp(IRDLOperation):
 
     `align` is the graph's input alignment (`set_inputs_align_attrs`); `n_mapping` says that some
     node turns a number of inputs into another number of outputs (`set_contains_n_mapping_node`,
-    or a batched input: the importer sets it then).
+    or a batched input: the importer sets it then); `exception_catch` that UDFs may raise
+    exceptions for other UDFs to catch (`set_exception_catch(True)`).
     """
 
     name = "df.graph"
@@ -305,10 +306,11 @@ class GraphOp(IRDLOperation):
     options = opt_prop_def(DictionaryAttr)
     align = opt_prop_def(AlignAttr)
     n_mapping = opt_prop_def(UnitAttr)
+    exception_catch = opt_prop_def(UnitAttr)
     body = region_def("single_block")
     traits = traits_def(SymbolOpInterface())
 
-    PROPERTY_NAMES: ClassVar[tuple[str, ...]] = ("options", "align", "n_mapping")
+    PROPERTY_NAMES: ClassVar[tuple[str, ...]] = ("options", "align", "n_mapping", "exception_catch")
 
     def __init__(self, sym_name: str, body: Region, options: dict[str, str] | None = None):
         props: dict[str, Attribute] = {"sym_name": StringAttr(sym_name)}

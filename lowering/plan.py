@@ -210,7 +210,8 @@ def graph_skeleton(graph: GraphOp, symbols: Mapping[str, object] | None = None) 
                 outputs=tuple(flat.ref(v, "graph output") for v in graph.output_op.outputs),
                 nodes=nodes, order=tuple(range(len(flat.nodes))), align=_align_entry(graph.align),
                 closures=flat.flow_closures(),
-                n_mapping=graph.n_mapping is not None or any(node.batch for node in nodes), units=units)
+                n_mapping=graph.n_mapping is not None or any(node.batch for node in nodes), units=units,
+                exception_catch=graph.exception_catch is not None)
 
 
 def _align_entry(align: AlignAttr | None) -> Align | None:

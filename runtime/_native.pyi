@@ -295,7 +295,8 @@ class UdfCaller:
     def ports(self) -> list[int]: ...
 
 def configure_udf_messages(message_type: type, meta_type: type, tensor: Any, raw: Any, empty: Any,
-                           dtypes: dict[int, Any], kinds: tuple[int, int, int], type_numbers: dict[int, int]) -> None:
+                           dtypes: dict[int, Any], kinds: tuple[int, int, int, int], type_numbers: dict[int, int],
+                           typed_object: Callable[[int, bytes], Any], typed_raw: Callable[[Any], tuple[int, bytes] | None]) -> None:
     """Set the Python types a C++ UDF's Messages are read and built with, and how records name them."""
 def set_udf_log_handler(handler: Callable[[int, str, str, int, str], None] | None) -> None:
     """handler(level, node, func, instance, text) receives C++ UDF log records (None: stderr)."""

@@ -32,3 +32,19 @@ def add_graph() -> Graph:
     y = g.data(1, shape=[2], dtype=dt.DT_INT32, name="y")
     g.set_outputs([g.add(x, y)])
     return g
+
+
+def catching(graph: df.FlowGraph) -> df.FlowGraph:
+    """`graph` with exception catch on (and the input alignment GE requires with it)."""
+    graph.set_inputs_align_attrs(8, 1000)
+    graph.set_exception_catch(True)
+    return graph
+
+
+def assert_raise_stops_a_graph_that_does_not_catch(model, code: int, udf: str, context: int) -> None:
+    """The first transaction of `model` fails with the raised `code`, aborting the model (GE's UDF
+    process exits when it raises an exception its graph does not catch)."""
+    outputs, info, got = model.fetch_data(timeout=5000)
+    assert (outputs, info.transaction_id, got, got.message) == (
+        [], 1, code, f"the model was aborted by UDF {udf}, which raised exception {code} (user context id "
+                     f"{context}) in a graph that does not catch exceptions: call FlowGraph.set_exception_catch(True)")

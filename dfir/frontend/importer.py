@@ -283,6 +283,8 @@ def _flow_graph_op(graph: FlowGraph, sym: str, datas: list[FlowData], nodes: lis
         graph_op.properties["align"] = AlignAttr(*graph.align)
     if graph.contains_n_mapping_node or any(node.input_batches for node in nodes):
         graph_op.properties["n_mapping"] = UnitAttr()
+    if graph.exception_catch:
+        graph_op.properties["exception_catch"] = UnitAttr()
     return graph_op
 
 

@@ -68,7 +68,7 @@ SHARED_ARENA_BYTES = (1024, 256 << 30)
 OPTIONAL_PLAN_FIELDS: Mapping[str, Any] = MappingProxyType({
     "order": None, "align": None, "udfs": [], "ge_graphs": [], "so_bins": [], "executables": [],
     "channel_depth": DEFAULT_CHANNEL_DEPTH, "closures": [], "n_mapping": False, "cluster": None,
-    "shared_arena_bytes": None})
+    "shared_arena_bytes": None, "exception_catch": False})
 """Plan fields a plan may leave out, and what an absent one reads as (`order`: node order)."""
 OPTIONAL_GE_FIELDS: Mapping[str, Any] = MappingProxyType({
     "weights": [], "arena_bytes": None, "output_max_bytes": None, "backend": REFERENCE, "executable": None,
@@ -809,6 +809,7 @@ class Plan(Generic[PP]):
     cluster: Cluster = Cluster()
     units: tuple[Unit, ...] = ()
     shared_arena_bytes: int | None = None  # the runtime's tensor arena; None: the runtime's default
+    exception_catch: bool = False  # UDFs may raise_exception (set_exception_catch(True))
 
     def to_json(self) -> dict:
         document = {"format": self.format, "name": self.name, "inputs": [i.to_json() for i in self.inputs],
@@ -831,6 +832,8 @@ class Plan(Generic[PP]):
             document["cluster"] = self.cluster.to_json()
         if self.shared_arena_bytes is not None:
             document["shared_arena_bytes"] = self.shared_arena_bytes
+        if self.exception_catch:
+            document["exception_catch"] = True
         return document
 
     def to_bytes(self) -> bytes:
@@ -861,7 +864,8 @@ class Plan(Generic[PP]):
                    o.read("closures", _tuple(FlowClosure.from_json)),
                    o.read("executables", _tuple(Executable.from_json)), o.read("n_mapping", _bool),
                    o.read("cluster", _optional(Cluster.from_json)) or Cluster(), units,
-                   o.read("shared_arena_bytes", _optional(_int_in(*SHARED_ARENA_BYTES))))
+                   o.read("shared_arena_bytes", _optional(_int_in(*SHARED_ARENA_BYTES))),
+                   o.read("exception_catch", _bool))
         plan.check(where)
         return plan
 

@@ -362,6 +362,10 @@ py::object Decoder::DecodeUserType(const rt::MessageRecord& record) {
   PyObject* load = loaders ? PyDict_GetItemWithError(loaders.ptr(), py::int_(record.dtype_num).ptr()) : nullptr;
   if (load == nullptr) {
     if (PyErr_Occurred()) throw py::error_already_set();
+    if ((record.flags & rt::kFlagTypedRaw) != 0) {  // a C++ UDF's raw data of an unregistered type
+      static const auto* typed_bytes = new py::object(py::module_::import("dfir.core.messages").attr("TypedBytes"));
+      return (*typed_bytes)(body, record.dtype_num);
+    }
     throw rt::RuntimeError("a message of user msg type " + std::to_string(record.dtype_num) +
                            " arrived, but this process has no deserialize_func for it: register the type "
                            "(msg_type_register.register) before the model loads");

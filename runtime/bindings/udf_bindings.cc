@@ -8,7 +8,9 @@
 //   (payload, msg_type, dtype, shape, data, ret_code, transaction_id, start_time, end_time,
 //    flow_flags, route_label, data_label)
 //
-// `payload` is 0 (tensor), 1 (raw bytes) or 2 (empty); `dtype` GE's data type number; `data` an
+// `payload` is 0 (tensor), 1 (raw bytes) or 2 (empty); `msg_type` the FlowMsg's type (a raw message
+// of a user type >= 1024 is an object of that type in Python: typed_object / typed_raw of
+// dfir.frontend.flow_func.msg); `dtype` GE's data type number; `data` an
 // object with the buffer protocol (a contiguous numpy array going in, a `UdfBuffer` coming out),
 // or None for an empty message. runtime/worker/udf_project.py is the Python side.
 #define NO_IMPORT_ARRAY  // runtime_bindings.cc imports numpy's C API for the module
@@ -123,6 +125,8 @@ std::shared_ptr<HostFlowMsg> MsgFromTuple(const py::tuple& t) {
     msg = HostFlowMsg::Tensor(std::move(shape), dtype, std::move(buffer), meta);
   } else if (payload == Payload::kRaw) {
     msg = HostFlowMsg::Raw(std::move(buffer), meta);
+    const auto msg_type = static_cast<MsgType>(t[1].cast<uint16_t>());
+    if (dfir::udf::IsUserMsgType(msg_type)) msg->SetMsgType(msg_type);
   } else {
     msg = HostFlowMsg::Empty(static_cast<MsgType>(t[1].cast<uint16_t>()), meta);
   }
@@ -267,7 +271,9 @@ py::tuple ResultTuple(const ProcResult& result, const MakeOutput& make, py::obje
 struct MessageTypes {
   py::object message_type;  // Message(meta, kind, payload, ret_code, error, route_label, data_label, as_array)
   py::object meta_type;     // TransactionMeta(transaction_id, start_time, end_time, flow_flags, user_data)
-  py::object tensor, raw, empty;                  // the Kind members a C++ UDF takes
+  py::object tensor, raw, empty, object;          // the Kind members a C++ UDF takes
+  py::object typed_object;  // typed_object(msg_type, bytes): what a raw message of a user type travels as
+  py::object typed_raw;     // typed_raw(payload) -> (msg_type, bytes) or None: an object as a typed raw message
   std::map<int32_t, py::dtype> dtype_of_code;     // GE data type number -> numpy dtype
   std::vector<std::pair<py::object, int32_t>> code_of_dtype;  // numpy dtype (seen) -> GE number
 };
@@ -322,10 +328,11 @@ dfir::udf::RecordTypes& RecordTypesOf() {
 // numpy's type numbers of the data types in `dtypes` (GE data type number by numpy type number).
 void ConfigureUdfMessages(py::object message_type, py::object meta_type, py::object tensor,
                           py::object raw, py::object empty, const py::dict& dtypes,
-                          const std::tuple<uint8_t, uint8_t, uint8_t>& kinds,
-                          const std::map<int32_t, int32_t>& type_numbers) {
+                          const std::tuple<uint8_t, uint8_t, uint8_t, uint8_t>& kinds,
+                          const std::map<int32_t, int32_t>& type_numbers, py::object typed_object,
+                          py::object typed_raw) {
   dfir::udf::RecordTypes& records = RecordTypesOf();
-  std::tie(records.tensor, records.raw, records.empty) = kinds;
+  std::tie(records.tensor, records.raw, records.empty, records.object) = kinds;
   for (const auto& [num, code] : type_numbers) records.dtype_of_num[num] = static_cast<TensorDataType>(code);
   for (const auto& [code, dtype] : dtypes) {
     records.num_of_dtype[static_cast<TensorDataType>(code.cast<int32_t>())] = py::reinterpret_borrow<py::dtype>(dtype).num();
@@ -340,7 +347,10 @@ void ConfigureUdfMessages(py::object message_type, py::object meta_type, py::obj
                                                   &name.flow_flags, &name.user_data});
   types.tensor = std::move(tensor);
   types.raw = std::move(raw);
+  types.object = py::type::of(empty).attr("OBJECT");
   types.empty = std::move(empty);
+  types.typed_object = std::move(typed_object);
+  types.typed_raw = std::move(typed_raw);
   for (const auto& [code, dtype] : dtypes) {
     types.dtype_of_code[code.cast<int32_t>()] = py::reinterpret_borrow<py::dtype>(dtype);
     types.code_of_dtype.emplace_back(py::reinterpret_borrow<py::object>(dtype), code.cast<int32_t>());
@@ -402,6 +412,14 @@ std::shared_ptr<HostFlowMsg> MsgFromMessage(size_t position, const py::handle& m
     }
   } else if (kind.is(types.empty)) {
     msg = HostFlowMsg::Empty(MsgType::MSG_TYPE_TENSOR_DATA, meta);
+  } else if (py::object typed = kind.is(types.object) ? types.typed_raw(Attr(message, name.payload)) : py::none();
+             !typed.is_none()) {
+    // An object with a message type of its own: raw bytes of that type, as GE gives it.
+    const auto pair = py::reinterpret_borrow<py::tuple>(typed);
+    Buffer buffer;
+    HoldBuffer(py::bytearray(pair[1].cast<std::string>()), buffer);
+    msg = HostFlowMsg::Raw(std::move(buffer), meta);
+    msg->SetMsgType(static_cast<MsgType>(pair[0].cast<uint16_t>()));
   } else {
     throw UdfError("input " + std::to_string(position) + " is a " + AttrOf<std::string>(kind, name.value) +
                    " message; a C++ UDF takes tensors, raw data and empty messages");
@@ -461,6 +479,10 @@ py::object MessageFromMsg(const std::shared_ptr<HostFlowMsg>& msg, const py::obj
     }
     kind = types.tensor;
     payload = ArrayOver(msg, dtype->second.num(), msg->tensor()->GetShape());
+  } else if (msg->payload() == Payload::kRaw && dfir::udf::IsUserMsgType(msg->GetMsgType())) {
+    kind = types.object;
+    payload = types.typed_object(static_cast<int32_t>(msg->GetMsgType()),
+                                 py::bytes(reinterpret_cast<const char*>(buffer.data), buffer.size));
   } else if (msg->payload() == Payload::kRaw) {
     kind = types.raw;
     payload = ArrayOver(msg, NPY_UINT8, {static_cast<int64_t>(buffer.size)});
@@ -709,10 +731,12 @@ void SetupUdfBindings(py::module_& m) {
 
   m.def("configure_udf_messages", &ConfigureUdfMessages, py::arg("message_type"), py::arg("meta_type"),
         py::arg("tensor"), py::arg("raw"), py::arg("empty"), py::arg("dtypes"),
-        py::arg("kinds"), py::arg("type_numbers"),
+        py::arg("kinds"), py::arg("type_numbers"), py::arg("typed_object"), py::arg("typed_raw"),
         "Set the Python types a C++ UDF's Messages are read and built with, and how records name them; `dtypes` "
         "maps GE data type numbers to numpy dtypes, `type_numbers` numpy type numbers to GE data type numbers, "
-        "`kinds` gives the record kinds of tensor, raw and empty messages.");
+        "`kinds` gives the record kinds of tensor, raw, empty and object messages; `typed_object(msg_type, bytes)` "
+        "is what a raw message of a user type travels as, `typed_raw(payload)` the (msg_type, bytes) of an object "
+        "that has a message type of its own, or None.");
   m.def("set_udf_log_handler", &SetLogHandler, py::arg("handler"),
         "handler(level, node, func, instance, text) receives C++ UDF log records (None: stderr).");
 }

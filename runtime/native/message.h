@@ -22,6 +22,9 @@ using MessageKind = uint8_t;
 // A tensor a Python UDF returned as a numpy array (Message.as_array): GE carries such a value as
 // a pickled object, so a UDF reading it and the driver's fetch() get the array, not a Tensor.
 inline constexpr uint32_t kFlagArrayValue = 1u;
+// A kUserType body a C++ UDF sent as raw data of its msg type (FlowMsg::SetMsgType): without a
+// deserialize_func for the type it arrives as its bytes with their type (TypedBytes), not an error.
+inline constexpr uint32_t kFlagTypedRaw = 2u;
 
 // How the body is stored.
 enum class BodyEncoding : uint8_t {

@@ -101,9 +101,7 @@ int32_t HostFlowMsg::GetRawData(void*& data, uint64_t& size) const {
 
 void HostFlowMsg::SetMsgType(MsgType msg_type) {
   const auto number = static_cast<uint32_t>(msg_type);
-  const bool raw_type = msg_type == MsgType::MSG_TYPE_RAW_MSG ||
-                        (number >= static_cast<uint32_t>(MsgType::MSG_TYPE_USER_DEFINE_START) &&
-                         msg_type != MsgType::MSG_TYPE_PICKLED_MSG);
+  const bool raw_type = msg_type == MsgType::MSG_TYPE_RAW_MSG || IsUserMsgType(msg_type);
   if (msg_type == type_ || payload_ == Payload::kEmpty || (payload_ == Payload::kRaw && raw_type)) {
     type_ = msg_type;
     return;

@@ -116,6 +116,13 @@ class HostFlowMsg final : public FlowFunc::FlowMsg {
   uint32_t data_label_ = 0;
 };
 
+// Whether a raw message of `msg_type` carries a user type of its own (>= MSG_TYPE_USER_DEFINE_START,
+// not the pickled type): it leaves the UDF as an object of that type, not as plain raw bytes.
+inline bool IsUserMsgType(MsgType msg_type) {
+  return static_cast<uint32_t>(msg_type) >= static_cast<uint32_t>(MsgType::MSG_TYPE_USER_DEFINE_START) &&
+         msg_type != MsgType::MSG_TYPE_PICKLED_MSG;
+}
+
 }  // namespace dfir::udf
 
 #endif  // DFIR_RUNTIME_NATIVE_UDF_MESSAGES_H_

@@ -42,6 +42,7 @@ bool TakesNatively(const rt::MessageRecord& record, const RecordTypes& types) {
   if (record.ret_code != 0) return false;
   if (record.kind == types.empty) return record.encoding == rt::BodyEncoding::kNone;
   if (record.kind == types.raw) return record.encoding == rt::BodyEncoding::kArray;
+  if (record.kind == types.object) return record.encoding == rt::BodyEncoding::kUserType;
   return record.kind == types.tensor && record.encoding == rt::BodyEncoding::kArray &&
          types.dtype_of_num.count(record.dtype_num) != 0;
 }
@@ -53,6 +54,9 @@ std::shared_ptr<HostFlowMsg> MsgOfRecord(const std::shared_ptr<rt::Region>& regi
     msg = HostFlowMsg::Empty(MsgType::MSG_TYPE_TENSOR_DATA, MetaOfRecord(record));
   } else if (record.kind == types.raw) {
     msg = HostFlowMsg::Raw(BodyBuffer(region, record), MetaOfRecord(record));
+  } else if (record.kind == types.object) {
+    msg = HostFlowMsg::Raw(BodyBuffer(region, record), MetaOfRecord(record));
+    msg->SetMsgType(static_cast<MsgType>(record.dtype_num));
   } else {
     std::vector<int64_t> shape(record.shape, record.shape + record.ndim);
     msg = HostFlowMsg::Tensor(std::move(shape), types.dtype_of_num.at(record.dtype_num), BodyBuffer(region, record),
@@ -71,12 +75,23 @@ bool RecordOfMsg(const HostFlowMsg& msg, const std::string& user_data, uint32_t 
   info.end_time = static_cast<int64_t>(meta.end_time);
   info.flow_flags = meta.flow_flags;
   info.SetUserData(user_data.data(), user_data.size());
+  const bool typed_raw = msg.payload() == Payload::kRaw && IsUserMsgType(msg.GetMsgType());
   const rt::MessageKind kind = msg.payload() == Payload::kTensor ? types.tensor
+                               : typed_raw                       ? types.object
                                : msg.payload() == Payload::kRaw  ? types.raw
                                                                  : types.empty;
   rt::WriteHeader(info, kind, 0, msg.route_label(), msg.data_label() != 0 ? msg.data_label() : data_label, record);
   if (msg.payload() == Payload::kEmpty) return true;
   const Buffer& buffer = msg.buffer();
+  const bool in_block = buffer.block != 0 && region.arena().Covers(buffer.block, buffer.data, buffer.size);
+  if (typed_raw) {
+    if (!writer.Write(rt::BodyEncoding::kUserType, buffer.data, buffer.size, in_block ? buffer.block : 0, record)) {
+      return false;
+    }
+    record.dtype_num = static_cast<int32_t>(msg.GetMsgType());
+    record.flags |= rt::kFlagTypedRaw;
+    return true;
+  }
   rt::ArrayLayout layout;
   if (msg.tensor() != nullptr) {
     const auto num = types.num_of_dtype.find(msg.tensor()->GetDataType());
@@ -98,7 +113,6 @@ bool RecordOfMsg(const HostFlowMsg& msg, const std::string& user_data, uint32_t 
     layout.ndim = 1;
     layout.shape[0] = static_cast<int64_t>(buffer.size);
   }
-  const bool in_block = buffer.block != 0 && region.arena().Covers(buffer.block, buffer.data, buffer.size);
   return writer.WriteArray(layout, buffer.data, buffer.size, in_block ? buffer.block : 0, record);
 }
 

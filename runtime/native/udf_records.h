@@ -29,12 +29,14 @@ struct RecordTypes {
   rt::MessageKind tensor = 0;
   rt::MessageKind raw = 0;
   rt::MessageKind empty = 0;
+  rt::MessageKind object = 0;  // a user type's bytes (kUserType) reach a C++ UDF as raw data of that type
   std::map<int32_t, TensorDataType> dtype_of_num;  // several numbers may name one type (long, long long)
   std::map<TensorDataType, int32_t> num_of_dtype;
 };
 
 // Whether a C++ UDF reads `record` as it is: a tensor (of a data type the UDF can hold), raw
-// bytes or an empty message, without a return code (not an error, not an object).
+// bytes, a user type's bytes (kUserType: raw data of that msg type) or an empty message, without a
+// return code (not an error, not another object).
 bool TakesNatively(const rt::MessageRecord& record, const RecordTypes& types);
 
 // The message a C++ UDF reads for `record` (TakesNatively), taking over its body reference.

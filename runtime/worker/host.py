@@ -76,7 +76,7 @@ def build_nodes(plan: Plan | dict, udf_payloads: Sequence[bytes | memoryview], w
     plan = with_batch_nodes(Plan.of(plan))
     payloads = _PickledPayloads(udf_payloads)
     compiled = list(zip(plan.executables, executables))
-    board = ExceptionBoard()
+    board = ExceptionBoard(catching=plan.exception_catch)
     units = plan.units
     first = {unit.node: unit for unit in units if unit.instance == 0}
     last = {unit.node: unit for unit in units}  # units list a node's instances in order

@@ -29,12 +29,12 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 import numpy as np
 
 from dfir.core import data_type as dt
-from dfir.core.errors import GeError
+from dfir.core.errors import ABORT_MARK, GeError
 from dfir.core.messages import Kind, Message, TransactionMeta
 from dfir.frontend.flow_func import running
 from dfir.frontend.flow_func.logger import logger
 from dfir.frontend.flow_func.meta_params import MetaParams, NodeFacts
-from dfir.frontend.flow_func.msg import FlowMsg
+from dfir.frontend.flow_func.msg import FlowMsg, is_user_msg_type, typed_object, typed_raw
 from dfir.frontend.flow_func.queue import FlowMsgQueue
 from dfir.frontend.flow_func.run_context import ExceptionBoard, MetaRunContext, RunState
 from dfir.frontend.flow_func.scope import (CallScope, call_scope, current_scope, enter_scope, leave_scope,
@@ -195,6 +195,11 @@ class ProjectCall:
     def _emit(self, ret: Any, state: RunState, scope: CallScope) -> list[OutputSet]:
         if state.raised is not None:
             code, context = state.raised
+            if not self.exceptions.catching:
+                return [self._fail(state.meta, code, f"{ABORT_MARK}UDF {self.node}.{self.func}, which raised "
+                                                     f"exception {code} (user context id {context}) in a graph "
+                                                     f"that does not catch exceptions: call "
+                                                     f"FlowGraph.set_exception_catch(True)")]
             return [self._fail(state.meta, code, f"UDF {self.node}.{self.func} raised exception "
                                                  f"{code} (user context id {context})")]
         if ret != FLOW_FUNC_SUCCESS:
@@ -341,8 +346,9 @@ def _type_numbers() -> dict[int, int]:
 
 _native.configure_udf_messages(Message, TransactionMeta, Kind.TENSOR, Kind.RAW, Kind.EMPTY,
                                {code: np.dtype(numpy_dtype) for code, numpy_dtype in _NUMPY_OF_CODE.items()},
-                               tuple(list(Kind).index(kind) for kind in (Kind.TENSOR, Kind.RAW, Kind.EMPTY)),
-                               _type_numbers())
+                               tuple(list(Kind).index(kind)
+                                     for kind in (Kind.TENSOR, Kind.RAW, Kind.EMPTY, Kind.OBJECT)),
+                               _type_numbers(), typed_object, typed_raw)
 
 
 def _array(dtype: int, shape: Sequence[int], data: Any) -> np.ndarray:
@@ -433,11 +439,13 @@ class CppProjectCall(ProjectCall):
 def _tuple_message(out: tuple, meta: TransactionMeta) -> Message:
     """A native output tuple as a runtime message (its return code kept); its data stay where the
     library wrote them."""
-    payload, _, dtype, shape, data, ret_code, tid, start, end, flags, route, label = out
+    payload, msg_type, dtype, shape, data, ret_code, tid, start, end, flags, route, label = out
     if (tid, start, end, flags) != (meta.transaction_id, meta.start_time, meta.end_time, meta.flow_flags):
         meta = TransactionMeta(tid, start, end, flags, meta.user_data)
     if payload == _TENSOR:
         kind, array = Kind.TENSOR, _array(dtype, shape, data)
+    elif payload == _RAW and is_user_msg_type(msg_type):
+        kind, array = Kind.OBJECT, typed_object(msg_type, data)
     elif payload == _RAW:
         kind, array = Kind.RAW, np.frombuffer(data, dtype=np.uint8)
     else:
@@ -448,19 +456,24 @@ def _tuple_message(out: tuple, meta: TransactionMeta) -> Message:
 def _native_message(position: int, message: Message) -> tuple:
     """A runtime message as the native tuple of a stream-input call (runtime/bindings/
     udf_bindings.cc), not copied."""
-    kind, meta, data, dtype = message.kind, message.meta, None, -1
-    if kind is Kind.TENSOR or kind is Kind.RAW:
+    kind, meta, data, dtype, msg_type = message.kind, message.meta, None, -1, 0
+    typed = typed_raw(message.payload) if kind is Kind.OBJECT else None
+    if typed is not None:
+        msg_type, data = typed
+        payload, data = _RAW, np.frombuffer(bytearray(data), dtype=np.uint8)
+    elif kind is Kind.TENSOR or kind is Kind.RAW:
         data = message.payload if message.payload.flags.c_contiguous else np.ascontiguousarray(message.payload)
         if kind is Kind.TENSOR and data.dtype not in _CODE_OF_NUMPY:
             raise GeError(f"input {position} is a {data.dtype} tensor, which a C++ UDF cannot take")
         dtype = _CODE_OF_NUMPY.get(data.dtype, -1)
         payload = _TENSOR if kind is Kind.TENSOR else _RAW
+        msg_type = 1 if kind is Kind.RAW else 0
     elif kind is Kind.EMPTY:
         payload = _EMPTY
     else:
         raise GeError(f"input {position} is a {kind.value} message; a C++ UDF takes tensors, raw data "
                       f"and empty messages")
-    return (payload, 1 if kind is Kind.RAW else 0, dtype, data.shape if kind is Kind.TENSOR else None,
+    return (payload, msg_type, dtype, data.shape if kind is Kind.TENSOR else None,
             data, message.ret_code, meta.transaction_id, meta.start_time, meta.end_time,
             meta.flow_flags, message.route_label, message.data_label)
 

@@ -20,7 +20,7 @@ from dfir.ge.error import GeError
 from dfir.om.schema import PartitionType
 from dfir.runtime.om import read_om
 from dfir.tools.cli import main as cli
-from project_helpers import add_graph, int32, project_graph
+from project_helpers import add_graph, assert_raise_stops_a_graph_that_does_not_catch, catching, int32, project_graph
 from dfir.frontend.udf.sources import pack_sources
 
 # The seed's Python UDF, as written there (its imports adapted): Add1 and AddNN verbatim; Add2's
@@ -415,7 +415,6 @@ class Faulty:
      "output of func 'OutOfRange'; its outputs are [0]"),
     ("NoCode", ff.FLOW_FUNC_FAILED,
      "UDF faulty.NoCode returned None, which is no FLOW_FUNC_* status code (an int)"),
-    ("Raises", 9900002, "UDF faulty.Raises raised exception 9900002 (user context id 77)"),
     ("UnknownModel", ff.FLOW_FUNC_ERR_PARAM_INVALID,
      "UDF faulty.UnknownModel returned FLOW_FUNC_ERR_PARAM_INVALID (164000); "
      "run_flow_model('no_such_graph'): no invoked closure is registered as 'no_such_graph'; the "
@@ -431,6 +430,26 @@ def test_failures_reach_fetch_data_with_their_code_and_reason(tmp_path, func, re
         outputs, info, got = model.fetch_data(timeout=5000)
         assert (outputs, info.transaction_id, got, got.message) == ([], 1, ret, message)
         assert model.fetch_data(timeout=5000)[1].transaction_id == 2  # the model keeps serving
+
+
+def test_a_raised_exception_fails_its_transaction_when_the_graph_catches_exceptions(tmp_path):
+    config = write_project(tmp_path, FAULTY, [{"func_name": "Raises"}], 1, 1, module="faulty", cls="Faulty")
+    with dfir.load(dfir.compile(catching(project_graph(config, 1, 1, name="faulty"))).om) as model:
+        model.feed_data([int32(7)])
+        model.feed_data([int32(8)])
+        outputs, info, got = model.fetch_data(timeout=5000)
+        assert (outputs, info.transaction_id, got, got.message) == (
+            [], 1, 9900002, "UDF faulty.Raises raised exception 9900002 (user context id 77)")
+        assert model.fetch_data(timeout=5000)[1].transaction_id == 2  # the model keeps serving
+
+
+def test_a_raised_exception_stops_a_graph_that_does_not_catch_exceptions(tmp_path):
+    config = write_project(tmp_path, FAULTY, [{"func_name": "Raises"}], 1, 1, module="faulty", cls="Faulty")
+    with dfir.load(dfir.compile(project_graph(config, 1, 1, name="faulty")).om) as model:
+        model.feed_data([int32(7)])
+        assert_raise_stops_a_graph_that_does_not_catch(model, 9900002, "faulty.Raises", 77)
+        with pytest.raises(GeError, match=r"^feed_data failed; model=g; the model failed: the model was aborted by "):
+            model.feed_data([int32(8)])
 
 
 # -- init params, streams, outputs, user data ----------------------------------------------------

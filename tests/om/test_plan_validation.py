@@ -197,9 +197,9 @@ _DELETE = object()
     ("pyflow_chain", ("format",), 0, "plan.format: 0 is not a plan format this dfir reads (1, 2)"),
     ("pyflow_chain", ("units",), _DELETE, 'plan: missing field "units"'),
     ("pyflow_chain", ("format",), 1,
-     'plan: unknown field "units"; expected "align", "channel_depth", "closures", "cluster", "executables", '
-     '"format", "ge_graphs", "inputs", "n_mapping", "name", "nodes", "order", "outputs", "shared_arena_bytes", '
-     '"so_bins", "udfs"'),
+     'plan: unknown field "units"; expected "align", "channel_depth", "closures", "cluster", "exception_catch", '
+     '"executables", "format", "ge_graphs", "inputs", "n_mapping", "name", "nodes", "order", "outputs", '
+     '"shared_arena_bytes", "so_bins", "udfs"'),
     ("replicated_aligned", ("units", 2, "device"), "0:1",
      'plan.units[2].device: "0:1" is not a device: "-1" (the host) or "cluster:server:device[:numa]"'),
     ("replicated_aligned", ("units", 2, "instance"), 2, "plan.units[2].instance: 2 is not 1, the next instance of "

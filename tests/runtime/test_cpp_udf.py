@@ -22,7 +22,7 @@ from dfir.om.schema import PartitionType
 from dfir.runtime.driver.process_scheduler import WORKER_FAILED, plan_wiring
 from dfir.runtime.om import read_om
 from dfir.tools.cli import main as cli
-from project_helpers import add_graph, int32, project_graph
+from project_helpers import add_graph, assert_raise_stops_a_graph_that_does_not_catch, catching, int32, project_graph
 from test_replication import deploy_files
 from dfir.frontend.udf.config import load_compile_config
 
@@ -356,7 +356,6 @@ def test_the_seed_add_funcs_run_natively(seed_om):
     ("Throw", ff.FLOW_FUNC_FAILED,
      "UDF add.Throw returned FLOW_FUNC_FAILED (564000); C++ UDF func 'Throw' threw: bad value"),
     ("UserCode", 9900001, "UDF add.UserCode returned 9900001 (user-defined)"),
-    ("Raise", 9900002, "UDF add.Raise raised exception 9900002 (user context id 77)"),
     ("BadBalance", ff.FLOW_FUNC_ERR_PARAM_INVALID,
      "UDF add.BadBalance returned FLOW_FUNC_ERR_PARAM_INVALID (164000); SetOutput: data position "
      "(0, 4) lies outside the 1 x 4 matrix"),
@@ -372,6 +371,24 @@ def test_failures_reach_fetch_data_with_their_code_and_reason(workspace, func, r
         outputs, info, got = model.fetch_data(timeout=5000)
         assert (outputs, info.transaction_id, got, got.message) == ([], 1, ret, message)
         assert model.fetch_data(timeout=5000)[1].transaction_id == 2  # the model keeps serving
+
+
+def test_a_raised_exception_fails_its_transaction_when_the_graph_catches_exceptions(workspace):
+    with dfir.load(dfir.compile(catching(project_graph(one_func(workspace, "Raise"), 1, 1))).om) as model:
+        model.feed_data([int32(7)])
+        model.feed_data([int32(8)])
+        outputs, info, got = model.fetch_data(timeout=5000)
+        assert (outputs, info.transaction_id, got, got.message) == (
+            [], 1, 9900002, "UDF add.Raise raised exception 9900002 (user context id 77)")
+        assert model.fetch_data(timeout=5000)[1].transaction_id == 2  # the model keeps serving
+
+
+def test_a_raised_exception_stops_a_graph_that_does_not_catch_exceptions(workspace):
+    with dfir.load(dfir.compile(project_graph(one_func(workspace, "Raise"), 1, 1)).om) as model:
+        model.feed_data([int32(7)])
+        assert_raise_stops_a_graph_that_does_not_catch(model, 9900002, "add.Raise", 77)
+        with pytest.raises(GeError, match=r"^feed_data failed; model=g; the model failed: the model was aborted by "):
+            model.feed_data([int32(8)])
 
 
 def test_every_init_param_type_and_the_user_data_reach_the_library(workspace):

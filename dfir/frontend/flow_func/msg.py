@@ -210,33 +210,48 @@ class FlowMsg:
             return Message.failure(meta, self._ret_code, error)
         kind, payload = self._kind, self._payload if self._tensor is None else self._tensor.numpy()
         if kind is Kind.RAW and self._msg_type is not None and self._msg_type >= MsgType.USER_DEFINE_START:
-            kind, payload = Kind.OBJECT, _typed_object(int(self._msg_type), payload)
+            kind, payload = Kind.OBJECT, typed_object(int(self._msg_type), payload)
         if not self._route_label and not self._data_label:
             return plain(meta, kind, payload)
         return Message(meta, kind, payload, route_label=self._route_label, data_label=self._data_label)
 
 
-def _typed_object(msg_type: int, raw: np.ndarray) -> Any:
-    """What a raw message of user type `msg_type` travels as: the object its registered
-    deserialize_func makes of the bytes, else the bytes with their type (`TypedBytes`)."""
+def is_user_msg_type(msg_type: int) -> bool:
+    """Whether a raw message of `msg_type` carries a user type (travels as `typed_object`)."""
+    return MsgType.USER_DEFINE_START <= msg_type != MsgType.PICKLED_MSG
+
+
+def typed_object(msg_type: int, raw: Any) -> Any:
+    """What a raw message of user type `msg_type` (bytes of `raw`: an array or a buffer) travels
+    as: the object its registered deserialize_func makes of the bytes, else the bytes with their
+    type (`TypedBytes`)."""
     deserialize = msg_type_register.get_deserialize_func(msg_type)
-    data = raw.tobytes()
+    data = raw.tobytes() if isinstance(raw, np.ndarray) else bytes(raw)
     return TypedBytes(data, msg_type) if deserialize is None else deserialize(data)
 
 
-def _as_typed_raw(msg: FlowMsg) -> None:
-    """Give a UDF project an object message as GE does when the object has a message type of its
-    own: a raw message of that type holding its bytes (`TypedBytes`, or a registered class's
-    serialize_func of the object). Other objects stay pickled messages (`get_object`)."""
-    payload = msg._payload
+def typed_raw(payload: Any) -> tuple[int, bytes] | None:
+    """The (msg type, bytes) an object message's `payload` reaches a UDF project with as a raw
+    message, as GE gives an object that has a message type of its own: `TypedBytes`, or a
+    registered class's serialize_func of the object; None for other objects (pickled messages)."""
     if isinstance(payload, TypedBytes):
-        msg_type, data = payload.msg_type, bytes(payload)
-    else:
-        msg_type = msg_type_register.get_msg_type(type(payload))
-        if msg_type is None or msg_type == MsgType.PICKLED_MSG:
-            return
-        data = msg_type_register.get_serialize_func(msg_type)(payload)
-    msg._kind, msg._payload, msg._msg_type = Kind.RAW, np.frombuffer(bytearray(data), np.uint8), MsgType(msg_type)
+        return payload.msg_type, bytes(payload)
+    msg_type = msg_type_register.get_msg_type(type(payload))
+    if msg_type is None or msg_type == MsgType.PICKLED_MSG:
+        return None
+    data = msg_type_register.get_serialize_func(msg_type)(payload)
+    if not isinstance(data, (bytes, bytearray, memoryview)):
+        raise TypeError(f"the serialize_func of msg type {msg_type} returned {type(data).__name__}, not bytes")
+    return msg_type, bytes(data)
+
+
+def _as_typed_raw(msg: FlowMsg) -> None:
+    """Give a UDF project an object message as `typed_raw` says; other objects stay pickled
+    messages (`get_object`)."""
+    typed = typed_raw(msg._payload)
+    if typed is not None:
+        msg_type, data = typed
+        msg._kind, msg._payload, msg._msg_type = Kind.RAW, np.frombuffer(bytearray(data), np.uint8), MsgType(msg_type)
 
 
 def _tensor_view(payload: Any) -> Tensor:

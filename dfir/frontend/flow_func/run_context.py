@@ -46,9 +46,10 @@ class ExceptionBoard:
     `raised` maps a transaction id to (code, user context id); reading it needs no lock (one
     dict read is atomic under the GIL), so a native caller reads it once per call."""
 
-    def __init__(self):
+    def __init__(self, catching: bool = True):
         self._lock = threading.Lock()
         self.raised: dict[int, tuple[int, int]] = {}
+        self.catching = catching  # the graph's set_exception_catch: without it, raising stops the model
 
     def raise_exception(self, transaction_id: int, code: int, user_context_id: int) -> None:
         with self._lock:
