@@ -107,25 +107,3 @@ class GapInOutputs:
     def proc(self, run_context, input_flow_msgs):
         return ff.FLOW_FUNC_SUCCESS
 
-
-class TypedSender:
-    """Sends input 0's bytes as a raw message of user type 1030 on output 0."""
-
-    @ff.proc_wrapper("i0,o0")
-    def send(self, run_context, input_flow_msgs):
-        data = input_flow_msgs[0].get_tensor().numpy().tobytes()
-        out = run_context.alloc_raw_data_msg(len(data))
-        out.get_raw_data()[...] = list(data)
-        out.set_msg_type(1030)
-        return run_context.set_output(0, out)
-
-
-class TypedReceiver:
-    """Answers with [msg type, first byte] of the message on input 0."""
-
-    @ff.proc_wrapper("i0,o0")
-    def receive(self, run_context, input_flow_msgs):
-        msg = input_flow_msgs[0]
-        out = run_context.alloc_tensor_msg([2], dt.DT_INT32)
-        out.get_tensor().numpy()[...] = [int(msg.get_msg_type()), int(msg.get_raw_data()[0])]
-        return run_context.set_output(0, out)

@@ -9,6 +9,7 @@ import queue
 from pathlib import Path
 
 import ge_udf_classes as classes
+import msg_type_udf_classes as typed
 import numpy as np
 import pytest
 
@@ -388,8 +389,8 @@ def test_flow_func_infos_record_what_ge_records():
 def typed_pipeline(tmp_path):
     data = df.FlowData()
     sender, receiver = df.FlowNode(input_num=1, output_num=1), df.FlowNode(input_num=1, output_num=1)
-    sender.add_process_point(df.FuncProcessPoint(py_func=classes.TypedSender, workspace_dir=str(tmp_path / "ws")))
-    receiver.add_process_point(df.FuncProcessPoint(py_func=classes.TypedReceiver,
+    sender.add_process_point(df.FuncProcessPoint(py_func=typed.TypedSender, workspace_dir=str(tmp_path / "ws")))
+    receiver.add_process_point(df.FuncProcessPoint(py_func=typed.TypedReceiver,
                                                    workspace_dir=str(tmp_path / "ws")))
     sent = sender(data)
     return data, sent, receiver(sent)
@@ -401,7 +402,7 @@ def test_a_user_message_type_reaches_the_next_udf_and_fetch_gives_its_bytes(sess
     assert graph.feed({data: df.Tensor(np.array([7, 8], dtype=np.uint8))}) == 0
     values, ret = graph.fetch()
     assert ret == 0
-    assert values[0].numpy().tolist() == [1030, 7]
+    assert values[0].numpy().tolist() == [1030, 2, 7]
     assert (values[1], values[1].msg_type) == (b"\x07\x08", 1030)
 
 
@@ -416,8 +417,8 @@ df.msg_type_register.register(1031, Point, lambda point: bytes([point.x]), lambd
 def test_a_registered_object_reaches_a_udf_project_as_raw_bytes_of_its_type(session, tmp_path):
     data = df.FlowData()
     receiver = df.FlowNode(input_num=1, output_num=1)
-    receiver.add_process_point(df.FuncProcessPoint(py_func=classes.TypedReceiver, workspace_dir=str(tmp_path)))
+    receiver.add_process_point(df.FuncProcessPoint(py_func=typed.TypedReceiver, workspace_dir=str(tmp_path)))
     graph = df.FlowGraph([receiver(data)])
     assert graph.feed({data: Point(9)}) == 0
     values, ret = graph.fetch()
-    assert (values[0].numpy().tolist(), ret) == ([1031, 9], 0)
+    assert (values[0].numpy().tolist(), ret) == ([1031, 1, 9], 0)

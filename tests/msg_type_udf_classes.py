@@ -1,5 +1,6 @@
-"""Python UDF project classes for tests/runtime/test_cpp_udf_msg_types.py (FuncProcessPoint copies
-this module into each class's workspace): they send and receive raw messages of user type 1030."""
+"""Python UDF project classes for the message type tests (tests/runtime/test_cpp_udf_msg_types.py,
+tests/frontend/test_ge_python_udf.py; FuncProcessPoint copies this module into each class's
+workspace): they send and receive raw messages of user type 1030."""
 import dfir.data_type as dt
 import dfir.flow_func as ff
 
