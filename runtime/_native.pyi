@@ -117,6 +117,52 @@ def aligned_zeros(shape: Sequence[int], dtype: Any, align: int) -> numpy.ndarray
     """A zero-filled array of `shape` and `dtype` whose data start on an `align`-byte boundary
     (a power of two); ValueError for another align or a negative dimension."""
 
+class SetStep:
+    """A plain func's step in the set loop (runtime/bindings/set_steps.h): the loop waits until each
+    input holds a message, takes up to `max_sets` sets and fires them through the step, each set's
+    outputs put before the next set runs, the sinks' consumers rung every 8 sets and at the end."""
+
+    inputs: list[int]
+    sinks: list[int]
+    def fire(self, max_sets: int, timeout_ms: int) -> int | None:
+        """One batch: the number of sets fired (0 on timeout), None once the region closes."""
+    def run(self, max_sets: int) -> None:
+        """Fire batches as they come until the region closes."""
+
+class LeanStep(SetStep):
+    """A chain of plain single-output Python functions, (node, fn) each, whose last array result goes
+    to every channel of `targets`; `emit(meta, outcome, raised, data_label, step) -> status` takes over
+    a set at the function that raised or returned no array, `fire_set(messages)` runs a set holding
+    an error message."""
+
+    def __init__(self, region: Region, inputs: list[int], bell: int, worker: int,
+                 functions: list[tuple[int, Callable[..., Any]]], targets: list[int],
+                 emit: Callable[[Any, Any, bool, int, int], int], fire_set: Callable[[tuple], None]) -> None: ...
+
+class UdfStep(SetStep):
+    """A plain C++ UDF func on the records of its inputs, output i put as records on `targets[i]`
+    (shared channels); `fire_set(messages)` runs any other set, `emit(output_sets, data_label)`
+    delivers a call that did not succeed cleanly."""
+
+    def __init__(self, region: Region, inputs: list[int], bell: int, worker: int, node: int, caller: UdfCaller,
+                 targets: list[list[int]], fire_set: Callable[[tuple], None],
+                 emit: Callable[[Any, int], None]) -> None: ...
+
+class OutputsStep(SetStep):
+    """A func whose outputs go to fixed channels: `run(messages)`'s output sets put natively on
+    `targets[k]` for port `ports[k]`; `fire_set(messages)` runs a set holding an error message,
+    `emit(output_sets, messages)` delivers what cannot be put natively."""
+
+    def __init__(self, region: Region, inputs: list[int], bell: int, worker: int, node: int,
+                 run: Callable[[list], Any], ports: list[int], targets: list[list[int]],
+                 fire_set: Callable[[list], None], emit: Callable[[Any, list], None]) -> None: ...
+
+class MessageStep(SetStep):
+    """The general path: each set, as a list of Messages, to `fire_set(messages)`."""
+
+    def __init__(self, region: Region, inputs: list[int], bell: int, worker: int, node: int,
+                 fire_set: Callable[[list], None]) -> None: ...
+
 class FiringGroups:
     """Per unit of a worker's firing pool: its input channels and its sinks (the channels its
     outputs go to)."""
@@ -146,21 +192,6 @@ class Region:
         """One set: (fields, arrays) when every message is a plain tensor of one transaction, else its
         Messages (a list); [] on timeout; None once closed. The `ledger` settles the first message's
         transaction."""
-    def fire_lean(self, channels: list[int], bell: int, max_sets: int, timeout_ms: int,
-                  steps: list[tuple[int, Callable[..., Any]]], targets: list[int], worker: int,
-                  emit: Callable[[Any, Any, bool, int, int], int], fire_set: Callable[[tuple], None]) -> int | None:
-        """Fire a lean chain of plain Python functions on up to `max_sets` input sets (runtime/worker/executor.py);
-        the number of sets fired, None once closed."""
-    def fire_sets(self, channels: list[int], bell: int, max_sets: int, timeout_ms: int, run: Callable[[list], Any],
-                  ports: list[int], targets: list[list[int]], worker: int, node: int,
-                  fire_set: Callable[[list], None], emit: Callable[[Any, list], None]) -> int | None:
-        """Fire a general-path func whose outputs go to fixed channels: `run(messages)`'s output sets
-        put natively; the number of sets fired, None once closed."""
-    def fire_udf(self, channels: list[int], bell: int, max_sets: int, timeout_ms: int, caller: UdfCaller,
-                 targets: list[list[int]], worker: int, node: int, fire_set: Callable[[tuple], None],
-                 emit: Callable[[Any, int], None]) -> int | None:
-        """Fire a plain C++ UDF func on the records of its input channels, its outputs put as records;
-        the number of sets fired, None once closed."""
     def wait_for_change(self, channels: list[int], bell: int, stalled: int, timeout_ms: int) -> int:
         """Until the channels hold n > 0 messages in all, n != `stalled` (-1: any n)."""
     def wait_for_close(self, bell: int, timeout_ms: int) -> int: ...

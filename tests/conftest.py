@@ -33,7 +33,7 @@ def lean_executor(request, monkeypatch):
 def plain_firing(request, monkeypatch):
     """How workers fire plain single-output Python funcs: in lean loops, or as the general path's
     funcs whose outputs go to fixed channels, their sets taken and output sets put natively
-    (`Region.fire_sets`). The forked workers inherit the choice."""
+    (`OutputsStep`). The forked workers inherit the choice."""
     if request.param == "sets":
         from dfir.runtime.worker import executor as worker
         loop_kind = worker.DeviceExecutor._loop_kind

@@ -1,6 +1,6 @@
 // A loaded model's shared region (runtime/native/region.h) as Python's Region: its channels'
-// puts and takes in Messages or plain tensors, the native firing of a worker's funcs (lean
-// chains, C++ UDFs, native sets), the firing pool's readiness scan and the workers' status.
+// puts and takes in Messages or plain tensors, the firing pool's readiness scan and the
+// workers' status (a worker's funcs fire in the set loop of set_steps.h).
 // Declared for the driver's port (driver_port.cc), which puts and takes through it;
 // region_bindings.cc holds the bodies and binds it.
 #ifndef DFIR_RUNTIME_BINDINGS_PY_REGION_H_
@@ -19,10 +19,6 @@
 #include "py_codec.h"
 #include "py_ledger.h"
 #include "region.h"
-
-namespace dfir::udf {
-class UdfCaller;
-}  // namespace dfir::udf
 
 namespace dfir::bindings {
 
@@ -97,53 +93,6 @@ class PyRegion {
   // [] on timeout; None once the region closes.
   pybind11::object Take(const std::vector<uint32_t>& channels, uint32_t bell, uint32_t max_sets, int64_t timeout_ms);
 
-  // Fires a lean chain (runtime/worker/executor.py: plain single-output Python functions, each handing
-  // its result to the next) on up to `max_sets` input sets of `channels`, waiting as Take: calls
-  // the first function of `steps` ((node, fn) pairs) on each set's payloads, each next one on the
-  // result, and puts the last result on every channel of `targets` before the next set runs,
-  // ringing their doorbells once at the end. The output carries the transaction of the set's
-  // latest input (highest id) and its first input's data label. Array results of a set of plain
-  // inputs (no return code) never become Messages here; Python does the rest:
-  // `emit(meta, outcome, raised, data_label, step) -> status` takes over from `steps[step]`,
-  // which returned `outcome` (anything but an array) or raised it (an Exception; other
-  // exceptions, MemoryError among them, propagate), and `fire_set(messages)` runs a set holding
-  // an error message. `worker`'s running node is the step's node while it runs. The number of
-  // sets fired; None once the region closes.
-  pybind11::object FireLean(const std::vector<uint32_t>& channels, uint32_t bell, uint32_t max_sets, int64_t timeout_ms,
-                            const std::vector<std::pair<int32_t, pybind11::object>>& steps,
-                            const std::vector<uint32_t>& targets, uint32_t worker, const pybind11::object& emit,
-                            const pybind11::object& fire_set);
-
-  // Fires a plain C++ UDF func (runtime/worker/executor.py) on up to `max_sets` input sets of `channels`,
-  // waiting as Take. A set of records a C++ UDF takes natively (udf::MsgOfRecord: tensors, raw
-  // data, empty messages; no error) runs through `caller` as native messages over the records'
-  // bodies; when the call succeeds cleanly, each output goes as a record to every channel of
-  // `targets[index]` (shared channels) before the next set runs, labelled with the set's first
-  // input's data label unless the UDF labelled it, and the consumers are rung as FireLean rings
-  // them. Python does the rest: `fire_set(messages)` runs any other set (an error, an object, a
-  // local channel's Message), `emit(output_sets, data_label)` delivers what `caller` settled for
-  // a call that did not succeed cleanly. `worker`'s running node is `node` meanwhile. The number
-  // of sets fired; None once the region closes.
-  pybind11::object FireUdf(const std::vector<uint32_t>& channels, uint32_t bell, uint32_t max_sets, int64_t timeout_ms,
-                           dfir::udf::UdfCaller& caller, const std::vector<std::vector<uint32_t>>& targets,
-                           uint32_t worker, int32_t node, const pybind11::object& fire_set,
-                           const pybind11::object& emit);
-
-  // Fires a plain func of the general path (runtime/worker/executor.py: `_fire`, `_emit`) on up to
-  // `max_sets` input sets of `channels`, waiting as Take: `run(messages)` (a list of Messages,
-  // one per channel) returns the output sets, [[(port, Message)], ...]; each Message goes to every
-  // channel of `targets[k]` for port `ports[k]`, labelled with the set's first input's data label
-  // unless it has one, all of a set's outputs in one put, before the next set runs; the consumers
-  // are rung as FireLean rings them. Python does the rest: `fire_set(messages)` runs a set holding
-  // an error message (which it forwards), and `emit(output_sets, messages)` delivers output sets
-  // that are not such a list, that must be relabelled for a local channel, or that cannot be
-  // encoded (it fails them as the general path does). `worker`'s running node is `node`
-  // meanwhile. The number of sets fired; None once the region closes.
-  pybind11::object FireSets(const std::vector<uint32_t>& channels, uint32_t bell, uint32_t max_sets, int64_t timeout_ms,
-                            const pybind11::object& run, const std::vector<uint32_t>& ports,
-                            const std::vector<std::vector<uint32_t>>& targets, uint32_t worker, int32_t node,
-                            const pybind11::object& fire_set, const pybind11::object& emit);
-
   int WaitForChange(const std::vector<uint32_t>& channels, uint32_t bell, int64_t stalled, int64_t timeout_ms);
 
   // ([(unit, sets)], blocked): each unit of `groups` that can fire now, as every input holds a
@@ -161,50 +110,6 @@ class PyRegion {
   pybind11::tuple Locate(const pybind11::object& array) const;
 
  private:
-  // The messages FireUdf took, set by set (region_bindings.cc).
-  class TakenSets;
-  // A message of a lean chain's input set (region_bindings.cc).
-  struct LeanInput;
-
-  // The loop FireLean, FireUdf and FireSets share: `fire(n)` for each of `sets` taken sets (false
-  // once the region closes), `worker` running `node` meanwhile, the consumers of `sinks` rung
-  // every kLeanSetsPerRing sets and once at the end, however it ends. The number of sets fired;
-  // None once the region closes.
-  template <typename Fire>
-  pybind11::object FireEach(uint64_t sets, const std::vector<uint32_t>& sinks, uint32_t worker, int32_t node,
-                            Fire&& fire);
-
-  // One set of FireSets; false once the region closes.
-  bool FireSet(const pybind11::list& messages, const pybind11::object& run, const std::vector<uint32_t>& ports,
-               const std::vector<std::vector<uint32_t>>& targets, const pybind11::object& fire_set,
-               const pybind11::object& emit, GilRelease& gil);
-
-  // Adds the Messages of `output_sets` to `put` as FireSets sends them; false when Python must
-  // deliver them (not a list of lists of (port, Message) pairs, a relabelled message for a local
-  // channel, a message that cannot be encoded).
-  bool PutOutputSets(const pybind11::object& output_sets, uint32_t label, const std::vector<uint32_t>& ports,
-                     const std::vector<std::vector<uint32_t>>& targets, const rt::Deadline& deadline, GilRelease& gil,
-                     rt::PendingPut& put);
-
-  // Set n of FireUdf; false once the region closes.
-  bool FireUdfSet(TakenSets& taken, uint64_t n, dfir::udf::UdfCaller& caller,
-                  const std::vector<std::vector<uint32_t>>& targets, const pybind11::object& fire_set,
-                  const pybind11::object& emit, GilRelease& gil);
-
-  static pybind11::object LeanMessage(LeanInput& input);
-
-  // One set of FireLean; false once the region closes.
-  bool FireLeanSet(LeanInput* set, size_t width, const std::vector<std::pair<int32_t, pybind11::object>>& steps,
-                   const std::vector<uint32_t>& targets, uint32_t worker, const pybind11::object& emit,
-                   const pybind11::object& fire_set, std::vector<PyObject*>& arguments, GilRelease& gil);
-
-  // The exception being raised, taken, with its traceback (the UDF's frames name the failure).
-  static pybind11::object RaisedException();
-
-  static uint64_t TransactionIdOf(const LeanInput& input);
-
-  static pybind11::object MetaOf(const LeanInput& input);
-
   // The status of a put whose encoding found no arena room in time.
   int NoRoomStatus() const;
 

@@ -1,7 +1,7 @@
 // Bindings of the runtime core: regions and their channels (runtime/native/region.h,
-// channel_io.h), the transaction ledger (ledger.h), numpy's arena allocator (arena_allocator.h)
-// and the driver's port, one file per area (runtime_bindings.h lists them). Use them through
-// dfir.runtime.channels, not directly. This file imports numpy's C API for the whole module,
+// channel_io.h), the transaction ledger (ledger.h), numpy's arena allocator (arena_allocator.h),
+// the set loop's steps and the driver's port, one file per area (runtime_bindings.h lists them).
+// Use them through dfir.runtime.channels, not directly. This file imports numpy's C API for the whole module,
 // binds each area, and binds exit_when_process_ends (runtime/native/watch.h).
 #define DFIR_BINDINGS_DEFINE_NUMPY_API
 #include "numpy_api.h"
@@ -26,5 +26,6 @@ void SetupRuntimeBindings(py::module_& m) {
   // The ledger before the region: Region's signatures name its type.
   dfir::bindings::BindLedger(m);
   dfir::bindings::BindRegion(m);
+  dfir::bindings::BindSetSteps(m);
   dfir::bindings::BindDriverPort(m);
 }

@@ -7,6 +7,8 @@
 //   arena_bindings.cc   numpy's arena allocator (NEP 49) and aligned_zeros
 //   ledger_bindings.cc  TransactionLedger (py_ledger.h)
 //   region_bindings.cc  Region and FiringGroups (py_region.h)
+//   set_steps.cc        the set loop and its steps: SetStep, LeanStep, UdfStep, OutputsStep,
+//                       MessageStep (set_steps.h)
 //   driver_port.cc      DriverPort
 #ifndef DFIR_RUNTIME_BINDINGS_RUNTIME_BINDINGS_H_
 #define DFIR_RUNTIME_BINDINGS_RUNTIME_BINDINGS_H_
@@ -19,6 +21,7 @@ void BindCodec(pybind11::module_& m);
 void BindArena(pybind11::module_& m);
 void BindLedger(pybind11::module_& m);
 void BindRegion(pybind11::module_& m);
+void BindSetSteps(pybind11::module_& m);
 void BindDriverPort(pybind11::module_& m);
 
 }  // namespace dfir::bindings

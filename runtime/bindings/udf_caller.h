@@ -1,7 +1,7 @@
 // A plain C++ UDF func as the runtime calls it, shared by the binding files of the native module:
 // `UdfCaller` (udf_bindings.cc) runs the func on native messages — made of the Messages a call
-// layer is given, or of the channel records a worker takes (`Region.fire_udf`,
-// region_bindings.cc) — and turns a call that did not succeed cleanly over to Python.
+// layer is given, or of the channel records a worker takes (UdfStep, set_steps.h) — and turns
+// a call that did not succeed cleanly over to Python.
 #ifndef DFIR_RUNTIME_BINDINGS_UDF_CALLER_H_
 #define DFIR_RUNTIME_BINDINGS_UDF_CALLER_H_
 

@@ -12,15 +12,16 @@ mapped, not copied) and the region, and calls `run_worker`, which never returns:
      and reports to the driver through `ready_fd`: ready, or the GeError that makes the load fail.
   3. `DeviceExecutor` runs each func of each node instance ("unit") on a thread of its own, in
      one of three loops:
-     - the set loop (`_set_loop`) of a plain func, which fires when each of its inputs holds a
-       message and takes everything that waits (up to MAX_BATCH sets) per step. Its step
-       (`_firing`) is one of: a chain of plain single-output Python funcs joined by direct calls
-       (`LeanChain`, each but the first single-input), fired natively (`Region.fire_lean`); a
-       plain C++ UDF func, fired natively (`Region.fire_udf`: records in, records out, no
-       Python object per message; its outputs always go on shared channels); any other func
-       whose outputs go to fixed channels (flow_func projects, GE graphs, batching nodes,
-       multi-output `@pyflow` funcs), its sets taken and its output sets put natively around
-       its one Python call (`Region.fire_sets`); else the general step (`_fire`, Messages).
+     - the set loop of a plain func, which fires when each of its inputs holds a message and
+       takes everything that waits (up to MAX_BATCH sets) per batch. It is native
+       (`_native.SetStep.run`, runtime/bindings/set_steps.h); its step (`_step`), chosen once per
+       func, is one of: a chain of plain single-output Python funcs joined by direct calls
+       (`LeanChain`, each but the first single-input; `LeanStep`: array results never become
+       Messages); a plain C++ UDF func (`UdfStep`: records in, records out, no Python object per
+       message; its outputs always go on shared channels); any other func whose outputs go to
+       fixed channels (flow_func projects, GE graphs, batching nodes, multi-output `@pyflow`
+       funcs), its output sets put natively around its one Python call (`OutputsStep`); else the
+       general step (`MessageStep`: each set as Messages to `_fire`).
      - the aligned loop, for a func whose node pairs its inputs by (transaction id, data label)
        (native `Aligner`): it fires each complete group and expires groups at their deadline.
      - the stream loop, for a stream-input func, which reads its inputs as queues.
@@ -71,9 +72,6 @@ ROOM_POLL_MS = 1               # how often a FiringPool looks for room in a full
 MAX_CALL_DEPTH = 16            # nodes one chain of direct calls may span (bounds the recursion)
 ARENA_THRESHOLD = 64 * 1024    # numpy arrays this large or larger are allocated in the arena
 THREAD_GRACE_SECONDS = 0.2     # how long a closing worker waits for its threads
-# A set loop's step: fire(limit, timeout_ms) runs up to `limit` input sets, waiting up to
-# `timeout_ms` for one; how many it ran, None once the region closes.
-Fire = Callable[[int, int], "int | None"]
 EXIT_OK = 0
 EXIT_BUILD_FAILED = 3          # the device's nodes could not be built (reported to the driver)
 EXIT_DRIVER_GONE = 4           # the driver process exited
@@ -279,7 +277,7 @@ class DeviceExecutor:
 
     def _loop_kind(self, unit: int, func: FuncSpec) -> str:
         """How a thread runs `func`: "stream" (`_stream_loop`), "aligned" (`_aligned_loop`), or the
-        step of its set loop (`_firing`): "lean" (maybe: when `_lean_chain` finds a chain); for a
+        step of its set loop (`_step`): "lean" (maybe: when `_lean_chain` finds a chain); for a
         func whose outputs go to fixed channels, "native" (a plain C++ UDF func) or "sets"; else
         "firing"."""
         if func.stream_input:
@@ -340,7 +338,8 @@ class DeviceExecutor:
             elif kind == "aligned":
                 self._aligned_loop(unit, func, inputs)
             else:
-                _set_loop(self._firing(unit, func, kind, inputs, self._wiring.unit_bells[unit]))
+                self._step(unit, func, kind, inputs, self._wiring.unit_bells[unit]).run(MAX_BATCH)
+                raise Cancelled  # the region closed
 
     @contextlib.contextmanager
     def _dying_on_failure(self, running: Callable[[], tuple[int, FuncSpec]]):
@@ -365,70 +364,53 @@ class DeviceExecutor:
         self._region.set_last_words(self._worker, last_words)
         _exit(EXIT_FATAL)
 
-    def _firing(self, unit: int, func: FuncSpec, kind: str, inputs: list[int], bell: int) -> Fire:
-        """The step of `func`'s set loop, by its `kind` (`_loop_kind`): a lean chain fired natively
-        (`_lean_firing`), a C++ UDF func fired natively (`_native_firing`), a func whose sets and
-        output sets are taken and put natively (`_sets_firing`), or the general path."""
+    def _step(self, unit: int, func: FuncSpec, kind: str, inputs: list[int], bell: int) -> _native.SetStep:
+        """The step of `func`'s set loop, by its `kind` (`_loop_kind`): a lean chain
+        (`_lean_step`), a C++ UDF func fired natively (`_udf_step`), a func whose output sets are
+        put natively (`_outputs_step`), or the general path (`_message_step`)."""
         if kind == "lean" and (chain := self._lean_chain(unit, func)) is not None:
-            return self._lean_firing(chain, inputs, bell)
+            return self._lean_step(chain, inputs, bell)
         if kind == "native":
-            return self._native_firing(unit, func, inputs, bell)
+            return self._udf_step(unit, func, inputs, bell)
         if kind == "sets":
-            return self._sets_firing(unit, func, inputs, bell)
-        return self._general_firing(unit, func, inputs, bell)
+            return self._outputs_step(unit, func, inputs, bell)
+        return self._message_step(unit, func, inputs, bell)
 
-    def _general_firing(self, unit: int, func: FuncSpec, inputs: list[int], bell: int) -> Fire:
-        """Takes the input sets as Messages and runs each through `_fire`."""
-        node, take = self._node(unit), self._region.take
+    def _message_step(self, unit: int, func: FuncSpec, inputs: list[int], bell: int) -> _native.SetStep:
+        """The general path: each set as Messages to `_fire`, which delivers the outputs."""
+        def fire_set(messages: list[Message]) -> None:
+            self._fire(unit, func, messages)
+        return _native.MessageStep(self._region, inputs, bell, self._worker, self._node(unit), fire_set)
 
-        def fire(limit: int, timeout_ms: int) -> int | None:
-            sets = take(inputs, bell, limit, timeout_ms)
-            if sets is None:
-                return None
-            self._running[0] = node
-            for messages in sets:
-                self._fire(unit, func, messages)
-            self._running[0] = -1
-            return len(sets)
-        return fire
-
-    def _sets_firing(self, unit: int, func: FuncSpec, inputs: list[int], bell: int) -> Fire:
-        """For a func whose outputs go to fixed channels: its sets taken and its output sets put
-        natively (`Region.fire_sets`); error messages, output sets that are no list and outputs
-        that cannot be encoded come back to `_fire` and `_emit`."""
-        node, targets, outputs = self._node(unit), self._fixed_outputs(unit, func), list(func.outputs)
-
+    def _outputs_step(self, unit: int, func: FuncSpec, inputs: list[int], bell: int) -> _native.SetStep:
+        """For a func whose outputs go to fixed channels: its output sets put natively; error
+        messages, output sets that are no list and outputs that cannot be encoded come back to
+        `_fire` and `_emit`."""
         def emit(output_sets: Iterable[OutputSet], messages: list[Message]) -> None:
             self._emit(unit, func, output_sets, messages[0])
 
         def fire_set(messages: list[Message]) -> None:
             self._fire(unit, func, messages)
 
-        fire_sets, worker = self._region.fire_sets, self._worker
-        return lambda limit, timeout_ms: fire_sets(inputs, bell, limit, timeout_ms, func.run, outputs, targets,
-                                                   worker, node, fire_set, emit)
+        return _native.OutputsStep(self._region, inputs, bell, self._worker, self._node(unit), func.run,
+                                   list(func.outputs), self._fixed_outputs(unit, func), fire_set, emit)
 
-    def _native_firing(self, unit: int, func: FuncSpec, inputs: list[int], bell: int) -> Fire:
-        """For a plain C++ UDF func, fired natively (`Region.fire_udf`): a set that is not plain
-        native messages, and a call that does not succeed cleanly, come back to `_fire` and
-        `_emit`."""
-        node, targets = self._node(unit), self._fixed_outputs(unit, func)
-
+    def _udf_step(self, unit: int, func: FuncSpec, inputs: list[int], bell: int) -> _native.SetStep:
+        """For a plain C++ UDF func, fired natively: a set that is not plain native messages, and a
+        call that does not succeed cleanly, come back to `_fire` and `_emit`."""
         def emit(output_sets: list[OutputSet], data_label: int) -> None:
             self._emit_sets(unit, func, output_sets, data_label, None)
 
         def fire_set(messages: tuple[Message, ...]) -> None:
             self._fire(unit, func, messages)
 
-        fire_udf, worker = self._region.fire_udf, self._worker
-        return lambda limit, timeout_ms: fire_udf(inputs, bell, limit, timeout_ms, func.run, targets, worker, node,
-                                                  fire_set, emit)
+        return _native.UdfStep(self._region, inputs, bell, self._worker, self._node(unit), func.run,
+                               self._fixed_outputs(unit, func), fire_set, emit)
 
-    def _lean_firing(self, chain: LeanChain, inputs: list[int], bell: int) -> Fire:
-        """Runs the input sets of `chain` from `inputs` natively
-        (`Region.fire_lean`: array results never become Messages); Python takes over a set at the
-        step whose result is no array, or that raised, and runs a set holding an error message."""
-        steps, targets, worker = list(chain.steps), list(chain.channels), self._worker
+    def _lean_step(self, chain: LeanChain, inputs: list[int], bell: int) -> _native.SetStep:
+        """For `chain`: array results never become Messages; Python takes over a set at the step
+        whose result is no array, or that raised, and runs a set holding an error message."""
+        steps = list(chain.steps)
 
         def emit(meta: TransactionMeta, outcome: Any, raised: bool, data_label: int, step: int) -> int:
             call = steps[step][1]
@@ -441,9 +423,8 @@ class DeviceExecutor:
         def fire_set(messages: tuple[Message, ...]) -> None:
             self._run_lean(chain, (messages,))
 
-        fire_lean, functions = self._region.fire_lean, [(node, call.fn) for node, call in steps]
-        return lambda limit, timeout_ms: fire_lean(inputs, bell, limit, timeout_ms, functions, targets, worker,
-                                                   emit, fire_set)
+        return _native.LeanStep(self._region, inputs, bell, self._worker, [(node, call.fn) for node, call in steps],
+                                list(chain.channels), emit, fire_set)
 
     def _run_lean(self, chain: LeanChain, sets: Sequence[Sequence[Message]]) -> None:
         """Pass each input set through `chain` and put its output (no doorbell rung: see
@@ -476,7 +457,7 @@ class DeviceExecutor:
 
     def _put_lean(self, chain: LeanChain, message: Message, cause: Message) -> None:
         """Put the output `message` of `chain` on its channels without ringing their doorbells:
-        `Region.fire_lean` rings them once per batch (and a put rings them before it waits for
+        the set loop rings them every few sets (and a put rings them before it waits for
         room), since a consumer asleep on an output would otherwise cost a wake-up per message.
         Cancelled once the region closes."""
         try:
@@ -590,8 +571,8 @@ class FiringPool:
         self._bell = wiring.unit_bells[self._members[0][0]]  # the pooled units' own bells go unused
         self._channels = [channel for inputs in self._inputs for channel in inputs]
         self._groups = _native.FiringGroups(self._inputs, [list(chain.channels) for _, _, chain in self._members])
-        self._fire = [executor._lean_firing(chain, inputs, self._bell)
-                      for (_, _, chain), inputs in zip(self._members, self._inputs)]
+        self._steps = [executor._lean_step(chain, inputs, self._bell)
+                       for (_, _, chain), inputs in zip(self._members, self._inputs)]
         executor._region.set_consumer_bell(self._channels, self._bell)
 
     def run(self) -> None:
@@ -605,18 +586,10 @@ class FiringPool:
                     raise Cancelled
                 ready, blocked = region.ready(self._groups, MAX_BATCH)
                 for member, count in ready:
-                    if self._fire[member](count, 0) is None:
+                    if self._steps[member].fire(count, 0) is None:
                         raise Cancelled
                 wait_ms = ROOM_POLL_MS if blocked else -1
                 stalled = -1 if ready else sum(region.size(channel) for channel in self._channels)
-
-
-def _set_loop(fire: Fire) -> None:
-    """The loop of a plain func: fire its input sets as they come, a batch at a time, until the
-    region closes."""
-    while fire(MAX_BATCH, -1) is not None:
-        pass
-    raise Cancelled
 
 
 def _first_error(messages: Sequence[Message]) -> Message | None:

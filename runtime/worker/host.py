@@ -417,7 +417,7 @@ class GeGraphCall:
 
     def __call__(self, inputs: list[Message]) -> list[OutputSet]:
         """The one output set of the transaction, in a list: a list (not a generator) is what
-        `Region.fire_sets` puts natively (a generator's sets go through Python's `_emit`, 7 us a
+        the `OutputsStep` puts natively (a generator's sets go through Python's `_emit`, 7 us a
         message more on a one-node MLP; benchmarks/ge_node_overhead.py)."""
         meta = inputs[0].meta
         if all(message.kind is Kind.EMPTY for message in inputs):

@@ -4,6 +4,7 @@ dispatcher, the transaction ledger, and the errors their misuse raises."""
 from __future__ import annotations
 
 import os
+from dataclasses import replace
 import pickle
 import threading
 import time
@@ -16,7 +17,7 @@ from hypothesis import strategies as st
 
 from dfir.core.messages import Kind, Message, TransactionMeta
 from dfir.ge.error import GeError
-from dfir.runtime import channels
+from dfir.runtime import _native, channels
 from dfir.runtime.channels import CLOSED, READY, TIMEOUT, ChannelSpec
 
 WAIT_S = 10.0
@@ -483,25 +484,26 @@ def _unexpected(*args):
     raise AssertionError(f"Python was asked to take over: {args!r}")
 
 
-def test_fire_lean_runs_the_steps_natively_on_the_latest_transaction_and_the_first_label():
+def test_a_lean_step_runs_the_steps_natively_on_the_latest_transaction_and_the_first_label():
     region = _lean_region()
     big = np.arange(BIG, dtype=np.float64)
     first = Message(TransactionMeta(4, 1, 2, 0, b"u"), Kind.TENSOR, big, data_label=7)
     second = Message.tensor(TransactionMeta(9, 5, 6, 0, b"v"), np.ones(BIG))
     assert region.put([(0, first), (1, second)], 0) == READY
     steps = [(3, lambda a, b: a + b), (4, lambda x: x * 2)]
-    assert region.fire_lean([0, 1], 1, 8, 0, steps, [2, 3], 0, _unexpected, _unexpected) == 1
+    step = _native.LeanStep(region, [0, 1], 1, 0, steps, [2, 3], _unexpected, _unexpected)
+    assert step.fire(8, 0) == 1
     for channel in (2, 3):
         (out,), = region.take([channel], 2, 8, 0)
         assert (out.meta, out.kind, out.ret_code, out.data_label) == (second.meta, Kind.TENSOR, 0, 7)
         assert out.payload.tolist() == ((big + 1) * 2).tolist()
     assert region.worker_status(0)[1] == -1
-    assert region.fire_lean([0, 1], 1, 8, 0, steps, [2], 0, _unexpected, _unexpected) == 0  # nothing waits
+    assert step.fire(8, 0) == 0  # nothing waits
     region.close()
-    assert region.fire_lean([0, 1], 1, 8, 0, steps, [2], 0, _unexpected, _unexpected) is None
+    assert step.fire(8, 0) is None
 
 
-def test_fire_lean_hands_python_a_step_that_raised_or_returned_no_array_and_a_set_with_an_error():
+def test_a_lean_step_hands_python_a_step_that_raised_or_returned_no_array_and_a_set_with_an_error():
     region = _lean_region()
     calls = []
 
@@ -521,14 +523,14 @@ def test_fire_lean_hands_python_a_step_that_raised_or_returned_no_array_and_a_se
     for channel, message in puts:
         assert region.put([(channel, message)], 0) == READY
     steps = [(0, np.asarray), (1, second)]  # the first step gets a Tensor (a fed tensor), as in GE
-    assert region.fire_lean([0], 1, 8, 0, steps, [2], 0, emit, fire_set) == 4
+    assert _native.LeanStep(region, [0], 1, 0, steps, [2], emit, fire_set).fire(8, 0) == 4
     assert calls == [("emit", 2, "ValueError", True, 2, 1), ("emit", 3, "int", False, 3, 1),
                      ("fire_set", [(4, 5, "upstream")])]
     (out,), = region.take([2], 2, 8, 0)
     assert out.payload.tolist() == [1]  # only the set the steps finished natively was put here
 
 
-def test_fire_lean_gives_the_raised_exception_its_traceback_and_lets_base_exceptions_through():
+def test_a_lean_step_gives_the_raised_exception_its_traceback_and_lets_base_exceptions_through():
     region = _lean_region()
     seen = []
 
@@ -543,13 +545,78 @@ def test_fire_lean_gives_the_raised_exception_its_traceback_and_lets_base_except
         raise KeyboardInterrupt
     for k in (1, 2):
         region.put([(0, tensor(k))], 0)
-    assert region.fire_lean([0], 1, 1, 0, [(0, boom)], [2], 0, emit, _unexpected) == 1
+    assert _native.LeanStep(region, [0], 1, 0, [(0, boom)], [2], emit, _unexpected).fire(1, 0) == 1
     assert seen == [True]
     with pytest.raises(KeyboardInterrupt):
-        region.fire_lean([0], 1, 1, 0, [(0, stop)], [2], 0, emit, _unexpected)
-    with pytest.raises(GeError) as caught:
-        region.fire_lean([0], 1, 1, 0, [], [2], 0, emit, _unexpected)
-    assert str(caught.value) == "fire_lean needs at least one channel, one set and one step"
+        _native.LeanStep(region, [0], 1, 0, [(0, stop)], [2], emit, _unexpected).fire(1, 0)
+
+
+def test_a_set_step_refuses_what_it_cannot_fire():
+    region = _lean_region()
+
+    def refusal(make) -> str:
+        with pytest.raises(GeError) as caught:
+            make()
+        return str(caught.value)
+    assert refusal(lambda: _native.LeanStep(region, [], 1, 0, [(0, abs)], [2], _unexpected, _unexpected)) \
+        == "a lean step needs at least one input channel"
+    assert refusal(lambda: _native.LeanStep(region, [0], 1, 0, [], [2], _unexpected, _unexpected)) \
+        == "a lean step needs at least one function"
+    assert refusal(lambda: _native.OutputsStep(region, [0], 1, 0, 0, abs, [0, 1], [[2]], _unexpected, _unexpected)) \
+        == "an outputs step needs one list of channels per port: 2 ports, 1 lists"
+    assert refusal(lambda: _native.MessageStep(region, [], 1, 0, 0, _unexpected)) \
+        == "a message step needs at least one input channel"
+    assert refusal(lambda: _native.MessageStep(region, [0], 1, 3, 0, _unexpected)) \
+        == "worker 3 is out of range; the region has 1"
+    assert refusal(lambda: _native.MessageStep(region, [0], 1, 0, 0, _unexpected).fire(0, 0)) \
+        == "a set loop fires at least one set at a time"
+
+
+def test_a_message_step_hands_each_set_to_python_and_its_loop_ends_when_the_region_closes():
+    region = _lean_region()
+    fired = []
+
+    def fire_set(messages):
+        fired.append(([sent_value(m) for m in messages], region.worker_status(0)[1]))
+    for k in (1, 2, 3):
+        assert region.put([(0, tensor(k)), (1, tensor(10 + k))], 0) == READY
+    step = _native.MessageStep(region, [0, 1], 1, 0, 5, fire_set)
+    assert step.fire(2, 0) == 2 and step.fire(8, 0) == 1
+    assert fired == [([1, 11], 5), ([2, 12], 5), ([3, 13], 5)]  # node 5 runs while a set fires
+    assert region.worker_status(0)[1] == -1
+    loop = threading.Thread(target=step.run, args=(64,))
+    loop.start()
+    assert region.put([(0, tensor(4)), (1, tensor(14))], 0) == READY
+    deadline = time.monotonic() + WAIT_S
+    while len(fired) < 4 and time.monotonic() < deadline:
+        time.sleep(0.01)
+    region.close()
+    loop.join(WAIT_S)
+    assert not loop.is_alive() and fired[3] == ([4, 14], 5)
+
+
+def test_an_outputs_step_puts_the_output_sets_natively_and_hands_python_the_rest():
+    region = _lean_region()
+    handed = []
+
+    def run(messages):
+        k = sent_value(messages[0])
+        if k == 2:
+            return iter([[(7, Message.tensor(messages[0].meta, np.array([k * 100])))]])  # no list
+        return [[(7, Message.tensor(messages[0].meta, np.array([k * 100])))]]
+
+    def emit(output_sets, messages):
+        handed.append(("emit", [[(port, m.payload.tolist()) for port, m in s] for s in output_sets]))
+
+    def fire_set(messages):
+        handed.append(("fire_set", [m.error for m in messages]))
+    for message in (tensor(1), tensor(2), Message.failure(TransactionMeta(3), 9, "upstream")):
+        assert region.put([(0, replace(message, data_label=6))], 0) == READY
+    step = _native.OutputsStep(region, [0], 1, 0, 0, run, [7], [[2]], fire_set, emit)
+    assert step.sinks == [2] and step.fire(8, 0) == 3
+    assert handed == [("emit", [[(7, [200])]]), ("fire_set", ["upstream"])]
+    (out,), = region.take([2], 2, 8, 0)  # relabelled with its input's data label on the way
+    assert (sent_value(out), out.payload.tolist(), out.data_label) == (1, [100], 6)
 
 
 # -- routing and bookkeeping ------------------------------------------------------------------

@@ -727,7 +727,7 @@ def test_a_worker_that_dies_in_a_cpp_func_delivers_what_it_finished(workspace):
 
 def test_a_cpp_func_fed_from_local_channels_takes_python_messages(workspace):
     """Two Python nodes feed a two-input C++ func on their device: its inputs come on local
-    channels (Messages), which `Region.fire_udf` hands to the general path."""
+    channels (Messages), which the `UdfStep` hands to the general path."""
     x = df.FlowData(name="x")
     add = cpp_node(workspace, "Add1", "add", input_num=2)
     graph = df.FlowGraph([add(inc_flow.fnode()(x), inc_flow.fnode()(x))])

@@ -449,7 +449,7 @@ def _fire_only_in_lean_loops(monkeypatch):
 
     def general(*_):
         raise AssertionError("a plain Python func took the general firing step")
-    monkeypatch.setattr(worker.DeviceExecutor, "_general_firing", general)
+    monkeypatch.setattr(worker.DeviceExecutor, "_message_step", general)
 
 
 @pytest.mark.parametrize("devices", [("-1", "-1"), ("0:0:1", "0:0:2")])
@@ -496,7 +496,7 @@ def twice(x):
 
 
 def test_a_generator_whose_sets_fire_natively_emits_each_result_in_order():
-    """A generator's output sets are no list: `Region.fire_sets` hands them to Python's `_emit`."""
+    """A generator's output sets are no list: the `OutputsStep` hands them to Python's `_emit`."""
     with chain_model([("a", twice, "0:0:1"), ("b", inc, "0:0:2")]) as model:
         for value in (1, 2):
             assert model.feed_data([np.array([value])]) == 0

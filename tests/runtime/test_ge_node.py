@@ -1,5 +1,5 @@
-"""A GE graph node in a loaded model (its worker fires it natively, `Region.fire_sets`, with its
-one output set built before the call returns), and the driver's fetch that wakes before a
+"""A GE graph node in a loaded model (its worker fires it through the `OutputsStep` of its set
+loop, with its one output set built before the call returns), and the driver's fetch that wakes before a
 result is due (native `ArrivalForecast`): results, failures and EOS as before, fetches woken by
 early results and bounded by their timeouts."""
 from __future__ import annotations
