@@ -16,7 +16,7 @@ from dfir.driver.job import CompiledModel, CompileJob
 from dfir.driver.pipeline import phases_until
 from dfir.driver.progress import NO_PROGRESS, CompileProgress
 from dfir.frontend.dataflow.flow_graph import FlowGraph
-from dfir.frontend.options import validate_options
+from dfir.frontend.options import refuse_ge_graph_options, validate_options
 from dfir.om.keys import signing_key
 
 __all__ = ["CompiledModel", "compile"]
@@ -51,6 +51,7 @@ def compile(graph, options: dict[str, str] | None = None, stop_after: str | None
     options = validate_options(options, api="dfir.compile")
     if isinstance(graph, FlowGraph):
         options = {**graph.compile_options(), **options}
+        refuse_ge_graph_options(options, "dfir.compile")
     try:
         key = signing_key(sign_with)
     except GeError as error:

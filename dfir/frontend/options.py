@@ -233,6 +233,29 @@ def unknown_option_message(key: str) -> str:
     return f"unknown option {key}{hint}; known options: {sorted(KNOWN_OPTIONS)}"
 
 
+GE_GRAPH_OPTIONS = ("ge.inputShape", "ge.outputMaxSize")
+"""Options that describe one GE graph's inputs and outputs: they act where a GE graph compiles on
+its own (`dfir.compile` of a Graph, `ge.offline_compile`) or in the build options of the compile
+config of the GraphProcessPoint that runs it, never on a FlowGraph, whose GE graphs they cannot name."""
+
+
+def validate_flow_graph_options(options, api: str) -> dict[str, str]:
+    """`validate_options` for options that reach FlowGraphs (`df.init`'s, a FlowGraph's own),
+    which also refuses GE_GRAPH_OPTIONS."""
+    validated = validate_options(options, api)
+    refuse_ge_graph_options(validated, api)
+    return validated
+
+
+def refuse_ge_graph_options(options: dict[str, str], api: str) -> None:
+    """A GeError for the first of GE_GRAPH_OPTIONS among a FlowGraph's `options`."""
+    for key in GE_GRAPH_OPTIONS:
+        if key in options:
+            raise GeError(f"option {key} describes one GE graph and has no effect on a FlowGraph: give it in "
+                          f"the build_options of the compile config of the GraphProcessPoint that runs the graph, "
+                          f"or compile the Graph on its own", api, {"option": key})
+
+
 def validate_options(options, api: str) -> dict[str, str]:
     """Check every key and value; return a plain dict copy. A GeError names the bad key."""
     if options is None:

@@ -345,13 +345,18 @@ def test_a_file_may_be_included_twice_without_a_cycle(tmp_path):
 
 @pytest.mark.parametrize("content, message", [
     (None, "cannot read the deploy info: No such file or directory"),
-    ("{", "the deploy info is not valid JSON: Expecting property name enclosed in double quotes: "
-          "line 1 column 2 (char 1)"),
+    ("{", "the deploy info is not valid JSON: Expecting property name enclosed in double quotes at "
+          "line 1 column 2"),
+    ("[" * 5000 + "]" * 5000, "the deploy info is not valid JSON: arrays and objects nest deeper than 64 levels"),
+    ('{"deploy_info": "\xff"}'.encode("latin-1"),
+     "the deploy info is not valid JSON: byte 17 is not UTF-8 text (invalid start byte)"),
     ("[]", "$: expected an object, got a list []"),
 ])
 def test_unreadable_deploy_files(tmp_path, content, message):
     path = tmp_path / "deploy.json"
-    if content is not None:
+    if isinstance(content, bytes):
+        path.write_bytes(content)
+    elif content is not None:
         path.write_text(content)
     with pytest.raises(GeError) as error:
         load_deploy_info(str(path))
@@ -475,6 +480,17 @@ RESOURCE_RULES = {
                                 "$.cluster[0].nodes_topology.topos[0].devices[0]: expected an integer, "
                                 'got a string "0"'),
 }
+
+
+def test_a_resource_config_nested_too_deep_is_refused_naming_the_file(tmp_path):
+    from dfir.driver.cache.resource_config import load_resource_config as load_for_the_cache
+    path = tmp_path / "numa.json"
+    path.write_text('{"cluster": ' + "[" * 3000 + "]" * 3000 + "}")
+    for load in (load_resource_config, load_for_the_cache):
+        with pytest.raises(GeError) as error:
+            load(str(path))
+        assert str(error.value) == (f"file={path}; the resource config is not valid JSON: arrays and objects "
+                                    "nest deeper than 64 levels")
 
 
 @pytest.mark.parametrize("rule", RESOURCE_RULES)

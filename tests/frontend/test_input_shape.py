@@ -218,3 +218,41 @@ def test_unreadable_and_invalid_config_files(tmp_path):
         load_graph_config(bad)
     assert error.value.error_message == (f"compile config {bad} is not valid JSON: Expecting property "
                                          "name enclosed in double quotes at line 1 column 20")
+
+
+def test_a_config_file_that_is_no_json_text_is_named(tmp_path):
+    config = tmp_path / "deep.json"
+    config.write_text('{"build_options": ' + "{\"a\": " * 2000 + "1" + "}" * 2000 + "}")
+    with pytest.raises(GeError) as error:
+        load_graph_config(config)
+    assert error.value.error_message == (f"compile config {config} is not valid JSON: arrays and objects nest "
+                                         "deeper than 64 levels")
+    config.write_bytes(b'{"build_options": {"ge.inputShape": "\xc3"}}')
+    with pytest.raises(GeError) as error:
+        load_graph_config(config)
+    assert error.value.error_message == (f"compile config {config} is not valid JSON: byte 37 is not UTF-8 "
+                                         "text (invalid continuation byte)")
+    assert error.value.context == {"file": str(config)}
+
+
+@pytest.mark.parametrize("key, value", [("ge.inputShape", "x:1,2"), ("ge.outputMaxSize", "64")])
+def test_a_flow_graph_refuses_the_options_of_one_ge_graph(key, value):
+    import dfir
+    import dfir.dataflow as df
+    from dfir.frontend.dataflow import session
+    x = df.FlowData(name="x")
+    node = df.pyflow(lambda a: a).fnode()(x)
+    message = (f"option {key} describes one GE graph and has no effect on a FlowGraph: give it in the "
+               "build_options of the compile config of the GraphProcessPoint that runs the graph, or compile "
+               "the Graph on its own")
+    with pytest.raises(GeError) as error:
+        df.FlowGraph([node], {key: value})
+    assert (error.value.error_message, error.value.api_name, error.value.context) == (message, "FlowGraph",
+                                                                                     {"option": key})
+    with pytest.raises(GeError) as error:
+        dfir.compile(df.FlowGraph([node]), {key: value})
+    assert (error.value.error_message, error.value.api_name) == (message, "dfir.compile")
+    with pytest.raises(GeError) as error:
+        df.init({key: value})
+    assert (error.value.error_message, error.value.api_name) == (message, "init")
+    assert session.global_options() == {}  # the refused init set nothing

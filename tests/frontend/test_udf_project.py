@@ -257,6 +257,8 @@ def test_every_config_error_names_the_file_and_key(tmp_path, change, message):
 
 @pytest.mark.parametrize("text, message", [
     ("{\"func_list\": [", "compile config {path} is not valid JSON: Expecting value at line 1 column 16"),
+    ("{\"func_list\": " + "[" * 4000 + "]" * 4000 + "}",
+     "compile config {path} is not valid JSON: arrays and objects nest deeper than 64 levels"),
     ("[1, 2]", "compile config {path}: the top level must be a JSON object, got a list"),
 ])
 def test_configs_that_are_no_json_objects_are_refused(tmp_path, text, message):

@@ -13,6 +13,7 @@ import os
 from typing import Mapping
 
 from dfir.core.errors import GeError
+from dfir.core.json_text import NotJson, decode_json
 
 __all__ = ["IGNORED_FIELD", "RESOURCE_CONFIG_ENV", "RESOURCE_CONFIG_OPTION", "canonical_config",
            "config_differences", "load_resource_config", "resource_config_path"]
@@ -31,10 +32,10 @@ def load_resource_config(path: str) -> dict:
     """The JSON object in `path`; a GeError naming the file when it is unreadable or not one."""
     try:
         with open(path, "rb") as file:
-            config = json.loads(file.read())
+            config = decode_json(file.read())
     except OSError as error:
         raise GeError(f"cannot read the resource config: {error.strerror}", context={"file": path}) from None
-    except ValueError as error:
+    except NotJson as error:
         raise GeError(f"the resource config is not valid JSON: {error}", context={"file": path}) from None
     if not isinstance(config, dict):
         raise GeError(f"the resource config must be a JSON object, got {type(config).__name__}",

@@ -15,7 +15,7 @@ from dfir.frontend.dataflow import names, session
 from dfir.frontend.dataflow.graph import FlowData, FlowOutput
 from dfir.frontend.source import user_location
 from dfir.frontend.dataflow.reach import reachable
-from dfir.frontend.options import validate_options
+from dfir.frontend.options import validate_flow_graph_options
 
 
 class FlowGraph:
@@ -26,7 +26,7 @@ class FlowGraph:
         if not isinstance(outputs, list | tuple) or not all(isinstance(o, FlowOutput) for o in outputs):
             raise DfException("FlowGraph outputs must be a list of FlowOutput")
         self.outputs = list(outputs)
-        self.graph_options = validate_options(graph_options or {}, api="FlowGraph")
+        self.graph_options = validate_flow_graph_options(graph_options or {}, api="FlowGraph")
         self.name = names.unique_name(name, "FlowGraph", user_location())
         self.align: tuple[int, int, bool] | None = None
         self.exception_catch = False

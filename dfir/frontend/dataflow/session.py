@@ -51,8 +51,8 @@ def init(flow_options: dict[str, str]) -> None:
         if _options is not None:
             _log.warning("dataflow is already initialized with %s; init ignored", _options)
             return
-        from dfir.frontend.options import validate_options  # lazy: it parses shapes with xDSL's dialects
-        _options = validate_options(flow_options, api="init")
+        from dfir.frontend.options import validate_flow_graph_options  # lazy: it parses shapes with xDSL's dialects
+        _options = validate_flow_graph_options(flow_options, api="init")
 
 
 def global_options() -> dict[str, str]:

@@ -6,6 +6,7 @@ import json
 from typing import Any
 
 from dfir.core.errors import GeError
+from dfir.core.json_text import NotJson, decode_json
 
 _KINDS = {dict: "an object", list: "a list", str: "a string", int: "an integer", float: "a number",
           bool: "a boolean", type(None): "null"}
@@ -39,10 +40,10 @@ class JsonDocument:
     def read(cls, path: str, what: str) -> JsonDocument:
         try:
             with open(path, "rb") as file:
-                return cls(path, json.loads(file.read()))
+                return cls(path, decode_json(file.read()))
         except OSError as error:
             raise GeError(f"cannot read the {what}: {error.strerror}", context={"file": path}) from None
-        except ValueError as error:
+        except NotJson as error:
             raise GeError(f"the {what} is not valid JSON: {error}", context={"file": path}) from None
 
     def error(self, where: str, problem: str) -> GeError:

@@ -35,6 +35,7 @@ from xdsl.rewriter import Rewriter
 
 from dfir.core import data_type as dt
 from dfir.core.errors import GeError
+from dfir.core.json_text import NotJson, decode_json
 from dfir.dialects import ge
 from dfir.dialects.ge_shape_inference import ShapeMismatch, infer_graph_ranges
 from dfir.dialects.ge_types import FORMATS, DimRange, GeTensorType, element_type_of, format_dims
@@ -74,14 +75,13 @@ def load_graph_config(path: str | os.PathLike) -> GraphConfig:
     """Read and validate a compile config file; a GeError naming the file and JSON path."""
     source = os.fspath(path)
     try:
-        with open(source, encoding="utf-8") as stream:
-            data = json.load(stream)
+        with open(source, "rb") as stream:
+            data = decode_json(stream.read())
     except OSError as error:
         raise GeError(f"compile config {source} cannot be read: {error.strerror}",
                       context={"file": source}) from None
-    except json.JSONDecodeError as error:
-        raise GeError(f"compile config {source} is not valid JSON: {error.msg} at line {error.lineno} "
-                      f"column {error.colno}", context={"file": source}) from None
+    except NotJson as error:
+        raise GeError(f"compile config {source} is not valid JSON: {error}", context={"file": source}) from None
     return parse_graph_config(data, source)
 
 

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from dfir.core.errors import GeError
+from dfir.core.json_text import NotJson, decode_json
 
 RESOURCE_TYPES = ("X86", "Aarch", "Ascend")
 DEFAULT_TOOLCHAIN = "g++"
@@ -98,10 +99,9 @@ def _read_json(path: Path) -> Any:
         reason = getattr(error, "strerror", None) or str(error)
         raise GeError(f"compile config {path}: cannot be read: {reason}") from None
     try:
-        return json.loads(text)
-    except json.JSONDecodeError as error:
-        raise GeError(f"compile config {path} is not valid JSON: {error.msg} at line "
-                      f"{error.lineno} column {error.colno}") from None
+        return decode_json(text)
+    except NotJson as error:
+        raise GeError(f"compile config {path} is not valid JSON: {error}") from None
 
 
 class _Reader:
