@@ -5,9 +5,14 @@
 #include <pybind11/stl.h>
 
 #include <algorithm>
+#include <array>
+#include <chrono>
+#include <cmath>
+#include <condition_variable>
 #include <cstdint>
 #include <cstring>
 #include <map>
+#include <mutex>
 #include <string>
 #include <tuple>
 #include <utility>
@@ -22,6 +27,7 @@
 #include "py_ledger.h"
 #include "py_region.h"
 #include "region.h"
+#include "ring.h"
 #include "runtime_bindings.h"
 #include "shm.h"
 
@@ -30,6 +36,110 @@ namespace py = pybind11;
 namespace dfir::bindings {
 
 namespace {
+
+// The lock of a model's feeds, or of its fetches, which Python (ProcessScheduler.submit and
+// .fetch) and the port both hold while they put (take): the port takes it without a Python
+// call. As a threading.Lock: any thread may release it, and a wait releases the GIL and lets
+// signal handlers run (a KeyboardInterrupt ends it).
+class PortLock {
+ public:
+  // Takes the lock if it is free.
+  bool TryAcquire() {
+    std::lock_guard<std::mutex> guard(mutex_);
+    if (locked_) return false;
+    locked_ = true;
+    return true;
+  }
+
+  // Takes the lock, waiting up to `timeout_ms` (-1: forever) with the GIL released; whether it
+  // did. Raises what a signal handler raised meanwhile.
+  bool Acquire(int64_t timeout_ms) {
+    if (TryAcquire()) return true;
+    if (timeout_ms == 0) return false;
+    const rt::Deadline deadline = rt::Deadline::AfterMs(timeout_ms);
+    for (;;) {
+      Wait outcome;
+      {
+        py::gil_scoped_release released;
+        outcome = WaitAWhile(deadline);
+      }
+      if (outcome != Wait::kGoOn) return outcome == Wait::kTaken;
+      if (PyErr_CheckSignals() != 0) throw py::error_already_set();
+    }
+  }
+
+  // Frees the lock; false when it was not held.
+  bool Release() {
+    {
+      std::lock_guard<std::mutex> guard(mutex_);
+      if (!locked_) return false;
+      locked_ = false;
+    }
+    freed_.notify_one();
+    return true;
+  }
+
+  bool locked() {
+    std::lock_guard<std::mutex> guard(mutex_);
+    return locked_;
+  }
+
+ private:
+  enum class Wait { kTaken, kTimedOut, kGoOn };
+  static constexpr std::chrono::milliseconds kSignalCheck{50};  // how often a wait lets signal handlers run
+
+  // Waits for the lock to be freed, at most kSignalCheck, and takes it.
+  Wait WaitAWhile(const rt::Deadline& deadline) {
+    std::unique_lock<std::mutex> hold(mutex_);
+    auto slice = std::chrono::duration_cast<std::chrono::nanoseconds>(kSignalCheck);
+    if (!deadline.forever()) slice = std::min(slice, deadline.remaining());
+    if (freed_.wait_for(hold, slice, [this] { return !locked_; })) {
+      locked_ = true;
+      return Wait::kTaken;
+    }
+    return deadline.passed() ? Wait::kTimedOut : Wait::kGoOn;
+  }
+
+  std::mutex mutex_;
+  std::condition_variable freed_;
+  bool locked_ = false;
+};
+
+// threading.Lock's acquire(blocking=True, timeout=-1) of a PortLock, with its refusals.
+bool AcquireFromPython(PortLock& lock, bool blocking, double timeout) {
+  if (!blocking && timeout != -1) throw py::value_error("can't specify a timeout for a non-blocking call");
+  if (timeout < 0 && timeout != -1) throw py::value_error("timeout value must be positive");
+  if (!blocking) return lock.TryAcquire();
+  const double timeout_ms = std::ceil(timeout * 1000.0);
+  const bool forever = timeout < 0 || timeout_ms >= static_cast<double>(INT64_MAX);
+  return lock.Acquire(forever ? -1 : static_cast<int64_t>(timeout_ms));
+}
+
+// threading.Lock's release() of a PortLock.
+void ReleaseFromPython(PortLock& lock) {
+  if (!lock.Release()) {
+    PyErr_SetString(PyExc_RuntimeError, "release unlocked lock");
+    throw py::error_already_set();
+  }
+}
+
+// The values of one feed, one per graph input (null: not fed), held inline for the usual few
+// inputs: a feed allocates nothing of its own.
+class FedValues {
+ public:
+  explicit FedValues(size_t count) : count_(count) {
+    if (count > kInline) spilled_.resize(count);
+  }
+  size_t size() const { return count_; }
+  py::object& operator[](size_t k) { return count_ > kInline ? spilled_[k] : inline_[k]; }
+  const py::object& operator[](size_t k) const { return count_ > kInline ? spilled_[k] : inline_[k]; }
+
+ private:
+  static constexpr size_t kInline = 4;
+  size_t count_;
+  std::array<py::object, kInline> inline_;
+  std::vector<py::object> spilled_;
+};
 
 // A loaded model's feed and its fetch of plain tensors (dfir.runtime.driver.model.RuntimeModel).
 // The feed's acceptance rules live here only: how a feed names its inputs (a list or tuple in
@@ -87,21 +197,23 @@ class DriverPort {
   // consumers, dtype or None, shape or None, [(dtype, [(lo, hi)])] of the GE graphs it feeds).
   // `positions`: input name -> position. `eos_flag`: the flow flag of an EOS marker. `outputs`:
   // the graph outputs' channels; `pairs`: whether a fetch of several of them pairs them by
-  // transaction (the driver's doorbell is `bell`). A fetch's result holds Tensors as
-  // `tensor(array)` (Tensor.of_array) makes them, here made once per dtype and shape and then
-  // copied with the same description, and a `flow_info_type` (FlowInfo) with the fields
-  // FlowInfo.of_fields sets; `plain_result(fields, arrays)` builds the result when `tensor`
-  // raises (a dtype with no GE data type). A feed's flow_info must be a `flow_info_type`.
+  // transaction (the driver's doorbell is `bell`). A feed puts under `submit_lock`, a fetch
+  // takes under `fetch_lock` (PortLocks, which Python's own puts and takes hold too). A
+  // fetch's result holds Tensors as `tensor(array)` (Tensor.of_array) makes them, here made
+  // once per dtype and shape and then copied with the same description, and a
+  // `flow_info_type` (FlowInfo) with the fields FlowInfo.of_fields sets;
+  // `plain_result(fields, arrays)` builds the result when `tensor` raises (a dtype with no GE
+  // data type). A feed's flow_info must be a `flow_info_type`.
   DriverPort(py::object region, py::object ledger, const py::list& inputs, py::dict positions, uint32_t eos_flag,
-             std::vector<uint32_t> outputs, bool pairs, uint32_t bell, const py::object& submit_lock,
-             const py::object& fetch_lock, py::object tensor, py::object flow_info_type, py::object plain_result,
-             py::object succeeded)
+             std::vector<uint32_t> outputs, bool pairs, uint32_t bell, py::object submit_lock, py::object fetch_lock,
+             py::object tensor, py::object flow_info_type, py::object plain_result, py::object succeeded)
       : region_owner_(std::move(region)), ledger_owner_(std::move(ledger)), positions_(std::move(positions)),
         eos_flag_(eos_flag), outputs_(std::move(outputs)), pairs_(pairs), bell_(bell),
-        submit_acquire_(submit_lock.attr("acquire")), submit_release_(submit_lock.attr("release")),
-        fetch_acquire_(fetch_lock.attr("acquire")), fetch_release_(fetch_lock.attr("release")),
+        submit_lock_owner_(std::move(submit_lock)), fetch_lock_owner_(std::move(fetch_lock)),
         tensor_(std::move(tensor)), flow_info_type_(std::move(flow_info_type)),
         plain_result_(std::move(plain_result)), succeeded_(std::move(succeeded)) {
+    submit_lock_ = submit_lock_owner_.cast<PortLock*>();
+    fetch_lock_ = fetch_lock_owner_.cast<PortLock*>();
     user_data_bytes_ = flow_info_type_.attr("MAX_USER_DATA_SIZE").cast<size_t>();
     region_ = region_owner_.cast<PyRegion*>();
     ledger_ = ledger_owner_.cast<PyLedger*>();
@@ -121,7 +233,7 @@ class DriverPort {
       ReadFlowInfo(flow_info, info);
     }
     if ((info.flow_flags & eos_flag_) && IsEmpty(feed)) return Refused(kEosMarker);
-    std::vector<py::object> values(inputs_.size());
+    FedValues values(inputs_.size());
     if (py::object refused = Order(feed, partial, values)) return refused;
     for (size_t k = 0; k < values.size(); ++k) {
       if (!values[k]) continue;
@@ -143,7 +255,7 @@ class DriverPort {
   // {position: value} of what `feed` gives, or (Refusal, detail) as Feed says it: the feed's
   // ordering rules, for the feeds Python puts itself.
   py::object Ordered(const py::handle& feed, bool partial) const {
-    std::vector<py::object> values(inputs_.size());
+    FedValues values(inputs_.size());
     if (py::object refused = Order(feed, partial, values)) return refused;
     return Fed(values);
   }
@@ -166,29 +278,29 @@ class DriverPort {
     if (pairs_ && chosen.size() > 1) return Refused(kPaired, IndexesOf(indexes));
     if (region_->region().closing()) return Refused(kClosed, IndexesOf(indexes));
     rt::Deadline deadline = rt::Deadline::AfterMs(timeout_ms);
-    if (!Acquire(fetch_acquire_, timeout_ms)) return py::list();
-    Unlock unlock{fetch_release_};
-    if (indexes.is_none()) {
+    if (!fetch_lock_->Acquire(timeout_ms)) return py::list();
+    Unlock unlock{*fetch_lock_};
+    if (indexes.is_none() && !AllHoldOne(chosen)) {
       // Waits as TakeTensorSet would, but wakes before the result is due (see ArrivalForecast);
       // whatever it returns, TakeTensorSet takes the set or says why there is none.
       py::gil_scoped_release released;
       forecast_.Await(region_->region(), chosen, bell_, deadline);
     }
     rt::MessageRecord first;
-    std::vector<bool> array_values(chosen.size());
+    ArrayValues array_values(chosen.size());
     py::list arrays(chosen.size());
     py::object set = region_->TakeTensorSet(
         chosen, bell_, deadline, ledger_,
         [&](size_t i, const rt::MessageRecord& record) {
           if (i == 0) std::memcpy(&first, &record, offsetof(rt::MessageRecord, ret_code));
-          array_values[i] = values && (record.flags & rt::kFlagArrayValue) != 0;
+          array_values.Set(i, values && (record.flags & rt::kFlagArrayValue) != 0);
         },
         arrays);
     if (set.is_none()) return Refused(kClosed, IndexesOf(indexes));
     if (!set.is(arrays)) return set;
     py::list tensors(chosen.size());
     for (size_t i = 0; i < chosen.size(); ++i) {
-      if (array_values[i]) {
+      if (array_values.Get(i)) {
         PyList_SET_ITEM(tensors.ptr(), static_cast<Py_ssize_t>(i), py::object(arrays[i]).release().ptr());
         continue;
       }
@@ -205,16 +317,37 @@ class DriverPort {
   uint64_t NextTransactionId() { return next_transaction_id_++; }
 
  private:
-  // Calls a lock's `release` on leaving a scope.
-  struct Unlock {
-    const py::object& release;
-    ~Unlock() {
-      PyObject* done = PyObject_CallNoArgs(release.ptr());
-      if (done == nullptr) {
-        PyErr_WriteUnraisable(release.ptr());
+  // Which outputs of a fetch are given as arrays (rt::kFlagArrayValue); a bit mask while the
+  // outputs are few.
+  class ArrayValues {
+   public:
+    explicit ArrayValues(size_t count) : many_(count > 64 ? count : 0) {}
+    void Set(size_t i, bool value) {
+      if (!many_.empty()) {
+        many_[i] = value;
+      } else if (value) {
+        few_ |= uint64_t{1} << i;
       }
-      Py_XDECREF(done);
     }
+    bool Get(size_t i) const { return many_.empty() ? ((few_ >> i) & 1) != 0 : many_[i]; }
+
+   private:
+    uint64_t few_ = 0;
+    std::vector<bool> many_;
+  };
+
+  // Whether every channel of `channels` holds a message: then a fetch need not wait.
+  bool AllHoldOne(const std::vector<uint32_t>& channels) const {
+    for (uint32_t channel : channels) {
+      if (region_->region().ring(channel).Ready(1) == 0) return false;
+    }
+    return true;
+  }
+
+  // Releases a lock on leaving a scope.
+  struct Unlock {
+    PortLock& lock;
+    ~Unlock() { lock.Release(); }
   };
 
   // The value of an int (not a bool) that fits in 64 bits, into `out`.
@@ -246,12 +379,13 @@ class DriverPort {
   // the field that holds what no record can carry.
   static void ReadFlowInfo(const py::handle& flow_info, rt::TransactionInfo& info) {
     int64_t id = 0, start = 0, end = 0, flags = 0, size = 0;
-    ReadField(flow_info, "transaction_id", id, 0, INT64_MAX);
-    ReadField(flow_info, "start_time", start, INT64_MIN, INT64_MAX);
-    ReadField(flow_info, "end_time", end, INT64_MIN, INT64_MAX);
-    ReadField(flow_info, "flow_flags", flags, 0, UINT32_MAX);
-    ReadField(flow_info, "data_size", size, 0, static_cast<int64_t>(rt::kUserDataBytes));
-    py::object data = flow_info.attr("user_data");
+    const ResultNames& name = Result();
+    ReadField(flow_info, name.transaction_id, id, 0, INT64_MAX);
+    ReadField(flow_info, name.start_time, start, INT64_MIN, INT64_MAX);
+    ReadField(flow_info, name.end_time, end, INT64_MIN, INT64_MAX);
+    ReadField(flow_info, name.flow_flags, flags, 0, UINT32_MAX);
+    ReadField(flow_info, name.public_data_size, size, 0, static_cast<int64_t>(rt::kUserDataBytes));
+    py::object data = flow_info.attr(name.public_user_data);
     if (!PyByteArray_Check(data.ptr()) || PyByteArray_GET_SIZE(data.ptr()) < size) {
       throw rt::RuntimeError("flow_info's user data must be a bytearray of at least its data size");
     }
@@ -262,11 +396,11 @@ class DriverPort {
     info.SetUserData(PyByteArray_AS_STRING(data.ptr()), static_cast<size_t>(size));
   }
 
-  static void ReadField(const py::handle& flow_info, const char* name, int64_t& out, int64_t lo, int64_t hi) {
+  static void ReadField(const py::handle& flow_info, PyObject* name, int64_t& out, int64_t lo, int64_t hi) {
     py::object value = flow_info.attr(name);
     if (!IntValue(value, out) || out < lo || out > hi) {
       PyErr_Clear();
-      throw rt::RuntimeError("flow_info." + std::string(name) + " must be an int in [" +
+      throw rt::RuntimeError("flow_info." + std::string(PyUnicode_AsUTF8(name)) + " must be an int in [" +
                              std::to_string(lo) + ", " + std::to_string(hi) + "], got " +
                              py::repr(value).cast<std::string>());
     }
@@ -314,8 +448,11 @@ class DriverPort {
     return instance;
   }
 
-  // The attribute names of the instances a fetch makes, interned once.
+  // The attribute names of the FlowInfos a feed reads and of the instances a fetch makes,
+  // interned once.
   struct ResultNames {
+    PyObject* public_user_data = PyUnicode_InternFromString("user_data");
+    PyObject* public_data_size = PyUnicode_InternFromString("data_size");
     PyObject* start_time = PyUnicode_InternFromString("start_time");
     PyObject* end_time = PyUnicode_InternFromString("end_time");
     PyObject* flow_flags = PyUnicode_InternFromString("flow_flags");
@@ -355,22 +492,49 @@ class DriverPort {
   // natively (for the same reason); a null object with the Python error set when `tensor_` raises.
   py::object TensorOf(const py::handle& array) {
     auto* raw = reinterpret_cast<PyArrayObject*>(array.ptr());
-    std::vector<npy_intp> key(PyArray_DIMS(raw), PyArray_DIMS(raw) + PyArray_NDIM(raw));
-    key.push_back(PyArray_TYPE(raw));
-    auto found = descriptions_.find(key);
-    if (found == descriptions_.end()) {
-      PyObject* made = PyObject_CallOneArg(tensor_.ptr(), array.ptr());
-      if (made == nullptr) return py::object();
-      py::object tensor = py::reinterpret_steal<py::object>(made);
-      if (descriptions_.size() >= kMaxDescriptions) descriptions_.clear();
-      descriptions_.emplace(std::move(key), std::make_pair(py::type::of(tensor), tensor.attr("_desc")));
-      return tensor;
+    if (PyArray_NDIM(raw) > rt::kMaxDims) {  // no record carries such an array flat: no key for it
+      return py::reinterpret_steal<py::object>(PyObject_CallOneArg(tensor_.ptr(), array.ptr()));
     }
-    const auto& [type, description] = found->second;
+    ShapeKey key(raw);
+    if (last_description_ == nullptr || !(key == last_key_)) {
+      auto found = descriptions_.find(key);
+      if (found == descriptions_.end()) {
+        PyObject* made = PyObject_CallOneArg(tensor_.ptr(), array.ptr());
+        if (made == nullptr) return py::object();
+        py::object tensor = py::reinterpret_steal<py::object>(made);
+        if (descriptions_.size() >= kMaxDescriptions) {
+          descriptions_.clear();
+          last_description_ = nullptr;
+        }
+        descriptions_.emplace(key, std::make_pair(py::type::of(tensor), tensor.attr("_desc")));
+        return tensor;
+      }
+      last_key_ = key;
+      last_description_ = &found->second;
+    }
+    const auto& [type, description] = *last_description_;
     return NewInstance(type, {{Result().array, py::reinterpret_borrow<py::object>(array)}, {Result().desc, description}});
   }
 
   static constexpr size_t kMaxDescriptions = 256;
+
+  // An array's dtype and shape, the key of its Tensor description.
+  struct ShapeKey {
+    int type = -1;
+    int ndim = 0;
+    std::array<npy_intp, rt::kMaxDims> dims{};
+
+    ShapeKey() = default;
+    explicit ShapeKey(PyArrayObject* array) : type(PyArray_TYPE(array)), ndim(PyArray_NDIM(array)) {
+      std::copy(PyArray_DIMS(array), PyArray_DIMS(array) + ndim, dims.begin());
+    }
+    bool operator<(const ShapeKey& other) const {
+      return std::tie(type, ndim, dims) < std::tie(other.type, other.ndim, other.dims);
+    }
+    bool operator==(const ShapeKey& other) const {
+      return type == other.type && ndim == other.ndim && dims == other.dims;
+    }
+  };
 
   static Input InputOf(const py::tuple& item) {
     auto [fixed, spread, dtype, shape, rules] =
@@ -396,7 +560,7 @@ class DriverPort {
   }
 
   // {position: value} of what was fed.
-  static py::dict Fed(const std::vector<py::object>& values) {
+  static py::dict Fed(const FedValues& values) {
     py::dict fed;
     for (size_t k = 0; k < values.size(); ++k) {
       if (values[k]) fed[py::int_(k)] = values[k];
@@ -407,7 +571,7 @@ class DriverPort {
   // `feed`'s values in feed order, or why not: a list or tuple of one per input, or a dict
   // naming each input once (by position, name, or an object whose `name` is one); a partial
   // feed may leave inputs out (their values stay null).
-  py::object Order(const py::handle& feed, bool partial, std::vector<py::object>& values) const {
+  py::object Order(const py::handle& feed, bool partial, FedValues& values) const {
     PyObject* raw = feed.ptr();
     auto count = static_cast<Py_ssize_t>(values.size());
     bool sequence = PyList_Check(raw) || PyTuple_Check(raw);
@@ -450,7 +614,8 @@ class DriverPort {
     if (PyUnicode_Check(key)) {
       name = py::reinterpret_borrow<py::object>(key);
     } else {
-      PyObject* attribute = PyObject_GetAttrString(key, "name");
+      static PyObject* const name_attribute = PyUnicode_InternFromString("name");
+      PyObject* attribute = PyObject_GetAttr(key, name_attribute);
       if (attribute == nullptr) {
         PyErr_Clear();
         return kNoInput;
@@ -502,18 +667,19 @@ class DriverPort {
   }
 
   // Puts `values` (null: not fed) as one transaction, under the feed lock.
-  int Put(const std::vector<py::object>& values, const rt::TransactionInfo& info, int64_t timeout_ms) {
+  int Put(const FedValues& values, const rt::TransactionInfo& info, int64_t timeout_ms) {
     rt::Deadline deadline = rt::Deadline::AfterMs(timeout_ms);
-    if (!Acquire(submit_acquire_, timeout_ms)) return StatusCode(rt::WaitStatus::kTimeout);
-    Unlock unlock{submit_release_};
-    std::vector<PyObject*> pointers;
-    pointers.reserve(values.size());
-    for (const py::object& value : values) pointers.push_back(value ? value.ptr() : Py_None);
-    if (!spreads_) return region_->PutArrayList(fixed_routes_, pointers.data(), info, deadline, ledger_);
+    if (!submit_lock_->Acquire(timeout_ms)) return StatusCode(rt::WaitStatus::kTimeout);
+    Unlock unlock{*submit_lock_};
+    std::array<PyObject*, 8> few;
+    std::vector<PyObject*> many(values.size() > few.size() ? values.size() : 0);
+    PyObject** pointers = many.empty() ? few.data() : many.data();
+    for (size_t k = 0; k < values.size(); ++k) pointers[k] = values[k] ? values[k].ptr() : Py_None;
+    if (!spreads_) return region_->PutArrayList(fixed_routes_, pointers, info, deadline, ledger_);
     std::vector<std::vector<uint32_t>> routes;
     routes.reserve(values.size());
     for (const Input& input : inputs_) routes.push_back(Route(input, info.transaction_id));
-    return region_->PutArrayList(routes, pointers.data(), info, deadline, ledger_);
+    return region_->PutArrayList(routes, pointers, info, deadline, ledger_);
   }
 
   // The channels of `input` that a message of `transaction_id` goes to.
@@ -521,14 +687,6 @@ class DriverPort {
     std::vector<uint32_t> channels = input.fixed;
     for (const Spread& spread : input.spread) channels.push_back(spread.channels[spread.dispatcher.Route(transaction_id, 0)]);
     return channels;
-  }
-
-  // lock.acquire() (timeout_ms -1) or lock.acquire(True, timeout_ms / 1000): whether it was taken.
-  static bool Acquire(const py::object& acquire, int64_t timeout_ms) {
-    py::object taken = timeout_ms < 0 ? py::reinterpret_steal<py::object>(PyObject_CallNoArgs(acquire.ptr()))
-                                      : acquire(true, static_cast<double>(timeout_ms) / 1000.0);
-    if (!taken) throw py::error_already_set();
-    return taken.ptr() == Py_True;
   }
 
   py::object region_owner_, ledger_owner_;
@@ -542,28 +700,152 @@ class DriverPort {
   std::vector<uint32_t> outputs_;
   bool pairs_;
   uint32_t bell_;
-  py::object submit_acquire_, submit_release_, fetch_acquire_, fetch_release_;
+  py::object submit_lock_owner_, fetch_lock_owner_;
+  PortLock* submit_lock_ = nullptr;
+  PortLock* fetch_lock_ = nullptr;
   py::object tensor_, flow_info_type_, plain_result_, succeeded_;
   size_t user_data_bytes_ = 0;
-  std::map<std::vector<npy_intp>, std::pair<py::object, py::object>> descriptions_;  // -> (Tensor, its desc)
+  std::map<ShapeKey, std::pair<py::object, py::object>> descriptions_;  // -> (Tensor, its desc)
+  ShapeKey last_key_;                                                   // the last description found
+  const std::pair<py::object, py::object>* last_description_ = nullptr;
   uint64_t next_transaction_id_ = 1;
   rt::ArrivalForecast forecast_;  // of the waits of Fetch, under the fetch lock
 };
 
+// -- feed and fetch as METH_FASTCALL methods ------------------------------------------------------
+// The two calls of every message skip pybind11's generic dispatcher (its argument records and
+// type lookups cost about 0.1 us a call): they unpack their arguments themselves.
+
+// The arguments of a call to `function` with parameters `names` (the first `required` of them
+// required, the others None unless given), positional or by keyword, into `out`; false with a
+// TypeError set when they do not fit.
+template <size_t N>
+bool UnpackArguments(const char* function, const std::array<const char*, N>& names, size_t required,
+                     PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames, std::array<PyObject*, N>& out) {
+  if (nargs > static_cast<Py_ssize_t>(N)) {
+    PyErr_Format(PyExc_TypeError, "%s() takes at most %zu arguments (%zd given)", function, N, nargs);
+    return false;
+  }
+  out.fill(nullptr);
+  for (Py_ssize_t k = 0; k < nargs; ++k) out[static_cast<size_t>(k)] = args[k];
+  Py_ssize_t keywords = kwnames == nullptr ? 0 : PyTuple_GET_SIZE(kwnames);
+  for (Py_ssize_t k = 0; k < keywords; ++k) {
+    PyObject* keyword = PyTuple_GET_ITEM(kwnames, k);
+    size_t at = 0;
+    while (at < N && PyUnicode_CompareWithASCIIString(keyword, names[at]) != 0) ++at;
+    if (at == N) {
+      PyErr_Format(PyExc_TypeError, "%s() got an unexpected keyword argument '%U'", function, keyword);
+      return false;
+    }
+    if (out[at] != nullptr) {
+      PyErr_Format(PyExc_TypeError, "%s() got multiple values for argument '%s'", function, names[at]);
+      return false;
+    }
+    out[at] = args[nargs + k];
+  }
+  for (size_t at = 0; at < N; ++at) {
+    if (out[at] != nullptr) continue;
+    if (at < required) {
+      PyErr_Format(PyExc_TypeError, "%s() missing required argument '%s'", function, names[at]);
+      return false;
+    }
+    out[at] = Py_None;
+  }
+  return true;
+}
+
+// A bool argument as pybind11 takes one (True, False, None, or what numbers say of their truth);
+// -1 with a TypeError set for anything else.
+int BoolArgument(const char* function, const char* name, PyObject* value) {
+  if (value == Py_True) return 1;
+  if (value == Py_False || value == Py_None) return 0;
+  if (Py_TYPE(value)->tp_as_number != nullptr && Py_TYPE(value)->tp_as_number->nb_bool != nullptr) {
+    int truth = Py_TYPE(value)->tp_as_number->nb_bool(value);
+    if (truth >= 0) return truth;
+    PyErr_Clear();
+  }
+  PyErr_Format(PyExc_TypeError, "%s(): %s must be a bool, not %.100s", function, name, Py_TYPE(value)->tp_name);
+  return -1;
+}
+
+// The DriverPort behind `self` (the method descriptor checked its type); null with a TypeError
+// set when its __init__ has not run.
+DriverPort* PortOf(PyObject* self) {
+  auto holder = reinterpret_cast<py::detail::instance*>(self)->get_value_and_holder();
+  if (!holder.holder_constructed()) {
+    PyErr_SetString(PyExc_TypeError, "DriverPort is not initialized");
+    return nullptr;
+  }
+  return holder.value_ptr<DriverPort>();
+}
+
+// `call()`'s object as a new reference; null with the Python error set for what it raised.
+template <typename Call>
+PyObject* Guarded(Call&& call) {
+  try {
+    return call().release().ptr();
+  } catch (...) {
+    py::detail::try_translate_exceptions();
+    return nullptr;
+  }
+}
+
+PyObject* FeedMethod(PyObject* self, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames) {
+  static constexpr std::array<const char*, 4> kNames{"feed", "flow_info", "timeout", "partial_inputs"};
+  std::array<PyObject*, 4> given;
+  DriverPort* port = PortOf(self);
+  if (port == nullptr || !UnpackArguments("feed", kNames, 4, args, nargs, kwnames, given)) return nullptr;
+  int partial = BoolArgument("feed", "partial_inputs", given[3]);
+  if (partial < 0) return nullptr;
+  return Guarded([&] { return port->Feed(given[0], given[1], given[2], partial != 0); });
+}
+
+PyObject* FetchMethod(PyObject* self, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames) {
+  static constexpr std::array<const char*, 3> kNames{"indexes", "timeout", "values"};
+  std::array<PyObject*, 3> given;
+  DriverPort* port = PortOf(self);
+  if (port == nullptr || !UnpackArguments("fetch", kNames, 2, args, nargs, kwnames, given)) return nullptr;
+  int values = BoolArgument("fetch", "values", given[2]);
+  if (values < 0) return nullptr;
+  return Guarded([&] { return port->Fetch(given[0], given[1], values != 0); });
+}
+
+PyMethodDef feed_method{"feed", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(&FeedMethod)),
+                        METH_FASTCALL | METH_KEYWORDS,
+                        "feed($self, feed, flow_info, timeout, partial_inputs)\n--\n\n"
+                        "Judges and puts one feed: a wait status (int), or (refusal, detail)."};
+PyMethodDef fetch_method{"fetch", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(&FetchMethod)),
+                         METH_FASTCALL | METH_KEYWORDS,
+                         "fetch($self, indexes, timeout, values=False)\n--\n\n"
+                         "The next result of graph outputs `indexes` (None: all), or (refusal, detail)."};
+
+// Makes `method` a method of the class `type`.
+void AddFastMethod(py::class_<DriverPort>& type, PyMethodDef& method) {
+  PyObject* descriptor = PyDescr_NewMethod(reinterpret_cast<PyTypeObject*>(type.ptr()), &method);
+  if (descriptor == nullptr) throw py::error_already_set();
+  type.attr(method.ml_name) = py::reinterpret_steal<py::object>(descriptor);
+}
+
 }  // namespace
 
 void BindDriverPort(py::module_& m) {
+  py::class_<PortLock>(m, "PortLock", "A model's feed or fetch lock, shared by Python and its DriverPort; as threading.Lock.")
+      .def(py::init<>())
+      .def("acquire", &AcquireFromPython, py::arg("blocking") = true, py::arg("timeout") = -1.0)
+      .def("release", &ReleaseFromPython)
+      .def("locked", &PortLock::locked)
+      .def("__enter__", [](PortLock& lock) { return lock.Acquire(-1); })
+      .def("__exit__", [](PortLock& lock, const py::args&) { ReleaseFromPython(lock); });
   py::class_<DriverPort> port(m, "DriverPort", "A model's feed and its fetch of plain tensors, one native call each.");
   port.def(py::init<py::object, py::object, const py::list&, py::dict, uint32_t, std::vector<uint32_t>, bool,
-                    uint32_t, const py::object&, const py::object&, py::object, py::object, py::object, py::object>(),
+                    uint32_t, py::object, py::object, py::object, py::object, py::object, py::object>(),
            py::arg("region"), py::arg("ledger"), py::arg("inputs"), py::arg("positions"), py::arg("eos_flag"),
            py::arg("outputs"), py::arg("pairs"), py::arg("bell"), py::arg("submit_lock"), py::arg("fetch_lock"), py::arg("tensor"),
            py::arg("flow_info_type"), py::arg("plain_result"), py::arg("succeeded"))
-      .def("feed", &DriverPort::Feed, py::arg("feed"), py::arg("flow_info"), py::arg("timeout"),
-           py::arg("partial_inputs"))
       .def("ordered", &DriverPort::Ordered, py::arg("feed"), py::arg("partial_inputs"))
-      .def("fetch", &DriverPort::Fetch, py::arg("indexes"), py::arg("timeout"), py::arg("values") = false)
       .def("next_transaction_id", &DriverPort::NextTransactionId);
+  AddFastMethod(port, feed_method);
+  AddFastMethod(port, fetch_method);
   for (auto [name, refusal] : {std::pair{"NOT_A_FEED", DriverPort::kNotAFeed}, {"EMPTY", DriverPort::kEmpty},
                                {"EOS_MARKER", DriverPort::kEosMarker}, {"COUNT", DriverPort::kCount},
                                {"UNKNOWN_KEY", DriverPort::kUnknownKey}, {"INDEX_RANGE", DriverPort::kIndexRange},

@@ -100,6 +100,8 @@ class RuntimeModel:
         flight before fetching, or fetch from another thread, or raise the depth.
         """
         verdict = self._port.feed(feed, flow_info, timeout, partial_inputs)  # the port judges and puts
+        if verdict == READY:  # the common case, without another call
+            return _SUCCEEDED
         if type(verdict) is int:
             return self._fed(verdict, timeout)
         refusal, detail = verdict

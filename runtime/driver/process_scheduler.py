@@ -104,7 +104,7 @@ def plan_wiring(plan: Plan | dict, name: str, depth: int) -> Wiring:
     loader adds: `batching.with_batch_nodes`) get a worker per distinct device, in unit order.
     Each unit input gets its own channel, local only
     when every unit of its producer runs in the unit's worker and the producer is not a C++ UDF
-    (whose outputs a worker puts as records, `Region.fire_udf`); graph outputs get shared
+    (whose outputs a worker puts as records, its `UdfStep`); graph outputs get shared
     channels (the driver fetches them). A source feeding a node of several units spreads its
     messages over their channels by the node's `dispatch`. A unit input channel holds `depth`
     messages, or the node's `_flow_attr_depth`, and is OVERWRITE when the node's
@@ -210,8 +210,8 @@ class ProcessScheduler:
         self._owner_pid = os.getpid()
         self._closed = False
         self._failure: str | None = None
-        self._submit_lock = threading.Lock()
-        self._fetch_lock = threading.Lock()
+        self._submit_lock = _native.PortLock()  # its DriverPort takes these natively
+        self._fetch_lock = _native.PortLock()
         self._state_lock = threading.Lock()
         self._ledger = channels.TransactionLedger(LEDGER_CAPACITY)
         self._output_align = active(plan.align)  # pairs fetched outputs when set

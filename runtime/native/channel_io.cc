@@ -14,13 +14,6 @@
 namespace dfir::rt {
 namespace {
 
-bool AllHaveRoom(const Region& region, const std::vector<uint32_t>& channels) {
-  for (uint32_t channel : channels) {
-    if (!region.ring(channel).has_room()) return false;
-  }
-  return true;
-}
-
 bool AllHaveRoom(const Region& region, const std::vector<ChannelRoom>& rooms) {
   for (const ChannelRoom& room : rooms) {
     if (!region.ring(room.channel).has_room_for(room.messages)) return false;
@@ -135,9 +128,11 @@ void PendingPut::Add(uint32_t channel, const MessageRecord& record, const void* 
   records_.push_back(record);
   outgoing_.push_back(Outgoing{channel, records_.size() - 1, nullptr});
   if (key == nullptr) return;
-  keyed_.emplace_back(key, records_.size() - 1);
+  keyed_.push_back(Keyed{key, records_.size() - 1});
   if (keyed_.size() > kLinearKeys) {
-    if (indexed_.empty()) indexed_.insert(keyed_.begin(), keyed_.end());
+    if (indexed_.empty()) {
+      for (const Keyed& keyed : keyed_) indexed_.emplace(keyed.key, keyed.record);
+    }
     indexed_.emplace(key, records_.size() - 1);
   }
 }
@@ -148,8 +143,8 @@ bool PendingPut::AddAgain(uint32_t channel, const void* key) {
     const auto found = indexed_.find(key);
     if (found != indexed_.end()) record = found->second;
   } else {
-    const auto found = std::find_if(keyed_.begin(), keyed_.end(), [key](const auto& entry) { return entry.first == key; });
-    if (found != keyed_.end()) record = found->second;
+    const auto found = std::find_if(keyed_.begin(), keyed_.end(), [key](const Keyed& entry) { return entry.key == key; });
+    if (found != keyed_.end()) record = found->record;
   }
   if (record == kNoRecord) return false;
   records_.push_back(records_[record]);
@@ -169,20 +164,17 @@ void PendingPut::OpenOnPush(TransactionLedger& ledger, const TransactionInfo& in
 
 WaitStatus PendingPut::Push(const Deadline& deadline, BlockingScope& blocking, LocalObjects& locals, bool ring) {
   if (outgoing_.empty()) return WaitStatus::kReady;
-  std::vector<uint32_t> channels;
-  channels.reserve(outgoing_.size());
-  for (const Outgoing& message : outgoing_) channels.push_back(message.channel);
   ring_before_waiting_ = !ring;
-  // Room for every message at once: one per channel in the common put, else as many as the put
-  // carries for each channel.
-  std::vector<ChannelRoom> rooms;
-  const bool distinct = Distinct(channels, kLinearKeys);
-  if (!distinct) rooms = RoomsOf(region_, channels);
-  if (distinct ? !AllHaveRoom(region_, channels) : !AllHaveRoom(region_, rooms)) {
-    // Only a wait enters the blocking scope: entering costs a switch.
-    if (distinct) {
+  if (!HasRoomNow()) {
+    // Room for every message at once: one per channel in the common put, else as many as the
+    // put carries for each channel. Only a wait enters the blocking scope: entering costs a switch.
+    const std::vector<uint32_t> channels = Channels();
+    std::vector<ChannelRoom> rooms;
+    if (Distinct(channels, kLinearKeys)) {
       rooms.reserve(channels.size());
       for (uint32_t channel : channels) rooms.push_back(ChannelRoom{channel, 1});
+    } else {
+      rooms = RoomsOf(region_, channels);
     }
     WaitStatus status = WaitForRoom(channels, rooms, deadline, blocking, ring_before_waiting_);
     if (status != WaitStatus::kReady) {
@@ -195,13 +187,43 @@ WaitStatus PendingPut::Push(const Deadline& deadline, BlockingScope& blocking, L
     WaitStatus status = PushOne(message, deadline, blocking, locals);
     if (status != WaitStatus::kReady) {  // the region closed while the put was half done
       Discard();
-      if (ring) RingConsumers(region_, channels);
+      if (ring) RingOutgoing();
       return status;
     }
     ++pushed_;
   }
-  if (ring) RingConsumers(region_, channels);
+  if (ring) RingOutgoing();
   return WaitStatus::kReady;
+}
+
+std::vector<uint32_t> PendingPut::Channels() const {
+  std::vector<uint32_t> channels;
+  channels.reserve(outgoing_.size());
+  for (const Outgoing& message : outgoing_) channels.push_back(message.channel);
+  return channels;
+}
+
+bool PendingPut::HasRoomNow() const {
+  // The common put names each channel once, and few of them: checked without allocating.
+  bool distinct = outgoing_.size() <= kLinearKeys;
+  for (size_t i = 1; distinct && i < outgoing_.size(); ++i) {
+    for (size_t j = 0; j < i; ++j) {
+      if (outgoing_[i].channel == outgoing_[j].channel) distinct = false;
+    }
+  }
+  if (!distinct) return AllHaveRoom(region_, RoomsOf(region_, Channels()));
+  for (const Outgoing& message : outgoing_) {
+    if (!region_.ring(message.channel).has_room()) return false;
+  }
+  return true;
+}
+
+void PendingPut::RingOutgoing() const {
+  if (outgoing_.size() == 1) {
+    NotifyAll(region_.bell(region_.ring(outgoing_[0].channel).header().consumer_bell));
+    return;
+  }
+  RingConsumers(region_, Channels());
 }
 
 WaitStatus PendingPut::WaitForRoom(const std::vector<uint32_t>& channels, const std::vector<ChannelRoom>& rooms,
@@ -263,7 +285,7 @@ SetsReady AwaitSets(Region& region, const std::vector<uint32_t>& channels, uint3
 }
 
 void TakeSets(Region& region, const std::vector<uint32_t>& channels, uint64_t sets,
-              const std::function<void(size_t, const Taken&)>& take) {
+              FunctionRef<void(size_t, const Taken&)> take) {
   struct WakeProducers {
     const Region& region;
     const std::vector<uint32_t>& channels;

@@ -18,13 +18,13 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <functional>
 #include <unordered_map>
 #include <utility>
 #include <vector>
 
 #include "blocking.h"
 #include "eventcount.h"
+#include "inline_vector.h"
 #include "ledger.h"
 #include "message.h"
 #include "region.h"
@@ -51,12 +51,7 @@ class LocalObjects {
 // its records until they are pushed, and gives back those of the records it never pushes.
 class PendingPut {
  public:
-  explicit PendingPut(Region& region) : region_(region) {
-    // A put carries a few messages: room for them up front saves regrowing per message.
-    records_.reserve(kTypicalMessages);
-    outgoing_.reserve(kTypicalMessages);
-    keyed_.reserve(kTypicalMessages);
-  }
+  explicit PendingPut(Region& region) : region_(region) {}
   ~PendingPut() { Discard(); }
   PendingPut(const PendingPut&) = delete;
   PendingPut& operator=(const PendingPut&) = delete;
@@ -91,12 +86,17 @@ class PendingPut {
 
  private:
   static constexpr size_t kNoRecord = ~size_t{0};
+  // A put carries a few messages: room for them in place saves allocating per put.
   static constexpr size_t kTypicalMessages = 4;
   static constexpr size_t kLinearKeys = 16;
   struct Outgoing {
     uint32_t channel;
     size_t record;  // index in records_, kNoRecord for a local channel's object
     void* object;
+  };
+  struct Keyed {
+    const void* key;
+    size_t record;  // index in records_
   };
 
   // kReady once `message` is on its channel; kClosed when the region closed first.
@@ -107,12 +107,18 @@ class PendingPut {
                          const Deadline& deadline, BlockingScope& blocking, bool ring_first);
   // Gives back the bodies of the records not pushed yet; nothing is left to push.
   void Discard();
+  // The channel of each outgoing message, in order.
+  std::vector<uint32_t> Channels() const;
+  // Whether every channel has room for the messages the put carries for it now.
+  bool HasRoomNow() const;
+  // Rings each outgoing channel's consumer, each doorbell once.
+  void RingOutgoing() const;
 
   Region& region_;
-  std::vector<Outgoing> outgoing_;
-  std::vector<MessageRecord> records_;
-  // (key, index in records_): searched in order while a few, through `indexed_` beyond kLinearKeys.
-  std::vector<std::pair<const void*, size_t>> keyed_;
+  InlineVector<Outgoing, kTypicalMessages> outgoing_;
+  InlineVector<MessageRecord, kTypicalMessages> records_;
+  // Searched in order while a few, through `indexed_` beyond kLinearKeys.
+  InlineVector<Keyed, kTypicalMessages> keyed_;
   std::unordered_map<const void*, size_t> indexed_;
   size_t pushed_ = 0;                              // outgoing_[0, pushed_) are on their channels
   bool ring_before_waiting_ = false;               // Push without `ring`
@@ -145,7 +151,7 @@ struct Taken {
 // OVERWRITE channel a producer may drop a counted message, and the newer one that replaces it is
 // taken instead.
 void TakeSets(Region& region, const std::vector<uint32_t>& channels, uint64_t sets,
-              const std::function<void(size_t, const Taken&)>& take);
+              FunctionRef<void(size_t, const Taken&)> take);
 
 // Whether every channel is shared and the next set is plain tensors (IsPlainTensor) of one
 // transaction. Only for the channels' consumer, once a set is ready.

@@ -16,46 +16,66 @@ void TransactionInfo::SetUserData(const void* bytes, size_t size) {
   std::memcpy(user_data.data(), bytes, size);
 }
 
-TransactionLedger::TransactionLedger(size_t capacity) : capacity_(capacity) {
+namespace {
+constexpr size_t kFirstEntries = 16;  // a power of two
+}  // namespace
+
+TransactionLedger::TransactionLedger(size_t capacity)
+    : capacity_(capacity), entries_(kFirstEntries), open_per_slot_(kCountSlots, 0) {
   if (capacity == 0) throw RuntimeError("a transaction ledger needs a capacity of at least 1, got 0");
 }
 
 void TransactionLedger::Open(const TransactionInfo& info) {
   while (open_count_ >= capacity_) TakeOldest();
-  entries_.push_back(Entry{info, false});
-  ++open_by_id_[info.transaction_id];
+  Push(info);
+  ++open_per_slot_[SlotOf(info.transaction_id)];
   ++open_count_;
 }
 
+void TransactionLedger::Push(const TransactionInfo& info) {
+  if (stored_ == entries_.size()) {  // full: twice the room, the entries unwrapped in order
+    std::vector<Entry> grown(2 * entries_.size());
+    for (size_t i = 0; i < stored_; ++i) grown[i] = At(i);
+    entries_ = std::move(grown);
+    head_ = 0;
+  }
+  At(stored_) = Entry{info, false};
+  ++stored_;
+}
+
 bool TransactionLedger::Settle(uint64_t transaction_id) {
-  auto found = open_by_id_.find(transaction_id);
-  if (found == open_by_id_.end()) return false;
-  for (Entry& entry : entries_) {
+  uint32_t& open_in_slot = open_per_slot_[SlotOf(transaction_id)];
+  if (open_in_slot == 0) return false;
+  for (size_t i = 0; i < stored_; ++i) {
+    Entry& entry = At(i);
     if (!entry.settled && entry.info.transaction_id == transaction_id) {
       entry.settled = true;
-      break;
+      --open_in_slot;
+      --open_count_;
+      DropSettledFront();
+      return true;
     }
   }
-  if (--found->second == 0) open_by_id_.erase(found);
-  --open_count_;
-  DropSettledFront();
-  return true;
+  return false;  // another open id shares the slot
 }
 
 std::optional<TransactionInfo> TransactionLedger::TakeOldest() {
   DropSettledFront();
-  if (entries_.empty()) return std::nullopt;
-  Entry oldest = entries_.front();
-  entries_.pop_front();
-  auto found = open_by_id_.find(oldest.info.transaction_id);
-  if (--found->second == 0) open_by_id_.erase(found);
+  if (stored_ == 0) return std::nullopt;
+  TransactionInfo oldest = At(0).info;
+  head_ = (head_ + 1) & (entries_.size() - 1);
+  --stored_;
+  --open_per_slot_[SlotOf(oldest.transaction_id)];
   --open_count_;
   DropSettledFront();
-  return oldest.info;
+  return oldest;
 }
 
 void TransactionLedger::DropSettledFront() {
-  while (!entries_.empty() && entries_.front().settled) entries_.pop_front();
+  while (stored_ != 0 && At(0).settled) {
+    head_ = (head_ + 1) & (entries_.size() - 1);
+    --stored_;
+  }
 }
 
 }  // namespace dfir::rt

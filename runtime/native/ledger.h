@@ -7,9 +7,8 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
-#include <deque>
 #include <optional>
-#include <unordered_map>
+#include <vector>
 
 #include "message.h"
 
@@ -34,6 +33,9 @@ struct TransactionInfo {
 // oldest open entry with that id) when an output message of the transaction is seen.
 // At most `capacity` entries stay open; beyond that the oldest are forgotten (a transaction
 // whose outputs a UDF suppressed never settles).
+// Opening and settling in feed order (the common case) allocate nothing once the ledger has
+// grown to the transactions in flight: the entries live in a ring buffer, and a table of open
+// counts per slot of ids (their low bits) tells most ids that are not open without a search.
 //
 //   TransactionLedger ledger(2);
 //   ledger.Open(a); ledger.Open(b);  // open: a, b
@@ -55,11 +57,20 @@ class TransactionLedger {
     TransactionInfo info;
     bool settled;
   };
+  static constexpr size_t kCountSlots = 4096;  // a power of two
+
+  // Consecutive ids (as a driver numbers its feeds) take neighbouring slots: the counts of the
+  // transactions in flight share a few cache lines.
+  static size_t SlotOf(uint64_t transaction_id) { return static_cast<size_t>(transaction_id & (kCountSlots - 1)); }
+  Entry& At(size_t i) { return entries_[(head_ + i) & (entries_.size() - 1)]; }
+  void Push(const TransactionInfo& info);
   void DropSettledFront();
 
   size_t capacity_;
-  std::deque<Entry> entries_;
-  std::unordered_map<uint64_t, size_t> open_by_id_;  // open entries per transaction id
+  std::vector<Entry> entries_;           // a ring buffer of stored_ entries from head_, oldest first
+  size_t head_ = 0;
+  size_t stored_ = 0;                    // open and settled entries not yet dropped
+  std::vector<uint32_t> open_per_slot_;  // open entries per SlotOf(transaction id)
   size_t open_count_ = 0;
 };
 

@@ -491,4 +491,38 @@ TEST_CASE("a consumer takes the message that replaced one a producer dropped aft
   CHECK(region->arena().Stats().live_blocks == 0);
 }
 
+TEST_CASE("a put holds its first few messages in place and more once they overflow, AddAgain across the edge") {
+  auto region = MixedRegion(4);
+  CountingScope scope;
+  CountingObjects objects;
+  dfir::rt::BodyWriter writer(*region, Deadline::AfterMs(1000), scope);
+  int keys[4];
+  PendingPut put(*region);
+  put.Add(0, RecordOf(1, Pattern(3000, 1), writer), &keys[0]);
+  put.Add(1, RecordOf(2, Pattern(3000, 2), writer), &keys[1]);
+  put.Add(0, RecordOf(3, Pattern(3000, 3), writer), &keys[2]);
+  put.Add(1, RecordOf(4, Pattern(3000, 4), writer), &keys[3]);
+  REQUIRE(put.AddAgain(0, &keys[0]));  // the fifth record, copied from the first as the put grows
+  REQUIRE(put.Push(Deadline::AfterMs(0), scope, objects) == WaitStatus::kReady);
+  CHECK(TakeIds(*region, {0}, 3) == std::vector<uint64_t>{1, 3, 1});
+  CHECK(TakeIds(*region, {1}, 2) == std::vector<uint64_t>{2, 4});
+  CHECK(region->arena().Stats().live_blocks == 0);
+}
+
+TEST_CASE("InlineVector keeps its values in order across growing, and FunctionRef calls what it refers to") {
+  dfir::rt::InlineVector<uint64_t, 2> values;
+  CHECK(values.empty());
+  for (uint64_t v = 0; v < 4; ++v) values.push_back(v * 10);  // in place, then grown once
+  values.push_back(values[0]);  // a value of its own, as it grows again
+  values.push_back(40);
+  CHECK(std::vector<uint64_t>(values.begin(), values.end()) == std::vector<uint64_t>{0, 10, 20, 30, 0, 40});
+  CHECK(values.back() == 40);
+  int calls = 0;
+  auto count = [&calls](int by) { calls += by; };
+  dfir::rt::FunctionRef<void(int)> call(count);
+  call(2);
+  call(3);
+  CHECK(calls == 5);
+}
+
 }  // TEST_SUITE

@@ -133,4 +133,31 @@ TEST_CASE("many transactions settled out of order leave exactly the unsettled on
   CHECK(Drain(ledger) == expected);
 }
 
+TEST_CASE("a ledger that wraps around and grows keeps its entries in feed order") {
+  TransactionLedger ledger(1000);
+  uint64_t next = 0;
+  for (int round = 0; round < 50; ++round) {  // the oldest settle as newer open: the front moves on
+    ledger.Open(Transaction(next++));
+    ledger.Open(Transaction(next++));
+    REQUIRE(ledger.Settle(next - 2));
+  }
+  CHECK(ledger.open() == 50);
+  for (int more = 0; more < 100; ++more) ledger.Open(Transaction(next++));  // grows while wrapped
+  CHECK(ledger.open() == 150);
+  std::vector<uint64_t> expected;
+  for (uint64_t id = 1; id < 100; id += 2) expected.push_back(id);
+  for (uint64_t id = 100; id < 200; ++id) expected.push_back(id);
+  CHECK(Drain(ledger) == expected);
+}
+
+TEST_CASE("ids that were never opened do not settle, among many open ones") {
+  TransactionLedger ledger(20000);
+  for (uint64_t id = 1; id < 20000; id += 2) ledger.Open(Transaction(id));
+  for (uint64_t id = 0; id < 20000; id += 2) REQUIRE_FALSE(ledger.Settle(id));  // some share a count slot
+  CHECK(ledger.open() == 10000);
+  for (uint64_t id = 1; id < 20000; id += 2) REQUIRE(ledger.Settle(id));
+  CHECK(ledger.open() == 0);
+  CHECK_FALSE(ledger.TakeOldest().has_value());
+}
+
 }  // TEST_SUITE
