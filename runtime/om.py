@@ -3,12 +3,15 @@
 All validation (sizes, every offset and bound, every checksum, bundle members) happens in the
 native reader before anything is returned; a truncated, corrupted or foreign file raises a
 GeError that says what is wrong. Partition data are `memoryview`s into the source: a path is
-memory-mapped read-only, bytes-like sources are viewed in place. A signed file's signature
-trailer is split off first (`dfir.om.signature`) and returned as `OmFile.signature`, for the
-loader to verify. docs/om-format.md describes the format.
+copied once into a sealed memfd mapped read-only (what was validated is what a loaded model and
+its forked workers use, whatever later happens to the file), bytes-like sources are viewed in
+place. A signed file's signature trailer is split off first (`dfir.om.signature`) and returned
+as `OmFile.signature`, for the loader to verify. docs/om-format.md describes the format.
 """
 from __future__ import annotations
 
+import errno
+import fcntl
 import mmap
 import os
 from dataclasses import dataclass, fields, replace
@@ -147,9 +150,10 @@ class OmFile:
 def read_om(source: Source) -> OmFile:
     """Validate and open an `.om` file given as a path, bytes, bytearray or memoryview.
 
-    A path is memory-mapped read-only (an empty file is read as empty); the returned views keep
-    the mapping alive. Any defect, a missing file included, raises GeError; errors for a path
-    carry it as context ``file``.
+    A path is read once into a private sealed copy (`_sealed_copy`), mapped read-only (an empty
+    file is read as empty); the returned views keep the mapping alive, and nothing done to the
+    file afterwards (overwritten, truncated, replaced) changes them. Any defect, a missing file
+    included, raises GeError; errors for a path carry it as context ``file``.
     """
     if isinstance(source, (str, os.PathLike)):
         path = os.fspath(source)
@@ -167,12 +171,64 @@ def read_om(source: Source) -> OmFile:
 def _mapped_file(path: str) -> memoryview:
     try:
         with open(path, "rb") as file:
-            if os.fstat(file.fileno()).st_size == 0:
-                return memoryview(b"")
-            return memoryview(mmap.mmap(file.fileno(), 0, access=mmap.ACCESS_READ))
+            return _sealed_copy(file, os.path.basename(path))
     except (OSError, ValueError) as error:
         reason = getattr(error, "strerror", None) or str(error)
         raise GeError(f"cannot open the file: {reason}", context={"file": path}) from None
+
+
+_SEALS = fcntl.F_SEAL_SHRINK | fcntl.F_SEAL_GROW | fcntl.F_SEAL_WRITE | fcntl.F_SEAL_SEAL
+
+
+def _sealed_copy(file, name: str) -> memoryview:
+    """The bytes of `file` as a read-only mapping of a memfd sealed against any change.
+
+    The copy is taken in one pass in the kernel (sendfile, page cache to shared memory); its
+    mapping, inherited by forked workers, is the only thing read afterwards. A file that shrinks
+    while it is copied gives the bytes read so far (the reader then finds them short).
+    """
+    size = os.fstat(file.fileno()).st_size
+    if size == 0:
+        return memoryview(b"")
+    fd = os.memfd_create(f"dfir-om:{name[:64]}", os.MFD_CLOEXEC | os.MFD_ALLOW_SEALING)
+    try:
+        copied = _send_all(file.fileno(), fd, size)
+        if copied == 0:
+            return memoryview(b"")
+        fcntl.fcntl(fd, fcntl.F_ADD_SEALS, _SEALS)
+        return memoryview(mmap.mmap(fd, copied, access=mmap.ACCESS_READ))
+    finally:
+        os.close(fd)  # the mapping keeps the memory
+
+
+def _send_all(source: int, target: int, size: int) -> int:
+    """Copy up to `size` bytes from the start of `source` to `target`; the count copied."""
+    copied = 0
+    while copied < size:
+        try:
+            sent = os.sendfile(target, source, copied, size - copied)
+        except OSError as error:
+            if error.errno not in (errno.EINVAL, errno.ENOSYS, errno.EOPNOTSUPP) or copied:
+                raise
+            return _read_all(source, target, size)  # a file system that cannot splice
+        if sent == 0:  # end of file: the file shrank
+            break
+        copied += sent
+    return copied
+
+
+def _read_all(source: int, target: int, size: int) -> int:
+    """`_send_all` by reads and writes, 1 MiB at a time."""
+    copied = 0
+    while copied < size:
+        chunk = os.pread(source, min(size - copied, 1 << 20), copied)
+        if not chunk:
+            break
+        view = memoryview(chunk)
+        while view:
+            view = view[os.write(target, view):]
+        copied += len(chunk)
+    return copied
 
 
 def _byte_view(source: object) -> memoryview:

@@ -14,6 +14,7 @@ from xdsl.parser import Parser
 from xdsl.printer import Printer
 from xdsl.utils.exceptions import DiagnosticException, VerifyException
 
+from dfir.core.atomic_file import write_atomic
 from dfir.core.backends import COMPILED_BACKENDS
 from dfir.core.errors import GeError
 from dfir.dialects import ge
@@ -75,15 +76,17 @@ class CompiledModel:
         return self._ir
 
     def save(self, path: str | os.PathLike) -> str:
-        """Write the `.om` (adding the `.om` suffix if `path` has none); returns the path written."""
+        """Write the `.om` (adding the `.om` suffix if `path` has none); returns the path written.
+
+        The file is replaced atomically (`dfir.core.atomic_file.write_atomic`): a reader of the
+        path, or a model loaded from it, never sees a partial file."""
         if self.om is None:
             raise GeError("the model was compiled with stop_after before 'lower' and has no .om",
                           "CompiledModel.save")
         path = os.fspath(path)
         if not path.endswith(".om"):
             path += ".om"
-        with open(path, "wb") as out:
-            out.write(self.om)
+        write_atomic(path, self.om)
         return path
 
 

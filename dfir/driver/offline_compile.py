@@ -21,6 +21,7 @@ import threading
 from dataclasses import dataclass, field
 from typing import Dict, List, Optional
 
+from dfir.core.atomic_file import write_atomic
 from dfir.core.errors import GeError
 from dfir.driver import compiler
 from dfir.frontend.dataflow.flow_graph import FlowGraph
@@ -205,7 +206,6 @@ def _save(output_file: str, model: ModelBuffer, bundle: bool, api: str) -> None:
         raise GeError(f"expected {expected}; save this one with {use}", api, {"file": output_file})
     path = output_file + ".om"
     try:
-        with open(path, "wb") as out:
-            out.write(model._data)
+        write_atomic(path, model._data)
     except OSError as error:
         raise GeError(f"cannot write the model: {error.strerror}", api, {"file": path}) from None

@@ -97,7 +97,9 @@ class OrtGraphRunner:
 def _release_pages(weights: memoryview | bytes | None) -> None:
     """Drop this process's pages of the mapped `.om` once a session is built: onnxruntime holds
     its own (prepacked, reordered) copies of the weights, so the pages it read would stay resident
-    for nothing (MobileNetV2 13 MiB, ResNet-50 97 MiB). The mapping is a read-only file mapping: a
-    page read again comes back from the page cache."""
+    for nothing (MobileNetV2 13 MiB, ResNet-50 97 MiB). The mapping is a read-only mapping of the
+    model's sealed memfd (`dfir.runtime.om`), shared with the driver and the other workers: this
+    drops only this process's page table entries, the memfd keeps the pages, and a page read
+    again comes back from it."""
     if isinstance(getattr(weights, "obj", None), mmap.mmap):
         weights.obj.madvise(mmap.MADV_DONTNEED)

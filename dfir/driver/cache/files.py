@@ -1,36 +1,21 @@
-"""File helpers of the cache directory: atomic writes, names with timestamps, confined paths."""
+"""File helpers of the cache directory: atomic writes (`dfir.core.atomic_file`), names with
+timestamps, confined paths."""
 from __future__ import annotations
 
 import datetime
 import os
-import tempfile
 
+from dfir.core import atomic_file
+from dfir.core.atomic_file import TEMP_PREFIX
 from dfir.core.errors import GeError
 
 __all__ = ["TEMP_PREFIX", "confined_path", "temp_target", "timestamped_name", "write_atomic"]
 
-TEMP_PREFIX = ".tmp-"
-"""A file being written is `.tmp-<final name>.<random>` until renamed; a crash can leave one
-behind (`dfir cache prune` removes them, under the lock of the key the final name belongs to)."""
-
 
 def write_atomic(path: str, data: bytes) -> None:
-    """Write `data` to `path` so that readers see either the old file or the whole new one.
-
-    The bytes go to a temporary file in the same directory that is then renamed over `path`
-    (`os.replace`, atomic on POSIX). There is no fsync: after a power loss a file may be left
-    short, which its checksums reveal; the cache then compiles again instead of loading it.
-    """
-    directory = os.path.dirname(path) or "."
-    fd, temp = tempfile.mkstemp(prefix=f"{TEMP_PREFIX}{os.path.basename(path)}.", dir=directory)
-    try:
-        with os.fdopen(fd, "wb") as out:
-            out.write(data)
-        os.replace(temp, path)
-    except BaseException:
-        if os.path.exists(temp):
-            os.unlink(temp)
-        raise
+    """Write a cache file atomically (`dfir.core.atomic_file.write_atomic`), readable by its owner
+    only: readers see either the old file or the whole new one."""
+    atomic_file.write_atomic(path, data, private=True)
 
 
 def timestamped_name(directory: str, key: str, suffix: str) -> str:
