@@ -48,7 +48,7 @@ MAY_IMPORT: dict[str, set[str]] = {
 
 # Imports inside functions: only heavy or optional dependencies loaded when first needed (the
 # compiler is one for `import dfir` and the `dfir` commands that do not compile: the runtime stands alone).
-MAX_FUNCTION_IMPORTS = 22
+MAX_FUNCTION_IMPORTS = 24
 
 
 def source_modules() -> dict[str, Path]:

@@ -8,19 +8,22 @@ the SHA-256 of its 32 raw public bytes.
 The signing key is the `sign_with=` argument, else the file env `DFIR_SIGNING_KEY` names; the
 trusted keys are the `trusted_keys=` argument, else the file env `DFIR_TRUSTED_KEYS` names
 (`signing_key`, `trusted_keys`). docs/security.md says how they are used.
+
+Finding that no key is set imports nothing more; reading, making or using a key imports
+`dfir.om.ed25519` and with it `cryptography`.
 """
 from __future__ import annotations
 
 import hashlib
 import os
 import re
-from typing import Iterable
-
-from cryptography.exceptions import UnsupportedAlgorithm
-from cryptography.hazmat.primitives import serialization
-from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
+from types import ModuleType
+from typing import TYPE_CHECKING, Iterable
 
 from dfir.core.errors import GeError
+
+if TYPE_CHECKING:
+    from dfir.om.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
 
 __all__ = ["SIGNING_KEY_ENV", "TRUSTED_KEYS_ENV", "SigningKey", "TrustedKeys", "key_fingerprint",
            "load_signing_key", "load_trusted_keys", "signing_key", "trusted_keys", "write_key_pair"]
@@ -36,8 +39,14 @@ def key_fingerprint(public_key: bytes) -> str:
     return "sha256:" + hashlib.sha256(public_key).hexdigest()[:16]
 
 
+def _ed25519() -> ModuleType:
+    """`dfir.om.ed25519`, imported the first time a key is read, made or used."""
+    from dfir.om import ed25519  # lazy: cryptography (15 ms, 3-5 MiB) that a load without keys never needs
+    return ed25519
+
+
 def _raw(public_key: Ed25519PublicKey) -> bytes:
-    return public_key.public_bytes(serialization.Encoding.Raw, serialization.PublicFormat.Raw)
+    return _ed25519().raw_public_key(public_key)
 
 
 class SigningKey:
@@ -86,14 +95,15 @@ def load_signing_key(path: str | os.PathLike, source: str | None = None) -> Sign
     path = os.fspath(path)
     what = f"the signing key {source or path}"
     data = _read(path, what)
+    ed25519 = _ed25519()
     try:
-        key = serialization.load_pem_private_key(data, password=None)
+        key = ed25519.private_key_from_pem(data)
     except TypeError:
         raise GeError(f"{what} is encrypted; dfir reads unencrypted PEM keys (`dfir keygen` "
                       "writes one)") from None
-    except (ValueError, UnsupportedAlgorithm):
+    except ValueError:
         raise GeError(f"{what} is not a PEM private key") from None
-    if not isinstance(key, Ed25519PrivateKey):
+    if not isinstance(key, ed25519.Ed25519PrivateKey):
         raise GeError(f"{what} is {_kind(key)} key, expected an Ed25519 key")
     return SigningKey(key, source or path)
 
@@ -108,16 +118,17 @@ def load_trusted_keys(path: str | os.PathLike, source: str | None = None) -> Tru
     if not blocks:
         raise GeError(f"{what} holds no PEM public key")
     keys = []
+    ed25519 = _ed25519()
     for index, block in enumerate(blocks):
         label = block[1].decode()
         if label != "PUBLIC KEY":
             raise GeError(f"{what}: PEM block {index} is a {label}, expected a PUBLIC KEY "
                           "(trust public keys only)")
         try:
-            key = serialization.load_pem_public_key(block[0])
-        except (ValueError, UnsupportedAlgorithm):
+            key = ed25519.public_key_from_pem(block[0])
+        except ValueError:
             raise GeError(f"{what}: PEM block {index} is not a valid public key") from None
-        if not isinstance(key, Ed25519PublicKey):
+        if not isinstance(key, ed25519.Ed25519PublicKey):
             raise GeError(f"{what}: PEM block {index} is {_kind(key)} key, expected an Ed25519 key")
         keys.append(_raw(key))
     return TrustedKeys(keys, source or path)
@@ -131,7 +142,7 @@ def signing_key(sign_with: object = None) -> SigningKey | None:
         return load_signing_key(path, f"{SIGNING_KEY_ENV}={path}") if path else None
     if isinstance(sign_with, SigningKey):
         return sign_with
-    if isinstance(sign_with, Ed25519PrivateKey):
+    if isinstance(sign_with, _ed25519().Ed25519PrivateKey):
         return SigningKey(sign_with, "sign_with")
     if isinstance(sign_with, (str, os.PathLike)):
         return load_signing_key(sign_with, f"sign_with={os.fspath(sign_with)}")
@@ -156,7 +167,7 @@ def trusted_keys(trusted: object = None) -> TrustedKeys | None:
     for item in items:
         if isinstance(item, TrustedKeys):
             keys |= item.public_keys
-        elif isinstance(item, Ed25519PublicKey):
+        elif isinstance(item, _ed25519().Ed25519PublicKey):
             keys.add(_raw(item))
         elif isinstance(item, (str, os.PathLike)):
             keys |= load_trusted_keys(item, f"trusted_keys={os.fspath(item)}").public_keys
@@ -174,11 +185,7 @@ def write_key_pair(name: str) -> tuple[str, str, SigningKey]:
     for path in (private_path, public_path):
         if os.path.lexists(path):
             raise GeError(f"{path} already exists; keygen never overwrites a key")
-    key = Ed25519PrivateKey.generate()
-    private = key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
-                                serialization.NoEncryption())
-    public = key.public_key().public_bytes(serialization.Encoding.PEM,
-                                           serialization.PublicFormat.SubjectPublicKeyInfo)
+    key, private, public = _ed25519().new_key_pair()
     _write_new(private_path, private, 0o600)
     try:
         _write_new(public_path, public, 0o644)

@@ -13,14 +13,14 @@ deterministic, so the same file and key give the same bytes.
    file, a signer that is not trusted (named by fingerprint) and a signature that does not
    verify are each a GeError saying which. Callers verify before anything in the file is
    unpickled or loaded, and rely on the reader (or the cache's check) for the digests.
+
+Reading a trailer needs no cryptography; checking a signature (`Signature.verifies`) imports
+`dfir.om.ed25519`.
 """
 from __future__ import annotations
 
 import struct
 from dataclasses import dataclass
-
-from cryptography.exceptions import InvalidSignature
-from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
 from dfir.core.errors import GeError
 from dfir.om.keys import SigningKey, TrustedKeys, key_fingerprint
@@ -49,12 +49,8 @@ class Signature:
 
     def verifies(self, header: Bytes) -> bool:
         """Whether the signature is the signer's for `header` (the file's 256-byte header)."""
-        try:
-            Ed25519PublicKey.from_public_bytes(self.public_key).verify(
-                self.signature, SIGNED_CONTEXT + bytes(header[:HEADER_SIZE]))
-        except (InvalidSignature, ValueError):
-            return False
-        return True
+        from dfir.om.ed25519 import verifies  # lazy: cryptography, which reading a trailer never needs
+        return verifies(self.public_key, self.signature, SIGNED_CONTEXT + bytes(header[:HEADER_SIZE]))
 
 
 def split_signature(data: Bytes) -> tuple[memoryview, Signature | None]:

@@ -1,11 +1,13 @@
 """The runtime stands alone: a fresh process that loads an `.om`, feeds it and fetches its outputs
-(and `dfir run` on it) imports no xDSL and no compiler module, in the driver and in its worker.
+(and `dfir run` on it) imports no xDSL and no compiler module, in the driver and in its worker; nor
+`cryptography`, unless the load trusts keys and so checks the file's signature.
 
 The model: x -> a GE graph node relu(x + x) (onnxruntime backend) -> a `@pyflow` UDF that returns
 its input + 1 and the names of the compiler modules its own worker has loaded, as bytes."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 
@@ -16,6 +18,8 @@ import dfir
 import dfir.dataflow as df
 from dfir.frontend.dataflow import names as flow_names
 from dfir.ge.graph import Graph
+from dfir.om.keys import SIGNING_KEY_ENV, TRUSTED_KEYS_ENV, write_key_pair
+from dfir.om.signature import signed
 
 # what only compiling needs: xDSL, the IR, passes, lowering, the compile driver, the frontends
 COMPILER = ("xdsl", "dfir.dialects", "dfir.passes", "dfir.lowering", "dfir.driver", "dfir.frontend.importer",
@@ -86,6 +90,33 @@ def test_the_worker_probe_would_see_a_compiler_module(om_path, tmp_path):
     result = json.loads(done.stdout.strip().splitlines()[-1])
     assert "dfir.driver.compiler" in result["driver"] and "xdsl" in result["driver"]
     assert "dfir.driver.compiler" in result["worker"].split(",")
+
+
+LOAD_ONLY = """
+import json, sys
+import dfir
+with dfir.load(sys.argv[1], trusted_keys=(sys.argv[2] if len(sys.argv) > 2 else None)):
+    print(json.dumps("cryptography" in sys.modules))
+"""
+
+
+def test_a_load_imports_cryptography_only_when_it_trusts_keys(om_path, tmp_path):
+    """Checking a signature is the one use of `cryptography` (a few MiB) in a load: without trusted
+    keys a file loads, signed or not, and leaves it unimported."""
+    _, public, key = write_key_pair(str(tmp_path / "dev"))
+    signed_path = tmp_path / "signed.om"
+    signed_path.write_bytes(signed(om_path.read_bytes(), key))
+    no_keys = {name: value for name, value in os.environ.items() if name not in (TRUSTED_KEYS_ENV, SIGNING_KEY_ENV)}
+
+    def cryptography_imported(*arguments: str) -> bool:
+        done = subprocess.run([sys.executable, "-c", LOAD_ONLY, *arguments], capture_output=True, text=True,
+                              timeout=120, cwd=tmp_path, env=no_keys)
+        assert done.returncode == 0, done.stderr[-4000:]
+        return json.loads(done.stdout.strip().splitlines()[-1])
+
+    assert cryptography_imported(str(om_path)) is False
+    assert cryptography_imported(str(signed_path)) is False
+    assert cryptography_imported(str(signed_path), public) is True
 
 
 def test_dfir_run_imports_no_compiler(om_path, tmp_path):
