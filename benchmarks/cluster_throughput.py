@@ -37,8 +37,8 @@ from dfir.frontend.dataflow import names  # noqa: E402
 import runtime_throughput  # noqa: E402
 from runtime_throughput import STAGES, Sizes, report  # noqa: E402
 
-FULL = Sizes(2_000, 300, {64 << 20: 8})
-SMOKE = Sizes(100, 20, {64 << 20: 2})
+FULL = Sizes(2_000, 300, 3, {64 << 20: 8}, 1)
+SMOKE = Sizes(100, 20, 1, {64 << 20: 2}, 1)
 SERVER_OF_STAGE = (0, 0, 1)
 OBJECT_STORE_BYTES = 1 << 30
 TARGETS = [  # (workload, variant, baseline variant, at least)
@@ -111,22 +111,18 @@ def main() -> None:
     parser.add_argument("--smoke", action="store_true", help="a few messages per measurement, to check it runs")
     sizes = SMOKE if parser.parse_args().smoke else FULL
     cluster = start_cluster()
-    rows = []
     try:
         with tempfile.TemporaryDirectory() as workdir:
-            # The Compiled Graph runs last: when it hangs, its teardown has crashed a raylet here.
-            for factory in (lambda: DfirOnRay(Path(workdir)), PinnedActors, PinnedCompiledGraph):
-                try:
-                    rows += runtime_throughput.run_variant(factory, sizes, Path(workdir))
-                except Exception as exc:  # noqa: BLE001 - a baseline may fail on a small machine
-                    if factory not in (PinnedActors, PinnedCompiledGraph):
-                        raise
-                    print(f"{factory.name} could not finish ({type(exc).__name__}: "
-                          f"{str(exc).splitlines()[0] if str(exc) else ''}); its ratios are skipped\n")
+            rows = runtime_throughput.measure([lambda: DfirOnRay(Path(workdir)), PinnedActors], [PinnedActors],
+                                              sizes, sizes.rounds, sizes.w2_rounds)
+            # The Compiled Graph runs alone, last: when it hangs, its teardown has crashed a raylet here
+            # (which ends every other variant's driver).
+            rows += runtime_throughput.measure([PinnedCompiledGraph], [PinnedCompiledGraph], sizes, sizes.rounds,
+                                               sizes.w2_rounds)
     finally:
         ray.shutdown()
         cluster.shutdown()
-    report(rows, TARGETS)
+    report(rows, sizes.rounds, sizes.w2_rounds, TARGETS)
     sys.stdout.flush()
 
 

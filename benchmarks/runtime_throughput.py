@@ -581,7 +581,9 @@ def report(rows: list[Row], rounds: int, w2_rounds: int, targets: list[tuple[str
         found = ratio(rows, workload, variant, baseline)
         verdict = "" if found is None else f" (target >= {target}x: {'met' if found[0] >= target else 'MISSED'})"
         print(f"  {workload}: {variant} / {baseline} = {format_ratio(found)}{verdict}")
-    print("\nshare of the harness floor (no target: the most a concurrent variant reaches in this harness):")
+    if not any(row.variant == "harness floor" for row in rows):
+        return
+    print("\nshare of the harness floor (no target: the same harness with no transport, the stages computed inline):")
     for workload, variant, baseline in HARNESS_SHARES:
         print(f"  {workload}: {variant} / {baseline} = {format_ratio(ratio(rows, workload, variant, baseline))}")
 
