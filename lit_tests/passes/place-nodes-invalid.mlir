@@ -36,7 +36,7 @@
 // UNDECLARED: deploy info {{.*}}deploy-undeclared.json $.deploy_info[1].flow_node_name (node 'b') names device 0:0:1, which the resource config does not declare
 // TWICE: file={{.*}}deploy-twice.json; $.deploy_info[0].flow_node_name:
 // EMPTY: file={{.*}}deploy-empty.json; $:
-// TRUNCATED: file={{.*}}deploy-truncated.json; the deploy info is not valid JSON: Expecting value: line 1 column 18 (char 17)
+// TRUNCATED: file={{.*}}deploy-truncated.json; the deploy info is not valid JSON: Expecting value at line 1 column 18
 // MISSING: file={{.*}}no-such-file.json; cannot read the deploy info: No such file or directory
 
 df.graph_pp @mlp_pp graph @mlp {framework = "ge"}
