@@ -33,6 +33,7 @@ from xdsl.printer import Printer
 from xdsl.traits import HasParent, IsTerminator, NoTerminator, SymbolOpInterface
 from xdsl.utils.exceptions import VerifyException
 
+from dfir.core.udf_timeout import UDF_TIMEOUT_FACT, udf_timeout_problem
 from dfir.dialects.df_attrs import (DF_ATTRIBUTES, AlignAttr, BalanceAttr, CountBatchAttr, DeviceAttr, FuncAttr,
                                     InstanceAttr, TimeBatchAttr)
 from dfir.dialects.df_params import params_of
@@ -102,8 +103,9 @@ class NodeOp(IRDLOperation):
         %2:2 = df.node "split"(%0) pp @split_pp {loc = "x.py:4"} : 1 -> 2
 
     The importer writes `loc`, `alias`, `user_attrs` (`set_attr`), `balance` and `resources`
-    (`@pyflow(resources=...)`); the `place` phase writes `device` or `devices` and `invokes`
-    (`place-nodes`: the devices of its invoked closures by key), `instance` and `dispatch`
+    (`@pyflow(resources=...)`); the `place` phase writes `device` or `devices`, `invokes`
+    (`place-nodes`: the devices of its invoked closures by key) and `udf_timeout_ms` (`place-nodes`:
+    the timeout of a UDF node's calls its deploy info entry gives), `instance` and `dispatch`
     (`replicate-instances`) and `align` (`align-inputs`). Each is declared, so the verifier checks its type.
     """
 
@@ -123,6 +125,7 @@ class NodeOp(IRDLOperation):
     device = opt_attr_def(DeviceAttr)
     devices = opt_attr_def(ArrayAttr[DeviceAttr])
     invokes = opt_attr_def(DictionaryAttr)
+    udf_timeout_ms = opt_attr_def(IntegerAttr[I64])
     instance = opt_attr_def(InstanceAttr)
     dispatch = opt_attr_def(StringAttr)
     align = opt_attr_def(AlignAttr)
@@ -166,6 +169,9 @@ class NodeOp(IRDLOperation):
         if batched != sorted(set(batched)):
             raise VerifyException(f"{self.label}: batch inputs {batched} must be distinct and in "
                                   "increasing order")
+        problem = None if self.udf_timeout_ms is None else udf_timeout_problem(self.udf_timeout_ms.value.data)
+        if problem:
+            raise VerifyException(f"{self.label}: udf_timeout_ms {self.udf_timeout_ms.value.data}: {problem}")
 
     @classmethod
     def parse(cls, parser: Parser) -> NodeOp:
@@ -521,6 +527,12 @@ class FuncPpOp(IRDLOperation):
                 expected = f"one of {list(allowed)}" if allowed else "a string"
                 raise VerifyException(f"{where}: project.{key} must be {expected}, got "
                                       f"{value if value is not None else 'nothing'}")
+        timeout = facts.get(UDF_TIMEOUT_FACT)
+        if timeout is not None:
+            digits = isinstance(timeout, StringAttr) and timeout.data.isascii() and timeout.data.isdigit()
+            problem = udf_timeout_problem(int(timeout.data) if digits else 0)  # not digits: out of range as 0
+            if problem:
+                raise VerifyException(f"{where}: project.{UDF_TIMEOUT_FACT} {timeout}: {problem}, as a string")
 
     def verify_ports(self, node: NodeOp) -> None:
         """Each node input and output is owned by exactly one func of this process point."""

@@ -35,6 +35,7 @@ from dfir.core.backends import COMPILED_BACKENDS, REFERENCE
 from dfir.core.data_type import from_numpy
 from dfir.core.errors import GeError
 from dfir.core.udf_params import InitParam
+from dfir.core.udf_timeout import UDF_TIMEOUT_FACT
 from dfir.dialects import ge
 from dfir.dialects.df import DataOp, FlowGraphPpOp, FuncPpOp, GraphOp, GraphPpOp, NodeOp, top_graphs
 from dfir.dialects.df_attrs import AlignAttr, BalanceAttr, DeviceAttr
@@ -43,9 +44,10 @@ from dfir.lowering.flatten import flatten
 from dfir.lowering.ge_executable import DEFAULT_VARIANT, GraphCode, compile_graph, output_dtypes
 from dfir.lowering.ge_graph import ge_graph_entry
 from dfir.lowering.om_writer import Chunks
-from dfir.om.plan import (DEFAULT_CHANNEL_DEPTH, METHOD_FACT, Cluster, WEIGHT_ALIGNMENT, Align, CppProject, Executable, Func,
-                          GeGraph, GraphPoint, Input, InputBatch, Node, Plan, ProcessPoint, PyProject, PyUdf, SoBin,
-                          UdfBlob, Unit, Weight, list_from_json, process_point_from_json)
+from dfir.om.plan import (DEFAULT_CHANNEL_DEPTH, DEFAULT_RECOVER, METHOD_FACT, Cluster, WEIGHT_ALIGNMENT, Align,
+                          CppProject, Executable, Func, GeGraph, GraphPoint, Input, InputBatch, Node, Plan,
+                          ProcessPoint, PyProject, PyUdf, SoBin, UdfBlob, Unit, Weight, list_from_json,
+                          process_point_from_json)
 from dfir.passes.convert_ge_to_linalg import AUTO_ATTR
 
 _FUNC_KINDS = ("py_func", "py_project", "cpp_project")
@@ -165,13 +167,16 @@ def the_graph(module: ModuleOp) -> GraphOp:
 def lower_graph(module: ModuleOp, reuse: Mapping[str, LoweredGraph] | None = None,
                 skeleton: Skeleton | None = None, channel_depth: int = DEFAULT_CHANNEL_DEPTH,
                 cluster: Cluster = Cluster(), build: GeBuild = GeBuild(),
-                shared_arena_bytes: int | None = None) -> LoweredGraph:
+                shared_arena_bytes: int | None = None, recover: str = DEFAULT_RECOVER,
+                udf_timeout_ms: int | None = None) -> LoweredGraph:
     """The plan of the module's graph. `reuse` maps process point symbols to units lowered
     before, merged instead of lowering those points; the units lowered here are in `units`.
     `skeleton`, the graph's skeleton lowered before, is used instead of lowering the graph.
     `channel_depth` is the depth the runtime gives the model's channels, `cluster` where its
     servers run, `build` how GE graphs' code is built, `shared_arena_bytes` the size of the
-    runtime's tensor arena (None: the runtime's default)."""
+    runtime's tensor arena (None: the runtime's default), `recover` what the runtime does when a
+    worker dies, `udf_timeout_ms` the timeout of a UDF node that has none of its own
+    (`udf_timeouts`)."""
     symbols = {op.sym_name.data: op for op in module.ops if hasattr(op, "sym_name")}
     if skeleton is None:
         skeleton = graph_skeleton(the_graph(module), symbols)
@@ -191,17 +196,38 @@ def lower_graph(module: ModuleOp, reuse: Mapping[str, LoweredGraph] | None = Non
     plan = replace(skeleton, nodes=nodes, udfs=tuple(tables.udfs), ge_graphs=tuple(tables.ge_graphs),
                    so_bins=tuple(tables.so_bins), channel_depth=channel_depth,
                    executables=tuple(tables.executables), cluster=cluster,
-                   shared_arena_bytes=shared_arena_bytes)
+                   shared_arena_bytes=shared_arena_bytes, recover=recover,
+                   udf_timeouts=_udf_timeouts(skeleton, nodes, symbols, udf_timeout_ms))
     plan.check()
     return LoweredGraph(plan, tables.blobs.udf_payloads, tables.blobs.so_bins, tables.blobs.weights, units,
                         skeleton, tables.blobs.executables)
+
+
+def _udf_timeouts(skeleton: Skeleton, nodes: tuple[Node[ProcessPoint], ...], symbols: Mapping[str, object],
+                  default_ms: int | None) -> dict[str, int]:
+    """The timeout of every UDF node that has one, most specific first: the `udf_timeout_ms`
+    fact of its UDF project (its compile config's), the skeleton's (its deploy info entry's,
+    which `place-nodes` wrote on its `df.node`), `default_ms` (the option's)."""
+    timeouts = {}
+    for skeleton_node, node in zip(skeleton.nodes, nodes):
+        if isinstance(node.pp, GraphPoint):
+            continue
+        pp = symbols.get(skeleton_node.pp.name)
+        facts = pp.project.data if isinstance(pp, FuncPpOp) and pp.project is not None else {}
+        fact = facts.get(UDF_TIMEOUT_FACT)
+        milliseconds = (int(fact.data) if isinstance(fact, StringAttr) else
+                        skeleton.udf_timeouts.get(node.name, default_ms))
+        if milliseconds is not None:
+            timeouts[node.name] = milliseconds
+    return timeouts
 
 
 def graph_skeleton(graph: GraphOp, symbols: Mapping[str, object] | None = None) -> Skeleton:
     """The graph's own part of its plan: all but the tables, each node's `pp` its symbol. The
     clones of a replicated node are one plan node (at the first one's position) and a unit
     each; the sub-FlowGraphs it runs are flattened into it (`symbols`: the module's symbol ops).
-    The plan is `n_mapping` when the graph is or one of its nodes (a sub-FlowGraph's too) batches."""
+    The plan is `n_mapping` when the graph is or one of its nodes (a sub-FlowGraph's too) batches;
+    its `udf_timeouts` are those its deploy info gives (`udf_timeout_ms` on the `df.node`s)."""
     flat = flatten(graph, symbols or {})
     nodes = tuple(_node_entry(node.name, node.instances[0], flat.ref) for node in flat.nodes)
     units = tuple(_unit(n, clone) for n, node in enumerate(flat.nodes) for clone in node.instances)
@@ -211,7 +237,9 @@ def graph_skeleton(graph: GraphOp, symbols: Mapping[str, object] | None = None) 
                 nodes=nodes, order=tuple(range(len(flat.nodes))), align=_align_entry(graph.align),
                 closures=flat.flow_closures(),
                 n_mapping=graph.n_mapping is not None or any(node.batch for node in nodes), units=units,
-                exception_catch=graph.exception_catch is not None)
+                exception_catch=graph.exception_catch is not None,
+                udf_timeouts={node.name: node.instances[0].udf_timeout_ms.value.data for node in flat.nodes
+                              if node.instances[0].udf_timeout_ms is not None})
 
 
 def _align_entry(align: AlignAttr | None) -> Align | None:

@@ -27,7 +27,9 @@ closure of the node (`df.invoked_closure` keys) and give a `logic_device_list` w
 per instance of the node (closures run GE graphs, AscendGraphs in the seed's terms, and a
 `deploy_info_file` places a sub-FlowGraph: `InvokePlacement.check`), and every device must be
 declared by the resource config when one is given. The host spells `#df.device<host>` ("-1");
-a server's host CPU keeps its ids (`#df.device<0:0:-1:0>`).
+a server's host CPU keeps its ids (`#df.device<0:0:-1:0>`). A batch entry's `udf_timeout_ms` goes
+on each UDF node it places (`udf_timeout_ms = 5000 : i64`), and on a node running a sub-FlowGraph,
+whose nodes placed with no timeout of their own take it; a GE graph node gets none.
 
     %1 = df.node "a"(%0) pp @p : 1 -> 1
       ==>   %1 = df.node "a"(%0) pp @p {device = #df.device<host>} : 1 -> 1
@@ -46,7 +48,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from xdsl.context import Context
-from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, ModuleOp, StringAttr
+from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, IntegerAttr, ModuleOp, StringAttr, i64
 from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import DiagnosticException
 
@@ -106,6 +108,8 @@ class PlaceNodes(ModulePass):
                 invoke = _invoke_for(placement, key if key is not None else _point_name(node))
                 _check_single_instance(node, sub, placement, invoke)
                 nested = _place_subgraph(graphs[sub], node, invoke)
+                if key is None:
+                    _inherit_udf_timeout(graphs[sub], node)
                 self._place_children(graphs[sub], nested, children, graphs)
 
     def summary(self, op: ModuleOp) -> str:
@@ -133,6 +137,8 @@ class _Deployment:
         for node in self.nodes:
             placement = placed[node.node_name.data] = self._placement(node)
             _set_devices(node, [device_attr(d) for d in placement.devices])
+            if placement.udf_timeout_ms is not None and _has_udf_timeout(node):
+                node.udf_timeout_ms = IntegerAttr(placement.udf_timeout_ms, i64)
             if placement.invokes:
                 invokes = self._invokes(node, placement)
                 if invokes.data:
@@ -195,6 +201,22 @@ def _set_devices(node: NodeOp, devices: Sequence[DeviceAttr]) -> None:
     if _heavy_load(node):
         devices = [d if d.is_host else _server_host(d) for d in devices]
     node.device, node.devices = (devices[0], None) if len(devices) == 1 else (None, ArrayAttr(list(devices)))
+
+
+def _has_udf_timeout(node: NodeOp) -> bool:
+    """Whether a deploy entry's `udf_timeout_ms` acts on `node`: a UDF, or a node running a
+    sub-FlowGraph, whose nodes then take it (a GE graph's calls have no timeout)."""
+    return isinstance(_process_point(node), FuncPpOp | FlowGraphPpOp)
+
+
+def _inherit_udf_timeout(graph: GraphOp, parent: NodeOp) -> None:
+    """Give the nodes of sub-FlowGraph `graph` that the deploy info gave no timeout the timeout
+    of `parent`, the node running it."""
+    if parent.udf_timeout_ms is None:
+        return
+    for node in graph.node_ops:
+        if node.udf_timeout_ms is None and _has_udf_timeout(node):
+            node.udf_timeout_ms = parent.udf_timeout_ms
 
 
 def _server_host(device: DeviceAttr) -> DeviceAttr:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
-from typing import Sequence
+from typing import Callable, Sequence
 
 from dfir.core.messages import Kind, Message, TransactionMeta
 from dfir.frontend.flow_func.status import FLOW_FUNC_ERR_DATA_ALIGN_FAILED
@@ -55,11 +55,17 @@ class ChannelAligner:
     """Pairs the messages of `chosen` channels (see the module docstring); `bell` is the doorbell
     their consumer sleeps on."""
 
-    def __init__(self, region, bell: int, chosen: Sequence[int], align: Align):
+    def __init__(self, region, bell: int, chosen: Sequence[int], align: Align,
+                 stale: Callable[[int, int], bool] | None = None):
         self._region = region
         self._bell = bell
         self._chosen = list(chosen)
         self._align = align
+        # (transaction id, ret code) -> whether the message is a result of a transaction that
+        # recovery failed (the driver's ledger); the failures standing in for such transactions,
+        # per transaction, as they arrive
+        self._stale = stale
+        self._standing_in: dict[int, list[Message | None]] = {}
         self._aligner = channels.Aligner(len(self._chosen), align.cache, align.timeout, align.dropout)
 
     def pull(self) -> list[list[Message] | Unaligned] | None:
@@ -72,6 +78,8 @@ class ChannelAligner:
                 return None
             now = now_ms()
             for (message,) in sets:
+                if self._stale is not None and self._recovered(j, message, outcomes):
+                    continue
                 completed, evicted = self._aligner.push(j, message.meta.transaction_id, message.data_label,
                                                         message, now)
                 if evicted is not None:
@@ -81,6 +89,26 @@ class ChannelAligner:
         for expired in self._aligner.expire(now_ms()):
             self._give_up(outcomes, expired, f"the alignment timeout of {self._align.timeout} ms passed")
         return outcomes
+
+    def _recovered(self, j: int, message: Message, outcomes: list) -> bool:
+        """Whether `message` (of input `j`) belongs to a transaction that recovery failed: a
+        result of it, dropped; or the failure standing in for it, which groups with its peers
+        outside the aligner (the transaction's groups in it are dropped first) and completes
+        once every input has one."""
+        transaction_id, ret_code = message.meta.transaction_id, message.ret_code
+        if self._stale(transaction_id, ret_code):
+            return True
+        if ret_code == 0 or not self._stale(transaction_id, 0):
+            return False
+        slots = self._standing_in.get(transaction_id)
+        if slots is None:
+            self._aligner.discard(transaction_id)
+            slots = self._standing_in[transaction_id] = [None] * len(self._chosen)
+        slots[j] = message
+        if all(slot is not None for slot in slots):
+            outcomes.append(slots)
+            del self._standing_in[transaction_id]
+        return True
 
     def wait_ms(self, deadline: float | None = None) -> int:
         """How long to sleep for more messages: until `deadline` (monotonic seconds; None: none)

@@ -32,11 +32,12 @@ from dfir.frontend.ge.graph import Graph
 from dfir.frontend.importer import import_flow_graph, import_ge_graph
 from dfir.driver.host_backends import fastest_backend, host_cpu
 from dfir.frontend.options import (BACKEND_OPTION, CHANNEL_DEPTH_OPTION, CLUSTER_OPTION, RAY_ADDRESS_OPTION,
-                                   THREADS_OPTION, default_backend, memory_pool_bytes)
+                                   RECOVER_OPTION, THREADS_OPTION, UDF_TIMEOUT_OPTION, default_backend,
+                                   memory_pool_bytes)
 from dfir.lowering.om import om_bytes
 from dfir.lowering.plan import GeBuild, LoweredGraph, Skeleton, lower_graph
 from dfir.om.keys import SigningKey
-from dfir.om.plan import DEFAULT_CHANNEL_DEPTH, Cluster
+from dfir.om.plan import DEFAULT_CHANNEL_DEPTH, DEFAULT_RECOVER, Cluster
 from dfir.om.signature import signed
 
 
@@ -205,7 +206,8 @@ class CompileJob:
                                              and op.backend is not None and op.backend.data in COMPILED_BACKENDS))
         with self.timed("lower"):
             lowered = lower_graph(module, reuse, skeleton, channel_depth(self.options), cluster(self.options),
-                                  self.ge_build(), memory_pool_bytes(self.options))
+                                  self.ge_build(), memory_pool_bytes(self.options),
+                                  recover=recover(self.options), udf_timeout_ms=udf_timeout_ms(self.options))
             ir_text, texts = print_module_parts(module, printed)
             om = om_bytes(lowered, ir_text, resource_config=self._resource_bytes,
                           cache_manifest=cache_manifest)
@@ -259,3 +261,15 @@ def cluster(options: Mapping[str, str]) -> Cluster:
 def channel_depth(options: Mapping[str, str]) -> int:
     """The depth of the runtime's channels the options ask for (`dfir.runtime.channel_depth`)."""
     return int(options.get(CHANNEL_DEPTH_OPTION, DEFAULT_CHANNEL_DEPTH))
+
+
+def recover(options: Mapping[str, str]) -> str:
+    """What the runtime does when a worker dies, as the options ask (`dfir.runtime.recover`)."""
+    return options.get(RECOVER_OPTION, DEFAULT_RECOVER)
+
+
+def udf_timeout_ms(options: Mapping[str, str]) -> int | None:
+    """The timeout of a UDF node's calls the options ask for (`dfir.runtime.udf_timeout_ms`;
+    None: none), for the nodes whose compile config or deploy entry gives none."""
+    value = options.get(UDF_TIMEOUT_OPTION)
+    return None if value is None else int(value)

@@ -14,9 +14,10 @@ from typing import Callable, NamedTuple
 from dfir.core.backends import AUTO, BACKEND_CHOICES
 from dfir.core.closest import closest_name
 from dfir.core.errors import GeError
+from dfir.core.udf_timeout import udf_timeout_problem
 from dfir.frontend.ge.input_shape import input_shape_problem
 from dfir.frontend.ge.output_max_size import parse_output_max_size
-from dfir.om.plan import CLUSTER_KINDS, MAX_CHANNEL_DEPTH, MAX_GE_THREADS, SHARED_ARENA_BYTES
+from dfir.om.plan import CLUSTER_KINDS, MAX_CHANNEL_DEPTH, MAX_GE_THREADS, RECOVER_CHOICES, SHARED_ARENA_BYTES
 
 _log = logging.getLogger("dfir.options")
 
@@ -34,6 +35,11 @@ CLUSTER_OPTION = "dfir.runtime.cluster"
 """Where the servers of the resource config run: local (the default) or ray (the plan's `cluster`)."""
 RAY_ADDRESS_OPTION = "dfir.runtime.ray_address"
 """The Ray cluster `dfir.runtime.cluster=ray` connects to (default: RAY_ADDRESS, else a local Ray)."""
+RECOVER_OPTION = "dfir.runtime.recover"
+"""What the runtime does when a worker dies: restart (the default) or off (the plan's `recover`)."""
+UDF_TIMEOUT_OPTION = "dfir.runtime.udf_timeout_ms"
+"""The milliseconds one call of every UDF node may take (the plan's `udf_timeouts`; without it, and
+without a node's own, no limit)."""
 MEMORY_POOLS_OPTION = "ge.flowGraphMemMaxSize"
 """GE's memory pools of a FlowGraph's messages: the runtime's tensor arena is their total."""
 
@@ -78,6 +84,12 @@ def _channel_depth(value: str) -> str | None:
     if value.isdigit() and 1 <= int(value) <= MAX_CHANNEL_DEPTH:
         return None
     return f"expected a channel depth in [1, {MAX_CHANNEL_DEPTH}] (messages)"
+
+
+def _udf_timeout(value: str) -> str | None:
+    if not (value.isascii() and value.isdigit()):
+        return udf_timeout_problem(0)  # not a number: the message of a number out of range
+    return udf_timeout_problem(int(value))
 
 
 def _threads(value: str) -> str | None:
@@ -189,6 +201,8 @@ KNOWN_OPTIONS: dict[str, KnownOption] = {key: KnownOption(*known) for key, known
     THREADS_OPTION: (_threads, True),
     CLUSTER_OPTION: (_choice(*CLUSTER_KINDS), True),
     RAY_ADDRESS_OPTION: (_any, True),
+    RECOVER_OPTION: (_choice(*RECOVER_CHOICES), True),
+    UDF_TIMEOUT_OPTION: (_udf_timeout, True),
 }.items()}
 _warned: set[str] = set()
 

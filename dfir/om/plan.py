@@ -15,7 +15,8 @@ the typed attributes. `Plan.from_json(data, where="plan")`:
    every node with one at least; `order` is a topological permutation of the nodes; every `udf`,
    `graph`, `so` and closure index lies in its table; func ports in their node's; each GE graph
    numbers its values once and uses them after they are defined, and its slots lie in its arena;
-   a GE graph with an IREE backend names an `executables` entry of that backend.
+   a GE graph with an IREE backend names an `executables` entry of that backend; `udf_timeouts`
+   names nodes that run no GE graph.
 
 A defect raises a `GeError` whose message starts with the JSON path of the value and says what
 was expected: ``plan.nodes[3].inputs[1].node: 7 is out of range [0, 5)``.
@@ -39,6 +40,7 @@ from dfir.core.backends import COMPILED_BACKENDS, GE_BACKENDS, REFERENCE
 from dfir.core.batching import BatchSpec, CountBatchSpec, TimeBatchSpec
 from dfir.core.errors import GeError
 from dfir.core.udf_params import INT64_RANGE, LIST_TAGS, SCALAR_TAGS, TAGS, InitParam
+from dfir.core.udf_timeout import MAX_UDF_TIMEOUT_MS
 
 FORMAT = 2                  # the plan's shape: 2 since `units` (1: each node's `device` and `instances`)
 FORMATS = (1, FORMAT)       # the formats `Plan.from_json` reads (a format-1 plan reads as its format-2 shape)
@@ -68,7 +70,7 @@ SHARED_ARENA_BYTES = (1024, 256 << 30)
 OPTIONAL_PLAN_FIELDS: Mapping[str, Any] = MappingProxyType({
     "order": None, "align": None, "udfs": [], "ge_graphs": [], "so_bins": [], "executables": [],
     "channel_depth": DEFAULT_CHANNEL_DEPTH, "closures": [], "n_mapping": False, "cluster": None,
-    "shared_arena_bytes": None, "exception_catch": False})
+    "shared_arena_bytes": None, "exception_catch": False, "recover": "restart", "udf_timeouts": {}})
 """Plan fields a plan may leave out, and what an absent one reads as (`order`: node order)."""
 OPTIONAL_GE_FIELDS: Mapping[str, Any] = MappingProxyType({
     "weights": [], "arena_bytes": None, "output_max_bytes": None, "backend": REFERENCE, "executable": None,
@@ -763,6 +765,10 @@ class GeGraph:
 # -- the plan -------------------------------------------------------------------------------------
 
 CLUSTER_KINDS = ("local", "ray")
+RECOVER_CHOICES = ("restart", "off")
+"""What the runtime does when a worker dies (`Plan.recover`, the option `dfir.runtime.recover`):
+start it again with its nodes initialised anew, or fail the model."""
+DEFAULT_RECOVER = "restart"
 
 
 @dataclass(frozen=True)
@@ -810,6 +816,9 @@ class Plan(Generic[PP]):
     units: tuple[Unit, ...] = ()
     shared_arena_bytes: int | None = None  # the runtime's tensor arena; None: the runtime's default
     exception_catch: bool = False  # UDFs may raise_exception (set_exception_catch(True))
+    recover: str = DEFAULT_RECOVER  # one of RECOVER_CHOICES
+    udf_timeouts: Mapping[str, int] = field(default_factory=dict)
+    """UDF node name -> the milliseconds one call of it may take (a node not listed: no limit)."""
 
     def to_json(self) -> dict:
         document = {"format": self.format, "name": self.name, "inputs": [i.to_json() for i in self.inputs],
@@ -834,6 +843,10 @@ class Plan(Generic[PP]):
             document["shared_arena_bytes"] = self.shared_arena_bytes
         if self.exception_catch:
             document["exception_catch"] = True
+        if self.recover != DEFAULT_RECOVER:
+            document["recover"] = self.recover
+        if self.udf_timeouts:
+            document["udf_timeouts"] = dict(sorted(self.udf_timeouts.items()))
         return document
 
     def to_bytes(self) -> bytes:
@@ -865,7 +878,8 @@ class Plan(Generic[PP]):
                    o.read("executables", _tuple(Executable.from_json)), o.read("n_mapping", _bool),
                    o.read("cluster", _optional(Cluster.from_json)) or Cluster(), units,
                    o.read("shared_arena_bytes", _optional(_int_in(*SHARED_ARENA_BYTES))),
-                   o.read("exception_catch", _bool))
+                   o.read("exception_catch", _bool), o.read("recover", _choice(*RECOVER_CHOICES)),
+                   o.read("udf_timeouts", _mapping(_int_in(1, MAX_UDF_TIMEOUT_MS))))
         plan.check(where)
         return plan
 
@@ -873,6 +887,10 @@ class Plan(Generic[PP]):
     def of(cls, plan: Plan | Mapping, where: str = "plan") -> Plan:
         """`plan` itself, or the validated plan of its JSON document."""
         return plan if isinstance(plan, Plan) else cls.from_json(plan, where)
+
+    def udf_timeout_ms(self, node: int) -> int | None:
+        """The milliseconds one call of node `node` may take (`udf_timeouts`); None: no limit."""
+        return self.udf_timeouts.get(self.nodes[node].name)
 
     def units_of(self, node: int) -> tuple[Unit, ...]:
         """The units of node `node`, in instance order: where each of its instances runs."""
@@ -892,6 +910,7 @@ class Plan(Generic[PP]):
         for c, closure in enumerate(self.closures):
             self._check_closure(closure, f"{where}.closures[{c}]")
         self._check_order(where)
+        self._check_recovery(where)
 
     def check_partitions(self, udf_payloads: Sequence[bytes | memoryview], so_bins: Sequence[bytes | memoryview],
                          weights: bytes | memoryview | None, where: str = "plan",
@@ -981,6 +1000,21 @@ class Plan(Generic[PP]):
             if count != len(ports):
                 _fail(f"{path}.{field_name}", f"{count} does not match the {len(ports)} "
                                               f"{field_name.split('_')[0]}s of ge_graphs[{pp.graph}]")
+
+    def _check_recovery(self, where: str) -> None:
+        """`recover` is one of RECOVER_CHOICES; `udf_timeouts` names UDF nodes of the plan, each
+        with a timeout in [1, MAX_UDF_TIMEOUT_MS]."""
+        if self.recover not in RECOVER_CHOICES:
+            _fail(f"{where}.recover", f"{_show(self.recover)} is not one of {', '.join(map(_show, RECOVER_CHOICES))}")
+        nodes = {node.name: node for node in self.nodes}
+        for name, milliseconds in self.udf_timeouts.items():
+            path = _key_path(f"{where}.udf_timeouts", name)
+            node = nodes.get(name)
+            if node is None:
+                _fail(path, f"no node is named {_show(name)}; the nodes are {_show(sorted(nodes))}")
+            if isinstance(node.pp, GraphPoint):
+                _fail(path, f"node {_show(name)} runs a GE graph; only a UDF node has a timeout")
+            _int_in(1, MAX_UDF_TIMEOUT_MS)(milliseconds, path)
 
     def _check_order(self, where: str) -> None:
         count = len(self.nodes)

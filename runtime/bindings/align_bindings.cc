@@ -58,6 +58,7 @@ class PyAligner {
 
   py::list Expire(int64_t now_ms) { return ReleaseAll(aligner_.Expire(now_ms)); }
   py::list Clear() { return ReleaseAll(aligner_.Clear()); }
+  py::list Discard(uint64_t transaction_id) { return ReleaseAll(aligner_.Discard(transaction_id)); }
   std::optional<int64_t> NextDeadline() const { return aligner_.NextDeadline(); }
   const Aligner& native() const { return aligner_; }
 
@@ -107,6 +108,8 @@ void SetupAlignBindings(py::module_& m) {
            py::arg("message"), py::arg("now_ms"))
       .def("expire", &PyAligner::Expire, py::arg("now_ms"))
       .def("clear", &PyAligner::Clear)
+      .def("discard", &PyAligner::Discard, py::arg("transaction_id"),
+           "Removes the groups of a transaction: [(transaction_id, data_label, messages)].")
       .def("next_deadline", &PyAligner::NextDeadline)
       .def_property_readonly("inputs", [](const PyAligner& self) { return self.native().inputs(); })
       .def_property_readonly("max_groups", [](const PyAligner& self) { return self.native().max_groups(); })

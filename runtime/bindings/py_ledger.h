@@ -8,6 +8,8 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <unordered_map>
+#include <unordered_set>
 
 #include "ledger.h"
 
@@ -20,6 +22,14 @@ class PyLedger {
   void OpenFields(const pybind11::tuple& fields);
   bool Settle(uint64_t transaction_id) { return ledger_.Settle(transaction_id); }
   pybind11::object TakeOldest();
+  pybind11::list OpenTransactions() const;
+  // Replaces (TransactionLedger::Replace) every open transaction but those in `keep`, each with
+  // its code in `codes`, else `code`, in one step (no settle can come in between); their
+  // (TransactionMeta, code) pairs, oldest first.
+  pybind11::list ReplaceOpen(const std::unordered_set<uint64_t>& keep,
+                             const std::unordered_map<uint64_t, int32_t>& codes, int32_t code);
+  void Replace(uint64_t transaction_id, int32_t ret_code) { ledger_.Replace(transaction_id, ret_code); }
+  bool IsStale(uint64_t transaction_id, int32_t ret_code) const { return ledger_.IsStale(transaction_id, ret_code); }
   size_t open() const { return ledger_.open(); }
   rt::TransactionLedger& native() { return ledger_; }
 

@@ -73,6 +73,10 @@ class PyRegion {
     if (channels.empty()) throw rt::RuntimeError("take_tensors needs at least one channel");
     GilRelease gil;
     rt::SetsReady ready = rt::AwaitSets(*region_, channels, bell, 1, deadline, gil);
+    // Results of transactions that recovery failed are dropped before the set is looked at.
+    while (ready.sets != 0 && ledger != nullptr && rt::DropStaleHeads(*region_, channels, ledger->native()) != 0) {
+      ready = rt::AwaitSets(*region_, channels, bell, 1, deadline, gil);
+    }
     if (ready.status == rt::WaitStatus::kClosed) return py::none();
     if (ready.sets == 0) return py::list();
     if (ledger != nullptr) rt::SettleNextSet(*region_, channels, ledger->native());
@@ -92,6 +96,9 @@ class PyRegion {
   // Up to `max_sets` tuples holding one message from each channel, once all of them hold one;
   // [] on timeout; None once the region closes.
   pybind11::object Take(const std::vector<uint32_t>& channels, uint32_t bell, uint32_t max_sets, int64_t timeout_ms);
+
+  // rt::DropStaleHeads on `channels` with `ledger`.
+  uint64_t DropStale(const std::vector<uint32_t>& channels, PyLedger& ledger);
 
   int WaitForChange(const std::vector<uint32_t>& channels, uint32_t bell, int64_t stalled, int64_t timeout_ms);
 

@@ -179,6 +179,11 @@ int PyRegion::WaitForClose(uint32_t bell, int64_t timeout_ms) {
   return StatusCode(region_->WaitForClose(bell, rt::Deadline::AfterMs(timeout_ms)));
 }
 
+uint64_t PyRegion::DropStale(const std::vector<uint32_t>& channels, PyLedger& ledger) {
+  CheckConfigured();
+  return rt::DropStaleHeads(*region_, channels, ledger.native());
+}
+
 py::tuple PyRegion::WorkerStatus(uint32_t worker) const {
   rt::WorkerSlot& slot = region_->worker(worker);
   return py::make_tuple(slot.pid.load(), slot.running_node.load(), py::str(region_->LastWords(worker)));
@@ -274,6 +279,49 @@ void BindRegion(py::module_& m) {
           [](PyRegion& self, uint32_t worker, const std::string& text) { self.region().SetLastWords(worker, text); },
           py::arg("worker"), py::arg("text"))
       .def("worker_status", &PyRegion::WorkerStatus, py::arg("worker"))
+      .def(
+          "timed_out_transaction",
+          [](const PyRegion& self, uint32_t worker) -> py::object {
+            uint64_t noted = self.region().worker(worker).timed_out_transaction.load();
+            if (noted == 0) return py::none();
+            return py::int_(noted - 1);
+          },
+          py::arg("worker"), "The transaction of a call of the worker that ran past its time limit, or None.")
+      .def(
+          "reset_worker",
+          [](PyRegion& self, uint32_t worker) {
+            rt::WorkerSlot& slot = self.region().worker(worker);
+            slot.pid.store(0);
+            slot.running_node.store(-1);
+            slot.timed_out_transaction.store(0);
+            self.region().SetLastWords(worker, "");
+          },
+          py::arg("worker"), "Clears the slot of a worker that died, before its replacement starts.")
+      .def(
+          "taken",
+          [](const PyRegion& self, uint32_t channel) {
+            return self.region().ring(channel).header().head.load(std::memory_order_acquire);
+          },
+          py::arg("channel"), "How many messages the channel's consumer has taken since it was made.")
+      .def(
+          "drain",
+          [](PyRegion& self, uint32_t channel) {
+            CheckConfigured();
+            return rt::DrainShared(self.region(), channel);
+          },
+          py::arg("channel"), "Takes and gives back every message waiting in a shared channel; how many.")
+      .def(
+          "clear_local",
+          [](PyRegion& self, uint32_t channel) {
+            if (rt::IsShared(self.region(), channel)) {
+              throw rt::RuntimeError("channel " + std::to_string(channel) + " is shared");
+            }
+            self.region().ring(channel).Clear();
+          },
+          py::arg("channel"),
+          "Empties a local channel of a worker that died (it held pointers into that process), unread.")
+      .def("drop_stale", &PyRegion::DropStale, py::arg("channels"), py::arg("ledger"),
+           "Drops the results of transactions recovery replaced from the heads of `channels`; how many.")
       .def("arena_stats", &PyRegion::ArenaStats)
       .def("locate", &PyRegion::Locate, py::arg("array"))
       .def(

@@ -36,6 +36,7 @@ class BatchScope {
   explicit BatchScope(SetStep& step) : step_(step), running_(step.region().worker(step.worker()).running_node) {}
   ~BatchScope() {
     running_.store(-1);
+    if (step_.timer() != nullptr) step_.timer()->Stop();
     if (!step_.sinks().empty()) rt::RingConsumers(step_.region(), step_.sinks());
     step_.Release();
   }
@@ -48,6 +49,12 @@ class BatchScope {
   SetStep& step_;
   std::atomic<int32_t>& running_;
 };
+
+// The transaction of a message as it leaves its channel: a record's, or a local Message's meta.
+uint64_t TakenTransaction(const rt::Taken& message) {
+  if (message.record != nullptr) return message.record->transaction_id;
+  return py::handle(static_cast<PyObject*>(message.object)).attr("meta").attr("transaction_id").cast<uint64_t>();
+}
 
 // The channels of every output, in one list (the channels a step's loop rings).
 std::vector<uint32_t> Flattened(const std::vector<std::vector<uint32_t>>& targets) {
@@ -539,10 +546,20 @@ py::object FireBatch(SetStep& step, uint64_t max_sets, int64_t timeout_ms) {
   if (ready.sets == 0) return py::int_(0);
   BatchScope batch(step);
   step.Begin(ready.sets);
-  rt::TakeSets(step.region(), step.inputs(), ready.sets, [&](size_t j, const rt::Taken& message) { step.Take(j, message); });
+  rt::CallTimer* timer = step.timer();
+  std::vector<uint64_t> transactions(timer != nullptr ? ready.sets : 0);  // each set's, for its timer
+  size_t taken = 0;
+  rt::TakeSets(step.region(), step.inputs(), ready.sets, [&](size_t j, const rt::Taken& message) {
+    if (timer != nullptr) {
+      uint64_t& latest = transactions[taken++ / step.inputs().size()];
+      latest = std::max(latest, TakenTransaction(message));
+    }
+    step.Take(j, message);
+  });
   const int32_t node = step.first_node();
   for (uint64_t n = 0; n < ready.sets; ++n) {
     batch.running().store(node);
+    if (timer != nullptr) timer->Start(transactions[n]);
     if (!step.Fire(n, gil)) return py::none();
     if ((n + 1) % kSetsPerRing == 0 && n + 1 < ready.sets && !step.sinks().empty()) {
       rt::RingConsumers(step.region(), step.sinks());
@@ -557,10 +574,23 @@ void RunSetLoop(SetStep& step, uint64_t max_sets) {
 }
 
 void BindSetSteps(py::module_& m) {
+  py::class_<rt::CallTimer, std::shared_ptr<rt::CallTimer>>(m, "CallTimer",
+                                                            "Times one func thread's calls (call_watch.h).")
+      .def("start", &rt::CallTimer::Start, py::arg("transaction_id"))
+      .def("stop", &rt::CallTimer::Stop)
+      .def_property_readonly("limit_ms", &rt::CallTimer::limit_ms);
+  py::class_<rt::CallWatch>(m, "CallWatch", "A worker's watchdog over calls with a time limit (call_watch.h).")
+      .def(py::init([](const PyRegion& region, uint32_t worker, int exit_code) {
+             return std::make_unique<rt::CallWatch>(region.shared(), worker, exit_code);
+           }),
+           py::arg("region"), py::arg("worker"), py::arg("exit_code"))
+      .def("add", &rt::CallWatch::Add, py::arg("what"), py::arg("limit_ms"))
+      .def("start", &rt::CallWatch::Start);
   py::class_<SetStep>(m, "SetStep", "A plain func's step in the set loop (runtime/bindings/set_steps.h).")
       .def("fire", &FireBatch, py::arg("max_sets"), py::arg("timeout_ms"),
            "One batch: the number of sets fired (0 on timeout), None once the region closes.")
       .def("run", &RunSetLoop, py::arg("max_sets"), "Fires batches as they come until the region closes.")
+      .def("watch", &SetStep::Watch, py::arg("timer"), "Times each set's firing with `timer` (a CallTimer).")
       .def_property_readonly("inputs", &SetStep::inputs)
       .def_property_readonly("sinks", &SetStep::sinks);
   py::class_<LeanStep, SetStep>(m, "LeanStep")

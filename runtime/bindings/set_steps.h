@@ -24,6 +24,7 @@
 #include <utility>
 #include <vector>
 
+#include "call_watch.h"
 #include "channel_io.h"
 #include "py_codec.h"
 #include "region.h"
@@ -61,6 +62,9 @@ class SetStep {
   uint32_t bell() const { return bell_; }
   uint32_t worker() const { return worker_; }
   const std::vector<uint32_t>& sinks() const { return sinks_; }
+  // Times each set's firing with `timer` (its node's udf_timeout_ms, call_watch.h).
+  void Watch(std::shared_ptr<rt::CallTimer> timer) { timer_ = std::move(timer); }
+  rt::CallTimer* timer() const { return timer_.get(); }
 
  protected:
   std::shared_ptr<rt::Region> region_;
@@ -70,6 +74,7 @@ class SetStep {
   uint32_t bell_;
   uint32_t worker_;
   std::vector<uint32_t> sinks_;
+  std::shared_ptr<rt::CallTimer> timer_;
 };
 
 // The set loop's one batch: waits up to `timeout_ms` (-1: forever) until each input of `step`

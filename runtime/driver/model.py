@@ -216,6 +216,13 @@ class RuntimeModel:
         what it feeds: {"node 'n' input j": count}. Closing the model logs the non-zero counts."""
         return self._scheduler.dropped_messages()
 
+    def stats(self) -> dict[str, Any]:
+        """What the running model went through so far: `workers`, per worker process of this
+        machine in device order, its `device`, `pid`, `restarts` (dead workers of its device it
+        replaced, `dfir.runtime.recover`) and `deaths` (why the last few ended); and
+        `dropped_messages` (`dropped_messages()`)."""
+        return {"workers": self._scheduler.worker_stats(), "dropped_messages": self.dropped_messages()}
+
     # -- lifetime -------------------------------------------------------------------------------
 
     def close(self) -> None:

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import time
 from collections import deque
-from typing import Sequence
+from typing import Callable, Sequence
 
 from dfir.core.messages import Message
 from dfir.om.plan import Align
@@ -26,12 +26,15 @@ from dfir.runtime.alignment import ChannelAligner, Unaligned
 class OutputPairing:
     """Pairs the messages of the output channels `chosen` (fetch positions `indexes`)."""
 
-    def __init__(self, region, bell: int, chosen: Sequence[int], indexes: Sequence[int], align: Align):
+    def __init__(self, region, bell: int, chosen: Sequence[int], indexes: Sequence[int], align: Align,
+                 stale: Callable[[int, int], bool] | None = None):
+        """`stale(transaction_id, ret_code)`: whether a message is a result of a transaction that
+        recovery failed (the ledger's `is_stale`); those are dropped."""
         self._region = region
         self._bell = bell
         self._chosen = list(chosen)
         self._indexes = list(indexes)
-        self._aligner = ChannelAligner(region, bell, chosen, align)
+        self._aligner = ChannelAligner(region, bell, chosen, align, stale)
         self._ready: deque[list[Message]] = deque()
 
     def fetch(self, deadline: float | None) -> list[Message] | None:

@@ -20,10 +20,27 @@ Algorithm:
      the transaction in the ledger (native); `fetch` takes one message from each chosen output
      channel, all or nothing, and settles its transaction.
   4. A monitor thread watches the workers through pidfds. A worker that exits while the model
-     runs fails the model: the region closes (the other workers wind down), `submit` raises
-     SchedulerFailed, and `fetch` returns what the outputs still hold, then one failure per
-     transaction the ledger still holds (ret WORKER_FAILED, naming the node and device), then
-     a failure with no transaction at once, never waiting.
+     runs is restarted when the plan's `recover` is "restart" (the default) and this process
+     runs every worker of the plan (`_recover`):
+     - every transaction in flight fails: those the ledger holds open, but those whose results
+       wait complete on every graph output, are replaced in the ledger (no settle can come in
+       between) and a failure message of each (ret WORKER_FAILED; the transaction of a call that
+       ran past its node's udf_timeout_ms, ret UDF_TIMEOUT) goes onto every graph output, on a
+       thread of its own (it waits for room as the fetches make it). Results of a replaced
+       transaction that show up later are dropped at the outputs (`drop_stale`, the driver port
+       and `OutputPairing` alike), so each transaction comes back once: its result or its failure;
+     - the worker's slot is cleared and a new worker is forked for its device, which builds its
+       nodes anew (UDF instances, `Init`) and takes over its channels; the other workers keep
+       running throughout, and what waits on the dead worker's shared input channels is run by
+       the new one (and dropped at the outputs when replaced);
+     - restarts are bounded: a worker that dies for the MAX_QUICK_DEATHS-th time in a row within
+       QUICK_DEATH_SECONDS of its start without having taken any input fails the model, with
+       the history of those deaths; a worker that cannot build its nodes again fails it too.
+     Otherwise (`recover` "off", or a cluster's partial scheduler), the exit fails the model:
+     the region closes (the other workers wind down), `submit` raises SchedulerFailed, and
+     `fetch` returns what the outputs still hold, then one failure per transaction the ledger
+     still holds (ret WORKER_FAILED, naming the node and device), then a failure with no
+     transaction at once, never waiting.
   5. `close()` closes the region and gives the workers CLOSE_GRACE_SECONDS to exit before it
      kills them; every worker is reaped. Interpreter exit closes every open scheduler.
 """
@@ -48,6 +65,7 @@ from dfir.core import collector
 from dfir.core.errors import GeError
 from dfir.om.flow_attrs import queue_attrs
 from dfir.core.flow_info import FlowFlag
+from dfir.frontend.flow_func.status import FLOW_FUNC_ERR_TIME_OUT_ERROR
 from dfir.core.messages import Message, TransactionMeta
 from dfir.om.plan import DEFAULT_CHANNEL_DEPTH, CppProject, Plan
 from dfir.runtime import _native, channels
@@ -55,11 +73,15 @@ from dfir.runtime.alignment import active
 from dfir.runtime.driver.output_pairing import OutputPairing
 from dfir.runtime.funcs import NodeSpec, SchedulerClosed, Source
 from dfir.runtime.worker import host
-from dfir.runtime.worker.executor import EXIT_FATAL, DeviceWiring, NodeBuilder, Targets, run_worker
+from dfir.runtime.worker.executor import EXIT_FATAL, EXIT_TIMEOUT, DeviceWiring, NodeBuilder, Targets, run_worker
 from dfir.runtime.worker.flow_closures import ClosureWiring
 
 # ACL_ERROR_GE_INTERNAL_ERROR: a transaction lost because the worker running it died.
 WORKER_FAILED = 545000
+UDF_TIMEOUT = FLOW_FUNC_ERR_TIME_OUT_ERROR  # a transaction whose call ran past its udf_timeout_ms
+RESTART = "restart"                 # the plan's `recover` that restarts dead workers
+QUICK_DEATH_SECONDS = 1.0           # a death this soon after a start, with no input taken, is quick
+MAX_QUICK_DEATHS = 3                # quick deaths in a row that fail the model
 DEFAULT_ARENA_BYTES = 4 << 30   # address space for tensors in flight; pages cost memory when used
 CLOSE_GRACE_SECONDS = 1.0       # how long close() lets workers end before it kills them
 LEDGER_CAPACITY = 1 << 16       # transactions remembered for failing them when a worker dies
@@ -164,7 +186,7 @@ def plan_wiring(plan: Plan | dict, name: str, depth: int) -> Wiring:
     device = DeviceWiring(name, tuple(stub.name for stub in stubs), order, tuple(spec.shared for spec in specs),
                           units, tuple(unit_inputs), routes, unit_bells, worker_bells,
                           tuple(len(us) for us in node_units), tuple(active(node.align) for node in nodes),
-                          closures)
+                          closures, tuple(plan.udf_timeout_ms(n) for n in range(len(nodes))))
     input_routes = tuple(routes.get(Source(None, k), Targets(())) for k in range(len(plan.inputs)))
     return Wiring(devices, unit_workers, input_routes, tuple(output_channels), tuple(specs),
                   1 + len(units) + len(devices), device, tuple(overwrite_channels))
@@ -193,6 +215,11 @@ class _Worker:
     pid: int
     pidfd: int
     status: int | None = None  # the waitpid status once reaped
+    started: float = 0.0       # when it reported ready (monotonic seconds)
+    taken: int = 0             # what its shared input channels had given then
+    restarts: int = 0          # how many workers of its device ran before it
+    deaths: tuple[str, ...] = ()  # why they ended, oldest first
+    quick_deaths: int = 0      # of those, the quick ones in a row (see QUICK_DEATH_SECONDS)
 
 
 class ProcessScheduler:
@@ -207,6 +234,11 @@ class ProcessScheduler:
         (default: the plan's `shared_arena_bytes`, else DEFAULT_ARENA_BYTES): the tensor arena."""
         self.name = name
         self._wiring = wiring or plan_wiring(plan, name, depth)
+        self._build = build
+        self._recovers = workers is None and plan.recover == RESTART
+        self._restarts_all = _pairs_in_order(plan)
+        self._poller: select.poll | None = None  # the monitor's: every running worker's pidfd
+        self._by_fd: dict[int, _Worker] = {}
         self._owner_pid = os.getpid()
         self._closed = False
         self._failure: str | None = None
@@ -223,8 +255,11 @@ class ProcessScheduler:
         self._workers: list[_Worker] = []
         self._wake_read, self._wake_write = os.pipe()
         try:
-            ready_fds = [self._fork(w, build) for w in (range(len(self._wiring.devices)) if workers is None
-                                                          else workers)]
+            ready_fds = []
+            for index in range(len(self._wiring.devices)) if workers is None else workers:
+                worker, ready_fd = self._fork(index)
+                self._workers.append(worker)
+                ready_fds.append(ready_fd)
             self._await_ready(ready_fds)
         except BaseException:
             self._region.close()
@@ -262,6 +297,12 @@ class ProcessScheduler:
     def failure(self) -> str | None:
         """Why the model failed (None while it has not)."""
         return self._failure
+
+    def worker_stats(self) -> list[dict[str, Any]]:
+        """Per worker of this process, in device order: its device, its process, how many times it
+        was restarted and why the last few before it ended (`deaths`, oldest first)."""
+        return [{"device": worker.device, "pid": worker.pid, "restarts": worker.restarts,
+                 "deaths": list(worker.deaths)} for worker in self._workers]
 
     def dropped_messages(self) -> dict[str, int]:
         """How many messages each OVERWRITE channel (`_flow_attr_enqueue_policy`) dropped so
@@ -337,6 +378,7 @@ class ProcessScheduler:
                 raise SchedulerClosed(f"model '{self.name}' is closed")
             if self._paired(chosen):
                 return self._fetch_paired(indexes, chosen, deadline)
+            self._region.drop_stale(chosen, self._ledger)
             sets = self._region.take(chosen, DRIVER_BELL, 1, channels.remaining_ms(deadline))
             if sets is None:
                 return self._fetch_failed(len(chosen))
@@ -369,7 +411,7 @@ class ProcessScheduler:
         pairing = self._pairings.get(key)
         if pairing is None:
             pairing = self._pairings[key] = OutputPairing(self._region, DRIVER_BELL, chosen, indexes,
-                                                          self._output_align)
+                                                          self._output_align, self._ledger.is_stale)
         messages = pairing.fetch(deadline)
         if messages is None:
             return self._fetch_failed(len(chosen))
@@ -398,8 +440,8 @@ class ProcessScheduler:
 
     # -- workers --------------------------------------------------------------------------------
 
-    def _fork(self, index: int, build: NodeBuilder) -> int:
-        """Fork worker `index`; returns the read end of its readiness pipe."""
+    def _fork(self, index: int) -> tuple[_Worker, int]:
+        """Fork worker `index`: it, and the read end of its readiness pipe."""
         ready_read, ready_write = os.pipe()
         units = self._wiring.units_of(index)
         for stream in (sys.stdout, sys.stderr):  # what is buffered now would print twice
@@ -412,15 +454,14 @@ class ProcessScheduler:
             gc.freeze()
             try:
                 os.close(ready_read)
-                run_worker(self._region, self._wiring.device, index, units, build, ready_write,
+                run_worker(self._region, self._wiring.device, index, units, self._build, ready_write,
                            self._owner_pid)
             except BaseException:  # noqa: BLE001 - say why on stderr, never return into the driver's code
                 traceback.print_exc()
             finally:
                 os._exit(EXIT_FATAL)
         os.close(ready_write)
-        self._workers.append(_Worker(index, self._wiring.devices[index], pid, os.pidfd_open(pid)))
-        return ready_read
+        return _Worker(index, self._wiring.devices[index], pid, os.pidfd_open(pid)), ready_read
 
     def _await_ready(self, ready_fds: list[int]) -> None:
         """Wait for every worker's report; the first failure (in device order) raises."""
@@ -434,28 +475,38 @@ class ProcessScheduler:
             elif report[0] == "error":
                 _, message, api_name, context = report
                 errors.append(GeError(message, api_name, context))
+            else:
+                self._started(worker)
         if errors:
             raise errors[0]
 
+    def _started(self, worker: _Worker) -> None:
+        worker.started = time.monotonic()
+        worker.taken = self._taken(worker.index)
+
+    def _taken(self, index: int) -> int:
+        """How many messages the shared input channels of worker `index` have given so far."""
+        device = self._wiring.device
+        return sum(self._region.taken(channel) for unit in self._wiring.units_of(index)
+                   for channel in device.unit_inputs[unit] if device.shared[channel])
+
     def _watch(self) -> None:
-        """Monitor thread: reap workers as they exit; fail the model on an unexpected exit."""
-        poller = select.poll()
-        by_fd = {worker.pidfd: worker for worker in self._workers}
-        for fd in by_fd:
-            poller.register(fd, select.POLLIN)
-        poller.register(self._wake_read, select.POLLIN)
+        """Monitor thread: reap workers as they exit; recover from an unexpected exit, or fail the
+        model (see the module docstring, 4)."""
+        self._poller = select.poll()
+        self._by_fd = {}
+        for worker in self._workers:
+            self._watch_worker(worker)
+        self._poller.register(self._wake_read, select.POLLIN)
         stop_by = None  # once closing or failed: when the remaining workers are killed
-        while by_fd:
+        while self._by_fd:
             wait_ms = None if stop_by is None else max(0, int((stop_by - time.monotonic()) * 1000))
-            for fd, _ in poller.poll(wait_ms):
+            for fd, _ in self._poller.poll(wait_ms):
                 if fd == self._wake_read:
-                    poller.unregister(fd)
-                elif fd in by_fd:
-                    worker = by_fd.pop(fd)
-                    poller.unregister(fd)
-                    self._reap(worker)
-                    if not self._closed and self._failure is None:
-                        self._fail(worker)
+                    self._poller.unregister(fd)
+                elif (worker := self._exited_worker(fd)) is not None \
+                        and not self._closed and self._failure is None:
+                    self._recover(worker)
                 if stop_by is None and (self._closed or self._failure is not None):
                     stop_by = time.monotonic() + CLOSE_GRACE_SECONDS
             if stop_by is not None and time.monotonic() >= stop_by:
@@ -465,6 +516,23 @@ class ProcessScheduler:
             os.close(self._wake_read)
             os.close(self._wake_write)
             self._wake_write = -1
+
+    def _watch_worker(self, worker: _Worker) -> None:
+        self._by_fd[worker.pidfd] = worker
+        self._poller.register(worker.pidfd, select.POLLIN)
+
+    def _exited_worker(self, fd: int) -> _Worker | None:
+        """The worker whose pidfd `fd` became readable, reaped and no longer watched, once it has
+        exited; None for an event that is stale (a replaced worker's descriptor number)."""
+        worker = self._by_fd.get(fd)
+        if worker is None:
+            return None
+        self._poller.unregister(fd)
+        if not _exited(worker):
+            self._poller.register(fd, select.POLLIN)
+            return None
+        del self._by_fd[fd]
+        return worker
 
     def _stop_workers(self, kill_at: float) -> None:
         """Reap every worker, killing those still running at `kill_at`."""
@@ -483,9 +551,108 @@ class ProcessScheduler:
             _, worker.status = os.waitpid(worker.pid, 0)
             os.close(worker.pidfd)
 
-    def _fail(self, worker: _Worker) -> None:
-        """Fail the model after `worker` exited on its own."""
-        self.fail(self._describe_death(worker))
+    # -- recovery -------------------------------------------------------------------------------
+
+    def _recover(self, dead: _Worker) -> None:
+        """After `dead` exited on its own: restart it, or every worker (see the module docstring,
+        4), or fail the model."""
+        death = self._describe_death(dead)
+        if not self._recovers:
+            self.fail(death)
+            return
+        quick = time.monotonic() - dead.started < QUICK_DEATH_SECONDS and self._taken(dead.index) == dead.taken
+        quick_deaths = dead.quick_deaths + 1 if quick else 0
+        deaths = (dead.deaths + (death,))[-MAX_QUICK_DEATHS:]
+        if quick_deaths >= MAX_QUICK_DEATHS:
+            self.fail(f"{death}; it died {quick_deaths} times in a row within {QUICK_DEATH_SECONDS:g} s of "
+                      f"starting, before taking any input: " + "; ".join(deaths))
+            return
+        _log.warning("model '%s': %s; restarting %s", self.name, death,
+                     "every worker" if self._restarts_all else "it")
+        timed_out = self._region.timed_out_transaction(dead.index)
+        if self._restarts_all:
+            self._stop_live_workers()
+            self._drain_node_channels()
+        failures = self._replace_in_flight(death, timed_out)
+        if self._restarts_all:
+            self._post_failures(failures)  # before any new result, so each output holds them in one order
+        elif failures:
+            threading.Thread(target=self._post_failures, args=(failures,), daemon=True,
+                             name=f"dfir:{self.name}:failures").start()
+        history = {dead.index: (deaths, quick_deaths)}
+        for worker in [w for w in self._workers if w is dead or self._restarts_all]:
+            if self._failure is not None or self._closed:
+                return
+            self._restart(worker, *history.get(worker.index, (worker.deaths, 0)))
+
+    def _stop_live_workers(self) -> None:
+        """Kill and reap every worker still running (for a restart of every worker)."""
+        for worker in list(self._by_fd.values()):
+            del self._by_fd[worker.pidfd]
+            self._poller.unregister(worker.pidfd)
+            if not _exited(worker):
+                signal.pidfd_send_signal(worker.pidfd, signal.SIGKILL)
+                self._reap(worker)
+
+    def _drain_node_channels(self) -> None:
+        """Empty every shared channel the workers consume (no worker runs now); the graph outputs
+        keep what they hold, for the fetches to drop as stale or return."""
+        outputs = set(self._wiring.output_channels)
+        for channel, spec in enumerate(self._wiring.channel_specs):
+            if spec.shared and channel not in outputs:
+                self._region.drain(channel)
+
+    def _replace_in_flight(self, death: str, timed_out: int | None) -> list[Message]:
+        """Replace every transaction in flight but those whose results wait complete on every
+        graph output (see the module docstring, 4): the failures that stand in for them."""
+        outputs = self._wiring.output_channels
+        waiting = [set(self._region.waiting_transactions(channel)) for channel in outputs]
+        complete = set.intersection(*waiting) if waiting else set()
+        codes = {} if timed_out is None else {timed_out: UDF_TIMEOUT}
+        replaced = self._ledger.replace_open(complete, codes, WORKER_FAILED)
+        lost = f"{death}; the worker was restarted and this transaction, in flight, failed"
+        return [Message.failure(meta, code, death if code == UDF_TIMEOUT else lost) for meta, code in replaced]
+
+    def _post_failures(self, failures: list[Message]) -> None:
+        """Put each failure on every graph output, waiting for room as the fetches make it."""
+        outputs = self._wiring.output_channels
+        for failure in failures if outputs else ():
+            if self._region.put([(channel, failure) for channel in outputs], -1) != channels.READY:
+                return  # closed
+
+    def _restart(self, dead: _Worker, deaths: tuple[str, ...], quick_deaths: int) -> None:
+        """Fork the replacement of `dead`, watch it and wait until it is ready; a replacement that
+        cannot start or build its nodes fails the model."""
+        self._region.reset_worker(dead.index)
+        device = self._wiring.device
+        for unit in self._wiring.units_of(dead.index):
+            for channel in device.unit_inputs[unit]:
+                if not device.shared[channel]:
+                    self._region.clear_local(channel)  # it held pointers into the dead process
+        try:
+            worker, ready_fd = self._fork(dead.index)
+        except OSError as error:
+            self.fail(f"{deaths[-1] if deaths else dead.device}; starting its worker again failed: {error}")
+            return
+        worker.restarts, worker.deaths, worker.quick_deaths = dead.restarts + 1, deaths, quick_deaths
+        self._workers[self._workers.index(dead)] = worker
+        self._watch_worker(worker)
+        self._started(worker)  # a worker that dies before it is ready dies quickly
+        report = self._await_restart(ready_fd)
+        if report and report[0] == "ready":
+            self._started(worker)
+        elif report:
+            self.fail(f"{deaths[-1] if deaths else dead.device}; building its nodes again failed: {report[1]}")
+
+    def _await_restart(self, ready_fd: int) -> tuple:
+        """A restarted worker's report; () when it exits first or the model closes first."""
+        try:
+            while not select.select([ready_fd, self._wake_read], [], [])[0].count(ready_fd):
+                if self._closed or self._failure is not None:
+                    return ()
+            return _read_all(ready_fd)
+        finally:
+            os.close(ready_fd)
 
     def fail(self, failure: str) -> None:
         """Fail the model (see the module docstring, 4) for the reason `failure`; the first reason
@@ -511,6 +678,8 @@ class ProcessScheduler:
         where = ("node " if len(nodes) == 1 else "nodes ") + ", ".join(f"'{names[n]}'" for n in nodes)
         device = "host" if worker.device in ("-1", "host") else worker.device
         status = worker.status
+        if status is not None and os.WIFEXITED(status) and os.WEXITSTATUS(status) == EXIT_TIMEOUT and last_words:
+            return f"{last_words}; worker process {worker.pid} was stopped"
         if status is None:
             how = "stopped"
         elif os.WIFSIGNALED(status):
@@ -544,6 +713,16 @@ def _acquire(lock: threading.Lock, timeout_ms: int) -> tuple[bool, float | None]
         return True, None
     deadline = time.monotonic() + timeout_ms / 1000
     return lock.acquire(timeout=timeout_ms / 1000), deadline
+
+
+def _pairs_in_order(plan: Plan) -> bool:
+    """Whether something pairs messages of several channels by their order rather than by their
+    transaction: a node that takes sets from several inputs without aligning them, or a fetch of
+    several graph outputs without output alignment. A lost message shifts such pairs for good,
+    so a worker's death restarts every worker of such a plan, with its channels emptied."""
+    if len(plan.outputs) > 1 and active(plan.align) is None:
+        return True
+    return any(node.input_num > 1 and active(node.align) is None for node in plan.nodes)
 
 
 def _read_all(fd: int) -> tuple:

@@ -1,5 +1,7 @@
 #include "aligner.h"
 
+#include <iterator>
+
 #include <algorithm>
 #include <string>
 
@@ -34,6 +36,16 @@ PushResult Aligner::Push(uint32_t input, uint64_t transaction_id, uint32_t data_
   group->handles[input] = handle;
   if (++group->filled == inputs_) result.completed = Remove(group);
   return result;
+}
+
+std::vector<AlignedGroup> Aligner::Discard(uint64_t transaction_id) {
+  std::vector<AlignedGroup> discarded;
+  for (auto group = groups_.begin(); group != groups_.end();) {
+    auto next = std::next(group);
+    if (group->key.transaction_id == transaction_id) discarded.push_back(Remove(group));
+    group = next;
+  }
+  return discarded;
 }
 
 std::vector<AlignedGroup> Aligner::Expire(int64_t now_ms) {

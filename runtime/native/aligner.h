@@ -60,6 +60,8 @@ class Aligner {
   std::optional<int64_t> NextDeadline() const;
   // Removes and returns every held group (the caller releases their handles).
   std::vector<AlignedGroup> Clear();
+  // Removes and returns the held groups of `transaction_id` (any data label), oldest first.
+  std::vector<AlignedGroup> Discard(uint64_t transaction_id);
 
   uint32_t inputs() const { return inputs_; }
   uint32_t max_groups() const { return max_groups_; }

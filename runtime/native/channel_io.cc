@@ -334,6 +334,31 @@ void SettleNextSet(const Region& region, const std::vector<uint32_t>& channels, 
   if (first != nullptr) ledger.Settle(first->transaction_id);
 }
 
+uint64_t DropStaleHeads(Region& region, const std::vector<uint32_t>& channels, const TransactionLedger& ledger) {
+  if (!ledger.HasReplaced()) return 0;
+  uint64_t dropped = 0;
+  for (uint32_t channel : channels) {
+    if (!IsShared(region, channel)) continue;
+    for (const MessageRecord* head = NextRecord(region, channel);
+         head != nullptr && ledger.IsStale(head->transaction_id, head->ret_code);
+         head = NextRecord(region, channel)) {
+      TakeSets(region, {channel}, 1, [&](size_t, const Taken& message) { ReleaseBody(region, *message.record); });
+      ++dropped;
+    }
+  }
+  return dropped;
+}
+
+uint64_t DrainShared(Region& region, uint32_t channel) {
+  if (!IsShared(region, channel)) throw RuntimeError("channel " + std::to_string(channel) + " is local");
+  uint64_t drained = 0;
+  while (NextRecord(region, channel) != nullptr) {
+    TakeSets(region, {channel}, 1, [&](size_t, const Taken& message) { ReleaseBody(region, *message.record); });
+    ++drained;
+  }
+  return drained;
+}
+
 std::vector<uint64_t> WaitingTransactions(const Region& region, uint32_t channel) {
   Ring ring = region.ring(channel);
   if (!IsShared(region, channel)) throw RuntimeError("channel " + std::to_string(channel) + " is local");

@@ -161,6 +161,15 @@ bool NextSetIsPlainTensors(const Region& region, const std::vector<uint32_t>& ch
 // shared (a local channel's objects are opaque here). Once a set is ready.
 void SettleNextSet(const Region& region, const std::vector<uint32_t>& channels, TransactionLedger& ledger);
 
+// Takes and gives back, from the head of each shared channel, the messages of transactions
+// `ledger` replaced by recovery (TransactionLedger::IsStale), up to the first that is not; how
+// many it dropped. Only for the channels' consumer.
+uint64_t DropStaleHeads(Region& region, const std::vector<uint32_t>& channels, const TransactionLedger& ledger);
+
+// Takes and gives back every message that waits in a shared channel; how many. For when the
+// channel's consumer is gone (a dead worker's, before its replacement starts).
+uint64_t DrainShared(Region& region, uint32_t channel);
+
 // The transaction ids of the messages waiting in a shared channel, oldest first (for its
 // consumer); RuntimeError for a local channel.
 std::vector<uint64_t> WaitingTransactions(const Region& region, uint32_t channel);

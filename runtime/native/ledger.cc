@@ -71,6 +71,28 @@ std::optional<TransactionInfo> TransactionLedger::TakeOldest() {
   return oldest;
 }
 
+std::vector<TransactionInfo> TransactionLedger::OpenEntries() const {
+  std::vector<TransactionInfo> open;
+  open.reserve(open_count_);
+  for (size_t i = 0; i < stored_; ++i) {
+    const Entry& entry = entries_[(head_ + i) & (entries_.size() - 1)];
+    if (!entry.settled) open.push_back(entry.info);
+  }
+  return open;
+}
+
+void TransactionLedger::Replace(uint64_t transaction_id, int32_t ret_code) {
+  if (replaced_.emplace(transaction_id, ret_code).second) {
+    replaced_order_.push_back(transaction_id);
+  } else {
+    replaced_[transaction_id] = ret_code;
+  }
+  while (replaced_order_.size() > kReplacedCapacity) {
+    replaced_.erase(replaced_order_.front());
+    replaced_order_.pop_front();
+  }
+}
+
 void TransactionLedger::DropSettledFront() {
   while (stored_ != 0 && At(0).settled) {
     head_ = (head_ + 1) & (entries_.size() - 1);

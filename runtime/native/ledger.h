@@ -7,7 +7,9 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <deque>
 #include <optional>
+#include <unordered_map>
 #include <vector>
 
 #include "message.h"
@@ -51,6 +53,22 @@ class TransactionLedger {
   // Removes and returns the oldest open entry.
   std::optional<TransactionInfo> TakeOldest();
   size_t open() const { return open_count_; }
+  // The open entries, oldest first.
+  std::vector<TransactionInfo> OpenEntries() const;
+
+  // Recovery (a worker that died, restarted): `transaction_id` failed with `ret_code`, a failure
+  // message of that code stands in for its results on every graph output. Results of the
+  // transaction that show up later are stale (IsStale) and dropped. The last kReplacedCapacity
+  // replaced transactions are remembered.
+  void Replace(uint64_t transaction_id, int32_t ret_code);
+  // Whether a message of `transaction_id` with `ret_code` is a result of a replaced transaction
+  // (not the failure standing in for it).
+  bool IsStale(uint64_t transaction_id, int32_t ret_code) const {
+    if (replaced_.empty()) return false;
+    auto found = replaced_.find(transaction_id);
+    return found != replaced_.end() && found->second != ret_code;
+  }
+  bool HasReplaced() const { return !replaced_.empty(); }
 
  private:
   struct Entry {
@@ -58,6 +76,7 @@ class TransactionLedger {
     bool settled;
   };
   static constexpr size_t kCountSlots = 4096;  // a power of two
+  static constexpr size_t kReplacedCapacity = size_t{1} << 16;
 
   // Consecutive ids (as a driver numbers its feeds) take neighbouring slots: the counts of the
   // transactions in flight share a few cache lines.
@@ -72,6 +91,8 @@ class TransactionLedger {
   size_t stored_ = 0;                    // open and settled entries not yet dropped
   std::vector<uint32_t> open_per_slot_;  // open entries per SlotOf(transaction id)
   size_t open_count_ = 0;
+  std::unordered_map<uint64_t, int32_t> replaced_;  // transaction id -> the code of its failure
+  std::deque<uint64_t> replaced_order_;             // oldest first, for forgetting
 };
 
 }  // namespace dfir::rt

@@ -48,7 +48,8 @@ struct WorkerSlot {
   std::atomic<int32_t> pid{0};
   std::atomic<int32_t> running_node{-1};  // the plan node whose code runs now, -1 when none
   char last_words[kLastWordsBytes] = {};  // why the worker is about to exit (NUL-terminated)
-  uint64_t reserved = 0;
+  // 1 + the transaction of a call that ran past its time limit (call_watch.h), 0: none.
+  std::atomic<uint64_t> timed_out_transaction{0};
 };
 
 enum class WaitStatus { kReady = 0, kTimeout = 1, kClosed = 2 };

@@ -14,6 +14,12 @@ Ring Ring::Create(void* memory, uint32_t capacity, size_t payload, uint32_t cons
   return Ring(memory);  // zero-filled slots: each free for its first push
 }
 
+void Ring::Clear() {
+  for (uint64_t pos = 0; pos < header_->slots; ++pos) SequenceAt(pos).store(0, std::memory_order_relaxed);
+  header_->head.store(0, std::memory_order_relaxed);
+  header_->tail.store(0, std::memory_order_release);
+}
+
 const uint8_t* Ring::Peek(uint64_t index) const {
   uint64_t pos = header_->head.load(std::memory_order_acquire) + index;
   if (Sequence(pos) != pos + 1) return nullptr;

@@ -149,6 +149,10 @@ class Ring {
   // ring's single consumer, which alone can remove messages.
   const uint8_t* Peek(uint64_t index) const;
 
+  // Empties a ring that no process uses now (the local channels of a worker that died: what
+  // they held were pointers into its memory), as Create left it.
+  void Clear();
+
   // Wakes producers blocked on a full ring; consumers call it once per batch of pops, so a
   // producer that keeps the ring full is woken once per batch rather than once per message.
   void NotifySpace() { NotifyAll(header_->space); }

@@ -76,6 +76,8 @@ EXIT_OK = 0
 EXIT_BUILD_FAILED = 3          # the device's nodes could not be built (reported to the driver)
 EXIT_DRIVER_GONE = 4           # the driver process exited
 EXIT_FATAL = 70                # MemoryError or an executor failure (see the worker slot)
+EXIT_TIMEOUT = 71              # a call ran past its node's udf_timeout_ms (see the worker slot)
+_NO_TRANSACTION = (1 << 64) - 1  # what a timed call that reads its inputs itself (stream input) runs for
 
 # (instances, the flow closures' runners) -> the instances' NodeSpecs
 NodeBuilder = Callable[[Collection[InstanceRef], FlowClosurePorts], Sequence[NodeSpec]]
@@ -141,6 +143,7 @@ class DeviceWiring:
     instance_nums: tuple[int, ...]
     aligns: tuple[Align | None, ...]
     closures: tuple[ClosureWiring, ...] = ()  # the plan's flow closures (runtime/worker/flow_closures.py)
+    udf_timeouts: tuple[int | None, ...] = ()  # per node: its udf_timeout_ms, None: no limit
 
 
 def run_worker(region, wiring: DeviceWiring, worker: int, units: Sequence[int], build: NodeBuilder,
@@ -197,6 +200,22 @@ class DeviceExecutor:
                          if Source(self._node(unit), port) in wiring.routes}
         self._direct = self._direct_calls()
         self._running = region.running_node(worker)  # a one-int view: where a crash happened
+        self._watch = _native.CallWatch(region, worker, EXIT_TIMEOUT)
+        self._timers = {(unit, func.name): self._watch.add(self._call_name(unit), limit)
+                        for unit, spec in units.items() if (limit := self._timeout(unit)) is not None
+                        for func in spec.funcs}
+
+    def _timeout(self, unit: int) -> int | None:
+        """The udf_timeout_ms of `unit`'s node, None when its calls have no limit."""
+        timeouts = self._wiring.udf_timeouts
+        node = self._node(unit)
+        return timeouts[node] if node < len(timeouts) else None
+
+    def _call_name(self, unit: int) -> str:
+        instance = self._wiring.units[unit].instance
+        device = self._wiring.units[unit].device
+        where = "host" if device in ("-1", "host") else device
+        return f"node '{self._name(unit)}' instance {instance} on device {where}"
 
     def _node(self, unit: int) -> int:
         return self._wiring.units[unit].node
@@ -224,6 +243,8 @@ class DeviceExecutor:
                     calls = depth.get((unit, func.name), 0) + 1
                     if taker.stream_input or len(taker.inputs) != 1 or calls > MAX_CALL_DEPTH:
                         continue
+                    if self._timeout(unit) is not None or self._timeout(consumer) is not None:
+                        continue  # a timed call runs on a thread of its own, under its own timer
                     direct[(unit, port)] = (consumer, taker, self._node(consumer), node)
                     depth[(consumer, taker.name)] = calls
         return direct
@@ -250,7 +271,9 @@ class DeviceExecutor:
 
     def start(self) -> None:
         """Start a thread per func, or, when this device has more than POOL_ABOVE lean chains,
-        one `FiringPool` thread for all of those and a thread for each other func."""
+        one `FiringPool` thread for all of those and a thread for each other func; and the watch
+        over the calls of nodes with a udf_timeout_ms."""
+        self._watch.start()
         called = {(unit, func.name) for unit, func, _, _ in self._direct.values()}
         runs = [(unit, func) for unit, spec in self._units.items() for func in spec.funcs
                 if (unit, func.name) not in called]  # a called func's producer calls it
@@ -371,10 +394,32 @@ class DeviceExecutor:
         if kind == "lean" and (chain := self._lean_chain(unit, func)) is not None:
             return self._lean_step(chain, inputs, bell)
         if kind == "native":
-            return self._udf_step(unit, func, inputs, bell)
-        if kind == "sets":
-            return self._outputs_step(unit, func, inputs, bell)
-        return self._message_step(unit, func, inputs, bell)
+            step = self._udf_step(unit, func, inputs, bell)
+        elif kind == "sets":
+            step = self._outputs_step(unit, func, inputs, bell)
+        else:
+            step = self._message_step(unit, func, inputs, bell)
+        return self._timed(step, unit, func)
+
+    @contextlib.contextmanager
+    def _timing(self, unit: int, func: FuncSpec, transaction_id: int):
+        """Time a call of `func` of `unit` (for `transaction_id`) when its node has a udf_timeout_ms."""
+        timer = self._timers.get((unit, func.name))
+        if timer is None:
+            yield
+            return
+        timer.start(transaction_id)
+        try:
+            yield
+        finally:
+            timer.stop()
+
+    def _timed(self, step: _native.SetStep, unit: int, func: FuncSpec) -> _native.SetStep:
+        """`step`, each set's firing timed when `unit`'s node has a udf_timeout_ms."""
+        timer = self._timers.get((unit, func.name))
+        if timer is not None:
+            step.watch(timer)
+        return step
 
     def _message_step(self, unit: int, func: FuncSpec, inputs: list[int], bell: int) -> _native.SetStep:
         """The general path: each set as Messages to `_fire`, which delivers the outputs."""
@@ -423,8 +468,10 @@ class DeviceExecutor:
         def fire_set(messages: tuple[Message, ...]) -> None:
             self._run_lean(chain, (messages,))
 
-        return _native.LeanStep(self._region, inputs, bell, self._worker, [(node, call.fn) for node, call in steps],
+        step = _native.LeanStep(self._region, inputs, bell, self._worker, [(node, call.fn) for node, call in steps],
                                 list(chain.channels), emit, fire_set)
+        # A chain with a timed node is that node alone (`_direct_calls`).
+        return self._timed(step, chain.last_unit, chain.last_func)
 
     def _run_lean(self, chain: LeanChain, sets: Sequence[Sequence[Message]]) -> None:
         """Pass each input set through `chain` and put its output (no doorbell rung: see
@@ -491,7 +538,8 @@ class DeviceExecutor:
                     for port in func.outputs:
                         self.deliver(unit, port, failure)
                 else:
-                    self._fire(unit, func, outcome)
+                    with self._timing(unit, func, max(m.meta.transaction_id for m in outcome)):
+                        self._fire(unit, func, outcome)
             self._running[0] = -1
 
     def _fire(self, unit: int, func: FuncSpec, messages: Sequence[Message]) -> None:
@@ -512,7 +560,8 @@ class DeviceExecutor:
                 raise Cancelled
             taken_before = sum(self._region.pops(channel) for channel in inputs)
             self._running[0] = node
-            self._emit(unit, func, func.run(streams), None)
+            with self._timing(unit, func, _NO_TRANSACTION):
+                self._emit(unit, func, func.run(streams), None)
             self._running[0] = -1
             if sum(self._region.pops(channel) for channel in inputs) == taken_before:
                 stalled_on = sum(self._region.size(channel) for channel in inputs)

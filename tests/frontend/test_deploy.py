@@ -221,7 +221,11 @@ DEPLOY_RULES = {
                               "batch_deploy_info, deploy_info, dynamic_schedule_enable, keep_logic_device_order"),
     "unknown entry key": (_set("batch_deploy_info.0.logic_devices", "0:0:0"),
                           f"{_B0}: unknown key 'logic_devices' (did you mean 'logic_device_list'?); expected one of flow_node_list, invoke_list, "
-                          f"logic_device_list, redundant_logic_device_list"),
+                          f"logic_device_list, redundant_logic_device_list, udf_timeout_ms"),
+    "timeout out of range": (_set("batch_deploy_info.0.udf_timeout_ms", 0),
+                             f"{_B0}.udf_timeout_ms: expected a timeout in [1, 86400000] (milliseconds), got 0"),
+    "timeout not an integer": (_set("batch_deploy_info.0.udf_timeout_ms", 2.5),
+                               f"{_B0}.udf_timeout_ms: expected an integer, got a number 2.5"),
     "unknown invoke key": (_set("batch_deploy_info.0.invoke_list.0.device", 1),
                            f"{_INVOKE}: unknown key 'device'; expected one of deploy_info_file, invoke_name, "
                            f"logic_device_list, redundant_logic_device_list"),

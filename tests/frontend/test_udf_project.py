@@ -244,7 +244,11 @@ DELETE = object()  # a change that removes the key
     ({"buf_cfg": {}}, "buf_cfg is not supported yet"),
     ({"workspce": "."}, "workspce is not a known key; expected one of ['func_list', 'input_num', "
                         "'output_num', 'workspace', 'target_bin', 'heavy_load', 'py_module', 'py_class', "
-                        "'cmakelist_path', 'resource_type', 'toolchain']"),
+                        "'cmakelist_path', 'resource_type', 'toolchain', 'udf_timeout_ms']"),
+    ({"udf_timeout_ms": 0}, "udf_timeout_ms must be a timeout in [1, 86400000] (milliseconds), got 0"),
+    ({"udf_timeout_ms": 86400001}, "udf_timeout_ms must be a timeout in [1, 86400000] (milliseconds), got 86400001"),
+    ({"udf_timeout_ms": "5000"}, 'udf_timeout_ms must be a timeout in [1, 86400000] (milliseconds), got "5000"'),
+    ({"udf_timeout_ms": 1.5}, "udf_timeout_ms must be a timeout in [1, 86400000] (milliseconds), got 1.5"),
 ])
 def test_every_config_error_names_the_file_and_key(tmp_path, change, message):
     config = write_project(tmp_path, SEED_ADD, ONE_FUNC, 2, 1)

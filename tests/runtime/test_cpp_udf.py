@@ -30,12 +30,14 @@ from dfir.frontend.udf.config import load_compile_config
 # GE graph; the other funcs exercise the rest of the API.
 ADD_CPP = r'''
 #include <algorithm>
+#include <chrono>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
 #include <stdexcept>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "flow_func/flow_func.h"
@@ -171,6 +173,14 @@ class Add : public MetaMultiFunc {
     return context->SetOutput(0, inputs[0]);
   }
 
+  // Passes its input on; a call on a first element of 2 never returns.
+  int32_t HangOnTwo(const std::shared_ptr<MetaRunContext>& context, const std::vector<std::shared_ptr<FlowMsg>>& inputs) {
+    while (*static_cast<const int32_t*>(inputs[0]->GetTensor()->GetData()) == 2) {
+      std::this_thread::sleep_for(std::chrono::seconds(1));
+    }
+    return context->SetOutput(0, inputs[0]);
+  }
+
   // Outputs, for a 4096-aligned tensor and a 256-aligned raw buffer it allocates: their addresses
   // modulo the alignment and whether every byte starts zero.
   int32_t Aligned(const std::shared_ptr<MetaRunContext>& context, const std::vector<std::shared_ptr<FlowMsg>>&) {
@@ -260,6 +270,7 @@ FLOW_FUNC_REGISTRAR(Add)
     .RegProcFunc("UserCode", &Add::UserCode)
     .RegProcFunc("PassThrough", &Add::PassThrough)
     .RegProcFunc("AbortOnTwo", &Add::AbortOnTwo)
+    .RegProcFunc("HangOnTwo", &Add::HangOnTwo)
     .RegProcFunc("Aligned", &Add::Aligned)
     .RegProcFunc("Caught", &Add::Caught)
     .RegProcFunc("Raise", &Add::Raise)
@@ -422,7 +433,7 @@ def test_a_func_the_library_lacks_is_named_at_load(workspace):
         dfir.load(om)
     assert error.value.error_message == (
         "node 'add': C++ UDF library libadd.so registers funcs ['AbortOnTwo', 'Add1', 'Add2', 'AddNN', 'Aligned', "
-        "'BadBalance', 'Caught', 'OutOfRange', 'PassThrough', 'Raise', 'Report', 'StreamSum', 'Throw', 'UserCode'], not 'Add9'")
+        "'BadBalance', 'Caught', 'HangOnTwo', 'OutOfRange', 'PassThrough', 'Raise', 'Report', 'StreamSum', 'Throw', 'UserCode'], not 'Add9'")
 
 
 def test_an_ascend_library_compiles_but_is_refused_at_load(workspace):
@@ -712,7 +723,7 @@ def test_a_cpp_func_feeding_a_replicated_node_reaches_each_instance(workspace, t
     assert results == [(t, [t], 0) for t in range(1, 7)]
 
 
-def test_a_worker_that_dies_in_a_cpp_func_delivers_what_it_finished(workspace):
+def test_a_worker_that_dies_in_a_cpp_func_delivers_what_it_finished_and_is_restarted(workspace):
     graph = df.FlowGraph([cpp_node(workspace, "AbortOnTwo", "crash")(df.FlowData(name="x"))])
     with dfir.load(dfir.compile(graph).om) as model:
         for value in (1, 2, 3):
@@ -720,8 +731,27 @@ def test_a_worker_that_dies_in_a_cpp_func_delivers_what_it_finished(workspace):
         done, info, ret = model.fetch_data(timeout=5000)
         assert (done[0].numpy().tolist(), info.transaction_id, int(ret)) == ([1], 1, 0)
         failures = [model.fetch_data(timeout=5000) for _ in range(2)]
+        assert model.feed_data([int32(4)]) == 0
+        after = model.fetch_data(timeout=5000)
+        assert model.stats()["workers"][0]["restarts"] == 1
     assert [(info.transaction_id, int(ret)) for _, info, ret in failures] == [(2, WORKER_FAILED), (3, WORKER_FAILED)]
     assert "node 'crash' on device" in failures[0][2].message and "SIGABRT" in failures[0][2].message
+    assert (after[0][0].numpy().tolist(), after[1].transaction_id, int(after[2])) == ([4], 4, 0)
+
+
+def test_a_hung_cpp_call_past_its_compile_config_timeout_fails_with_the_timeout_code(workspace):
+    config = one_func(workspace, "HangOnTwo", udf_timeout_ms=300)
+    with dfir.load(dfir.compile(project_graph(config, 1, 1)).om) as model:
+        for value in (1, 2, 3):
+            assert model.feed_data([int32(value)]) == 0
+        results = [model.fetch_data(timeout=5000) for _ in range(3)]
+        assert model.feed_data([int32(4)]) == 0
+        after = model.fetch_data(timeout=5000)
+    assert [(info.transaction_id, int(ret)) for _, info, ret in results] == [
+        (1, 0), (2, ff.FLOW_FUNC_ERR_TIME_OUT_ERROR), (3, WORKER_FAILED)]
+    assert results[1][2].message.startswith(
+        "node 'add' instance 0 on device host: a call ran longer than its udf_timeout_ms (300 ms); worker process ")
+    assert (after[0][0].numpy().tolist(), int(after[2])) == ([4], 0)
 
 
 

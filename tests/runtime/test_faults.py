@@ -1,4 +1,5 @@
-"""Worker processes that die (segfault, os._exit, MemoryError), models closed and loaded again,
+"""Worker processes that die (segfault, os._exit, MemoryError) in a model that does not recover
+(`recover` "off"; restarts are tests/runtime/test_recovery.py's), models closed and loaded again,
 shutdown by close / df.finalize / interpreter exit / a killed driver, and backpressure: what the
 user sees, and that no process, shared-memory segment, mapping or descriptor is left behind."""
 from __future__ import annotations
@@ -33,9 +34,9 @@ GATE = multiprocessing.get_context("fork").Event()
 
 # -- plans: a chain of one-input nodes, each on the device given ----------------------------------
 
-def chain_model(stages, name="m", **model_kwargs) -> RuntimeModel:
+def chain_model(stages, name="m", recover="off", udf_timeouts=None, **model_kwargs) -> RuntimeModel:
     """`stages`: (node name, function, device) per node, in order; the last node's output is the
-    graph's output."""
+    graph's output. `recover` and `udf_timeouts` are the plan's."""
     nodes = []
     for i, (node_name, fn, device) in enumerate(stages):
         nodes.append({"name": node_name, "alias": None, "loc": "test", "input_num": 1, "output_num": 1,
@@ -46,7 +47,8 @@ def chain_model(stages, name="m", **model_kwargs) -> RuntimeModel:
                                         "stream_input": False}]}})
     plan = {"format": 1, "name": name, "inputs": [{"name": "x", "index": 0, "dtype": None, "shape": None}],
             "outputs": [{"node": len(nodes) - 1, "port": 0}], "nodes": nodes,
-            "order": list(range(len(nodes))), "ge_graphs": [],
+            "order": list(range(len(nodes))), "ge_graphs": [], "recover": recover,
+            "udf_timeouts": udf_timeouts or {},
             "udfs": [{"partition": k, "sha256": "0" * 64, "size": 0} for k in range(len(stages))]}
     payloads = [UdfPayload("function", fn).dumps() for _, fn, _ in stages]
     return RuntimeModel(plan, payloads, None, name, **model_kwargs)

@@ -3,7 +3,8 @@ node runs on, one instance per device.
 
     {"keep_logic_device_order": false,
      "batch_deploy_info": [{"flow_node_list": ["a", "b"], "logic_device_list": "0:0:0~1:0",
-                            "invoke_list": [{"invoke_name": "sub", "logic_device_list": "0:0:2,0:0:3"}]}],
+                            "invoke_list": [{"invoke_name": "sub", "logic_device_list": "0:0:2,0:0:3"}],
+                            "udf_timeout_ms": 5000}],
      "deploy_info": [{"flow_node_name": "c", "logic_device_id": "-1"}]}
 
 Rules (each broken one is a GeError naming the file, the JSON path and the value):
@@ -16,7 +17,9 @@ Rules (each broken one is a GeError naming the file, the JSON path and the value
   5. a `deploy_info_file` exists (relative to the file naming it), loads under these rules and
      does not include itself, directly or through other files.
 A node's instances are its devices in the list's order when `keep_logic_device_order` is true,
-else sorted by their ids. Whether the devices exist is `check_deploy_devices`'s business. The rules
+else sorted by their ids. A batch entry's `udf_timeout_ms` (1 to 86400000) is the timeout of one
+call of each UDF node it places (`place-nodes` writes it on the node; a GE graph node has none).
+Whether the devices exist is `check_deploy_devices`'s business. The rules
 that depend on what an invoked closure runs (a sub-FlowGraph's parent has one instance, an
 AscendGraph has one device per parent instance) need the graph: `InvokePlacement.check`, called by
 the `place-nodes` pass. (The seed's example deploy file gives a two-device node a
@@ -29,15 +32,17 @@ import os
 from dataclasses import dataclass, field
 
 from dfir.core.errors import GeError
+from dfir.core.udf_timeout import udf_timeout_problem
 from dfir.frontend.deploy.devices import DeviceId, parse_device_list
 from dfir.frontend.deploy.json_document import JsonDocument
 from dfir.frontend.deploy.resource_config import ResourceConfig, load_resource_config
-from dfir.frontend.deploy.shape import BOOLEAN, STRING, ListOf, Obj, check
+from dfir.frontend.deploy.shape import BOOLEAN, STRING, ListOf, Obj, Value, check
 
 _INVOKE = Obj({"invoke_name": STRING}, {"deploy_info_file": STRING, "logic_device_list": STRING,
                                         "redundant_logic_device_list": STRING})
 _BATCH_ENTRY = Obj({"flow_node_list": ListOf(STRING, non_empty=True), "logic_device_list": STRING},
-                   {"redundant_logic_device_list": STRING, "invoke_list": ListOf(_INVOKE)})
+                   {"redundant_logic_device_list": STRING, "invoke_list": ListOf(_INVOKE),
+                    "udf_timeout_ms": Value(int, udf_timeout_problem)})
 _ENTRY = Obj({"flow_node_name": STRING, "logic_device_id": STRING})
 _DEPLOY_INFO = Obj({}, {"deploy_info": ListOf(_ENTRY), "batch_deploy_info": ListOf(_BATCH_ENTRY),
                         "keep_logic_device_order": BOOLEAN, "dynamic_schedule_enable": BOOLEAN})
@@ -89,6 +94,7 @@ class Placement:
     invokes: tuple[InvokePlacement, ...] = ()
     redundant: tuple[DeviceId, ...] = ()  # redundant_logic_device_list, recorded only
     file: str = ""  # the deploy info file that places the node
+    udf_timeout_ms: int | None = None  # the timeout of the node's UDF calls (None: the entry gives none)
 
 
 @dataclass
@@ -169,7 +175,7 @@ class _EntryReader:
         invokes = self.invokes(entry, where, devices)
         for index, node in enumerate(entry["flow_node_list"]):
             self.place(node, Placement(devices, f"{where}.flow_node_list[{index}]", invokes, redundant,
-                                       self.info.path))
+                                       self.info.path, entry.get("udf_timeout_ms")))
 
     def devices(self, text: str, where: str) -> tuple[DeviceId, ...]:
         """The devices `text` lists, in instance order; one host or devices, never both."""

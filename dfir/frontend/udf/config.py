@@ -8,7 +8,9 @@
 `<workspace>/src_python/<py_module>.py`); without them it is a C++ project that CMake builds
 into `target_bin`. Relative paths count from the config file's folder (`workspace`; when no
 folder is there, from the current folder, as GE counts it) or from the workspace
-(`cmakelist_path`). Every defect is a GeError naming the file and the key, e.g.
+(`cmakelist_path`). `udf_timeout_ms` (1 to 86400000) is the timeout of one call of a node built
+from the config, over its deploy entry's and the option `dfir.runtime.udf_timeout_ms`. Every
+defect is a GeError naming the file and the key, e.g.
 ``compile config ./add.json: func_list[0].inputs_index must be a list of ints >= 0, got "0"``.
 """
 from __future__ import annotations
@@ -22,12 +24,13 @@ from typing import Any, Mapping
 
 from dfir.core.errors import GeError
 from dfir.core.json_text import NotJson, decode_json
+from dfir.core.udf_timeout import MAX_UDF_TIMEOUT_MS
 
 RESOURCE_TYPES = ("X86", "Aarch", "Ascend")
 DEFAULT_TOOLCHAIN = "g++"
 DEFAULT_CMAKELIST = "CMakeLists.txt"
 _KEYS = ("func_list", "input_num", "output_num", "workspace", "target_bin", "heavy_load",
-         "py_module", "py_class", "cmakelist_path", "resource_type", "toolchain")
+         "py_module", "py_class", "cmakelist_path", "resource_type", "toolchain", "udf_timeout_ms")
 _UNSUPPORTED_KEYS = ("built_in_flow_func", "compiler", "buf_cfg", "running_resources_info",
                      "visible_device_enable")
 _FUNC_KEYS = ("func_name", "inputs_index", "outputs_index", "stream_input")
@@ -62,6 +65,7 @@ class CompileConfig:
     resource_type: str
     toolchain: str
     py_methods: Mapping[str, str] = field(default_factory=dict)  # func -> method, where not the func's name
+    udf_timeout_ms: int | None = None  # the timeout of one call of the node (None: the config gives none)
 
     @property
     def kind(self) -> str:
@@ -132,7 +136,7 @@ class _Reader:
             workspace=workspace, target_bin=self._target_bin(required=not kind_is_python),
             heavy_load=self._flag("heavy_load", self.doc, "heavy_load"), py_module=py_module,
             py_class=py_class, cmakelist=workspace / cmakelist, resource_type=resource_type,
-            toolchain=self._text("toolchain") or DEFAULT_TOOLCHAIN)
+            toolchain=self._text("toolchain") or DEFAULT_TOOLCHAIN, udf_timeout_ms=self._udf_timeout())
 
     def _workspace(self, text: str) -> Path:
         """`text` from the config's folder; when no folder is there, from the current folder
@@ -168,6 +172,15 @@ class _Reader:
         value = self.doc[key]
         if not isinstance(value, str) or not value:
             raise self.fail(key, f"must be a non-empty string, got {json.dumps(value)}")
+        return value
+
+    def _udf_timeout(self) -> int | None:
+        if "udf_timeout_ms" not in self.doc:
+            return None
+        value = self.doc["udf_timeout_ms"]
+        if not _is_int(value) or not 1 <= value <= MAX_UDF_TIMEOUT_MS:
+            raise self.fail("udf_timeout_ms", f"must be a timeout in [1, {MAX_UDF_TIMEOUT_MS}] (milliseconds), "
+                                              f"got {json.dumps(value)}")
         return value
 
     def _flag(self, key: str, obj: dict, where: str) -> bool:

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from dfir.core.errors import GeError
+from dfir.core.udf_timeout import UDF_TIMEOUT_FACT
 from dfir.frontend.flow_func.wrappers import find_proc
 from dfir.frontend.udf.build import ensure_built
 from dfir.frontend.udf.config import CompileConfig, load_compile_config
@@ -25,7 +26,8 @@ class ProjectSpec:
     """What a UDF project contributes to its `df.func_pp`.
 
     `payload` is the packed Python sources (py_project) or the library's bytes (cpp_project);
-    `facts` is the `project` property: `py_module`/`py_class`, or `target_bin`/`resource_type`.
+    `facts` is the `project` property: `py_module`/`py_class`, or `target_bin`/`resource_type`
+    (and `heavy_load`, `udf_timeout_ms` when the config gives them).
     """
 
     config: CompileConfig
@@ -62,8 +64,8 @@ def _python_project(config: CompileConfig) -> ProjectSpec:
                           f"'{func.name}' is not a method of class {config.py_class} "
                           f"({SOURCE_FOLDER}/{config.py_module}.py)")
     methods = {f"{METHOD_FACT}{func}": method for func, method in config.py_methods.items()}
-    return ProjectSpec(config, payload, _heavy_load({"py_module": config.py_module, "py_class": config.py_class,
-                                                     **methods}, config))
+    return ProjectSpec(config, payload, _config_facts({"py_module": config.py_module, "py_class": config.py_class,
+                                                       **methods}, config))
 
 
 def _cpp_project(config: CompileConfig) -> ProjectSpec:
@@ -72,10 +74,15 @@ def _cpp_project(config: CompileConfig) -> ProjectSpec:
         return _python_project(python_config)
     library = ensure_built(config)
     return ProjectSpec(config, library.read_bytes(),
-                       _heavy_load({"target_bin": config.target_bin, "resource_type": config.resource_type}, config))
+                       _config_facts({"target_bin": config.target_bin, "resource_type": config.resource_type}, config))
 
 
-def _heavy_load(facts: dict[str, str], config: CompileConfig) -> dict[str, str]:
+def _config_facts(facts: dict[str, str], config: CompileConfig) -> dict[str, str]:
     """`facts` with `heavy_load = "true"` when the config says so (place-nodes then puts the node
-    on the host CPU of its devices' servers)."""
-    return {**facts, "heavy_load": "true"} if config.heavy_load else facts
+    on the host CPU of its devices' servers) and its `udf_timeout_ms` when it gives one (lowering
+    makes it the node's timeout, `Plan.udf_timeouts`)."""
+    if config.heavy_load:
+        facts = {**facts, "heavy_load": "true"}
+    if config.udf_timeout_ms is not None:
+        facts = {**facts, UDF_TIMEOUT_FACT: str(config.udf_timeout_ms)}
+    return facts
