@@ -60,6 +60,8 @@ void BindLedger(py::module_& m) {
            "Marks the transaction as failed with ret_code by recovery: its later results are stale.")
       .def("replace_open", &PyLedger::ReplaceOpen, py::arg("keep"), py::arg("codes"), py::arg("code"),
            "Replaces every open transaction not in keep (code: codes[id], else code); [(meta, code)].")
+      .def("settle_result", &PyLedger::SettleResult, py::arg("transaction_id"), py::arg("ret_code"),
+           "Settles the transaction of a result unless it is stale; whether the result stands.")
       .def("is_stale", &PyLedger::IsStale, py::arg("transaction_id"), py::arg("ret_code"))
       .def_property_readonly("open_count", &PyLedger::open);
 }

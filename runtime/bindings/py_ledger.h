@@ -30,6 +30,13 @@ class PyLedger {
                              const std::unordered_map<uint64_t, int32_t>& codes, int32_t code);
   void Replace(uint64_t transaction_id, int32_t ret_code) { ledger_.Replace(transaction_id, ret_code); }
   bool IsStale(uint64_t transaction_id, int32_t ret_code) const { return ledger_.IsStale(transaction_id, ret_code); }
+  // Settles the transaction of a result (ret `ret_code`) unless it is stale (IsStale): whether
+  // the result stands, in one step that no Replace can come in between.
+  bool SettleResult(uint64_t transaction_id, int32_t ret_code) {
+    if (ledger_.IsStale(transaction_id, ret_code)) return false;
+    ledger_.Settle(transaction_id);
+    return true;
+  }
   size_t open() const { return ledger_.open(); }
   rt::TransactionLedger& native() { return ledger_; }
 

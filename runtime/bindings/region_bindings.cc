@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cstdint>
+#include <cstring>
 #include <memory>
 #include <string>
 #include <tuple>
@@ -320,6 +321,34 @@ void BindRegion(py::module_& m) {
           },
           py::arg("channel"),
           "Empties a local channel of a worker that died (it held pointers into that process), unread.")
+      .def(
+          "unpublished",
+          [](const PyRegion& self, uint32_t channel) { return self.region().ring(channel).Unpublished(); },
+          py::arg("channel"), "Positions of a shared channel claimed by a push and not published yet.")
+      .def(
+          "publish_void",
+          [](PyRegion& self, uint32_t channel, const std::vector<uint64_t>& positions, uint64_t transaction_id,
+             int32_t ret_code, uint8_t kind, const std::string& text) {
+            if (!rt::IsShared(self.region(), channel)) {
+              throw rt::RuntimeError("channel " + std::to_string(channel) + " is local");
+            }
+            rt::MessageRecord record{};
+            record.transaction_id = transaction_id;
+            record.ret_code = ret_code;
+            record.kind = kind;
+            record.encoding = rt::BodyEncoding::kText;
+            record.inline_body = 1;
+            record.body_size = std::min<size_t>(text.size(), rt::kInlineBytes);
+            std::memcpy(record.inline_bytes, text.data(), record.body_size);
+            return self.region().ring(channel).PublishAt(positions, &record, sizeof record);
+          },
+          py::arg("channel"), py::arg("positions"), py::arg("transaction_id"), py::arg("ret_code"), py::arg("kind"),
+          py::arg("text"),
+          "Publishes an error message (no body block) at positions a dead producer claimed; how many.")
+      .def(
+          "free_unreleased",
+          [](PyRegion& self, uint32_t channel) { return self.region().ring(channel).FreeUnreleased(); },
+          py::arg("channel"), "Frees the slots a dead consumer claimed and never freed; how many.")
       .def("drop_stale", &PyRegion::DropStale, py::arg("channels"), py::arg("ledger"),
            "Drops the results of transactions recovery replaced from the heads of `channels`; how many.")
       .def("arena_stats", &PyRegion::ArenaStats)

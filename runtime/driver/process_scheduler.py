@@ -22,19 +22,22 @@ Algorithm:
   4. A monitor thread watches the workers through pidfds. A worker that exits while the model
      runs is restarted when the plan's `recover` is "restart" (the default) and this process
      runs every worker of the plan (`_recover`):
-     - every transaction in flight fails: those the ledger holds open, but those whose results
-       wait complete on every graph output, are replaced in the ledger (no settle can come in
-       between) and a failure message of each (ret WORKER_FAILED; the transaction of a call that
-       ran past its node's udf_timeout_ms, ret UDF_TIMEOUT) goes onto every graph output, on a
-       thread of its own (it waits for room as the fetches make it). Results of a replaced
-       transaction that show up later are dropped at the outputs (`drop_stale`, the driver port
-       and `OutputPairing` alike), so each transaction comes back once: its result or its failure;
-     - the worker's slot is cleared and a new worker is forked for its device, which builds its
-       nodes anew (UDF instances, `Init`) and takes over its channels; the other workers keep
-       running throughout, and what waits on the dead worker's shared input channels is run by
-       the new one (and dropped at the outputs when replaced);
+     - every transaction in flight fails. Those the ledger holds open are replaced in it (no
+       settle can come in between), but for those whose results wait complete on every graph
+       output and, unless every worker restarts, those whose messages all still wait where the
+       driver put them. A failure message of each (ret WORKER_FAILED; ret UDF_TIMEOUT for the
+       transaction of a call that ran past its node's udf_timeout_ms) goes onto every graph
+       output, on a thread of its own (it waits for room as the fetches make it). Results of a
+       replaced transaction that show up later are dropped at the outputs (`drop_stale`, the
+       driver port and `OutputPairing` alike), so each transaction comes back once: its result
+       or its failure;
+     - the worker's slot and its local channels are cleared and a new worker is forked for its
+       device, which builds its nodes anew (UDF instances, `Init`) and takes over its shared
+       channels; the other workers keep running throughout;
+     - a plan that pairs messages by their order (`_pairs_in_order`) restarts every worker
+       instead, its node channels emptied, the failures put before any worker starts again;
      - restarts are bounded: a worker that dies for the MAX_QUICK_DEATHS-th time in a row within
-       QUICK_DEATH_SECONDS of its start without having taken any input fails the model, with
+       QUICK_DEATH_SECONDS of being forked, without having taken any input, fails the model with
        the history of those deaths; a worker that cannot build its nodes again fails it too.
      Otherwise (`recover` "off", or a cluster's partial scheduler), the exit fails the model:
      the region closes (the other workers wind down), `submit` raises SchedulerFailed, and
@@ -58,6 +61,7 @@ import threading
 import time
 import traceback
 import weakref
+from collections import Counter
 from dataclasses import dataclass
 from typing import Any, Callable, Collection, NamedTuple, Sequence
 
@@ -66,7 +70,7 @@ from dfir.core.errors import GeError
 from dfir.om.flow_attrs import queue_attrs
 from dfir.core.flow_info import FlowFlag
 from dfir.frontend.flow_func.status import FLOW_FUNC_ERR_TIME_OUT_ERROR
-from dfir.core.messages import Message, TransactionMeta
+from dfir.core.messages import Kind, Message, TransactionMeta
 from dfir.om.plan import DEFAULT_CHANNEL_DEPTH, CppProject, Plan
 from dfir.runtime import _native, channels
 from dfir.runtime.alignment import active
@@ -82,12 +86,15 @@ UDF_TIMEOUT = FLOW_FUNC_ERR_TIME_OUT_ERROR  # a transaction whose call ran past 
 RESTART = "restart"                 # the plan's `recover` that restarts dead workers
 QUICK_DEATH_SECONDS = 1.0           # a death this soon after a start, with no input taken, is quick
 MAX_QUICK_DEATHS = 3                # quick deaths in a row that fail the model
+REPAIR_GRACE_SECONDS = 0.02         # how long a live producer may take to finish a push it claimed
+VOID_TRANSACTION = (1 << 64) - 1    # what a message put in place of a dead producer's half push carries
 DEFAULT_ARENA_BYTES = 4 << 30   # address space for tensors in flight; pages cost memory when used
 CLOSE_GRACE_SECONDS = 1.0       # how long close() lets workers end before it kills them
 LEDGER_CAPACITY = 1 << 16       # transactions remembered for failing them when a worker dies
 DRIVER_BELL = 0
 MAX_CACHED_FETCHES = 64         # output index tuples whose channels a scheduler remembers
 
+_EMPTY_KIND = list(Kind).index(Kind.EMPTY)  # a MessageRecord's kind of an empty message
 _open_schedulers: weakref.WeakSet = weakref.WeakSet()
 _log = logging.getLogger("dfir.runtime")
 
@@ -215,7 +222,7 @@ class _Worker:
     pid: int
     pidfd: int
     status: int | None = None  # the waitpid status once reaped
-    started: float = 0.0       # when it reported ready (monotonic seconds)
+    started: float = 0.0       # when it was forked (monotonic seconds)
     taken: int = 0             # what its shared input channels had given then
     restarts: int = 0          # how many workers of its device ran before it
     deaths: tuple[str, ...] = ()  # why they ended, oldest first
@@ -237,6 +244,7 @@ class ProcessScheduler:
         self._build = build
         self._recovers = workers is None and plan.recover == RESTART
         self._restarts_all = _pairs_in_order(plan)
+        self._node_outputs = [node.output_num for node in plan.nodes]
         self._poller: select.poll | None = None  # the monitor's: every running worker's pidfd
         self._by_fd: dict[int, _Worker] = {}
         self._owner_pid = os.getpid()
@@ -378,14 +386,15 @@ class ProcessScheduler:
                 raise SchedulerClosed(f"model '{self.name}' is closed")
             if self._paired(chosen):
                 return self._fetch_paired(indexes, chosen, deadline)
-            self._region.drop_stale(chosen, self._ledger)
-            sets = self._region.take(chosen, DRIVER_BELL, 1, channels.remaining_ms(deadline))
-            if sets is None:
-                return self._fetch_failed(len(chosen))
-            if sets:
-                self._ledger.settle(sets[0][0].meta.transaction_id)
-                return list(sets[0])
-            return []
+            while True:
+                self._region.drop_stale(chosen, self._ledger)
+                sets = self._region.take(chosen, DRIVER_BELL, 1, channels.remaining_ms(deadline))
+                if sets is None:
+                    return self._fetch_failed(len(chosen))
+                if not sets:
+                    return []
+                if self._stands(sets[0]):
+                    return list(sets[0])
         finally:
             self._fetch_lock.release()
 
@@ -412,12 +421,18 @@ class ProcessScheduler:
         if pairing is None:
             pairing = self._pairings[key] = OutputPairing(self._region, DRIVER_BELL, chosen, indexes,
                                                           self._output_align, self._ledger.is_stale)
-        messages = pairing.fetch(deadline)
-        if messages is None:
-            return self._fetch_failed(len(chosen))
-        if messages:
-            self._ledger.settle(messages[0].meta.transaction_id)
-        return messages
+        while True:
+            messages = pairing.fetch(deadline)
+            if messages is None:
+                return self._fetch_failed(len(chosen))
+            if not messages or self._stands(messages):
+                return messages
+
+    def _stands(self, messages: Sequence[Message]) -> bool:
+        """Whether a fetched set is returned: it settles its transaction, unless recovery
+        replaced the transaction since the set was taken (a failure stands in for it)."""
+        first = messages[0]
+        return self._ledger.settle_result(first.meta.transaction_id, first.ret_code)
 
     def close(self, wait: bool = True) -> None:
         """Stop the workers: at once, then within CLOSE_GRACE_SECONDS or killed. Idempotent.
@@ -444,6 +459,7 @@ class ProcessScheduler:
         """Fork worker `index`: it, and the read end of its readiness pipe."""
         ready_read, ready_write = os.pipe()
         units = self._wiring.units_of(index)
+        started, taken = time.monotonic(), self._taken(index)  # before it can take anything
         for stream in (sys.stdout, sys.stderr):  # what is buffered now would print twice
             stream.flush()
         pid = os.fork()
@@ -461,7 +477,8 @@ class ProcessScheduler:
             finally:
                 os._exit(EXIT_FATAL)
         os.close(ready_write)
-        return _Worker(index, self._wiring.devices[index], pid, os.pidfd_open(pid)), ready_read
+        return _Worker(index, self._wiring.devices[index], pid, os.pidfd_open(pid), started=started,
+                       taken=taken), ready_read
 
     def _await_ready(self, ready_fds: list[int]) -> None:
         """Wait for every worker's report; the first failure (in device order) raises."""
@@ -475,14 +492,8 @@ class ProcessScheduler:
             elif report[0] == "error":
                 _, message, api_name, context = report
                 errors.append(GeError(message, api_name, context))
-            else:
-                self._started(worker)
         if errors:
             raise errors[0]
-
-    def _started(self, worker: _Worker) -> None:
-        worker.started = time.monotonic()
-        worker.taken = self._taken(worker.index)
 
     def _taken(self, index: int) -> int:
         """How many messages the shared input channels of worker `index` have given so far."""
@@ -570,6 +581,7 @@ class ProcessScheduler:
         _log.warning("model '%s': %s; restarting %s", self.name, death,
                      "every worker" if self._restarts_all else "it")
         timed_out = self._region.timed_out_transaction(dead.index)
+        self._repair_channels(dead)
         if self._restarts_all:
             self._stop_live_workers()
             self._drain_node_channels()
@@ -584,6 +596,30 @@ class ProcessScheduler:
             if self._failure is not None or self._closed:
                 return
             self._restart(worker, *history.get(worker.index, (worker.deaths, 0)))
+
+    def _repair_channels(self, dead: _Worker) -> None:
+        """Undo what `dead` left half done in shared channels, which would stop them for good: the
+        slots of its input channels it took a message from but never freed, and the slots of the
+        channels it produces into that it claimed but never published (each gets an error
+        message of VOID_TRANSACTION, which the outputs drop as stale), those a live producer
+        shares being given REPAIR_GRACE_SECONDS to be published first."""
+        device = self._wiring.device
+        units = self._wiring.units_of(dead.index)
+        for unit in units:
+            for channel in device.unit_inputs[unit]:
+                if device.shared[channel]:
+                    self._region.free_unreleased(channel)
+        produced = {channel for unit in units for port in range(self._node_outputs[device.units[unit].node])
+                    for channel in device.routes.get(Source(device.units[unit].node, port), Targets(())).all()
+                    if device.shared[channel]}
+        claimed = {channel: positions for channel in produced if (positions := self._region.unpublished(channel))}
+        if not claimed:
+            return
+        time.sleep(REPAIR_GRACE_SECONDS)
+        self._ledger.replace(VOID_TRANSACTION, 0)
+        for channel, positions in claimed.items():
+            self._region.publish_void(channel, positions, VOID_TRANSACTION, WORKER_FAILED, _EMPTY_KIND,
+                                      "a message lost with the worker that was putting it")
 
     def _stop_live_workers(self) -> None:
         """Kill and reap every worker still running (for a restart of every worker)."""
@@ -604,14 +640,27 @@ class ProcessScheduler:
 
     def _replace_in_flight(self, death: str, timed_out: int | None) -> list[Message]:
         """Replace every transaction in flight but those whose results wait complete on every
-        graph output (see the module docstring, 4): the failures that stand in for them."""
+        graph output and, unless every worker restarts, those no worker has taken any message of
+        (see the module docstring, 4): the failures that stand in for them."""
         outputs = self._wiring.output_channels
         waiting = [set(self._region.waiting_transactions(channel)) for channel in outputs]
-        complete = set.intersection(*waiting) if waiting else set()
+        keep = set.intersection(*waiting) if waiting else set()
+        if not self._restarts_all:
+            keep |= self._unstarted()
         codes = {} if timed_out is None else {timed_out: UDF_TIMEOUT}
-        replaced = self._ledger.replace_open(complete, codes, WORKER_FAILED)
+        replaced = self._ledger.replace_open(keep, codes, WORKER_FAILED)
         lost = f"{death}; the worker was restarted and this transaction, in flight, failed"
         return [Message.failure(meta, code, death if code == UDF_TIMEOUT else lost) for meta, code in replaced]
+
+    def _unstarted(self) -> set[int]:
+        """The transactions each of whose messages still waits where a feed of every graph input
+        put it: no worker has taken any of them, so none was lost."""
+        routes = self._wiring.input_routes
+        per_feed = sum(len(route.fixed) + len(route.spread) for route in routes)
+        fed = {channel for route in routes for channel in route.fixed}
+        fed.update(channel for route in routes for _, group in route.spread for channel in group)
+        counts = Counter(t for channel in fed for t in self._region.waiting_transactions(channel))
+        return {transaction_id for transaction_id, count in counts.items() if count == per_feed}
 
     def _post_failures(self, failures: list[Message]) -> None:
         """Put each failure on every graph output, waiting for room as the fetches make it."""
@@ -637,11 +686,8 @@ class ProcessScheduler:
         worker.restarts, worker.deaths, worker.quick_deaths = dead.restarts + 1, deaths, quick_deaths
         self._workers[self._workers.index(dead)] = worker
         self._watch_worker(worker)
-        self._started(worker)  # a worker that dies before it is ready dies quickly
         report = self._await_restart(ready_fd)
-        if report and report[0] == "ready":
-            self._started(worker)
-        elif report:
+        if report and report[0] != "ready":
             self.fail(f"{deaths[-1] if deaths else dead.device}; building its nodes again failed: {report[1]}")
 
     def _await_restart(self, ready_fd: int) -> tuple:

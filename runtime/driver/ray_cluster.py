@@ -13,39 +13,45 @@ Algorithm:
      server's devices. This process's own `ProcessScheduler` runs the host's workers (device
      -1) and owns feeds, fetches, the transaction ledger and output pairing.
   4. Every channel has a copy in each place (this process, each actor) but only the consumer's
-     copy is read by its consumer. A channel whose producers run in another place is relayed,
-     in order, in batches of up to RELAY_BATCH messages (`cross_links`): this process pushes graph
-     inputs to the servers and pulls graph outputs from them; a server pulls what its nodes
-     consume from the servers that produce it. Messages cross as Ray actor calls (tensors of
-     any size in the object store).
+     copy is read by its consumer. A channel whose producers run in another place is relayed
+     (`cross_links`) over one TCP stream per (channel, producing place), in order, in frames of
+     up to RELAY_BATCH messages, a large tensor alone (runtime/driver/relay_streams.py): each
+     actor listens on its node's IP; this process connects to the servers it feeds or fetches
+     from, and a server to the servers whose messages its nodes consume. Streams carry the model's token, which this
+     process makes and only the actors get. A tensor body crosses raw: written to the socket from
+     the producer's arena block, read from it straight into an arena block of the consumer's
+     region, which its channel carries without copying (two copies in all, both the kernel's).
   5. One `watch` call per actor stays outstanding: a worker of a server that dies, or an actor
      or node that dies, fails the model as a dead local worker does (ProcessScheduler, 4), with
      a message naming the nodes, their devices and the server.
-  6. `close()` closes this process's scheduler, then each actor's, then kills the actors.
+  6. `close()` closes this process's scheduler and streams, then each actor's, then kills the actors.
 """
 from __future__ import annotations
 
 import os
+import secrets
+import socket
 import threading
 import time
 from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
 import ray
-from ray.exceptions import GetTimeoutError, RayActorError, RayError
+from ray.exceptions import GetTimeoutError, RayError
 from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
 from dfir.core.errors import GeError
 from dfir.om.plan import Plan
-from dfir.runtime import channels
+from dfir.runtime.driver import relay_streams
 from dfir.runtime.driver.process_scheduler import DRIVER_BELL, ProcessScheduler, Wiring, plan_wiring
+from dfir.runtime.driver.relay_streams import Listener, Sockets, StreamStats, dial, receive_loop, send_loop
 from dfir.runtime.driver.servers import Server
 from dfir.runtime.funcs import Source
 from dfir.runtime.worker.host import ModelParts
 
-RELAY_BATCH = 64            # messages one relay call carries at most
-POLL_MS = 200               # how long a pull waits for messages before it looks at the model again
+RELAY_BATCH = relay_streams.RELAY_BATCH  # messages one frame carries at most
 CALL_TIMEOUT_S = 120.0      # the longest any single Ray call may take (actor start included)
+CONNECT_TIMEOUT_S = 30.0    # how long opening a stream to another place may take
 WATCH_S = 5.0               # how long one `watch` call waits before it returns
 CLOSE_TIMEOUT_S = 5.0       # how long close() waits for the actors to close before killing them
 SERVER_RESOURCE = "dfir_server_{}"
@@ -127,6 +133,8 @@ class RayScheduler(ProcessScheduler):
         self._servers = tuple(servers)
         self._actors: list[Any] = []
         self._threads: list[threading.Thread] = []
+        self._sockets = Sockets()
+        self._stream_stats = StreamStats()
         super().__init__(name, parts.plan, parts.build, depth,
                          workers=[w for w, place in enumerate(place_of_worker) if place is None])
         try:
@@ -143,27 +151,43 @@ class RayScheduler(ProcessScheduler):
         connect(parts.plan.cluster.ray_address)
         nodes = ray_nodes(self._servers)
         model = ray.put(_as_bytes(parts))  # once: every actor reads this one object
-        links = cross_links(self.wiring, place_of_worker)
+        token = secrets.token_bytes(relay_streams.TOKEN_BYTES)
         remote = ray.remote(ServerActor)
         for s, (server, node) in enumerate(zip(self._servers, nodes)):
-            mine = [link for link in links if s in (link.source, link.target)]
             self._actors.append(remote.options(
-                num_cpus=0, max_concurrency=len(mine) + 8, max_restarts=0,
+                num_cpus=0, max_concurrency=8, max_restarts=0,
                 scheduling_strategy=NodeAffinitySchedulingStrategy(node, soft=False),
-            ).remote(self.name, model, depth, s, server, node, place_of_worker))
+            ).remote(self.name, model, depth, s, server, node, place_of_worker, token))
         reports = ray.get([actor.start.remote() for actor in self._actors], timeout=CALL_TIMEOUT_S)
         failed = next((report for report in reports if report is not None), None)
         if failed is not None:
             raise GeError(*failed)
-        ray.get([actor.relay.remote(self._actors) for actor in self._actors], timeout=CALL_TIMEOUT_S)
-        for link in links:
-            if link.source is None:
-                self._spawn(push, self.region, link, self.wiring.channel_specs[link.channel].bell,
-                            self._actors[link.target].put.remote, self.fail)
-            elif link.target is None:
-                self._spawn(pull, self.region, link, self._actors[link.source].take.remote, lambda: self.closed,
-                            self.fail)
+        addresses = ray.get([actor.stream_address.remote() for actor in self._actors], timeout=CALL_TIMEOUT_S)
+        reports = ray.get([actor.relay.remote(addresses) for actor in self._actors], timeout=CALL_TIMEOUT_S)
+        failed = next((report for report in reports if report is not None), None)
+        if failed is not None:
+            raise GeError(failed, "dfir.load")
+        for link in cross_links(self.wiring, place_of_worker):
+            if None in (link.source, link.target):
+                self._open_stream(link, addresses[link.target if link.source is None else link.source], token)
         self._spawn(self._watch_servers)
+
+    def _open_stream(self, link: Link, address: tuple[str, int], token: bytes) -> None:
+        """Feed `link` (this process -> a server) or fetch it (a server -> this process) over a
+        stream to the server's actor listening at `address`."""
+        try:
+            sock = dial(address, token, link.channel, link.source, CONNECT_TIMEOUT_S)
+        except OSError as error:
+            raise GeError(_unreachable(link, address, error), "dfir.load") from None
+        if not self._sockets.add(sock):
+            return
+        fail = _relay_fail(link, self.fail)
+        if link.source is None:
+            self._spawn(_stream, self._sockets, sock, send_loop, self.region, link.channel,
+                        self.wiring.channel_specs[link.channel].bell, sock, fail)
+        else:
+            self._spawn(_stream, self._sockets, sock, receive_loop, self.region, link.channel, sock,
+                        self._stream_stats, fail)
 
     def _spawn(self, target: Callable, *args: Any) -> None:
         thread = threading.Thread(target=target, args=args, daemon=True, name=f"dfir:{self.name}:ray")
@@ -174,6 +198,10 @@ class RayScheduler(ProcessScheduler):
     def actors(self) -> list[Any]:
         """The servers' actors, in server order."""
         return list(self._actors)
+
+    def stream_stats(self) -> dict[str, int]:
+        """What this process's streams received (relay_streams.StreamStats)."""
+        return self._stream_stats.as_dict()
 
     def _watch_servers(self) -> None:
         """Fail the model when a server fails or its actor dies (see the module docstring, 5)."""
@@ -203,7 +231,10 @@ class RayScheduler(ProcessScheduler):
         """Close this process's scheduler, then the servers' (see the module docstring, 6)."""
         was_closed = self.closed
         super().close(wait)
-        if was_closed or os.getpid() != self._owner_pid or not self._actors or not ray.is_initialized():
+        if was_closed or os.getpid() != self._owner_pid:
+            return
+        self._sockets.shutdown()
+        if not self._actors or not ray.is_initialized():
             return
         try:
             ray.get([actor.close.remote() for actor in self._actors], timeout=CLOSE_TIMEOUT_S)
@@ -218,52 +249,74 @@ class RayScheduler(ProcessScheduler):
 
 class ServerActor:
     """One server of a model: a `ProcessScheduler` for its workers, in the actor's process on the
-    server's Ray node, and the relays of what its nodes consume from other servers."""
+    server's Ray node, and the streams of the channels it relays to or from other places."""
 
     def __init__(self, name: str, model: tuple, depth: int, index: int, server: Server, node: str,
-                 place_of_worker: Sequence[Place]):
+                 place_of_worker: Sequence[Place], token: bytes):
         self._index = index
         self._where = f"{server.label}, Ray node {node}"
         self._place_of_worker = place_of_worker
         self._parts = _from_bytes(model)
         self._name = name
         self._depth = depth
+        self._token = token
         self._workers = [w for w, place in enumerate(place_of_worker) if place == index]
         self._scheduler: ProcessScheduler | None = None
+        self._links: dict[tuple[int, Place], Link] = {}
+        self._sockets = Sockets()
+        self._stats = StreamStats()
+        self._listener: Listener | None = None
 
     def start(self) -> tuple | None:
-        """Fork the workers; the arguments of the GeError that fails the load, or None."""
+        """Fork the workers, then listen for streams; the arguments of the GeError that fails the
+        load, or None."""
         try:
             self._scheduler = ProcessScheduler(self._name, self._parts.plan, self._parts.build, self._depth,
                                                workers=self._workers)
         except GeError as error:
             return f"{error.error_message} ({self._where})", error.api_name or "dfir.load", error.context
+        self._links = {(link.channel, link.source): link
+                       for link in cross_links(self._scheduler.wiring, self._place_of_worker)
+                       if self._index in (link.source, link.target)}
+        # After the fork: the workers must not hold the listening socket.
+        self._listener = Listener(ray.util.get_node_ip_address(), self._token, self._sockets, self._serve)
         return None
 
-    def relay(self, actors: Sequence[Any]) -> None:
-        """Start pulling what this server's nodes consume from the other servers (`actors`, every
-        server's, in order, each started)."""
-        scheduler = self._scheduler
-        for link in cross_links(scheduler.wiring, self._place_of_worker):
+    def stream_address(self) -> tuple[str, int]:
+        """Where this server listens for streams."""
+        return self._listener.address
+
+    def relay(self, addresses: Sequence[tuple[str, int]]) -> str | None:
+        """Open a stream from each server whose messages this server's nodes consume (`addresses`:
+        every server's, in order, each listening); why one cannot be opened, or None."""
+        for link in self._links.values():
             if link.target == self._index and link.source is not None:
-                threading.Thread(target=pull, args=(scheduler.region, link, actors[link.source].take.remote,
-                                                    lambda: scheduler.closed, self._fail),
-                                 daemon=True, name=f"dfir:{self._name}:pull").start()
+                try:
+                    sock = dial(addresses[link.source], self._token, link.channel, link.source, CONNECT_TIMEOUT_S)
+                except OSError as error:
+                    return f"{_unreachable(link, addresses[link.source], error)} ({self._where})"
+                self._serve(sock, link.channel, link.source, dialed=True)
+        return None
 
-    def _fail(self, failure: str) -> None:
-        self._scheduler.fail(failure)
-
-    def put(self, channel: int, messages: list) -> bool:
-        """Put `messages` on this server's copy of `channel`, in order; False once closed."""
-        return put_all(self._scheduler.region, channel, messages)
-
-    def take(self, channel: int, max_messages: int, timeout_ms: int) -> list | None:
-        """Up to `max_messages` messages of this server's copy of `channel` ([] when none came
-        within `timeout_ms`); None once closed or failed."""
+    def _serve(self, sock: socket.socket, channel: int, source: Place, dialed: bool = False) -> None:
+        """Relay the link (`channel`, `source`) over `sock`: write it when this server produces it,
+        else read it; a stream for no link of this server is closed."""
+        link = self._links.get((channel, source))
+        if link is None or (dialed and not self._sockets.add(sock)):
+            self._sockets.discard(sock)
+            return
         scheduler = self._scheduler
-        bell = scheduler.wiring.channel_specs[channel].bell
-        sets = scheduler.region.take([channel], bell, max_messages, timeout_ms)
-        return None if sets is None else [s[0] for s in sets]
+        fail = _relay_fail(link, scheduler.fail)
+        if link.source == self._index:
+            loop = (send_loop, scheduler.region, channel, scheduler.wiring.channel_specs[channel].bell, sock, fail)
+        else:
+            loop = (receive_loop, scheduler.region, channel, sock, self._stats, fail)
+        threading.Thread(target=_stream, args=(self._sockets, sock, *loop), daemon=True,
+                         name=f"dfir:{self._name}:relay").start()
+
+    def stream_stats(self) -> dict[str, int]:
+        """What this server's streams received (relay_streams.StreamStats)."""
+        return self._stats.as_dict()
 
     def watch(self, timeout_s: float) -> str | None:
         """Why this server failed, once it has (within `timeout_s`); None otherwise."""
@@ -277,52 +330,40 @@ class ServerActor:
         return self._scheduler.worker_pids
 
     def close(self) -> None:
+        if self._listener is not None:
+            self._listener.close()
         if self._scheduler is not None:
             self._scheduler.close()
+        self._sockets.shutdown()
 
 
-def push(region, link: Link, bell: int, send: Callable, fail: Callable[[str], None]) -> None:
-    """Relay `link.channel` (its consumer's doorbell `bell`) from this process's copy to a
-    server: `send(channel, messages)`. A failed call fails the model (`fail`), except an actor's
-    death, which the watch reports."""
-    while True:
-        sets = region.take([link.channel], bell, RELAY_BATCH, -1)
-        if sets is None:
-            return
-        try:
-            if not ray.get(send(link.channel, [s[0] for s in sets]), timeout=CALL_TIMEOUT_S):
-                return
-        except RayActorError:
-            return
-        except (RayError, GetTimeoutError) as error:
-            return fail(_relay_failure(link, error))
+def _stream(sockets: Sockets, sock: socket.socket, loop: Callable, *args: Any) -> None:
+    """Run a stream's loop (relay_streams.send_loop or receive_loop), then close its socket."""
+    try:
+        loop(*args)
+    finally:
+        sockets.discard(sock)
 
 
-def pull(region, link: Link, fetch: Callable, closed: Callable[[], bool], fail: Callable[[str], None]) -> None:
-    """Relay `link.channel` from another place's copy to this one: `fetch(channel, max, timeout)`;
-    failures as `push`."""
-    while not closed():
-        try:
-            messages = ray.get(fetch(link.channel, RELAY_BATCH, POLL_MS), timeout=CALL_TIMEOUT_S)
-        except RayActorError:
-            return
-        except (RayError, GetTimeoutError) as error:
-            return fail(_relay_failure(link, error))
-        if messages is None or not put_all(region, link.channel, messages):
-            return
+def _relay_fail(link: Link, fail: Callable[[str], None]) -> Callable[[Exception], None]:
+    """What a stream of `link` calls on an error that is not its peer going away: fails the model
+    (`fail`) naming the link."""
+    return lambda error: fail(_relay_failure(link, error))
 
 
 def _relay_failure(link: Link, error: Exception) -> str:
-    where = {None: "the driver"}
     text = str(error).strip().splitlines()
-    return (f"relaying channel {link.channel} from {where.get(link.source, f'server index {link.source}')} to "
-            f"{where.get(link.target, f'server index {link.target}')} failed: {type(error).__name__}"
-            + (f": {text[-1]}" if text else ""))
+    return (f"relaying channel {link.channel} from {_place_name(link.source)} to {_place_name(link.target)} "
+            f"failed: {type(error).__name__}" + (f": {text[-1]}" if text else ""))
 
 
-def put_all(region, channel: int, messages: list) -> bool:
-    """Put each message on `channel`, in order, waiting for room; False once the region closed."""
-    return all(region.put([(channel, message)], -1) != channels.CLOSED for message in messages)
+def _unreachable(link: Link, address: tuple[str, int], error: OSError) -> str:
+    return (f"relaying channel {link.channel} from {_place_name(link.source)} to {_place_name(link.target)}: "
+            f"cannot connect to {address[0]}:{address[1]} ({type(error).__name__}: {error})")
+
+
+def _place_name(place: Place) -> str:
+    return "the driver" if place is None else f"server index {place}"
 
 
 def _as_bytes(parts: ModelParts) -> tuple:

@@ -1,5 +1,9 @@
 #include "ring.h"
 
+#include <cstring>
+
+#include <algorithm>
+
 #include <new>
 
 namespace dfir::rt {
@@ -18,6 +22,38 @@ void Ring::Clear() {
   for (uint64_t pos = 0; pos < header_->slots; ++pos) SequenceAt(pos).store(0, std::memory_order_relaxed);
   header_->head.store(0, std::memory_order_relaxed);
   header_->tail.store(0, std::memory_order_release);
+}
+
+std::vector<uint64_t> Ring::Unpublished() const {
+  std::vector<uint64_t> positions;
+  const uint64_t tail = header_->tail.load(std::memory_order_acquire);
+  for (uint64_t pos = header_->head.load(std::memory_order_acquire); pos < tail; ++pos) {
+    if (Sequence(pos) != pos + 1) positions.push_back(pos);
+  }
+  return positions;
+}
+
+uint64_t Ring::PublishAt(const std::vector<uint64_t>& positions, const void* payload, size_t bytes) {
+  uint64_t published = 0;
+  for (uint64_t pos : positions) {
+    if (pos < header_->head.load(std::memory_order_acquire) || Sequence(pos) == pos + 1) continue;
+    std::memcpy(PayloadAt(pos), payload, std::min<size_t>(bytes, header_->stride - kSequenceBytes));
+    SetSequence(pos, pos + 1);
+    ++published;
+  }
+  return published;
+}
+
+uint64_t Ring::FreeUnreleased() {
+  uint64_t freed = 0;
+  const uint64_t head = header_->head.load(std::memory_order_acquire);
+  for (uint64_t pos = head > header_->slots ? head - header_->slots : 0; pos < head; ++pos) {
+    if (Sequence(pos) == pos + 1) {
+      SetSequence(pos, pos + header_->slots);
+      ++freed;
+    }
+  }
+  return freed;
 }
 
 const uint8_t* Ring::Peek(uint64_t index) const {

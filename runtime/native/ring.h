@@ -9,6 +9,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <utility>
+#include <vector>
 
 #include "eventcount.h"
 
@@ -152,6 +153,17 @@ class Ring {
   // Empties a ring that no process uses now (the local channels of a worker that died: what
   // they held were pointers into its memory), as Create left it.
   void Clear();
+
+  // Repairs after a process died in the middle of a push or a pop (the caller makes sure that
+  // no live process is inside one of these positions):
+  // the positions in [head, tail) claimed by a push and not published (yet);
+  std::vector<uint64_t> Unpublished() const;
+  // publishes `payload` (`bytes`, at most the slot's) at each of `positions` that is still
+  // unpublished; how many;
+  uint64_t PublishAt(const std::vector<uint64_t>& positions, const void* payload, size_t bytes);
+  // frees the slots of positions the consumer claimed but never freed (its pop died halfway),
+  // which would stop the producers once they come round to them; how many.
+  uint64_t FreeUnreleased();
 
   // Wakes producers blocked on a full ring; consumers call it once per batch of pops, so a
   // producer that keeps the ring full is woken once per batch rather than once per message.

@@ -96,6 +96,10 @@ class Targets:
     def channels_for(self, message: Message) -> tuple[int, ...]:
         return self.route(message.meta.transaction_id, message.route_label)
 
+    def all(self) -> tuple[int, ...]:
+        """Every channel a message may go to."""
+        return self.fixed + tuple(channel for _, group in self.spread for channel in group)
+
     def route(self, transaction_id: int, route_label: int = 0) -> tuple[int, ...]:
         """The channels a message of `transaction_id` with `route_label` goes to."""
         if not self.spread:
@@ -172,7 +176,10 @@ def run_worker(region, wiring: DeviceWiring, worker: int, units: Sequence[int], 
 
 
 def _report(fd: int, report: tuple) -> None:
-    os.write(fd, pickle.dumps(report))
+    try:
+        os.write(fd, pickle.dumps(report))
+    except BrokenPipeError:  # the driver stopped waiting: the model closed while this worker started
+        _exit(EXIT_DRIVER_GONE)
     os.close(fd)
 
 

@@ -205,4 +205,19 @@ TEST_CASE("many keys within the cache all pair, whatever the order") {
   CHECK(aligner.held() == 0);
 }
 
+TEST_CASE("discard removes every group of a transaction, whatever its label") {
+  Aligner aligner(2, 8, -1, false);
+  aligner.Push(0, 7, 0, 1, 0);
+  aligner.Push(0, 7, 1, 2, 0);
+  aligner.Push(0, 8, 0, 3, 0);
+  std::vector<AlignedGroup> discarded = aligner.Discard(7);
+  REQUIRE(discarded.size() == 2);
+  CHECK(discarded[0].handles == Handles{1, kNoHandle});
+  CHECK(discarded[1].handles == Handles{2, kNoHandle});
+  CHECK(aligner.Discard(7).empty());
+  PushResult result = aligner.Push(1, 8, 0, 4, 0);  // transaction 8's group is still there
+  REQUIRE(result.completed.has_value());
+  CHECK(result.completed->handles == Handles{3, 4});
+}
+
 }  // TEST_SUITE

@@ -160,4 +160,28 @@ TEST_CASE("ids that were never opened do not settle, among many open ones") {
   CHECK_FALSE(ledger.TakeOldest().has_value());
 }
 
+TEST_CASE("open entries are listed oldest first, settled ones left out") {
+  TransactionLedger ledger(8);
+  for (uint64_t id : {5, 6, 7}) ledger.Open(Transaction(id));
+  ledger.Settle(6);
+  std::vector<uint64_t> ids;
+  for (const TransactionInfo& info : ledger.OpenEntries()) ids.push_back(info.transaction_id);
+  CHECK(ids == std::vector<uint64_t>{5, 7});
+}
+
+TEST_CASE("a replaced transaction's results are stale, the failure standing in for it is not") {
+  TransactionLedger ledger(8);
+  CHECK_FALSE(ledger.HasReplaced());
+  CHECK_FALSE(ledger.IsStale(3, 0));
+  ledger.Replace(3, 545000);
+  CHECK(ledger.HasReplaced());
+  CHECK(ledger.IsStale(3, 0));          // its result
+  CHECK(ledger.IsStale(3, 564000));     // its error from a UDF
+  CHECK_FALSE(ledger.IsStale(3, 545000));  // its failure
+  CHECK_FALSE(ledger.IsStale(4, 0));    // another transaction
+  ledger.Replace(3, 564001);            // replaced again: the newer code stands
+  CHECK(ledger.IsStale(3, 545000));
+  CHECK_FALSE(ledger.IsStale(3, 564001));
+}
+
 }  // TEST_SUITE

@@ -136,6 +136,67 @@ TEST_CASE("FIFO order, full at capacity, empty after the last pop") {
   CHECK(ring.has_room());
 }
 
+// A process that dies in the middle of a push or a pop: the fill or read never returns.
+struct Died {};
+
+TEST_CASE("a push that died halfway stops the ring until its slot is published in its place") {
+  RingMemory memory(4, 8);
+  Ring ring = Ring::Create(memory.memory, 4, 8, 0, 0);
+  REQUIRE(Push(ring, 1));
+  CHECK_THROWS_AS(ring.TryPush([](uint8_t*) { throw Died{}; }), Died);
+  REQUIRE(Push(ring, 3));
+  uint64_t value = 0;
+  REQUIRE(Pop(ring, value));
+  CHECK(value == 1);
+  CHECK_FALSE(Pop(ring, value));  // the claimed slot was never published: the ring is stuck
+  CHECK(ring.Unpublished() == std::vector<uint64_t>{1});
+  const uint64_t stand_in = 2;
+  CHECK(ring.PublishAt({1}, &stand_in, sizeof stand_in) == 1);
+  CHECK(ring.PublishAt({1}, &stand_in, sizeof stand_in) == 0);  // published once
+  CHECK(ring.Unpublished().empty());
+  for (uint64_t expected : {2, 3}) {
+    REQUIRE(Pop(ring, value));
+    CHECK(value == expected);
+  }
+}
+
+TEST_CASE("a pop that died halfway stops the producers at its slot until it is freed") {
+  RingMemory memory(2, 8);
+  Ring ring = Ring::Create(memory.memory, 2, 8, 0, 0);
+  REQUIRE(Push(ring, 1));
+  REQUIRE(Push(ring, 2));
+  CHECK_THROWS_AS(ring.TryPop([](const uint8_t*) { throw Died{}; }), Died);
+  uint64_t value = 0;
+  REQUIRE(Pop(ring, value));
+  CHECK(value == 2);
+  REQUIRE(Push(ring, 3));        // the slot no pop claimed is free
+  CHECK_FALSE(Push(ring, 4));    // the next one is the slot the dead pop never freed
+  CHECK(ring.FreeUnreleased() == 1);
+  CHECK(ring.FreeUnreleased() == 0);
+  REQUIRE(Push(ring, 4));
+  for (uint64_t expected : {3, 4}) {
+    REQUIRE(Pop(ring, value));
+    CHECK(value == expected);
+  }
+}
+
+TEST_CASE("clear empties a ring nobody uses") {
+  RingMemory memory(4, 8);
+  Ring ring = Ring::Create(memory.memory, 4, 8, 0, 0);
+  for (uint64_t i = 0; i < 6; ++i) {
+    REQUIRE(Push(ring, i));
+    uint64_t value = 0;
+    if (i % 2 == 0) REQUIRE(Pop(ring, value));
+  }
+  ring.Clear();
+  CHECK(ring.size() == 0);
+  uint64_t value = 0;
+  CHECK_FALSE(Pop(ring, value));
+  for (uint64_t i = 0; i < 4; ++i) REQUIRE(Push(ring, 10 + i));
+  REQUIRE(Pop(ring, value));
+  CHECK(value == 10);
+}
+
 TEST_CASE("a ring of capacity 1 alternates between full and empty") {
   RingMemory memory(1, 8);
   Ring ring = Ring::Create(memory.memory, 1, 8, 0, 0);
