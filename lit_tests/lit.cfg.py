@@ -19,3 +19,5 @@ config.test_exec_root = config.test_source_root
 for name in ("VIRTUAL_ENV", "PYENV_ROOT", "PYENV_VERSION", "PYTHONPATH"):
     if name in os.environ:
         config.environment[name] = os.environ[name]
+# dfir signs what it compiles with the key of its home: the tests' own, never the user's ~/.config/dfir
+config.environment["DFIR_HOME"] = os.path.join(config.test_exec_root, "Output", "dfir-home")

@@ -10,6 +10,11 @@ from dfir.om.keys import write_key_pair
 
 # `auto` remembers its choices per machine: the suite's own store, not the user's
 os.environ["DFIR_AUTO_STORE"] = tempfile.mkdtemp(prefix="dfir-auto-")
+# The suite's own dfir home (its signing key, made on first use, and trusted keys), never the
+# user's ~/.config/dfir; and no key or trust setting of the user's shell
+os.environ["DFIR_HOME"] = tempfile.mkdtemp(prefix="dfir-home-")
+for _name in ("DFIR_SIGNING_KEY", "DFIR_TRUSTED_KEYS", "DFIR_TRUST"):
+    os.environ.pop(_name, None)
 
 
 @pytest.fixture(autouse=True)

@@ -1,8 +1,8 @@
 """`dfir.compile`: build the IR, run the phases, serialize. It only composes; the steps are
 `CompileJob`'s, and how they are composed is the strategy's: straight through, or through the
 compile cache (on when `ge.graph_compiler_cache_dir` and `ge.graph_key` are both set), which
-reuses what earlier compiles stored. With a signing key (`sign_with=`, else env DFIR_SIGNING_KEY)
-the `.om` is signed (docs/security.md).
+reuses what earlier compiles stored. The `.om` is signed with `sign_with=`, else env
+DFIR_SIGNING_KEY's key, else the user's own key, made on first use (docs/security.md).
 """
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ from dfir.driver.pipeline import phases_until
 from dfir.driver.progress import NO_PROGRESS, CompileProgress
 from dfir.frontend.dataflow.flow_graph import FlowGraph
 from dfir.frontend.options import refuse_ge_graph_options, validate_options
-from dfir.om.keys import signing_key
+from dfir.om.trust import signing_key
 
 __all__ = ["CompiledModel", "compile"]
 
@@ -44,8 +44,9 @@ def compile(graph, options: dict[str, str] | None = None, stop_after: str | None
 
     A FlowGraph compiles with the options it would feed with (`df.init`'s, then its own), which
     `options` override: the most specific setting wins. The `.om` is signed with `sign_with`
-    (an Ed25519 private key's PEM path or a loaded key, see `dfir.om.keys.signing_key`), else
-    with the key env DFIR_SIGNING_KEY names, else left unsigned. With `progress`, stderr shows
+    (an Ed25519 private key's PEM path or a loaded key, see `dfir.om.trust.signing_key`), else
+    with the key env DFIR_SIGNING_KEY names, else with the user's own key (`dfir.om.trust`, made
+    on first use). With `progress`, stderr shows
     the phases (and IREE's GE graphs) as they run on a terminal, else one summary line at the
     end (`dfir.driver.progress`)."""
     options = validate_options(options, api="dfir.compile")

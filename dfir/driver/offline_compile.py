@@ -13,7 +13,9 @@ The functions follow the seed's API: `build_initialize` must come first (once, u
 (a RuntimeError) whose message names the API and the context, as GE's do:
 ``BuildModel failed; graph=mlp; <what is wrong>``. A graph is a GE `Graph` or a `FlowGraph`.
 `build_model` and `bundle_build_model` sign what they build with `sign_with=` (an Ed25519 private
-key's PEM path or a loaded key), else with the key env DFIR_SIGNING_KEY names (docs/security.md).
+key's PEM path or a loaded key), else with the key env DFIR_SIGNING_KEY names, else with the
+user's own key (docs/security.md): a model built here loads where that key is trusted (`dfir
+trust add` of the `dfir trust export` of this user).
 """
 from __future__ import annotations
 
@@ -28,10 +30,11 @@ from dfir.frontend.dataflow.flow_graph import FlowGraph
 from dfir.frontend.ge.graph import Graph
 from dfir.frontend.options import validate_options
 from dfir.lowering.om_writer import write_bundle
-from dfir.om.keys import SigningKey, signing_key
+from dfir.om.keys import SigningKey
 from dfir.om.plan import Plan
 from dfir.om.schema import PartitionType
 from dfir.om.signature import signed
+from dfir.om.trust import signing_key
 from dfir.runtime.om import read_om
 
 __all__ = ["GraphWithOptions", "ModelBuffer", "build_finalize", "build_initialize", "build_model",
@@ -108,7 +111,7 @@ def build_finalize() -> None:
 
 def build_model(graph, build_options: Optional[dict] = None, *, sign_with=None) -> ModelBuffer:
     """Compile one graph into an offline model held in memory, signed with `sign_with` (else
-    env DFIR_SIGNING_KEY's key; unsigned without either)."""
+    env DFIR_SIGNING_KEY's key, else the user's own key)."""
     api = "BuildModel"
     options = _build_options(build_options, api)
     return ModelBuffer._of(_compile(graph, options, api, _signing_key(sign_with, api)).om, is_bundle=False)
@@ -144,7 +147,7 @@ def bundle_build_model(graph_with_options: List[GraphWithOptions], *, sign_with=
         data = write_bundle(oms, names, sum(variables.values()), name="bundle")
     except GeError as error:
         raise GeError(error.error_message, api) from None
-    return ModelBuffer._of(data if key is None else signed(data, key), is_bundle=True)
+    return ModelBuffer._of(signed(data, key), is_bundle=True)
 
 
 def bundle_save_model(output_file: str, model: ModelBuffer) -> None:
@@ -168,14 +171,14 @@ def _checked_options(options: object, api: str) -> dict[str, str]:
     return validate_options(options, api)
 
 
-def _signing_key(sign_with: object, api: str) -> SigningKey | None:
+def _signing_key(sign_with: object, api: str) -> SigningKey:
     try:
         return signing_key(sign_with)
     except GeError as error:
         raise GeError(error.error_message, api) from None
 
 
-def _compile(graph, options: dict[str, str], api: str, key: SigningKey | None):
+def _compile(graph, options: dict[str, str], api: str, key: SigningKey):
     if not isinstance(graph, Graph | FlowGraph):
         raise GeError(f"expected a Graph or a FlowGraph, got {type(graph).__name__}", api)
     try:

@@ -1,16 +1,18 @@
 """Ed25519 keys and signatures: every use dfir makes of `cryptography`, the one module importing it.
 
-`dfir.om.keys` and `dfir.om.signature` import this module when a key is read, made or used, so a
-process that does none of these (`dfir.load` without trusted keys, `dfir.compile` without a
-signing key) never loads `cryptography` (some 15 ms and 3-5 MiB)."""
+`dfir.om.keys`, `dfir.om.trust` and `dfir.om.signature` import this module when a key is read,
+made or used: once per process, the first time a compile signs or a load verifies (20-30 ms
+and 3-5 MiB); a load with `trust="any"` never loads `cryptography`."""
 from __future__ import annotations
+
+import functools
 
 from cryptography.exceptions import InvalidSignature, UnsupportedAlgorithm
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
 
 __all__ = ["Ed25519PrivateKey", "Ed25519PublicKey", "new_key_pair", "private_key_from_pem",
-           "public_key_from_pem", "raw_public_key", "verifies"]
+           "public_key_from_pem", "public_pem", "raw_public_key", "verifies"]
 
 
 def raw_public_key(key: Ed25519PublicKey) -> bytes:
@@ -35,8 +37,20 @@ def public_key_from_pem(data: bytes) -> object:
         raise ValueError(str(error)) from None
 
 
+def public_pem(public_key: bytes) -> bytes:
+    """The raw Ed25519 `public_key` as a PEM SubjectPublicKeyInfo block."""
+    return Ed25519PublicKey.from_public_bytes(public_key).public_bytes(
+        serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo)
+
+
 def verifies(public_key: bytes, signature: bytes, message: bytes) -> bool:
-    """Whether `signature` is the raw Ed25519 `public_key`'s signature of `message`."""
+    """Whether `signature` is the raw Ed25519 `public_key`'s signature of `message` (the answer
+    kept per process for the last 256 distinct questions)."""
+    return _verifies(bytes(public_key), bytes(signature), bytes(message))
+
+
+@functools.lru_cache(maxsize=256)  # a pure function of its bytes: a file loaded again skips the math
+def _verifies(public_key: bytes, signature: bytes, message: bytes) -> bool:
     try:
         Ed25519PublicKey.from_public_bytes(public_key).verify(signature, message)
     except (InvalidSignature, ValueError):

@@ -5,12 +5,13 @@ keys as SubjectPublicKeyInfo (``-----BEGIN PUBLIC KEY-----``), several of them i
 the trusted keys. A key is known by its fingerprint, ``sha256:`` and the first 16 hex digits of
 the SHA-256 of its 32 raw public bytes.
 
-The signing key is the `sign_with=` argument, else the file env `DFIR_SIGNING_KEY` names; the
-trusted keys are the `trusted_keys=` argument, else the file env `DFIR_TRUSTED_KEYS` names
-(`signing_key`, `trusted_keys`). docs/security.md says how they are used.
+`signing_key` is the `sign_with=` argument's key, else that of the file env `DFIR_SIGNING_KEY`
+names (`dfir.om.trust.signing_key` adds the user's own key, made on first use, when neither is
+set); `trusted_keys` reads the `trusted_keys=` argument, else the file env `DFIR_TRUSTED_KEYS`
+names. An env variable set to "" is an error, never "no key". docs/security.md says how they
+are used.
 
-Finding that no key is set imports nothing more; reading, making or using a key imports
-`dfir.om.ed25519` and with it `cryptography`.
+Reading, making or using a key imports `dfir.om.ed25519` and with it `cryptography`.
 """
 from __future__ import annotations
 
@@ -25,8 +26,9 @@ from dfir.core.errors import GeError
 if TYPE_CHECKING:
     from dfir.om.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
 
-__all__ = ["SIGNING_KEY_ENV", "TRUSTED_KEYS_ENV", "SigningKey", "TrustedKeys", "key_fingerprint",
-           "load_signing_key", "load_trusted_keys", "signing_key", "trusted_keys", "write_key_pair"]
+__all__ = ["SIGNING_KEY_ENV", "TRUSTED_KEYS_ENV", "SigningKey", "TrustedKeys", "env_path", "key_fingerprint",
+           "load_signing_key", "load_trusted_keys", "new_private_key_pem", "public_key_pem", "signing_key",
+           "trusted_keys", "write_key_pair"]
 
 SIGNING_KEY_ENV = "DFIR_SIGNING_KEY"
 TRUSTED_KEYS_ENV = "DFIR_TRUSTED_KEYS"
@@ -134,12 +136,23 @@ def load_trusted_keys(path: str | os.PathLike, source: str | None = None) -> Tru
     return TrustedKeys(keys, source or path)
 
 
+def env_path(name: str, what: str) -> str | None:
+    """The path env `name` gives (None when unset); a GeError when it is set to "" (`what`
+    says what the file should be)."""
+    path = os.environ.get(name)
+    if path is not None and not path:
+        raise GeError(f"{name} is empty; set it to {what}, or unset it (your own key and the keys "
+                      "added with `dfir trust add` serve without it)")
+    return path
+
+
 def signing_key(sign_with: object = None) -> SigningKey | None:
-    """The key to sign with: `sign_with` (a path, a `SigningKey` or an `Ed25519PrivateKey`),
-    else the file env DFIR_SIGNING_KEY names, else None (files are written unsigned)."""
+    """The key named to sign with: `sign_with` (a path, a `SigningKey` or an
+    `Ed25519PrivateKey`), else the file env DFIR_SIGNING_KEY names, else None (then
+    `dfir.om.trust.signing_key` signs with the user's own key)."""
     if sign_with is None:
-        path = os.environ.get(SIGNING_KEY_ENV)
-        return load_signing_key(path, f"{SIGNING_KEY_ENV}={path}") if path else None
+        path = env_path(SIGNING_KEY_ENV, "an Ed25519 private key PEM file")
+        return None if path is None else load_signing_key(path, f"{SIGNING_KEY_ENV}={path}")
     if isinstance(sign_with, SigningKey):
         return sign_with
     if isinstance(sign_with, _ed25519().Ed25519PrivateKey):
@@ -152,10 +165,11 @@ def signing_key(sign_with: object = None) -> SigningKey | None:
 
 def trusted_keys(trusted: object = None) -> TrustedKeys | None:
     """The keys to trust: `trusted` (a path, a `TrustedKeys`, an `Ed25519PublicKey`, or a list
-    of these), else the file env DFIR_TRUSTED_KEYS names, else None (unsigned files load)."""
+    of these), else the file env DFIR_TRUSTED_KEYS names, else None (`dfir.om.trust` adds
+    the user's own key and the added ones to these for a load)."""
     if trusted is None:
-        path = os.environ.get(TRUSTED_KEYS_ENV)
-        return load_trusted_keys(path, f"{TRUSTED_KEYS_ENV}={path}") if path else None
+        path = env_path(TRUSTED_KEYS_ENV, "a PEM file of trusted public keys")
+        return None if path is None else load_trusted_keys(path, f"{TRUSTED_KEYS_ENV}={path}")
     if isinstance(trusted, (str, os.PathLike)):
         return load_trusted_keys(trusted, f"trusted_keys={os.fspath(trusted)}")
     if isinstance(trusted, TrustedKeys):
@@ -176,6 +190,16 @@ def trusted_keys(trusted: object = None) -> TrustedKeys | None:
                           f"TrustedKeys, an Ed25519PublicKey or a list of them, got "
                           f"{type(item).__name__}")
     return TrustedKeys(keys, "the trusted_keys argument")
+
+
+def public_key_pem(public_key: bytes) -> bytes:
+    """The raw Ed25519 `public_key` as a PEM ``PUBLIC KEY`` block."""
+    return _ed25519().public_pem(public_key)
+
+
+def new_private_key_pem() -> bytes:
+    """A new Ed25519 private key as unencrypted PEM (PKCS#8)."""
+    return _ed25519().new_key_pair()[1]
 
 
 def write_key_pair(name: str) -> tuple[str, str, SigningKey]:

@@ -110,7 +110,7 @@ def verify_signature(header: Bytes, signature: Signature | None, trusted: Truste
                       f"(trusted keys: {trusted.source})")
     if signature.public_key not in trusted:
         raise GeError(f"the .om file is signed by an untrusted key {signature.signer}; the trusted "
-                      f"keys ({trusted.source}) are {', '.join(trusted.fingerprints)}")
+                      f"keys ({trusted.source}) are {', '.join(trusted.fingerprints) or 'none'}")
     if not signature.verifies(header):
         raise GeError(f"the .om file has a bad signature: it does not verify with its signer's key "
                       f"{signature.signer} (the file or its signature was changed after signing)")

@@ -9,11 +9,13 @@
     dfir udf new NAME [--lang python|cpp] [--dir PARENT]
     dfir deploy template SCRIPT.py -o deploy.json [--graph NAME] [--device 0:0:0:0]
     dfir keygen -o NAME
+    dfir trust ls | add KEY.pub.pem ... | rm FINGERPRINT | export [-o FILE]
 
 `dfir exec` runs a GE DataFlow script unchanged (`import dataflow` resolves to dfir's modules,
 dfir.core.ge_aliases); `dfir compile`, `view` and `deploy template` resolve those names too when
-they run a script. `dfir compile` signs with the key env DFIR_SIGNING_KEY names, `dfir run`
-refuses files not signed by a key of env DFIR_TRUSTED_KEYS when it is set (docs/security.md).
+they run a script. `dfir compile` signs with the key env DFIR_SIGNING_KEY names, else with the
+user's own key; `dfir run` runs only files a trusted key signed (the own key, DFIR_TRUSTED_KEYS'
+and those `dfir trust add` added), unless env DFIR_TRUST=any (docs/security.md).
 
 Thin: it parses arguments and calls the library. A GeError prints ``error: <message>`` on
 stderr and exits with status 1.
@@ -32,14 +34,14 @@ from dfir.core.errors import GeError
 from dfir.frontend.udf.scaffold import new_project
 from dfir.om.keys import write_key_pair
 from dfir.runtime.driver import loader
-from dfir.runtime.driver.loader import Bundle
 from dfir.tools.deploy_template import write_deploy_template
 from dfir.tools.exec_script import exec_script
 from dfir.tools.inspect_om import inspect_om
 from dfir.tools.scripts import find_graph, script_globals
+from dfir.tools.trust_cli import add_trust_commands
 
 # The commands that build, compile, cache or draw graphs import the compiler when they run (`# lazy:`
-# below): `dfir run`, `inspect` and `keygen` import no xDSL and no compiler module.
+# below): `dfir run`, `inspect`, `keygen` and `trust` import no xDSL and no compiler module.
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -96,6 +98,7 @@ def _parser() -> argparse.ArgumentParser:
     keygen_cmd.add_argument("-o", "--output", required=True, metavar="NAME",
                             help="writes NAME.pem (the private key, mode 0600) and NAME.pub.pem")
     keygen_cmd.set_defaults(command=_keygen)
+    add_trust_commands(commands)
     return parser
 
 
@@ -253,11 +256,11 @@ def _view(args: argparse.Namespace) -> int:
 def _run(args: argparse.Namespace) -> int:
     pairs = parse_pairs(args.input, "--input", "NAME=FILE.npy")
     feeds = {name: _load_npy(name, path) for name, path in pairs}
-    model = loader.load(args.model)
+    om = loader.read_trusted(args.model)
+    if om.is_bundle:  # refused before any member's code runs
+        raise GeError(f"{args.model} is a bundle of {len(om.bundle)} models; dfir run runs a flow model")
+    model = loader.models_of(om)
     try:
-        if isinstance(model, Bundle):
-            raise GeError(f"{args.model} is a bundle of {len(model.models)} models; "
-                          f"dfir run runs a flow model")
         fed = model.feed_data(feeds)
         if fed != 0:
             raise GeError(f"feed_data returned {fed}")

@@ -1,5 +1,5 @@
-"""`dfir.load`: validate an `.om` (natively), its signature when keys are trusted
-(`dfir.om.signature`) and its plans (`dfir.om.plan`), then build runtime models.
+"""`dfir.load`: validate an `.om` (natively), check that a trusted key signed it
+(`dfir.om.trust`, `dfir.om.signature`) and its plans (`dfir.om.plan`), then build runtime models.
 
 Nothing here imports the compiler or xDSL (`tests/runtime/test_runtime_imports.py`): a process
 that loads and runs `.om` files imports the runtime only."""
@@ -11,12 +11,16 @@ from typing import Iterator
 from dfir.core.backends import ONNXRUNTIME
 from dfir.core.collector import batched_collection
 from dfir.core.errors import GeError
+from dfir.om.keys import TrustedKeys
 from dfir.om.keys import trusted_keys as trusted_keys_of
 from dfir.om.plan import Plan
 from dfir.om.schema import HEADER_SIZE, PartitionType
 from dfir.om.signature import verify_signature
+from dfir.om.trust import TRUST_ENV, default_trusted, trust_mode, warn_untrusted_once
 from dfir.runtime.driver.model import RuntimeModel
-from dfir.runtime.om import read_om
+from dfir.runtime.om import OmFile, read_om
+
+Source = str | os.PathLike | bytes | bytearray | memoryview
 
 
 class Bundle:
@@ -97,31 +101,71 @@ def _import_for_workers(plan: Plan) -> None:
         import onnxruntime  # noqa: F401  # lazy: a third of a second to import, and only onnxruntime graphs need it
 
 
-def load(source: str | os.PathLike | bytes | bytearray | memoryview, trusted_keys=None):
+def load(source: Source, trusted_keys=None, *, trust: str | None = None):
     """Load an `.om` (see `_load`), collecting garbage less often while it builds the model."""
     with batched_collection():
-        return _load(source, trusted_keys)
+        return _load(source, trusted_keys, trust)
 
 
-def _load(source: str | os.PathLike | bytes | bytearray | memoryview, trusted_keys=None):
+def _load(source: Source, trusted_keys=None, trust: str | None = None):
     """Load an `.om` from a path or bytes: a runtime model (named after its plan), or a `Bundle`
-    for a bundle `.om` (its members named as the bundle names them).
+    for a bundle `.om` (its members named as the bundle names them), once `read_trusted` has
+    checked who signed it."""
+    return models_of(read_trusted(source, trusted_keys, trust))
 
-    With trusted keys (`trusted_keys`: a PEM file's path or loaded keys, see
-    `dfir.om.keys.trusted_keys`; else the file env DFIR_TRUSTED_KEYS names) a file that is
-    unsigned, signed by another key or wrongly signed is a GeError, raised before any UDF
-    payload is unpickled or native library loaded. Without them any valid file loads."""
+
+def read_trusted(source: Source, trusted_keys=None, trust: str | None = None) -> OmFile:
+    """The `.om` `source`, read and checked (`read_om`), once a trusted key is found to have
+    signed it; nothing in it is unpickled or loaded yet.
+
+    The trusted keys are `trusted_keys` (a PEM file's path or loaded keys, see
+    `dfir.om.keys.trusted_keys`: exactly those), else the user's own key, DFIR_SIGNING_KEY's,
+    the keys of DFIR_TRUSTED_KEYS and those added with `dfir trust add` (`default_trusted`). A
+    file that is unsigned, signed by another key or wrongly signed is a GeError that says how
+    to go on. `trust="any"` (else env DFIR_TRUST=any, unless `trusted_keys` is given) checks no
+    signature and warns once per process."""
     try:
-        trusted = trusted_keys_of(trusted_keys)
+        trusted = _trusted(trusted_keys, trust)
     except GeError as error:
         raise GeError(error.error_message, "dfir.load") from None
     om = read_om(source)
-    if trusted is not None:
-        try:
-            verify_signature(om.data[:HEADER_SIZE], om.signature, trusted)
-        except GeError as error:
-            where = {"file": os.fspath(source)} if isinstance(source, (str, os.PathLike)) else {}
-            raise GeError(error.error_message, "dfir.load", where) from None
+    if trusted is None:
+        warn_untrusted_once(_described(source))
+        return om
+    try:
+        verify_signature(om.data[:HEADER_SIZE], om.signature, trusted)
+    except GeError as error:
+        where = {"file": os.fspath(source)} if isinstance(source, (str, os.PathLike)) else {}
+        raise GeError(f"{error.error_message}; {_ways_forward(om, trusted)}", "dfir.load", where) from None
+    return om
+
+
+def _trusted(trusted_keys, trust: str | None) -> TrustedKeys | None:
+    """The keys a load trusts (see `read_trusted`); None when it trusts any file."""
+    if trust is None and trusted_keys is not None:
+        return trusted_keys_of(trusted_keys)  # the keys given, whatever env DFIR_TRUST says
+    if trust_mode(trust) == "any":
+        return None
+    return default_trusted() if trusted_keys is None else trusted_keys_of(trusted_keys)
+
+
+def _ways_forward(om: OmFile, trusted: TrustedKeys) -> str:
+    """How to run a file that `trusted` refused: trust its signer, or trust any file."""
+    anyway = f"or load it with trust=\"any\" (or env {TRUST_ENV}=any) to run it unchecked"
+    if om.signature is None:
+        return f"to run it, have it signed by a key you trust (`dfir trust add KEY.pub.pem` trusts one), {anyway}"
+    if om.signature.public_key not in trusted:
+        return (f"to run it, trust its signer with `dfir trust add KEY.pub.pem` (the public key of "
+                f"{om.signature.signer}; `dfir trust export` prints it where it was signed), {anyway}")
+    return f"to run it, compile it again, {anyway}"
+
+
+def _described(source: Source) -> str:
+    return os.fspath(source) if isinstance(source, (str, os.PathLike)) else f"an .om of {memoryview(source).nbytes} bytes"
+
+
+def models_of(om: OmFile):
+    """The runtime model of the checked `.om` `om`, or a `Bundle` of its members' models."""
     if not om.is_bundle:
         return _runtime_model(om.models[0], om.header.name)
     models: dict[str, object] = {}

@@ -32,7 +32,8 @@ from dfir.ge.error import GeError
 from dfir.ge.graph import Graph
 from dfir.lowering import plan
 from dfir.lowering.om_writer import write_bundle, write_om
-from dfir.om.schema import HEADER_OFFSETS, HEADER_SIZE, PartitionType
+from dfir.om.schema import HEADER_OFFSETS, HEADER_SIZE, SIGNATURE_TRAILER_SIZE, PartitionType
+from dfir.om.trust import signing_key
 from dfir.passes.fingerprint_subgraphs import Structure
 from dfir.runtime.om import read_om
 from dfir.tools.cli import main as cli
@@ -309,7 +310,7 @@ def test_a_damaged_graph_unit_is_rebuilt(tmp_path, cache_dir, caplog):
     cold = dfir.compile(build(), options(cache_dir))
     unit = cache_dir / KEY / (_manifest(cold)["graph_unit"].removeprefix("sha256:") + ".om")
     data = bytearray(unit.read_bytes())
-    data[-1] ^= 1
+    data[-1 - SIGNATURE_TRAILER_SIZE] ^= 1  # the last byte before the signature
     unit.write_bytes(bytes(data))
     with caplog.at_level(logging.WARNING, logger="dfir.cache"):
         changed = dfir.compile(build(offset=6), options(cache_dir))
@@ -324,7 +325,7 @@ def test_a_damaged_graph_unit_is_rebuilt(tmp_path, cache_dir, caplog):
 def test_a_unit_of_the_wrong_kind_is_not_used(tmp_path, cache_dir, caplog):
     cold = dfir.compile(build(), options(cache_dir))
     shift_fingerprint = _manifest(cold)["subgraphs"]["shift_pp"]
-    store = CacheStore(cache_settings(options(cache_dir)))
+    store = CacheStore(cache_settings(options(cache_dir)), signing_key())  # signed as a compile signs
     skeleton = plan.read_skeleton({"format": 1, "name": "pipe", "inputs": [], "outputs": [], "nodes": []})
     graph = CachedGraph(skeleton, "pipe", "text sha256:1", "sha256:1", Structure("0", ()))
     store.store_unit(shift_fingerprint, graph)

@@ -1,5 +1,6 @@
-"""Signing what the compiler writes: `dfir.compile`, offline compile and bundles, and the compile
-cache, whose signed entries load under the same trusted keys from a copied directory."""
+"""Signing what the compiler writes: `dfir.compile`, offline compile and bundles (with the user's
+own key unless another is named), and the compile cache, whose signed entries load under the same
+trusted keys from a copied directory."""
 from __future__ import annotations
 
 import logging
@@ -21,6 +22,7 @@ from dfir.ge.offline_compile import (GraphWithOptions, build_finalize, build_ini
                                      bundle_build_model, bundle_save_model, save_model)
 from dfir.om.keys import SIGNING_KEY_ENV, TRUSTED_KEYS_ENV
 from dfir.om.signature import signed, unsigned
+from dfir.om.trust import HOME_ENV, add_trusted_keys, own_signing_key
 from dfir.runtime.om import read_om
 from dfir.tools.cli import main as cli
 
@@ -77,9 +79,10 @@ def compile_error(*args, **kwargs) -> str:
 
 
 def test_compile_signs_with_the_argument_and_leaves_the_unsigned_bytes_as_they_were(keys, tmp_path):
-    plain = dfir.compile(scale_graph()).om
+    default = dfir.compile(scale_graph()).om
+    plain = bytes(unsigned(default))
     compiled = dfir.compile(scale_graph(), sign_with=keys.dev.private)
-    assert signer(plain) is None and signer(compiled.om) == keys.dev.fingerprint
+    assert signer(default) == own_signing_key().fingerprint and signer(compiled.om) == keys.dev.fingerprint
     assert bytes(unsigned(compiled.om)) == plain and compiled.om == signed(plain, keys.dev.key)
     path = compiled.save(tmp_path / "model")
     assert open(path, "rb").read() == compiled.om
@@ -138,9 +141,10 @@ def test_build_model_and_bundles_are_signed_and_load_under_the_trusted_key(keys,
         assert list(loaded.models) == ["double", "triple"]
     finally:
         loaded.close()
-    unsigned_bundle = bundle_build_model([GraphWithOptions(scale_graph("double", 2.0)),
-                                          GraphWithOptions(scale_graph("triple", 3.0))])
-    assert bytes(unsigned(bundle._data)) == unsigned_bundle._data and signer(unsigned_bundle._data) is None
+    own_bundle = bundle_build_model([GraphWithOptions(scale_graph("double", 2.0)),
+                                     GraphWithOptions(scale_graph("triple", 3.0))])
+    assert unsigned(bundle._data) == unsigned(own_bundle._data)
+    assert signer(own_bundle._data) == own_signing_key().fingerprint
 
 
 def test_offline_compile_signs_with_the_environments_key_and_reports_a_bad_one(keys, monkeypatch):
@@ -173,6 +177,15 @@ def cache_files(directory) -> list[str]:
     return [str(directory / entry.cache_file_name), *units]
 
 
+def unsign_cache(directory) -> None:
+    """Strip the signatures of the key's cached model and units: files anyone could have put there."""
+    for path in cache_files(directory):
+        with open(path, "rb") as file:
+            data = file.read()
+        with open(path, "wb") as out:
+            out.write(bytes(unsigned(data)))
+
+
 def status(compiled) -> str:
     return next(line for line in compiled.report if line.startswith("cache: graph key"))
 
@@ -196,13 +209,16 @@ def test_the_cache_signs_its_models_and_units(keys, signed_cache):
 def test_a_copied_signed_cache_loads_under_the_trusted_key(keys, signed_cache, tmp_path, monkeypatch):
     target = tmp_path / "target-cache"
     shutil.copytree(signed_cache.directory, target)
-    monkeypatch.setenv(TRUSTED_KEYS_ENV, keys.dev.public)  # the target trusts dev, and signs nothing
+    monkeypatch.setenv(HOME_ENV, str(tmp_path / "target-home"))  # another user, with a key of its own
+    monkeypatch.setenv(TRUSTED_KEYS_ENV, keys.dev.public)  # who trusts dev
     warm = dfir.compile(flow_graph(), cache_options(target))
     assert status(warm).endswith("2 of 2 process points reused") and " hit " in status(warm)
-    assert warm.om == signed_cache.om and runs(warm.om) == [4.0, 4.0]
+    assert warm.om == signed(signed_cache.om, own_signing_key()) and runs(warm.om) == [4.0, 4.0]
     changed = dfir.compile(flow_graph(offset=2), cache_options(target))  # reuses the signed units
     assert "miss" in status(changed) and "1 of 2 process points reused" in status(changed)
-    assert cli(["cache", "verify", str(target)]) == 1  # the new model is unsigned: not trusted here
+    assert cli(["cache", "verify", str(target)]) == 0  # the new model and unit: the target's own key
+    monkeypatch.delenv(TRUSTED_KEYS_ENV)
+    assert cli(["cache", "verify", str(target)]) == 1  # dev's units: not trusted without DFIR_TRUSTED_KEYS
 
 
 def test_unsigned_cache_entries_are_dropped_and_compiled_again_under_trusted_keys(keys, tmp_path, monkeypatch,
@@ -210,13 +226,14 @@ def test_unsigned_cache_entries_are_dropped_and_compiled_again_under_trusted_key
     directory = tmp_path / "cache"
     directory.mkdir()
     dfir.compile(flow_graph(), cache_options(directory))
+    unsign_cache(directory)
     model = cache_files(directory)[0]
     monkeypatch.setenv(TRUSTED_KEYS_ENV, keys.dev.public)
     with caplog.at_level(logging.WARNING, logger="dfir.cache"):
         again = dfir.compile(flow_graph(), cache_options(directory), sign_with=keys.dev.private)
     assert (f"cached model {model} is not usable (the .om file is unsigned; only files signed by a "
-            f"trusted key load (trusted keys: {TRUSTED_KEYS_ENV}={keys.dev.public} and the signing key "
-            f"sign_with={keys.dev.private})); compiling again") in caplog.text
+            f"trusted key load (trusted keys: your own key {own_signing_key().fingerprint}, "
+            f"{TRUSTED_KEYS_ENV}={keys.dev.public})); compiling again") in caplog.text
     assert "subgraph cache" in caplog.text and "is not usable (the .om file is unsigned" in caplog.text
     assert "miss" in status(again) and "0 of 2 process points reused" in status(again)
     assert not os.path.exists(model)
@@ -226,7 +243,8 @@ def test_unsigned_cache_entries_are_dropped_and_compiled_again_under_trusted_key
 def test_a_signing_compile_never_signs_what_it_did_not_write(keys, tmp_path, caplog):
     directory = tmp_path / "cache"
     directory.mkdir()
-    dfir.compile(flow_graph(), cache_options(directory))  # unsigned entries, anyone's
+    dfir.compile(flow_graph(), cache_options(directory))
+    unsign_cache(directory)  # unsigned entries, anyone's
     with caplog.at_level(logging.WARNING, logger="dfir.cache"):
         again = dfir.compile(flow_graph(), cache_options(directory), sign_with=keys.dev.private)
     assert "0 of 2 process points reused" in status(again)
@@ -242,9 +260,11 @@ def test_cache_entries_signed_by_an_untrusted_key_or_badly_are_dropped(keys, sig
         out.write(bytes(data))
     with caplog.at_level(logging.WARNING, logger="dfir.cache"):
         again = dfir.compile(flow_graph(), cache_options(directory), sign_with=keys.other.private)
+    own = own_signing_key().fingerprint
     assert (f"cached model {model} is not usable (the .om file is signed by an untrusted key "
-            f"{keys.dev.fingerprint}; the trusted keys (the signing key sign_with={keys.other.private}) are "
-            f"{keys.other.fingerprint}); compiling again") in caplog.text
+            f"{keys.dev.fingerprint}; the trusted keys (your own key {own} and the signing key "
+            f"sign_with={keys.other.private}) are {', '.join(sorted([own, keys.other.fingerprint]))}); "
+            "compiling again") in caplog.text
     assert "0 of 2 process points reused" in status(again)
     assert signer(again.om) == keys.other.fingerprint
 
@@ -269,6 +289,7 @@ def test_dfir_cache_verify_and_prune_check_signatures_under_trusted_keys(keys, s
                                                                         tmp_path, capsys):
     directory = signed_cache.directory
     model, *units = cache_files(directory)
+    monkeypatch.setenv(HOME_ENV, str(tmp_path / "home"))  # a home of this test's, trusting no added key yet
     monkeypatch.setenv(TRUSTED_KEYS_ENV, keys.dev.public)
     assert cli(["cache", "verify", str(directory)]) == 0
     with open(units[0], "wb") as out:
@@ -277,7 +298,7 @@ def test_dfir_cache_verify_and_prune_check_signatures_under_trusted_keys(keys, s
     assert cli(["cache", "verify", str(directory)]) == 1
     name = os.path.relpath(units[0], directory)
     assert (f"BAD  {name}: the .om file is unsigned; only files signed by a trusted key load (trusted "
-            f"keys: {TRUSTED_KEYS_ENV}={keys.dev.public})") in capsys.readouterr().out
+            f"keys: {TRUSTED_KEYS_ENV}={keys.dev.public})") in capsys.readouterr().out  # no own key made yet
     monkeypatch.setenv(TRUSTED_KEYS_ENV, str(tmp_path / "missing.pem"))
     assert cli(["cache", "prune", str(directory)]) == 1
     assert "cannot be read" in capsys.readouterr().err and os.path.exists(units[0])
@@ -285,4 +306,6 @@ def test_dfir_cache_verify_and_prune_check_signatures_under_trusted_keys(keys, s
     assert cli(["cache", "prune", str(directory)]) == 0
     assert not os.path.exists(units[0]) and os.path.exists(model)
     monkeypatch.delenv(TRUSTED_KEYS_ENV)
+    assert cli(["cache", "verify", str(directory)]) == 1  # dev is trusted no more
+    add_trusted_keys(keys.dev.public)
     assert cli(["cache", "verify", str(directory)]) == 0

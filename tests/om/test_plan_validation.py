@@ -156,7 +156,7 @@ def test_a_mutated_plan_validates_or_raises_a_ge_error_naming_its_path(models, d
 def test_a_mutated_om_loads_and_runs_or_raises_a_ge_error(models, data):
     model, plan = mutated(data, models)
     try:
-        with dfir.load(model.om(plan)) as loaded:
+        with dfir.load(model.om(plan), trust="any") as loaded:
             if loaded.feed_data(model.feed, timeout=WAIT_MS) == 0:
                 loaded.fetch_data(timeout=WAIT_MS)
     except GeError:
@@ -199,7 +199,7 @@ _DELETE = object()
     ("pyflow_chain", ("format",), 1,
      'plan: unknown field "units"; expected "align", "channel_depth", "closures", "cluster", "exception_catch", '
      '"executables", "format", "ge_graphs", "inputs", "n_mapping", "name", "nodes", "order", "outputs", '
-     '"shared_arena_bytes", "so_bins", "udfs"'),
+     '"recover", "shared_arena_bytes", "so_bins", "udf_timeouts", "udfs"'),
     ("replicated_aligned", ("units", 2, "device"), "0:1",
      'plan.units[2].device: "0:1" is not a device: "-1" (the host) or "cluster:server:device[:numa]"'),
     ("replicated_aligned", ("units", 2, "instance"), 2, "plan.units[2].instance: 2 is not 1, the next instance of "
@@ -239,6 +239,15 @@ _DELETE = object()
      'plan.cluster.kind: "mesos" is not a cluster kind: one of [\'local\', \'ray\']'),
     ("pyflow_chain", ("cluster",), {"kind": "ray", "address": "x"},
      'plan.cluster: unknown field "address"; expected "kind", "ray_address"'),
+    ("pyflow_chain", ("recover",), "retry", 'plan.recover: "retry" is not one of "restart", "off"'),
+    ("pyflow_chain", ("udf_timeouts",), {"inc_fnode": 0}, "plan.udf_timeouts.inc_fnode: 0 is out of range "
+                                                          "[1, 86400000]"),
+    ("pyflow_chain", ("udf_timeouts",), {"inc_fnode": "5s"}, 'plan.udf_timeouts.inc_fnode: expected an integer, '
+                                                             'got "5s"'),
+    ("pyflow_chain", ("udf_timeouts",), {"inc": 5}, 'plan.udf_timeouts.inc: no node is named "inc"; the nodes '
+                                                    'are ["add_fnode","inc_fnode","split_fnode"]'),
+    ("ge_graph_node", ("udf_timeouts",), {"mlp_node": 5},
+     'plan.udf_timeouts.mlp_node: node "mlp_node" runs a GE graph; only a UDF node has a timeout'),
 ])
 def test_a_defect_is_named_by_its_json_path(models, sample, path, value, message):
     with pytest.raises(GeError) as caught:
@@ -271,7 +280,7 @@ def test_a_format_1_om_loads_and_runs_as_its_format_2_om(models):
     model = models["replicated_aligned"]
     results = []
     for plan in (model.plan, format_1(model.plan)):
-        with dfir.load(model.om(plan)) as loaded:
+        with dfir.load(model.om(plan), trust="any") as loaded:
             assert loaded.feed_data(model.feed, timeout=10000) == 0
             outputs, _, ret = loaded.fetch_data(timeout=10000)
             results.append(([np.asarray(output).tolist() for output in outputs], ret))
@@ -282,11 +291,11 @@ def test_dfir_load_names_the_model_and_checks_the_plan_against_the_partitions(mo
     model = models["pyflow_chain"]
     size = len(model.blobs(PartitionType.UDF_PAYLOAD)[1])
     with pytest.raises(GeError) as caught:
-        dfir.load(model.om(_edited(model.plan, ("udfs", 1, "size"), size + 1)))
+        dfir.load(model.om(_edited(model.plan, ("udfs", 1, "size"), size + 1)), trust="any")
     assert str(caught.value) == (f"dfir.load failed; model chain: plan.udfs[1].size: {size + 1} is not the "
                                  f"{size} bytes of UDF_PAYLOAD partition 1")
     with pytest.raises(GeError) as caught:
-        dfir.load(model.om(_edited(model.plan, ("udfs",), model.plan["udfs"][:2])))
+        dfir.load(model.om(_edited(model.plan, ("udfs",), model.plan["udfs"][:2])), trust="any")
     assert caught.value.error_message == ("model chain: plan.nodes[2].pp.udf: 2 is out of range [0, 2)")
 
 

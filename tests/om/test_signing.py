@@ -1,4 +1,5 @@
-"""Signed `.om` files: the trailer, keys, and `dfir.load` refusing what trusted keys did not sign."""
+"""Signed `.om` files: the trailer, keys, and `dfir.load` refusing what trusted keys did not sign.
+(tests/om/test_trust_default.py: the own key, the dfir home and `trust="any"`.)"""
 from __future__ import annotations
 
 import hashlib
@@ -24,6 +25,8 @@ from dfir.om.keys import (SIGNING_KEY_ENV, TRUSTED_KEYS_ENV, SigningKey, Trusted
 from dfir.om.schema import (HEADER_OFFSETS, HEADER_SIZE, SIGNATURE_MAGIC, SIGNATURE_OFFSETS,
                             SIGNATURE_TRAILER_SIZE, SIGNED_CONTEXT, PartitionType)
 from dfir.om.signature import signed, unsigned, verify_bytes, verify_signature
+from dfir.om.trust import own_signing_key
+from dfir.om.trust import signing_key as default_signing_key
 from dfir.runtime.om import read_om
 
 PLAN = json.dumps({"format": 1, "name": "p", "inputs": [], "outputs": [], "nodes": [], "order": []},
@@ -46,6 +49,16 @@ def resealed(data: bytes) -> bytes:
     out[checksum + 32:checksum + 64] = bytes(32)
     out[checksum + 32:checksum + 64] = hashlib.sha256(out[:HEADER_SIZE]).digest()
     return bytes(out)
+
+
+ANYWAY = 'or load it with trust="any" (or env DFIR_TRUST=any) to run it unchecked'
+UNSIGNED_WAYS = f"to run it, have it signed by a key you trust (`dfir trust add KEY.pub.pem` trusts one), {ANYWAY}"
+BAD_WAYS = f"to run it, compile it again, {ANYWAY}"
+
+
+def untrusted_ways(fingerprint: str) -> str:
+    return (f"to run it, trust its signer with `dfir trust add KEY.pub.pem` (the public key of {fingerprint}; "
+            f"`dfir trust export` prints it where it was signed), {ANYWAY}")
 
 
 def load_error(source, **kwargs) -> str:
@@ -247,17 +260,22 @@ def test_a_bad_trusted_keys_file_is_an_error_naming_it_and_the_block(tmp_path, c
     assert str(caught.value) == message.format(path=path)
 
 
-def test_the_signing_key_is_the_argument_else_the_environment(keys, monkeypatch):
+def test_the_signing_key_is_the_argument_else_the_environment_else_the_own_key(keys, monkeypatch):
     assert signing_key() is None
+    assert default_signing_key() is own_signing_key() and default_signing_key().source.endswith("signing_key.pem (your own key)")
     monkeypatch.setenv(SIGNING_KEY_ENV, keys.dev.private)
-    assert signing_key().public_key == keys.dev.key.public_key
+    assert signing_key().public_key == keys.dev.key.public_key == default_signing_key().public_key
     assert signing_key().source == f"{SIGNING_KEY_ENV}={keys.dev.private}"
     assert signing_key(keys.other.private).public_key == keys.other.key.public_key
     assert signing_key(keys.other.key) is keys.other.key
     raw = Ed25519PrivateKey.generate()
     assert isinstance(signing_key(raw), SigningKey) and signing_key(raw).source == "sign_with"
     monkeypatch.setenv(SIGNING_KEY_ENV, "")
-    assert signing_key() is None
+    with pytest.raises(GeError) as caught:
+        signing_key()
+    assert str(caught.value) == (f"{SIGNING_KEY_ENV} is empty; set it to an Ed25519 private key PEM file, or "
+                                 "unset it (your own key and the keys added with `dfir trust add` serve "
+                                 "without it)")
     with pytest.raises(GeError) as caught:
         signing_key(42)
     assert str(caught.value) == ("sign_with must be the path of an Ed25519 private key PEM file, a "
@@ -350,34 +368,41 @@ def test_a_signed_model_loads_under_its_trusted_key_from_bytes_and_path(keys, mo
     assert runs(path, trusted_keys=[Ed25519PublicKey.from_public_bytes(keys.dev.key.public_key)]) == [2.0, 2.0]
 
 
-def test_without_trusted_keys_signed_and_unsigned_files_load(keys, model_om):
+def test_by_default_the_own_keys_files_load_and_others_with_trust_any(keys, model_om):
+    assert read_om(model_om).signature.signer == own_signing_key().fingerprint
     assert runs(model_om) == [2.0, 2.0]
-    assert runs(signed(model_om, keys.other.key)) == [2.0, 2.0]
+    assert runs(bytes(unsigned(model_om)), trust="any") == [2.0, 2.0]
+    assert runs(signed(model_om, keys.other.key), trust="any") == [2.0, 2.0]
 
 
 def test_load_refuses_what_the_trusted_keys_did_not_sign(keys, model_om, tmp_path):
     path = tmp_path / "model.om"
-    path.write_bytes(model_om)
+    path.write_bytes(unsigned(model_om))
     assert load_error(str(path), trusted_keys=keys.dev.public) == (
         f"dfir.load failed; file={path}; the .om file is unsigned; only files signed by a trusted key "
-        f"load (trusted keys: trusted_keys={keys.dev.public})")
+        f"load (trusted keys: trusted_keys={keys.dev.public}); {UNSIGNED_WAYS}")
     path.write_bytes(signed(model_om, keys.other.key))
     assert load_error(str(path), trusted_keys=keys.dev.public) == (
         f"dfir.load failed; file={path}; the .om file is signed by an untrusted key "
-        f"{keys.other.fingerprint}; the trusted keys (trusted_keys={keys.dev.public}) are {keys.dev.fingerprint}")
+        f"{keys.other.fingerprint}; the trusted keys (trusted_keys={keys.dev.public}) are {keys.dev.fingerprint}; "
+        f"{untrusted_ways(keys.other.fingerprint)}")
     tampered = bytearray(signed(model_om, keys.dev.key))
     tampered[-1 - 16 - 10] ^= 1  # a byte of the signature
     assert load_error(bytes(tampered), trusted_keys=keys.dev.public) == (
         f"dfir.load failed; the .om file has a bad signature: it does not verify with its signer's key "
-        f"{keys.dev.fingerprint} (the file or its signature was changed after signing)")
+        f"{keys.dev.fingerprint} (the file or its signature was changed after signing); {BAD_WAYS}")
+    # the trusted keys given are the only ones: the own key signed model_om
+    assert "signed by an untrusted key" in load_error(model_om, trusted_keys=keys.dev.public)
 
 
-def test_the_environment_sets_the_trusted_keys_and_the_argument_wins(keys, model_om, monkeypatch):
+def test_the_environment_adds_trusted_keys_and_the_argument_wins(keys, model_om, monkeypatch):
     monkeypatch.setenv(TRUSTED_KEYS_ENV, keys.dev.public)
-    assert load_error(model_om) == (
+    assert load_error(bytes(unsigned(model_om))) == (
         f"dfir.load failed; the .om file is unsigned; only files signed by a trusted key load "
-        f"(trusted keys: {TRUSTED_KEYS_ENV}={keys.dev.public})")
+        f"(trusted keys: your own key {own_signing_key().fingerprint}, {TRUSTED_KEYS_ENV}={keys.dev.public}); "
+        f"{UNSIGNED_WAYS}")
     assert runs(signed(model_om, keys.dev.key)) == [2.0, 2.0]
+    assert runs(model_om) == [2.0, 2.0]  # the own key's
     assert runs(signed(model_om, keys.other.key), trusted_keys=keys.other.public) == [2.0, 2.0]
     assert load_error(signed(model_om, keys.dev.key), trusted_keys=keys.other.public).startswith(
         f"dfir.load failed; the .om file is signed by an untrusted key {keys.dev.fingerprint}")
@@ -434,9 +459,14 @@ def test_a_crafted_file_with_valid_checksums_is_refused_before_its_payload_is_un
                           (crafted + stolen_trailer, "has a bad signature")):
         assert problem in load_error(data, trusted_keys=keys.dev.public)
         assert not marker.exists()
-    # the same file without trusted keys: loading it runs the payload's code
+    own_trailer = signed(OM, own_signing_key())[len(OM):]
+    for data, problem in ((crafted, "is unsigned"), (signed(crafted, keys.other.key), "is signed by an untrusted key"),
+                          (crafted + own_trailer, "has a bad signature")):
+        assert problem in load_error(data)  # the default trust: the own key
+        assert not marker.exists()
+    # the same file with trust="any": loading it runs the payload's code
     with pytest.raises(GeError):
-        dfir.load(crafted)
+        dfir.load(crafted, trust="any")
     assert marker.exists()
 
 
@@ -456,3 +486,4 @@ def test_a_bundle_drops_its_members_signatures_and_its_own_covers_them(keys, mod
     finally:
         loaded.close()
     assert "is unsigned" in load_error(bundle, trusted_keys=keys.dev.public)
+    assert "is unsigned" in load_error(bundle)

@@ -12,7 +12,8 @@ from dfir.frontend.dataflow import names
 from dfir.lowering.om_writer import write_bundle
 from dfir.om.keys import SIGNING_KEY_ENV, TRUSTED_KEYS_ENV, load_signing_key, load_trusted_keys
 from dfir.om.schema import SIGNATURE_OFFSETS
-from dfir.om.signature import signed
+from dfir.om.signature import signed, unsigned
+from dfir.om.trust import own_signing_key
 from dfir.tools.cli import main
 from dfir.tools.inspect_om import inspect_om
 
@@ -61,6 +62,12 @@ def compile_adder(tmp_path, capsys, name: str) -> Path:
     return output
 
 
+def without_signature(path: Path) -> Path:
+    """`path` rewritten unsigned (dfir signs every file it compiles)."""
+    path.write_bytes(unsigned(path.read_bytes()))
+    return path
+
+
 def signature_line(report: str) -> str:
     lines = report.splitlines()
     assert lines[20].startswith("signature ") and lines[21] == "model 0"  # right after the header
@@ -68,7 +75,7 @@ def signature_line(report: str) -> str:
 
 
 def test_inspect_shows_the_signer_or_unsigned(tmp_path, capsys, dev, monkeypatch):
-    plain = compile_adder(tmp_path, capsys, "plain.om")
+    plain = without_signature(compile_adder(tmp_path, capsys, "plain.om"))
     monkeypatch.setenv(SIGNING_KEY_ENV, str(tmp_path / "dev.pem"))
     signed_path = compile_adder(tmp_path, capsys, "signed.om")
     assert signature_line(inspect_om(plain)) == "signature unsigned"
@@ -93,7 +100,7 @@ def test_run_refuses_an_unsigned_model_under_trusted_keys_and_runs_a_signed_one(
     np.save(tmp_path / "x.npy", np.array([1, 2], np.int32))
     np.save(tmp_path / "y.npy", np.array([10, 20], np.int32))
     inputs = ["--input", f"x={tmp_path / 'x.npy'}", "--input", f"y={tmp_path / 'y.npy'}"]
-    plain = compile_adder(tmp_path, capsys, "plain.om")
+    plain = without_signature(compile_adder(tmp_path, capsys, "plain.om"))
     monkeypatch.setenv(SIGNING_KEY_ENV, str(tmp_path / "dev.pem"))
     signed_path = compile_adder(tmp_path, capsys, "signed.om")
     monkeypatch.delenv(SIGNING_KEY_ENV)
@@ -102,6 +109,8 @@ def test_run_refuses_an_unsigned_model_under_trusted_keys_and_runs_a_signed_one(
     assert main(["run", str(plain), *inputs]) == 1
     assert capsys.readouterr().err == (
         f"error: dfir.load failed; file={plain}; the .om file is unsigned; only files signed by a trusted "
-        f"key load (trusted keys: {TRUSTED_KEYS_ENV}={trusted})\n")
+        f"key load (trusted keys: your own key {own_signing_key().fingerprint}, {TRUSTED_KEYS_ENV}={trusted}); "
+        f"to run it, have it signed by a key you trust (`dfir trust add KEY.pub.pem` trusts one), or load it "
+        'with trust="any" (or env DFIR_TRUST=any) to run it unchecked\n')
     assert main(["run", str(signed_path), *inputs]) == 0
     assert capsys.readouterr().out.startswith("output 0: shape=[2] dtype=int32\n[-11, -22]\n")

@@ -3,7 +3,7 @@
 `take_inventory` lists, per graph key (an `<key>.idx`, or a `<key>/` folder of subgraph units),
 the cached models of its index and its unit files, plus the files no index accounts for.
 With `verify`, every file is read and checked (the `.om` checksums, the manifest's fingerprint,
-the `.rdcpkt`; with env DFIR_TRUSTED_KEYS set, the signature, as a compile checks it), and each
+the `.rdcpkt`; the signature, by a key a compile trusts: `dfir.om.trust.default_trusted`), and each
 unit is marked as referenced or not by a sound model's manifest (its process points' units and
 its graph's unit).
 
@@ -26,9 +26,10 @@ from dfir.driver.cache.index import IndexEntry, IndexUnreadable, entry_from_json
 from dfir.driver.cache.lock import locked
 from dfir.driver.cache.units import read_unit
 from dfir.driver.cache.variables import read_rdcpkt
-from dfir.om.keys import TrustedKeys, trusted_keys
+from dfir.om.keys import TrustedKeys
 from dfir.om.schema import PartitionType
 from dfir.om.signature import verify_bytes
+from dfir.om.trust import default_trusted
 from dfir.runtime.om import read_om
 
 __all__ = ["Inventory", "KeyRecord", "ModelRecord", "UnitRecord", "prune", "take_inventory"]
@@ -84,7 +85,7 @@ def take_inventory(directory: str, verify: bool = False) -> Inventory:
     names = _listing(directory)
     keys = sorted({n[:-4] for n in names if n.endswith(".idx")} |
                   {n for n in names if os.path.isdir(os.path.join(directory, n))})
-    trusted = trusted_keys() if verify else None  # a bad DFIR_TRUSTED_KEYS fails the command
+    trusted = default_trusted() if verify else None  # a bad DFIR_TRUSTED_KEYS fails the command
     records = [_key_record(directory, key, verify, trusted) for key in keys]
     claimed = {f"{key}{suffix}" for key in keys for suffix in (".idx", ".lock")} | set(keys)
     claimed |= {name for record in records for model in record.models if model.entry
@@ -104,7 +105,7 @@ def prune(directory: str, keep: int | None = None) -> list[str]:
     keys = sorted({n[:-4] for n in names if n.endswith(".idx")} |
                   {n for n in names if os.path.isdir(os.path.join(directory, n))} |
                   {k for n in names if (k := _cache_file_key(n)) is not None})
-    trusted = trusted_keys()  # a bad DFIR_TRUSTED_KEYS fails the command, it removes nothing
+    trusted = default_trusted()  # a bad DFIR_TRUSTED_KEYS fails the command, it removes nothing
     for key in keys:
         with locked(os.path.join(directory, f"{key}.lock")):
             removed += _prune_key(directory, key, keep, trusted)

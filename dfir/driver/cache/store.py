@@ -12,10 +12,11 @@ A cached model is used only after every byte has passed its checksums
 entry and compiled again, never loaded. Every write goes to a temporary file renamed into
 place, so readers never see half a file.
 
-Models and units are signed with the compile's signing key, if it has one. The cache then trusts
-that key and those of env DFIR_TRUSTED_KEYS (`cache_trust`): with either set, a model or unit
-that is not signed by one of them fails its checks like a damaged file (so a signing compile
-never signs what someone else put in the cache).
+Models and units are signed with the compile's signing key (the user's own key unless another
+is named). The cache trusts that key and those a load trusts (`cache_trust`): a model or unit
+that is unsigned or not signed by one of them fails its checks like a damaged file, so a hit
+on a poisoned entry is a miss that compiles again and overwrites it (and a compile never signs
+or merges what someone else put in the cache).
 """
 from __future__ import annotations
 
@@ -36,9 +37,10 @@ from dfir.driver.cache.resource_config import config_differences
 from dfir.driver.cache.settings import CacheSettings
 from dfir.driver.cache.units import CachedGraph, CachedUnit, read_unit, unit_bytes
 from dfir.driver.cache.variables import rdcpkt_bytes, read_rdcpkt
-from dfir.om.keys import SigningKey, TrustedKeys, trusted_keys
+from dfir.om.keys import SigningKey, TrustedKeys
 from dfir.om.schema import PartitionType
 from dfir.om.signature import signed, verify_bytes
+from dfir.om.trust import default_trusted
 
 __all__ = ["MANIFEST_FORMAT", "CachedModel", "CacheStore", "cache_trust", "model_manifest"]
 
@@ -69,14 +71,13 @@ class CachedModel:
     ir_text: str
 
 
-def cache_trust(signing_key: SigningKey | None) -> TrustedKeys | None:
-    """The keys cached files must be signed by: those env DFIR_TRUSTED_KEYS names and the
-    signing key's own; None (any valid file is used) when there are neither."""
-    trusted = trusted_keys()
-    if signing_key is None:
+def cache_trust(signing_key: SigningKey | None) -> TrustedKeys:
+    """The keys cached files must be signed by: those a load trusts (`default_trusted`) and
+    the compile's signing key."""
+    trusted = default_trusted()
+    if signing_key is None or signing_key.public_key in trusted:
         return trusted
-    own = TrustedKeys([signing_key.public_key], f"the signing key {signing_key.source}")
-    return own if trusted is None else trusted | own
+    return trusted | TrustedKeys([signing_key.public_key], f"the signing key {signing_key.source}")
 
 
 class CacheStore:
