@@ -10,8 +10,6 @@ as `OmFile.signature`, for the loader to verify. docs/om-format.md describes the
 """
 from __future__ import annotations
 
-import errno
-import fcntl
 import mmap
 import os
 from dataclasses import dataclass, fields, replace
@@ -158,8 +156,9 @@ def read_om(source: Source) -> OmFile:
     if isinstance(source, (str, os.PathLike)):
         path = os.fspath(source)
         try:
-            buffer, signature = split_signature(_mapped_file(path))
-            layout = _native.read_om(buffer)
+            mapped, digests = _mapped_file(path)
+            buffer, signature = split_signature(mapped)
+            layout = _native.read_om(buffer, digests)
         except GeError as error:
             raise GeError(error.error_message, context={"file": path}) from None
     else:
@@ -168,7 +167,7 @@ def read_om(source: Source) -> OmFile:
     return replace(_om_file(layout, buffer), signature=signature)
 
 
-def _mapped_file(path: str) -> memoryview:
+def _mapped_file(path: str) -> tuple[memoryview, _native.OmDigests | None]:
     try:
         with open(path, "rb") as file:
             return _sealed_copy(file, os.path.basename(path))
@@ -177,58 +176,27 @@ def _mapped_file(path: str) -> memoryview:
         raise GeError(f"cannot open the file: {reason}", context={"file": path}) from None
 
 
-_SEALS = fcntl.F_SEAL_SHRINK | fcntl.F_SEAL_GROW | fcntl.F_SEAL_WRITE | fcntl.F_SEAL_SEAL
+def _sealed_copy(file, name: str) -> tuple[memoryview, _native.OmDigests | None]:
+    """The bytes of `file` as a read-only mapping of a memfd sealed against any change, and the
+    digests of the ranges the reader checks, computed over that copy.
 
-
-def _sealed_copy(file, name: str) -> memoryview:
-    """The bytes of `file` as a read-only mapping of a memfd sealed against any change.
-
-    The copy is taken in one pass in the kernel (sendfile, page cache to shared memory); its
-    mapping, inherited by forked workers, is the only thing read afterwards. A file that shrinks
-    while it is copied gives the bytes read so far (the reader then finds them short).
+    The copy is taken in one native pass (`_native.copy_sealed`, docs/om-format.md): the memfd
+    takes no write but the copy's own from the start, a second thread hashes each piece as soon
+    as it is copied, every digest that covers it at once, and the memfd is sealed against any
+    write before it is mapped here. The mapping, inherited by forked workers, is the only thing
+    read afterwards. A file that shrinks while it is copied gives the bytes read so far (the
+    reader then finds them short).
     """
     size = os.fstat(file.fileno()).st_size
     if size == 0:
-        return memoryview(b"")
-    fd = os.memfd_create(f"dfir-om:{name[:64]}", os.MFD_CLOEXEC | os.MFD_ALLOW_SEALING)
+        return memoryview(b""), None
+    fd, copied, digests = _native.copy_sealed(file.fileno(), size, f"dfir-om:{name[:64]}")
     try:
-        copied = _send_all(file.fileno(), fd, size)
         if copied == 0:
-            return memoryview(b"")
-        fcntl.fcntl(fd, fcntl.F_ADD_SEALS, _SEALS)
-        return memoryview(mmap.mmap(fd, copied, access=mmap.ACCESS_READ))
+            return memoryview(b""), None
+        return memoryview(mmap.mmap(fd, copied, access=mmap.ACCESS_READ)), digests
     finally:
         os.close(fd)  # the mapping keeps the memory
-
-
-def _send_all(source: int, target: int, size: int) -> int:
-    """Copy up to `size` bytes from the start of `source` to `target`; the count copied."""
-    copied = 0
-    while copied < size:
-        try:
-            sent = os.sendfile(target, source, copied, size - copied)
-        except OSError as error:
-            if error.errno not in (errno.EINVAL, errno.ENOSYS, errno.EOPNOTSUPP) or copied:
-                raise
-            return _read_all(source, target, size)  # a file system that cannot splice
-        if sent == 0:  # end of file: the file shrank
-            break
-        copied += sent
-    return copied
-
-
-def _read_all(source: int, target: int, size: int) -> int:
-    """`_send_all` by reads and writes, 1 MiB at a time."""
-    copied = 0
-    while copied < size:
-        chunk = os.pread(source, min(size - copied, 1 << 20), copied)
-        if not chunk:
-            break
-        view = memoryview(chunk)
-        while view:
-            view = view[os.write(target, view):]
-        copied += len(chunk)
-    return copied
 
 
 def _byte_view(source: object) -> memoryview:

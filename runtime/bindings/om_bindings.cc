@@ -1,9 +1,15 @@
-// Bindings of the `.om` reader: `read_om(buffer)`, `sha256(buffer)` and the schema constants.
+// Bindings of the `.om` reader: `read_om(buffer)`, `copy_sealed(fd, size, name)`, `sha256(buffer)`,
+// `sha256_ranges(buffer, ranges)` and the schema constants.
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <cerrno>
 #include <string>
+#include <system_error>
+#include <utility>
+#include <vector>
 
+#include "om_copy.h"
 #include "om_reader.h"
 #include "om_schema.h"
 #include "sha256.h"
@@ -113,20 +119,72 @@ void BindLayout(py::module_& m) {
       .def_readonly("member_names", &OmFile::member_names);
 }
 
+// `copy_sealed(fd, size, name)`: CopySealed without the GIL; a failed system call raises OSError.
+py::tuple CopySealed(int fd, uint64_t size, const std::string& name) {
+  dfir::om::SealedCopy copy;
+  int error = 0;
+  {
+    py::gil_scoped_release release;
+    try {
+      copy = dfir::om::CopySealed(fd, size, name);
+    } catch (const std::system_error& failure) {
+      error = failure.code().value();
+    }
+  }
+  if (error != 0) {
+    errno = error;
+    PyErr_SetFromErrno(PyExc_OSError);
+    throw py::error_already_set();
+  }
+  return py::make_tuple(copy.fd, copy.size, std::move(copy.digests));
+}
+
+std::vector<py::bytes> HashRanges(const py::object& source, const std::vector<std::pair<uint64_t, uint64_t>>& spans) {
+  const ByteView bytes(source);
+  std::vector<dfir::ByteRange> ranges;
+  for (const auto& [begin, end] : spans) {
+    if (begin > end || end > bytes.size()) throw py::value_error("a range lies outside the buffer");
+    ranges.push_back({begin, end});
+  }
+  std::vector<dfir::Sha256Digest> digests(ranges.size());
+  {
+    py::gil_scoped_release release;
+    dfir::Sha256Ranges hashed(ranges);
+    std::vector<size_t> all(ranges.size());
+    for (size_t i = 0; i < all.size(); ++i) all[i] = i;
+    hashed.Advance(bytes.data(), bytes.size(), all);
+    for (size_t i = 0; i < all.size(); ++i) digests[i] = hashed.Finish(bytes.data(), i);
+  }
+  std::vector<py::bytes> out;
+  for (const auto& digest : digests) out.push_back(AsBytes(digest));
+  return out;
+}
+
 }  // namespace
 
 void SetupOmBindings(py::module_& m) {
   BindLayout(m);
+  py::class_<dfir::om::KnownDigests>(m, "OmDigests",
+                                     "The digests copy_sealed computed of ranges of its copy, for read_om.")
+      .def("__len__", &dfir::om::KnownDigests::size);
   m.def(
       "read_om",
-      [](const py::object& source) {
+      [](const py::object& source, const dfir::om::KnownDigests* digests) {
         const ByteView bytes(source);
         py::gil_scoped_release release;
-        return dfir::om::ReadOm(bytes.data(), bytes.size());
+        return dfir::om::ReadOm(bytes.data(), bytes.size(), digests);
       },
-      py::arg("buffer"),
+      py::arg("buffer"), py::arg("digests") = nullptr,
       "Validate the bytes of a contiguous buffer as an .om file and return its layout (no copy of "
-      "the buffer); a defect raises GeError naming it.");
+      "the buffer); a defect raises GeError naming it. `digests`: those copy_sealed computed of "
+      "the copy this buffer maps (from its start), which the reader then need not compute.");
+  m.def("copy_sealed", &CopySealed, py::arg("fd"), py::arg("size"), py::arg("name"),
+        "Copy the first `size` bytes of the file open at `fd` into a new memfd named `name`, sealed "
+        "against any change, hashing as it copies the ranges read_om checks: (memfd, bytes copied, "
+        "OmDigests). The memfd is the caller's to close; OSError for a failed system call.");
+  m.def("sha256_ranges", &HashRanges, py::arg("buffer"), py::arg("ranges"),
+        "The SHA-256 of each (begin, end) range of a contiguous buffer, computed in one pass as "
+        "copy_sealed computes them (each begin a multiple of 64).");
   m.def(
       "sha256",
       [](const py::object& source) {

@@ -7,9 +7,11 @@
 #include <cstdint>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "om_schema.h"
+#include "sha256.h"
 
 namespace dfir::om {
 
@@ -71,6 +73,29 @@ struct OmFile {
   std::vector<std::string> member_names;
 };
 
+// Digests already computed of ranges of the buffer given to ReadOm (offsets from its start), so
+// that the reader need not hash those bytes again: `CopySealed` (om_copy.h) hashes a file's
+// ranges while it copies it. The reader computes any digest it does not find here.
+class KnownDigests {
+ public:
+  void Add(const ByteRange& range, const Sha256Digest& digest);
+  // The digest of [offset, offset + size), or null when it is not known.
+  const Sha256Digest* Find(uint64_t offset, uint64_t size) const;
+  size_t size() const { return digests_.size(); }
+
+ private:
+  std::vector<std::pair<ByteRange, Sha256Digest>> digests_;  // sorted by range
+};
+
+// The ranges ReadOm hashes in a well-formed .om of `size` bytes: each file's bytes after its
+// header and each partition that PARTITION_CHECKSUMS covers, as the header and the partition
+// tables say (read through `read_at(offset, bytes, count)`, which returns false past the end).
+// Nothing is validated: a defect stops the plan where it is, and what was planned may be wrong
+// (the reader then finds no digest for its ranges and computes them). Every range begins at a
+// multiple of 64; at most `max_ranges` ranges.
+using ReadAt = bool (*)(void* source, uint64_t offset, uint8_t* bytes, size_t count);
+std::vector<ByteRange> PlanDigests(ReadAt read_at, void* source, uint64_t size, size_t max_ranges);
+
 // Validates `size` bytes at `data` as an .om file and returns its layout; throws OmError.
 // Checks, in order: size, magic, headsize, version, om_ir_version, model_length/length against
 // the size, is_encrypt/is_checksum, the header digest, model type and count, the other fixed
@@ -79,7 +104,9 @@ struct OmFile {
 // zero bytes between; pads zero; overflow-safe), each partition's SHA-256 against its model's
 // PARTITION_CHECKSUMS, the digest of everything after the header, then each bundle member (a
 // flow file; names non-empty and distinct). Reads only inside [data, data + size); never writes.
-OmFile ReadOm(const uint8_t* data, size_t size);
+// `known` (optional) holds digests of some of its ranges: what is checked and every message are the
+// same with or without them.
+OmFile ReadOm(const uint8_t* data, size_t size, const KnownDigests* known = nullptr);
 
 }  // namespace dfir::om
 

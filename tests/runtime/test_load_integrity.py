@@ -3,7 +3,6 @@ overwritten (by `save()` or in place), truncated or raced while it loads changes
 no worker and runs no code; and every `.om` dfir writes is replaced atomically."""
 from __future__ import annotations
 
-import errno
 import os
 import pickle
 import random
@@ -155,19 +154,6 @@ def test_an_empty_file_and_a_missing_one_read_as_before(tmp_path):
     with pytest.raises(GeError) as caught:
         read_om(tmp_path / "missing.om")
     assert caught.value.error_message == "cannot open the file: No such file or directory"
-
-
-def test_a_file_system_that_cannot_splice_is_copied_by_reads(compiled, tmp_path, monkeypatch):
-    first, _, _ = compiled["ge_weights_reference"]
-    path = tmp_path / "model.om"
-    first.save(path)
-
-    def no_sendfile(*args):
-        raise OSError(errno.EINVAL, "Invalid argument")
-    monkeypatch.setattr(os, "sendfile", no_sendfile)
-    om = read_om(path)
-    os.truncate(path, 0)
-    assert bytes(om.data) == unsigned(first.om)  # the file without its signature trailer
 
 
 # ---------------------------------------------------------------- the race, with trusted keys
