@@ -21,7 +21,8 @@ Algorithm:
      channel, all or nothing, and settles its transaction.
   4. A monitor thread watches the workers through pidfds. A worker that exits while the model
      runs is restarted when the plan's `recover` is "restart" (the default) and this process
-     runs every worker of the plan (`_recover`):
+     runs every worker of the plan, or is a cluster's scheduler that recovers (`_recover`;
+     runtime/driver/ray_cluster.py: the ledger part, `_fail_in_flight`, runs in the driver):
      - every transaction in flight fails. Those the ledger holds open are replaced in it (no
        settle can come in between), but for those whose results wait complete on every graph
        output and, unless every worker restarts, those whose messages all still wait where the
@@ -39,7 +40,7 @@ Algorithm:
      - restarts are bounded: a worker that dies for the MAX_QUICK_DEATHS-th time in a row within
        QUICK_DEATH_SECONDS of being forked, without having taken any input, fails the model with
        the history of those deaths; a worker that cannot build its nodes again fails it too.
-     Otherwise (`recover` "off", or a cluster's partial scheduler), the exit fails the model:
+     Otherwise (`recover` "off", or a cluster's scheduler that does not recover), the exit fails the model:
      the region closes (the other workers wind down), `submit` raises SchedulerFailed, and
      `fetch` returns what the outputs still hold, then one failure per transaction the ledger
      still holds (ret WORKER_FAILED, naming the node and device), then a failure with no
@@ -234,15 +235,18 @@ class ProcessScheduler:
 
     def __init__(self, name: str, plan: Plan, build: NodeBuilder, depth: int = DEFAULT_CHANNEL_DEPTH,
                  arena_bytes: int | None = None, workers: Collection[int] | None = None,
-                 wiring: Wiring | None = None):
+                 wiring: Wiring | None = None, recovers: bool | None = None):
         """`workers`: the indexes (into `devices`) of the workers this process forks (default:
         all); the others run elsewhere (runtime/driver/ray_cluster.py relays their channels).
         `wiring`: `plan_wiring(plan, name, depth)` when the caller has it already. `arena_bytes`
-        (default: the plan's `shared_arena_bytes`, else DEFAULT_ARENA_BYTES): the tensor arena."""
+        (default: the plan's `shared_arena_bytes`, else DEFAULT_ARENA_BYTES): the tensor arena.
+        `recovers`: whether a dead worker may be restarted when the plan's `recover` says so
+        (default: when this process runs every worker); a cluster's partial scheduler that says
+        True fails its transactions in flight where the ledger lives (`_fail_in_flight`)."""
         self.name = name
         self._wiring = wiring or plan_wiring(plan, name, depth)
         self._build = build
-        self._recovers = workers is None and plan.recover == RESTART
+        self._recovers = (workers is None if recovers is None else recovers) and plan.recover == RESTART
         self._restarts_all = _pairs_in_order(plan)
         self._node_outputs = [node.output_num for node in plan.nodes]
         self._poller: select.poll | None = None  # the monitor's: every running worker's pidfd
@@ -585,17 +589,24 @@ class ProcessScheduler:
         if self._restarts_all:
             self._stop_live_workers()
             self._drain_node_channels()
+        self._fail_in_flight(death, timed_out)
+        history = {dead.index: (deaths, quick_deaths)}
+        for worker in [w for w in self._workers if w is dead or self._restarts_all]:
+            if self._failure is not None or self._closed:
+                return
+            self._restart(worker, *history.get(worker.index, (worker.deaths, 0)))
+
+    def _fail_in_flight(self, death: str, timed_out: int | None) -> None:
+        """Replace the transactions in flight in the ledger and post their failures on the graph
+        outputs, after a worker died of `death` (`timed_out`: the transaction of its call that
+        ran past its node's udf_timeout_ms, or None). A server's scheduler on a cluster, which
+        holds no ledger, tells the driver instead (runtime/driver/ray_cluster.py)."""
         failures = self._replace_in_flight(death, timed_out)
         if self._restarts_all:
             self._post_failures(failures)  # before any new result, so each output holds them in one order
         elif failures:
             threading.Thread(target=self._post_failures, args=(failures,), daemon=True,
                              name=f"dfir:{self.name}:failures").start()
-        history = {dead.index: (deaths, quick_deaths)}
-        for worker in [w for w in self._workers if w is dead or self._restarts_all]:
-            if self._failure is not None or self._closed:
-                return
-            self._restart(worker, *history.get(worker.index, (worker.deaths, 0)))
 
     def _repair_channels(self, dead: _Worker) -> None:
         """Undo what `dead` left half done in shared channels, which would stop them for good: the
@@ -644,13 +655,19 @@ class ProcessScheduler:
         (see the module docstring, 4): the failures that stand in for them."""
         outputs = self._wiring.output_channels
         waiting = [set(self._region.waiting_transactions(channel)) for channel in outputs]
-        keep = set.intersection(*waiting) if waiting else set()
+        keep = (set.intersection(*waiting) if waiting else set()) | self._failing()
         if not self._restarts_all:
             keep |= self._unstarted()
         codes = {} if timed_out is None else {timed_out: UDF_TIMEOUT}
         replaced = self._ledger.replace_open(keep, codes, WORKER_FAILED)
         lost = f"{death}; the worker was restarted and this transaction, in flight, failed"
         return [Message.failure(meta, code, death if code == UDF_TIMEOUT else lost) for meta, code in replaced]
+
+    def _failing(self) -> set[int]:
+        """The open transactions an earlier death replaced already: their failures are posted or
+        on their way, and replacing them again would return them twice."""
+        ledger = self._ledger
+        return {meta.transaction_id for meta in ledger.open_transactions() if ledger.is_stale(meta.transaction_id, 0)}
 
     def _unstarted(self) -> set[int]:
         """The transactions each of whose messages still waits where a feed of every graph input

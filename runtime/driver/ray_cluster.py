@@ -21,13 +21,21 @@ Algorithm:
      process makes and only the actors get. A tensor body crosses raw: written to the socket from
      the producer's arena block, read from it straight into an arena block of the consumer's
      region, which its channel carries without copying (two copies in all, both the kernel's).
-  5. One `watch` call per actor stays outstanding: a worker of a server that dies, or an actor
-     or node that dies, fails the model as a dead local worker does (ProcessScheduler, 4), with
-     a message naming the nodes, their devices and the server.
+  5. One `watch` call per actor stays outstanding. A worker of a server that dies is restarted
+     by the server's scheduler as a local one is (ProcessScheduler, 4): it repairs the server's
+     channels and forks the worker again, and `watch` reports the death (and the transaction of
+     a call past its udf_timeout_ms) to this process, which replaces the transactions in flight
+     in its ledger and posts their failures on the graph outputs (`_fail_in_flight`). The
+     host's own workers restart as local ones. A death fails the model instead, as a dead
+     local worker does under `recover` "off", when the plan's `recover` is "off", when the plan
+     pairs messages by their order (restarting every worker would span the servers), and when a
+     server's actor or its node dies (the actor is not restarted), with a message naming the
+     nodes, their devices and the server.
   6. `close()` closes this process's scheduler and streams, then each actor's, then kills the actors.
 """
 from __future__ import annotations
 
+import logging
 import os
 import secrets
 import socket
@@ -43,7 +51,8 @@ from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 from dfir.core.errors import GeError
 from dfir.om.plan import Plan
 from dfir.runtime.driver import relay_streams
-from dfir.runtime.driver.process_scheduler import DRIVER_BELL, ProcessScheduler, Wiring, plan_wiring
+from dfir.runtime.driver.process_scheduler import (DRIVER_BELL, VOID_TRANSACTION, ProcessScheduler, Wiring,
+                                                   _pairs_in_order, plan_wiring)
 from dfir.runtime.driver.relay_streams import Listener, Sockets, StreamStats, dial, receive_loop, send_loop
 from dfir.runtime.driver.servers import Server
 from dfir.runtime.funcs import Source
@@ -55,6 +64,8 @@ CONNECT_TIMEOUT_S = 30.0    # how long opening a stream to another place may tak
 WATCH_S = 5.0               # how long one `watch` call waits before it returns
 CLOSE_TIMEOUT_S = 5.0       # how long close() waits for the actors to close before killing them
 SERVER_RESOURCE = "dfir_server_{}"
+FAILED, RESTARTED = "failed", "restarted"  # what a server's `watch` reports
+_log = logging.getLogger("dfir.runtime")
 
 Place = int | None          # a server's index in the scheduler's servers, None: this process
 
@@ -131,12 +142,14 @@ class RayScheduler(ProcessScheduler):
             for w in server.workers:
                 place_of_worker[w] = s
         self._servers = tuple(servers)
+        self._host_workers = [w for w, place in enumerate(place_of_worker) if place is None]
         self._actors: list[Any] = []
         self._threads: list[threading.Thread] = []
         self._sockets = Sockets()
         self._stream_stats = StreamStats()
-        super().__init__(name, parts.plan, parts.build, depth,
-                         workers=[w for w, place in enumerate(place_of_worker) if place is None])
+        super().__init__(name, parts.plan, parts.build, depth, workers=self._host_workers,
+                         recovers=not _pairs_in_order(parts.plan))
+        self._ledger.replace(VOID_TRANSACTION, 0)  # what a server's repair puts may reach the outputs first
         try:
             self._start_servers(parts, depth, place_of_worker)
         except (RayError, GetTimeoutError) as error:
@@ -203,21 +216,45 @@ class RayScheduler(ProcessScheduler):
         """What this process's streams received (relay_streams.StreamStats)."""
         return self._stream_stats.as_dict()
 
+    def worker_stats(self) -> list[dict[str, Any]]:
+        """Per worker, in device order, this process's and each live server's (see
+        ProcessScheduler.worker_stats); a server whose actor is gone is left out."""
+        stats = dict(zip(self._host_workers, super().worker_stats()))
+        for server, actor in zip(self._servers, self._actors):
+            try:
+                stats.update(zip(server.workers, ray.get(actor.worker_stats.remote(), timeout=CALL_TIMEOUT_S)))
+            except (RayError, GetTimeoutError):
+                continue
+        return [stats[w] for w in sorted(stats)]
+
     def _watch_servers(self) -> None:
-        """Fail the model when a server fails or its actor dies (see the module docstring, 5)."""
+        """Fail the transactions in flight of a server's restarted worker; fail the model when a
+        server fails or its actor dies (see the module docstring, 5)."""
         calls = {actor.watch.remote(WATCH_S): s for s, actor in enumerate(self._actors)}
         while calls and not self.closed and self.failure is None:
             ready, _ = ray.wait(list(calls), num_returns=1, timeout=1.0)
             for ref in ready:
                 s = calls.pop(ref)
                 try:
-                    failure = ray.get(ref)
+                    report = ray.get(ref)
                 except RayError as error:
-                    failure = self._describe_lost(s, error)
-                if failure is not None and not self.closed:
-                    self.fail(failure)
+                    report = (FAILED, self._describe_lost(s, error))
+                if report is not None and report[0] == FAILED:
+                    if not self.closed:
+                        self.fail(report[1])
                     return
+                for death, timed_out in report[1] if report is not None else ():
+                    self._server_worker_restarted(death, timed_out)
                 calls[self._actors[s].watch.remote(WATCH_S)] = s
+
+    def _server_worker_restarted(self, death: str, timed_out: int | None) -> None:
+        """A server restarted a worker that died of `death`: replace the transactions in flight
+        here, where the ledger is, as for a worker of this process."""
+        if self.closed or self.failure is not None:
+            return
+        _log.warning("model '%s': %s; it was restarted", self.name, death)
+        self._ledger.replace(VOID_TRANSACTION, 0)
+        self._fail_in_flight(death, timed_out)
 
     def _describe_lost(self, s: int, error: Exception) -> str:
         server = self._servers[s]
@@ -261,7 +298,7 @@ class ServerActor:
         self._depth = depth
         self._token = token
         self._workers = [w for w, place in enumerate(place_of_worker) if place == index]
-        self._scheduler: ProcessScheduler | None = None
+        self._scheduler: _ServerScheduler | None = None
         self._links: dict[tuple[int, Place], Link] = {}
         self._sockets = Sockets()
         self._stats = StreamStats()
@@ -271,8 +308,8 @@ class ServerActor:
         """Fork the workers, then listen for streams; the arguments of the GeError that fails the
         load, or None."""
         try:
-            self._scheduler = ProcessScheduler(self._name, self._parts.plan, self._parts.build, self._depth,
-                                               workers=self._workers)
+            self._scheduler = _ServerScheduler(self._name, self._parts.plan, self._parts.build, self._depth,
+                                               workers=self._workers, recovers=not _pairs_in_order(self._parts.plan))
         except GeError as error:
             return f"{error.error_message} ({self._where})", error.api_name or "dfir.load", error.context
         self._links = {(link.channel, link.source): link
@@ -318,16 +355,26 @@ class ServerActor:
         """What this server's streams received (relay_streams.StreamStats)."""
         return self._stats.as_dict()
 
-    def watch(self, timeout_s: float) -> str | None:
-        """Why this server failed, once it has (within `timeout_s`); None otherwise."""
+    def watch(self, timeout_s: float) -> tuple | None:
+        """What happened to this server within `timeout_s`: (FAILED, why) once it failed, else
+        (RESTARTED, [(the death, the timed-out transaction or None)]) once it restarted workers
+        whose transactions in flight the driver has yet to fail; None otherwise."""
         deadline = time.monotonic() + timeout_s
         scheduler = self._scheduler
-        while scheduler.failure is None and not scheduler.closed and time.monotonic() < deadline:
+        while scheduler.failure is None and not scheduler.closed and time.monotonic() < deadline \
+                and not scheduler.has_restarts():
             time.sleep(0.05)
-        return None if scheduler.failure is None else f"{scheduler.failure} ({self._where})"
+        if scheduler.failure is not None:
+            return FAILED, f"{scheduler.failure} ({self._where})"
+        restarts = scheduler.take_restarts()
+        return (RESTARTED, [(f"{death} ({self._where})", timed_out) for death, timed_out in restarts]) \
+            if restarts else None
 
     def worker_pids(self) -> list[int]:
         return self._scheduler.worker_pids
+
+    def worker_stats(self) -> list[dict[str, Any]]:
+        return self._scheduler.worker_stats()
 
     def close(self) -> None:
         if self._listener is not None:
@@ -335,6 +382,29 @@ class ServerActor:
         if self._scheduler is not None:
             self._scheduler.close()
         self._sockets.shutdown()
+
+
+class _ServerScheduler(ProcessScheduler):
+    """A server's `ProcessScheduler`: it restarts its dead workers, but the transactions they held
+    are the driver's to fail (its ledger), which `watch` tells through `take_restarts`."""
+
+    def __init__(self, *args: Any, **kwargs: Any):
+        self._restarts: list[tuple[str, int | None]] = []
+        self._restarts_lock = threading.Lock()
+        super().__init__(*args, **kwargs)
+
+    def _fail_in_flight(self, death: str, timed_out: int | None) -> None:
+        with self._restarts_lock:
+            self._restarts.append((death, timed_out))
+
+    def has_restarts(self) -> bool:
+        return bool(self._restarts)
+
+    def take_restarts(self) -> list[tuple[str, int | None]]:
+        """The deaths (and timed-out transactions) of the workers restarted since the last call."""
+        with self._restarts_lock:
+            restarts, self._restarts = self._restarts, []
+        return restarts
 
 
 def _stream(sockets: Sockets, sock: socket.socket, loop: Callable, *args: Any) -> None:

@@ -24,6 +24,7 @@ import dfir  # noqa: E402
 import dfir.dataflow as df  # noqa: E402
 from dfir.core.flow_info import FlowInfo  # noqa: E402
 from dfir.ge.error import GeError  # noqa: E402
+from dfir.frontend.flow_func.status import FLOW_FUNC_ERR_TIME_OUT_ERROR  # noqa: E402
 from dfir.runtime.driver.process_scheduler import WORKER_FAILED  # noqa: E402
 
 WAIT_MS = 30000        # bound for results that must arrive; a broken runtime fails, never hangs
@@ -91,6 +92,13 @@ def slow(x):
 
 
 @df.pyflow
+def slower(x):
+    """Slow enough that no result follows the first one before a kill of its actor takes effect."""
+    time.sleep(1.0)
+    return x
+
+
+@df.pyflow
 def same_flow(x):
     return x
 
@@ -106,6 +114,19 @@ def late_on_even(x):
 def late_on_odd(x):
     time.sleep(0.4 if x[0] % 2 == 1 else 0.0)
     return x
+
+
+@df.pyflow
+def paced(x):
+    time.sleep(0.02)
+    return x * 3
+
+
+@df.pyflow
+def hang_on_two(x):
+    if x[0] == 2:
+        time.sleep(3600)
+    return x * 2
 
 
 @df.pyflow
@@ -206,13 +227,14 @@ def test_alignment_pairs_replicas_that_run_on_different_servers(cluster, tmp_pat
 
 
 def test_a_killed_actor_fails_the_transactions_in_flight_naming_node_server_and_device(cluster, tmp_path):
-    first, second = same_flow.fnode(), slow.fnode()
+    first, second = same_flow.fnode(), slower.fnode()
     options = ray_options(tmp_path, {first.name: "0:0:0", second.name: "0:1:0"})
     model = dfir.load(dfir.compile(chain(first, second), options).om)
     try:
-        for t in range(1, 5):
-            model.feed_data([np.array([t])])
+        model.feed_data([np.array([1])])
         assert model.fetch_data(timeout=WAIT_MS)[2] == 0
+        for t in range(2, 5):  # after the first result: a worker fires what is ready as one batch
+            model.feed_data([np.array([t])])
         ray.kill(model._scheduler.actors[1], no_restart=True)
         failures = [model.fetch_data(timeout=WAIT_MS) for _ in range(3)]
         for tensors, _, ret in failures:
@@ -220,16 +242,105 @@ def test_a_killed_actor_fails_the_transactions_in_flight_naming_node_server_and_
             assert ret.message.startswith(f"nodes '{second.name}' on devices 0:1:0 of server 1 (10.99.99.2): "
                                           f"the server's Ray actor died"), ret.message
         assert sorted(info.transaction_id for _, info, _ in failures) == [2, 3, 4]
-        with pytest.raises(GeError, match="the model failed: nodes 'slow_fnode' on devices 0:1:0 of server 1"):
+        with pytest.raises(GeError, match="the model failed: nodes 'slower_fnode' on devices 0:1:0 of server 1"):
             model.feed_data([np.array([9])])
     finally:
         model.close()
     wait_until(lambda: server_actors_alive() == 0)
 
 
-def test_a_killed_worker_of_a_server_fails_the_model_naming_its_server(cluster, tmp_path):
+def test_a_killed_worker_of_a_server_is_restarted_and_only_its_transactions_in_flight_fail(cluster, tmp_path):
+    """40 transactions through server 0 then server 1; server 1's worker is killed after the
+    first 5 results: every transaction comes back once, its result or WORKER_FAILED naming the
+    worker and its server, and the restarted worker serves the next ones."""
+    first, second = same_flow.fnode(), paced.fnode()
+    options = ray_options(tmp_path, {first.name: "0:0:0", second.name: "0:1:0"})
+    with dfir.load(dfir.compile(chain(first, second), options).om) as model:
+        for t in range(1, 41):
+            model.feed_data([np.array([t])])
+        results = [model.fetch_data(timeout=WAIT_MS) for _ in range(5)]
+        actor = model._scheduler.actors[1]
+        (pid,) = ray.get(actor.worker_pids.remote(), timeout=WAIT_MS / 1000)
+        os.kill(pid, signal.SIGKILL)
+        results += [model.fetch_data(timeout=WAIT_MS) for _ in range(35)]
+        for t in range(41, 51):
+            model.feed_data([np.array([t])])
+        later = [model.fetch_data(timeout=WAIT_MS) for _ in range(10)]
+        (new_pid,) = ray.get(actor.worker_pids.remote(), timeout=WAIT_MS / 1000)
+        stats = model.stats()["workers"]
+    assert sorted(info.transaction_id for _, info, _ in results) == list(range(1, 41))
+    failed = [(info.transaction_id, ret) for _, info, ret in results if ret != 0]
+    assert failed, "the transactions the killed worker held fail"
+    for transaction_id, ret in failed:
+        assert ret == WORKER_FAILED
+        assert ret.message == (f"node '{second.name}' on device 0:1:0: worker process {pid} was killed by signal 9 "
+                               f"(SIGKILL) (server 1 (10.99.99.2), Ray node {cluster.other}); the worker was "
+                               f"restarted and this transaction, in flight, failed"), ret.message
+    for tensors, info, ret in results:
+        if ret == 0:
+            assert tensors[0].numpy().tolist() == [info.transaction_id * 3]
+    assert [(info.transaction_id, ret, tensors[0].numpy().tolist()) for tensors, info, ret in later] == [
+        (t, 0, [t * 3]) for t in range(41, 51)]
+    assert new_pid != pid
+    assert [(w["device"], w["restarts"]) for w in stats] == [("0:0:0", 0), ("0:1:0", 1)]
+    assert stats[1]["deaths"] == [f"node '{second.name}' on device 0:1:0: worker process {pid} was killed by "
+                                  f"signal 9 (SIGKILL)"]
+
+
+def test_a_call_of_a_server_past_its_udf_timeout_fails_with_the_timeout_code_and_the_server_serves_on(
+        cluster, tmp_path):
+    first, second = same_flow.fnode(), hang_on_two.fnode()
+    options = ray_options(tmp_path, {first.name: "0:0:0", second.name: "0:1:0"})
+    options["dfir.runtime.udf_timeout_ms"] = "300"
+    with dfir.load(dfir.compile(chain(first, second), options).om) as model:
+        model.feed_data([np.array([1])])
+        results = [model.fetch_data(timeout=WAIT_MS)]
+        (pid,) = ray.get(model._scheduler.actors[1].worker_pids.remote(), timeout=WAIT_MS / 1000)
+        for t in (2, 3):
+            model.feed_data([np.array([t])])
+        results += [model.fetch_data(timeout=WAIT_MS) for _ in range(2)]
+        model.feed_data([np.array([4])])
+        later = model.fetch_data(timeout=WAIT_MS)
+    assert [(info.transaction_id, int(ret)) for _, info, ret in results] == [
+        (1, 0), (2, FLOW_FUNC_ERR_TIME_OUT_ERROR), (3, WORKER_FAILED)]
+    assert results[1][2].message == (
+        f"node '{second.name}' instance 0 on device 0:1:0: a call ran longer than its udf_timeout_ms (300 ms); "
+        f"worker process {pid} was stopped (server 1 (10.99.99.2), Ray node {cluster.other})"), results[1][2].message
+    assert results[2][2].message.endswith("; the worker was restarted and this transaction, in flight, failed")
+    assert (later[1].transaction_id, later[2], later[0][0].numpy().tolist()) == (4, 0, [8])
+
+
+def test_a_killed_worker_of_the_driver_is_restarted_while_the_servers_keep_serving(cluster, tmp_path):
+    """The paced node is placed on the host (-1), no server: its worker runs in the driver's process, which
+    restarts it as on one machine."""
+    first, second = paced.fnode(), shift.fnode()
+    options = ray_options(tmp_path, {first.name: "-1", second.name: "0:1:0"})
+    with dfir.load(dfir.compile(chain(first, second), options).om) as model:
+        for t in range(1, 21):
+            model.feed_data([np.array([t])])
+        results = [model.fetch_data(timeout=WAIT_MS) for _ in range(3)]
+        (pid,) = model._scheduler.worker_pids
+        os.kill(pid, signal.SIGKILL)
+        results += [model.fetch_data(timeout=WAIT_MS) for _ in range(17)]
+        model.feed_data([np.array([21])])
+        later = model.fetch_data(timeout=WAIT_MS)
+        stats = model.stats()["workers"]
+    assert sorted(info.transaction_id for _, info, _ in results) == list(range(1, 21))
+    failed = [ret for _, _, ret in results if ret != 0]
+    assert failed and all(ret == WORKER_FAILED for ret in failed)
+    assert {ret.message for ret in failed} == {
+        f"node '{first.name}' on device host: worker process {pid} was killed by signal 9 (SIGKILL); the worker "
+        f"was restarted and this transaction, in flight, failed"}
+    assert all(tensors[0].numpy().tolist() == [info.transaction_id * 3 + 1]
+               for tensors, info, ret in results if ret == 0)
+    assert (later[1].transaction_id, later[2], later[0][0].numpy().tolist()) == (21, 0, [64])
+    assert [(w["device"], w["restarts"]) for w in stats] == [("-1", 1), ("0:1:0", 0)]
+
+
+def test_a_killed_worker_of_a_server_fails_the_model_naming_its_server_under_recover_off(cluster, tmp_path):
     first, second = same_flow.fnode(), slow.fnode()
     options = ray_options(tmp_path, {first.name: "0:0:0", second.name: "0:1:0"})
+    options["dfir.runtime.recover"] = "off"
     with dfir.load(dfir.compile(chain(first, second), options).om) as model:
         model.feed_data([np.array([1])])
         (pid,) = ray.get(model._scheduler.actors[1].worker_pids.remote(), timeout=WAIT_MS / 1000)
@@ -238,6 +349,27 @@ def test_a_killed_worker_of_a_server_fails_the_model_naming_its_server(cluster, 
     assert ret == WORKER_FAILED and info.transaction_id == 1
     assert ret.message.startswith(f"node '{second.name}' on device 0:1:0: worker process {pid} was killed by "
                                   f"signal 9 (SIGKILL) (server 1 (10.99.99.2), Ray node {cluster.other})"), ret.message
+
+
+def test_a_killed_worker_of_a_server_fails_a_model_that_pairs_outputs_by_order(cluster, tmp_path):
+    """Two graph outputs fetched together, not aligned: a lost message would shift their pairs,
+    which on one machine restarts every worker; on Ray the death fails the model."""
+    first, second = slow.fnode(), shift.fnode()
+    data = df.FlowData(name="x")
+    graph = df.FlowGraph([first(data), second(data)])
+    options = ray_options(tmp_path, {first.name: "0:1:0", second.name: "0:1:0"})
+    with dfir.load(dfir.compile(graph, options).om) as model:
+        model.feed_data([np.array([1])])
+        (pid,) = ray.get(model._scheduler.actors[0].worker_pids.remote(), timeout=WAIT_MS / 1000)
+        os.kill(pid, signal.SIGKILL)
+        tensors, info, ret = model.fetch_data(timeout=WAIT_MS)
+        with pytest.raises(GeError, match="the model failed: node"):
+            model.feed_data([np.array([2])])
+    assert (tensors, ret) == ([], WORKER_FAILED)  # its transaction may count as settled: one output holds its result
+    death = (f"on device 0:1:0: worker process {pid} was killed by signal 9 (SIGKILL) (server 1 (10.99.99.2), "
+             f"Ray node {cluster.other})")
+    assert ret.message in (f"node '{first.name}' {death}", f"nodes '{first.name}', '{second.name}' {death}"), \
+        ret.message
 
 
 def test_a_server_no_ray_node_matches_fails_the_load(cluster, tmp_path):

@@ -148,12 +148,15 @@ def test_a_stream_relays_in_order_and_ends_quietly_when_its_peer_goes_away():
     sender = threading.Thread(target=relay_streams.send_loop, args=(source, 0, 1, ours, failures.append))
     receiver = threading.Thread(target=relay_streams.receive_loop,
                                 args=(target, 0, theirs, StreamStats(), failures.append))
+    arrived: list = []
+    fetcher = threading.Thread(target=lambda: arrived.extend(m for _ in range(20) for m in taken(target)))
     sender.start()
     receiver.start()
+    fetcher.start()  # the channels hold 8 messages each: the stream must be read as it is written
     for t in range(20):
         payload = np.full(t * 10_000, t, dtype=np.int32)  # some inside the frame, some raw
         assert source.put([(0, Message.tensor(TransactionMeta(t), payload))], 5000) == channels.READY
-    arrived = [m for _ in range(20) for m in taken(target)]
+    fetcher.join(10)
     assert [(m.meta.transaction_id, m.payload.size) for m in arrived] == [(t, t * 10_000) for t in range(20)]
     assert all((m.payload == t).all() for t, m in enumerate(arrived))
     source.close()
