@@ -38,7 +38,8 @@ py::list PyLedger::ReplaceOpen(const std::unordered_set<uint64_t>& keep,
   CheckConfigured();
   py::list replaced;
   for (const rt::TransactionInfo& info : ledger_.OpenEntries()) {
-    if (keep.count(info.transaction_id) != 0) continue;
+    // One replaced already (an earlier death) has its failure on the way: not a second one.
+    if (keep.count(info.transaction_id) != 0 || ledger_.IsReplaced(info.transaction_id)) continue;
     auto special = codes.find(info.transaction_id);
     const int32_t its_code = special == codes.end() ? code : special->second;
     ledger_.Replace(info.transaction_id, its_code);
@@ -59,7 +60,7 @@ void BindLedger(py::module_& m) {
       .def("replace", &PyLedger::Replace, py::arg("transaction_id"), py::arg("ret_code"),
            "Marks the transaction as failed with ret_code by recovery: its later results are stale.")
       .def("replace_open", &PyLedger::ReplaceOpen, py::arg("keep"), py::arg("codes"), py::arg("code"),
-           "Replaces every open transaction not in keep (code: codes[id], else code); [(meta, code)].")
+           "Replaces every open transaction not replaced yet and not in keep (code: codes[id], else code); [(meta, code)].")
       .def("settle_result", &PyLedger::SettleResult, py::arg("transaction_id"), py::arg("ret_code"),
            "Settles the transaction of a result unless it is stale; whether the result stands.")
       .def("is_stale", &PyLedger::IsStale, py::arg("transaction_id"), py::arg("ret_code"))

@@ -23,7 +23,7 @@ class PyLedger {
   bool Settle(uint64_t transaction_id) { return ledger_.Settle(transaction_id); }
   pybind11::object TakeOldest();
   pybind11::list OpenTransactions() const;
-  // Replaces (TransactionLedger::Replace) every open transaction but those in `keep`, each with
+  // Replaces (TransactionLedger::Replace) every open transaction not replaced yet but those in `keep`, each with
   // its code in `codes`, else `code`, in one step (no settle can come in between); their
   // (TransactionMeta, code) pairs, oldest first.
   pybind11::list ReplaceOpen(const std::unordered_set<uint64_t>& keep,

@@ -655,19 +655,13 @@ class ProcessScheduler:
         (see the module docstring, 4): the failures that stand in for them."""
         outputs = self._wiring.output_channels
         waiting = [set(self._region.waiting_transactions(channel)) for channel in outputs]
-        keep = (set.intersection(*waiting) if waiting else set()) | self._failing()
+        keep = set.intersection(*waiting) if waiting else set()
         if not self._restarts_all:
             keep |= self._unstarted()
         codes = {} if timed_out is None else {timed_out: UDF_TIMEOUT}
         replaced = self._ledger.replace_open(keep, codes, WORKER_FAILED)
         lost = f"{death}; the worker was restarted and this transaction, in flight, failed"
         return [Message.failure(meta, code, death if code == UDF_TIMEOUT else lost) for meta, code in replaced]
-
-    def _failing(self) -> set[int]:
-        """The open transactions an earlier death replaced already: their failures are posted or
-        on their way, and replacing them again would return them twice."""
-        ledger = self._ledger
-        return {meta.transaction_id for meta in ledger.open_transactions() if ledger.is_stale(meta.transaction_id, 0)}
 
     def _unstarted(self) -> set[int]:
         """The transactions each of whose messages still waits where a feed of every graph input

@@ -69,6 +69,7 @@ class TransactionLedger {
     return found != replaced_.end() && found->second != ret_code;
   }
   bool HasReplaced() const { return !replaced_.empty(); }
+  bool IsReplaced(uint64_t transaction_id) const { return replaced_.count(transaction_id) != 0; }
 
  private:
   struct Entry {

@@ -5,7 +5,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import pickle
 import struct
 
 import numpy as np
@@ -28,6 +27,7 @@ from dfir.om.signature import signed, unsigned, verify_bytes, verify_signature
 from dfir.om.trust import own_signing_key
 from dfir.om.trust import signing_key as default_signing_key
 from dfir.runtime.om import read_om
+from crafted_payloads import crafted_om
 
 PLAN = json.dumps({"format": 1, "name": "p", "inputs": [], "outputs": [], "nodes": [], "order": []},
                   sort_keys=True, separators=(",", ":")).encode()
@@ -422,38 +422,19 @@ def test_unusable_trusted_keys_fail_the_load(keys, model_om, monkeypatch, tmp_pa
 # ---------------------------------------------------------------- a crafted file
 
 
-class _Trap:
-    """Unpickling this runs `os.system`, which creates the file at `path`."""
-
-    def __init__(self, path: str):
-        self.path = path
-
-    def __reduce__(self):
-        return (os.system, (f"touch {self.path}",))
+@df.pyflow
+def double(x):
+    return x * 2
 
 
-def crafted_om(marker) -> bytes:
-    """A compiled model whose UDF payloads are replaced by a `_Trap`, with its plan's digests and
-    every checksum recomputed: a file every check but the signature passes."""
-    @df.pyflow
-    def double(x):
-        return x * 2
-    x = df.FlowData(name="x")
-    om = read_om(dfir.compile(df.FlowGraph([double.fnode()(x)], name="crafted")).om)
-    payload = pickle.dumps(_Trap(str(marker)))
-    partitions = [(p.type, bytes(p.data)) for p in om.models[0].partitions
-                  if p.type != PartitionType.PARTITION_CHECKSUMS]
-    plan = json.loads(partitions[0][1])
-    for udf in plan["udfs"]:
-        udf.update(sha256=hashlib.sha256(payload).hexdigest(), size=len(payload))
-    partitions = [(PartitionType.FLOW_MODEL, json.dumps(plan, sort_keys=True, separators=(",", ":")).encode())] + [
-        (kind, payload if kind == PartitionType.UDF_PAYLOAD else data) for kind, data in partitions[1:]]
-    return write_om([partitions], name="crafted")
+def crafted_doubler(marker) -> bytes:
+    """A doubling graph compiled, then crafted around a payload that creates `marker` (`crafted_om`)."""
+    return crafted_om(df.FlowGraph([double.fnode()(df.FlowData(name="x"))], name="crafted"), marker)
 
 
 def test_a_crafted_file_with_valid_checksums_is_refused_before_its_payload_is_unpickled(keys, tmp_path):
     marker = tmp_path / "marker"
-    crafted = crafted_om(marker)
+    crafted = crafted_doubler(marker)
     stolen_trailer = signed(OM, keys.dev.key)[len(OM):]  # a genuine signature, of another file
     for data, problem in ((crafted, "is unsigned"), (signed(crafted, keys.other.key), "is signed by an untrusted key"),
                           (crafted + stolen_trailer, "has a bad signature")):

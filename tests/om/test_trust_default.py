@@ -6,7 +6,6 @@ from __future__ import annotations
 import logging
 import multiprocessing
 import os
-import pickle
 import warnings
 
 import numpy as np
@@ -26,6 +25,7 @@ from dfir.om.signature import signed, unsigned
 from dfir.om.trust import (HOME_ENV, TRUST_ENV, UntrustedRunWarning, add_trusted_keys, added_keys,
                            default_trusted, dfir_home, own_signing_key, remove_trusted_key)
 from dfir.runtime.om import read_om
+from crafted_payloads import trap_payload
 
 ANYWAY = 'or load it with trust="any" (or env DFIR_TRUST=any) to run it unchecked'
 
@@ -234,16 +234,6 @@ def test_dfir_trust_any_in_the_environment_does_the_same_and_the_argument_wins(h
                                            'any file) or "signed" (the default: run files a trusted key signed)')
 
 
-class _Trap:
-    """Unpickling this runs `os.system`, which creates the file at `path`."""
-
-    def __init__(self, path: str):
-        self.path = path
-
-    def __reduce__(self):
-        return (os.system, (f"touch {self.path}",))
-
-
 # ---------------------------------------------------------------- the compile cache
 
 
@@ -265,7 +255,7 @@ def test_a_poisoned_cache_entry_is_a_miss_that_compiles_again_and_never_runs(hom
     (model_name,) = [name for name in os.listdir(cache) if name.endswith(".om")]
     model_path = cache / model_name
     marker = tmp_path / "marker"
-    payload = pickle.dumps(_Trap(str(marker)))
+    payload = trap_payload(marker)
     om = read_om(model_path.read_bytes())
     partitions = [(p.type, payload if p.type == PartitionType.UDF_PAYLOAD else bytes(p.data))
                   for p in om.models[0].partitions if p.type != PartitionType.PARTITION_CHECKSUMS]

@@ -3,10 +3,7 @@ another), `dfir run` refusing a bundle or a foreign file before any of its code 
 commands that run no code (`inspect`, `cache ls`) working on unsigned files."""
 from __future__ import annotations
 
-import hashlib
-import json
 import os
-import pickle
 from pathlib import Path
 
 import numpy as np
@@ -16,14 +13,14 @@ import dfir
 import dfir.dataflow as df
 from dfir.frontend.dataflow import names
 from dfir.ge.offline_compile import build_finalize, build_initialize, build_model, save_model
-from dfir.lowering.om_writer import write_bundle, write_om
+from dfir.lowering.om_writer import write_bundle
 from dfir.om.keys import SIGNING_KEY_ENV, TRUSTED_KEYS_ENV
-from dfir.om.schema import PartitionType
 from dfir.om.signature import signed, unsigned
 from dfir.om.trust import HOME_ENV, TRUST_ENV, own_signing_key
 from dfir.runtime.om import read_om
 from dfir.tools.cli import main
 from dfir.tools.inspect_om import inspect_om
+from crafted_payloads import crafted_om
 
 
 @pytest.fixture
@@ -120,34 +117,9 @@ def test_the_offline_flow_compile_as_one_user_load_as_another_after_one_trust_ad
     assert output(capsys, *run) == "output 0: shape=[2] dtype=int32\n[11, 22]\n"
 
 
-class _Trap:
-    """Unpickling this creates the file at `path`: proof that a payload ran."""
-
-    def __init__(self, path: str):
-        self.path = path
-
-    def __reduce__(self):
-        return (open, (self.path, "w"))
-
-
-def crafted_om(marker: Path) -> bytes:
-    """A compiled model whose UDF payload is a `_Trap`, its plan's digests and every checksum
-    recomputed (unsigned): a file every check but the signature passes."""
-    om = read_om(dfir.compile(adder_graph()).om)
-    payload = pickle.dumps(_Trap(str(marker)))
-    partitions = [(p.type, bytes(p.data)) for p in om.models[0].partitions
-                  if p.type != PartitionType.PARTITION_CHECKSUMS]
-    plan = json.loads(partitions[0][1])
-    for udf in plan["udfs"]:
-        udf.update(sha256=hashlib.sha256(payload).hexdigest(), size=len(payload))
-    partitions = [(PartitionType.FLOW_MODEL, json.dumps(plan, sort_keys=True, separators=(",", ":")).encode())] + [
-        (kind, payload if kind == PartitionType.UDF_PAYLOAD else data) for kind, data in partitions[1:]]
-    return write_om([partitions], name="crafted")
-
-
 def test_dfir_run_refuses_a_foreign_or_any_bundle_before_its_code_runs(home, keys, tmp_path, capsys, monkeypatch):
     marker = tmp_path / "marker"
-    crafted = crafted_om(marker)
+    crafted = crafted_om(adder_graph(), marker)
     bundle = write_bundle([crafted, crafted], ["a", "b"], name="set")
     path = tmp_path / "bundle.om"
     np.save(tmp_path / "x.npy", np.array([1], np.int32))
