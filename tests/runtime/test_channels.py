@@ -638,6 +638,21 @@ def test_the_ledger_opens_a_transaction_from_its_fields():
     assert ledger.take_oldest() == TransactionMeta(4, 1, 2, 3, b"ud")
 
 
+def test_recovery_replaces_each_open_transaction_once_and_keeps_what_it_is_told():
+    ledger = channels.TransactionLedger(8)
+    for i in (1, 2, 3, 4):
+        ledger.open(TransactionMeta(i))
+    replaced = ledger.replace_open({2}, {3: 564001}, 545000)
+    assert [(meta.transaction_id, code) for meta, code in replaced] == [(1, 545000), (3, 564001), (4, 545000)]
+    assert ledger.is_stale(1, 0) and not ledger.is_stale(1, 545000) and not ledger.is_stale(2, 0)
+    ledger.open(TransactionMeta(5))
+    again = ledger.replace_open(set(), {}, 545000)  # a second death: 1, 3 and 4 have their failures on the way
+    assert [(meta.transaction_id, code) for meta, code in again] == [(2, 545000), (5, 545000)]
+    assert not ledger.settle_result(3, 0)  # a late result of a replaced transaction does not settle it
+    assert ledger.settle_result(3, 564001) and ledger.settle_result(5, 545000)
+    assert [meta.transaction_id for meta in ledger.open_transactions()] == [1, 2, 4]
+
+
 # -- errors -----------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("specs, bells, expected", [
