@@ -9,8 +9,9 @@ starts), --runs times, the probes run alternately; ms and GB/s, median [min-max]
                    the native checks
   dfir.load        `dfir.load(path, trusted_keys=...)` until it returns (its workers ready)
 The target: dfir.load at >= 0.8x the rate of read + SHA-256. read_om and dfir.load use two
-threads (one copies, one hashes), the read + SHA-256 pass one: the machine's 1-minute load
-average, printed before and after, says whether other work took the second core.
+threads (one reads and hashes, one copies into the memfd), the read + SHA-256 pass one: the
+machine's 1-minute load average, printed before and after, says whether other work took the
+second core.
 
 Run: python benchmarks/verified_load.py [--mib 256] [--backend reference] [--runs 5] [--smoke]
 """

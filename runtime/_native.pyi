@@ -85,8 +85,20 @@ class OmFile:
     def member_names(self) -> list[str]:
         """The full names of the bundle members, in `bundle` order (empty for a flow file)."""
 
-def read_om(buffer: Buffer) -> OmFile:
-    """Validate a contiguous buffer as an .om file and return its layout; raises GeError."""
+class ContentDigest:
+    """The SHA-256 of the bytes after a file's header, as copy_sealed computed it."""
+    @property
+    def size(self) -> int: ...
+    @property
+    def digest(self) -> bytes: ...
+
+def read_om(buffer: Buffer, content_digest: ContentDigest | None = None) -> OmFile:
+    """Validate a contiguous buffer as an .om file and return its layout; raises GeError.
+    `content_digest`: the one copy_sealed computed of the copy the buffer maps."""
+
+def copy_sealed(fd: int, size: int, name: str) -> tuple[int, int, ContentDigest | None]:
+    """Copy the first `size` bytes of the file open at `fd` into a new memfd named `name`, sealed
+    against any change, hashing its content as it copies: (memfd, bytes copied, its digest)."""
 
 def sha256(buffer: Buffer) -> bytes:
     """The SHA-256 digest (32 bytes) of a contiguous buffer."""

@@ -156,9 +156,9 @@ def read_om(source: Source) -> OmFile:
     if isinstance(source, (str, os.PathLike)):
         path = os.fspath(source)
         try:
-            mapped, digests = _mapped_file(path)
+            mapped, content_digest = _mapped_file(path)
             buffer, signature = split_signature(mapped)
-            layout = _native.read_om(buffer, digests)
+            layout = _native.read_om(buffer, content_digest)
         except GeError as error:
             raise GeError(error.error_message, context={"file": path}) from None
     else:
@@ -167,7 +167,7 @@ def read_om(source: Source) -> OmFile:
     return replace(_om_file(layout, buffer), signature=signature)
 
 
-def _mapped_file(path: str) -> tuple[memoryview, _native.OmDigests | None]:
+def _mapped_file(path: str) -> tuple[memoryview, _native.ContentDigest | None]:
     try:
         with open(path, "rb") as file:
             return _sealed_copy(file, os.path.basename(path))
@@ -176,13 +176,13 @@ def _mapped_file(path: str) -> tuple[memoryview, _native.OmDigests | None]:
         raise GeError(f"cannot open the file: {reason}", context={"file": path}) from None
 
 
-def _sealed_copy(file, name: str) -> tuple[memoryview, _native.OmDigests | None]:
+def _sealed_copy(file, name: str) -> tuple[memoryview, _native.ContentDigest | None]:
     """The bytes of `file` as a read-only mapping of a memfd sealed against any change, and the
-    digests of the ranges the reader checks, computed over that copy.
+    content digest the reader checks, computed over that copy.
 
     The copy is taken in one native pass (`_native.copy_sealed`, docs/om-format.md): the memfd
-    takes no write but the copy's own from the start, a second thread hashes each piece as soon
-    as it is copied, every digest that covers it at once, and the memfd is sealed against any
+    takes no write but the copy's own from the start; each piece is read into a buffer of this
+    process, hashed there and copied from there into the memfd, which is sealed against any
     write before it is mapped here. The mapping, inherited by forked workers, is the only thing
     read afterwards. A file that shrinks while it is copied gives the bytes read so far (the
     reader then finds them short).
@@ -190,11 +190,11 @@ def _sealed_copy(file, name: str) -> tuple[memoryview, _native.OmDigests | None]
     size = os.fstat(file.fileno()).st_size
     if size == 0:
         return memoryview(b""), None
-    fd, copied, digests = _native.copy_sealed(file.fileno(), size, f"dfir-om:{name[:64]}")
+    fd, copied, content_digest = _native.copy_sealed(file.fileno(), size, f"dfir-om:{name[:64]}")
     try:
         if copied == 0:
             return memoryview(b""), None
-        return memoryview(mmap.mmap(fd, copied, access=mmap.ACCESS_READ)), digests
+        return memoryview(mmap.mmap(fd, copied, access=mmap.ACCESS_READ)), content_digest
     finally:
         os.close(fd)  # the mapping keeps the memory
 

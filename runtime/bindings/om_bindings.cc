@@ -1,5 +1,5 @@
-// Bindings of the `.om` reader: `read_om(buffer)`, `copy_sealed(fd, size, name)`, `sha256(buffer)`,
-// `sha256_ranges(buffer, ranges)` and the schema constants.
+// Bindings of the `.om` reader: `read_om(buffer)`, `copy_sealed(fd, size, name)`, `sha256(buffer)`
+// and the schema constants.
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
@@ -136,55 +136,32 @@ py::tuple CopySealed(int fd, uint64_t size, const std::string& name) {
     PyErr_SetFromErrno(PyExc_OSError);
     throw py::error_already_set();
   }
-  return py::make_tuple(copy.fd, copy.size, std::move(copy.digests));
-}
-
-std::vector<py::bytes> HashRanges(const py::object& source, const std::vector<std::pair<uint64_t, uint64_t>>& spans) {
-  const ByteView bytes(source);
-  std::vector<dfir::ByteRange> ranges;
-  for (const auto& [begin, end] : spans) {
-    if (begin > end || end > bytes.size()) throw py::value_error("a range lies outside the buffer");
-    ranges.push_back({begin, end});
-  }
-  std::vector<dfir::Sha256Digest> digests(ranges.size());
-  {
-    py::gil_scoped_release release;
-    dfir::Sha256Ranges hashed(ranges);
-    std::vector<size_t> all(ranges.size());
-    for (size_t i = 0; i < all.size(); ++i) all[i] = i;
-    hashed.Advance(bytes.data(), bytes.size(), all);
-    for (size_t i = 0; i < all.size(); ++i) digests[i] = hashed.Finish(bytes.data(), i);
-  }
-  std::vector<py::bytes> out;
-  for (const auto& digest : digests) out.push_back(AsBytes(digest));
-  return out;
+  return py::make_tuple(copy.fd, copy.size, std::move(copy.content));
 }
 
 }  // namespace
 
 void SetupOmBindings(py::module_& m) {
   BindLayout(m);
-  py::class_<dfir::om::KnownDigests>(m, "OmDigests",
-                                     "The digests copy_sealed computed of ranges of its copy, for read_om.")
-      .def("__len__", &dfir::om::KnownDigests::size);
+  py::class_<dfir::om::ContentDigest>(m, "ContentDigest",
+                                      "The SHA-256 of the bytes after a file's header, as copy_sealed computed it.")
+      .def_readonly("size", &dfir::om::ContentDigest::size)
+      .def_property_readonly("digest", [](const dfir::om::ContentDigest& known) { return AsBytes(known.digest); });
   m.def(
       "read_om",
-      [](const py::object& source, const dfir::om::KnownDigests* digests) {
+      [](const py::object& source, const dfir::om::ContentDigest* known) {
         const ByteView bytes(source);
         py::gil_scoped_release release;
-        return dfir::om::ReadOm(bytes.data(), bytes.size(), digests);
+        return dfir::om::ReadOm(bytes.data(), bytes.size(), known);
       },
-      py::arg("buffer"), py::arg("digests") = nullptr,
+      py::arg("buffer"), py::arg("content_digest") = nullptr,
       "Validate the bytes of a contiguous buffer as an .om file and return its layout (no copy of "
-      "the buffer); a defect raises GeError naming it. `digests`: those copy_sealed computed of "
-      "the copy this buffer maps (from its start), which the reader then need not compute.");
+      "the buffer); a defect raises GeError naming it. `content_digest`: the one copy_sealed "
+      "computed of the copy this buffer maps, which the reader then need not compute.");
   m.def("copy_sealed", &CopySealed, py::arg("fd"), py::arg("size"), py::arg("name"),
         "Copy the first `size` bytes of the file open at `fd` into a new memfd named `name`, sealed "
-        "against any change, hashing as it copies the ranges read_om checks: (memfd, bytes copied, "
-        "OmDigests). The memfd is the caller's to close; OSError for a failed system call.");
-  m.def("sha256_ranges", &HashRanges, py::arg("buffer"), py::arg("ranges"),
-        "The SHA-256 of each (begin, end) range of a contiguous buffer, computed in one pass as "
-        "copy_sealed computes them (each begin a multiple of 64).");
+        "against any change, hashing its content as it copies: (memfd, bytes copied, ContentDigest "
+        "or None). The memfd is the caller's to close; OSError for a failed system call.");
   m.def(
       "sha256",
       [](const py::object& source) {

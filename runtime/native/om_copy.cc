@@ -7,28 +7,26 @@
 #include <algorithm>
 #include <cerrno>
 #include <condition_variable>
-#include <exception>
+#include <cstring>
+#include <memory>
+#include <optional>
 #include <mutex>
 #include <system_error>
 #include <thread>
 #include <utility>
-#include <vector>
 
-#include "sha256.h"
+#include "om_schema.h"
 
 namespace dfir::om {
 namespace {
 
-// The copy runs at most kMaxLead bytes ahead of the hashing, which so reads each piece while it is
-// still in cache: hashing bytes that have left it was about 1.5x slower on the machines measured.
-// Pieces of kCopyPiece bytes are copied, of kHashPiece hashed.
-constexpr uint64_t kCopyPiece = uint64_t{512} << 10;
-constexpr uint64_t kHashPiece = uint64_t{256} << 10;
-constexpr uint64_t kMaxLead = uint64_t{2} << 20;
+// The file is read in pieces of kPiece bytes into kSlots buffers, which so stay in cache between
+// the read, the hashing and the copy: hashing bytes another core had just written into the memfd
+// ran at about half the speed on the machines measured.
+constexpr uint64_t kPiece = uint64_t{512} << 10;
+constexpr size_t kSlots = 4;
 // A smaller file is copied, then hashed, on the calling thread: a second would cost more than it saves.
-constexpr uint64_t kHashOnOneThreadUpTo = uint64_t{1} << 20;
-// A plan has at most this many ranges; the reader hashes any others itself.
-constexpr size_t kMaxPlannedRanges = 4096;
+constexpr uint64_t kOneThreadUpTo = uint64_t{1} << 20;
 // The memfd has the file's size and no write but this process's own mapping from the start; it is
 // sealed against any write once the copy is done (so the bytes hashed are the bytes kept).
 constexpr unsigned kSealsWhileCopying = F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_FUTURE_WRITE;
@@ -53,7 +51,7 @@ class OwnedFd {
 
 // A shared writable mapping of the memfd that only this process holds: forked children do not
 // inherit it (MADV_DONTFORK), and once the memfd is sealed against future writes no one can make
-// another or write to it any other way. The copy is written through it, and hashed from it.
+// another or write to it any other way. The copy is written through it.
 class PrivateWritableMapping {
  public:
   PrivateWritableMapping(int fd, uint64_t size) : size_(size) {
@@ -82,151 +80,149 @@ class PrivateWritableMapping {
   uint64_t size_;
 };
 
-bool ReadFileAt(void* source, uint64_t offset, uint8_t* bytes, size_t count) {
-  const int fd = *static_cast<const int*>(source);
-  while (count != 0) {
-    const ssize_t read = pread(fd, bytes, count, static_cast<off_t>(offset));
-    if (read < 0 && errno == EINTR) continue;
-    if (read <= 0) return false;
-    bytes += read, offset += read, count -= read;
-  }
-  return true;
-}
-
-// Reads up to `count` bytes at `offset` of the file straight into `target`; the count read, 0 at
-// the end of the file.
+// Reads up to `count` bytes at `offset` of the file into `target`: fewer only at its end.
 uint64_t ReadPiece(int source, uint64_t offset, uint64_t count, uint8_t* target) {
-  for (;;) {
-    const ssize_t read = pread(source, target, count, static_cast<off_t>(offset));
-    if (read >= 0) return static_cast<uint64_t>(read);
-    if (errno != EINTR) ThrowErrno("pread");
+  uint64_t done = 0;
+  while (done < count) {
+    const ssize_t read = pread(source, target + done, count - done, static_cast<off_t>(offset + done));
+    if (read == 0) break;
+    if (read > 0) {
+      done += static_cast<uint64_t>(read);
+    } else if (errno != EINTR) {
+      ThrowErrno("pread");
+    }
   }
+  return done;
 }
 
-// The copy and its hashing: the calling thread copies, a second thread hashes each piece as soon
-// as it is copied, into every range that covers it, while the copy waits for the hashing
-// whenever it is kMaxLead ahead.
-class CopyPass {
+// The content digest of a copy as it is read: the bytes after its header up to where the header,
+// in the copy's first piece, says its model ends (a signature trailer may follow).
+class ContentHash {
  public:
-  CopyPass(int source, uint64_t size, uint8_t* mapped, Sha256Ranges* ranges)
-      : source_(source), size_(size), mapped_(mapped), ranges_(ranges), all_(ranges->size()) {
-    for (size_t i = 0; i < all_.size(); ++i) all_[i] = i;
+  // Feeds the bytes of [offset, offset + count) of the copy, held at `bytes`; pieces come in order,
+  // the first at least kHeaderSize bytes long unless it is the whole copy.
+  void Add(uint64_t offset, const uint8_t* bytes, uint64_t count) {
+    if (offset == 0 && count >= kHeaderSize) {
+      const uint64_t model_length = LoadU64(bytes + header_offset::kModelLength);
+      end_ = kHeaderSize + std::min(model_length, UINT64_MAX - kHeaderSize);
+    }
+    const uint64_t first = std::max<uint64_t>(offset, kHeaderSize);
+    const uint64_t last = std::min(offset + count, end_);
+    if (first < last) stream_.Update(bytes + (first - offset), last - first);
+    hashed_to_ = std::max(hashed_to_, last);
   }
 
-  // Copies the file and hashes its planned ranges; the bytes copied.
-  uint64_t Run() {
-    if (all_.empty() || size_ <= kHashOnOneThreadUpTo) {
-      uint64_t copied = 0;
-      while (copied < size_) {
-        const uint64_t count = CopyPiece(copied);
-        if (count == 0) break;
-        copied += count;
-      }
-      ranges_->Advance(mapped_, copied, all_);
-      return copied;
-    }
-    std::thread hasher([this] { HashAsCopied(); });
-    uint64_t copied = 0;
-    try {
-      while (copied < size_ && WaitForRoom(copied)) {
-        const uint64_t count = CopyPiece(copied);
-        if (count == 0) break;  // the file shrank: what was read is the copy
-        copied += count;
-        Publish(copied, false);
-      }
-    } catch (...) {
-      Publish(copied, true);
-      hasher.join();
-      throw;
-    }
-    Publish(copied, true);
-    hasher.join();
-    if (hash_error_) std::rethrow_exception(hash_error_);
-    return copied;
+  // The digest, when the copy held all the bytes it covers.
+  std::optional<ContentDigest> Finish() {
+    if (end_ == 0 || hashed_to_ != end_) return std::nullopt;
+    return ContentDigest{end_ - kHeaderSize, stream_.Finish()};
   }
 
  private:
-  uint64_t CopyPiece(uint64_t copied) const {
-    return ReadPiece(source_, copied, std::min(kCopyPiece, size_ - copied), mapped_ + copied);
+  static uint64_t LoadU64(const uint8_t* p) {
+    uint64_t value = 0;
+    for (int i = 7; i >= 0; --i) value = (value << 8) | p[i];
+    return value;
   }
 
-  // Waits until the copy at `copied` is less than kMaxLead ahead of the hashing; false once the
-  // hashing has stopped (it failed).
-  bool WaitForRoom(uint64_t copied) {
-    std::unique_lock<std::mutex> lock(mutex_);
-    hashing_moved_.wait(lock, [&] { return copied < hashed_ + kMaxLead || hashing_stopped_; });
-    return !hashing_stopped_;
-  }
+  Sha256Stream stream_;
+  uint64_t end_ = 0;  // 0 until the header is read
+  uint64_t hashed_to_ = 0;
+};
 
-  void Publish(uint64_t copied, bool done) {
-    {
-      std::lock_guard<std::mutex> lock(mutex_);
-      copied_ = copied;
-      done_ = done;
+// The copy and its hashing: the calling thread reads each piece into a free slot and hashes it;
+// a second thread copies the slots, in order, into the mapping.
+class CopyPass {
+ public:
+  CopyPass(int source, uint64_t size, uint8_t* mapped) : source_(source), size_(size), mapped_(mapped) {}
+
+  // Copies the file, hashing its content; the bytes copied.
+  uint64_t Run(ContentHash* content) {
+    if (size_ <= kOneThreadUpTo) {
+      const uint64_t copied = ReadPiece(source_, 0, size_, mapped_);
+      content->Add(0, mapped_, copied);
+      return copied;
     }
-    copy_moved_.notify_one();
-  }
-
-  void HashAsCopied() {
+    for (auto& slot : slots_) slot = std::make_unique<uint8_t[]>(kPiece);
+    std::thread copier([this] { CopyAsRead(); });
+    uint64_t read = 0;
     try {
-      uint64_t hashed = 0;
-      for (;;) {
-        uint64_t upto;
-        bool done;
-        {
-          std::unique_lock<std::mutex> lock(mutex_);
-          copy_moved_.wait(lock, [&] { return copied_ > hashed || done_; });
-          upto = copied_, done = done_;
-        }
-        while (hashed < upto) {
-          hashed = std::min(upto, hashed + kHashPiece);
-          ranges_->Advance(mapped_, hashed, all_);
-          {
-            std::lock_guard<std::mutex> lock(mutex_);
-            hashed_ = hashed;
-          }
-          hashing_moved_.notify_one();
-        }
-        if (done) return;
+      for (uint64_t piece = 0; read < size_; ++piece) {
+        uint8_t* slot = FreeSlot(piece);
+        const uint64_t count = ReadPiece(source_, read, std::min(kPiece, size_ - read), slot);
+        content->Add(read, slot, count);
+        counts_[piece % kSlots] = count;
+        read += count;
+        Publish(piece + 1, count < kPiece);
+        if (count < kPiece) break;  // the end of the file (it shrank: what was read is the copy)
       }
     } catch (...) {
-      hash_error_ = std::current_exception();
+      Publish(published_, true);
+      copier.join();
+      throw;
+    }
+    Publish(published_, true);
+    copier.join();
+    return read;
+  }
+
+ private:
+  // The slot of piece `piece`, once the copy of the piece it last held is done.
+  uint8_t* FreeSlot(uint64_t piece) {
+    std::unique_lock<std::mutex> lock(mutex_);
+    copied_moved_.wait(lock, [&] { return piece < copied_ + kSlots; });
+    return slots_[piece % kSlots].get();
+  }
+
+  void Publish(uint64_t pieces, bool done) {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      published_ = pieces;
+      done_ = done;
+    }
+    read_moved_.notify_one();
+  }
+
+  void CopyAsRead() {
+    for (uint64_t piece = 0;; ++piece) {
+      {
+        std::unique_lock<std::mutex> lock(mutex_);
+        read_moved_.wait(lock, [&] { return published_ > piece || done_; });
+        if (published_ <= piece) return;
+      }
+      std::memcpy(mapped_ + piece * kPiece, slots_[piece % kSlots].get(), counts_[piece % kSlots]);
       {
         std::lock_guard<std::mutex> lock(mutex_);
-        hashing_stopped_ = true;
+        copied_ = piece + 1;
       }
-      hashing_moved_.notify_one();
+      copied_moved_.notify_one();
     }
   }
 
   const int source_;
   const uint64_t size_;
   uint8_t* const mapped_;
-  Sha256Ranges* const ranges_;
-  std::vector<size_t> all_;
+  std::unique_ptr<uint8_t[]> slots_[kSlots];
+  uint64_t counts_[kSlots] = {};  // the bytes each slot holds, set before its piece is published
   std::mutex mutex_;
-  std::condition_variable copy_moved_, hashing_moved_;
-  uint64_t copied_ = 0;  // guarded by mutex_, like the four below
+  std::condition_variable read_moved_, copied_moved_;
+  uint64_t published_ = 0;  // pieces read and hashed; guarded by mutex_, like the two below
   bool done_ = false;
-  uint64_t hashed_ = 0;
-  bool hashing_stopped_ = false;
-  std::exception_ptr hash_error_;  // set before hashing_stopped_
+  uint64_t copied_ = 0;     // pieces copied
 };
 
 }  // namespace
 
 SealedCopy CopySealed(int source_fd, uint64_t size, const std::string& name) {
-  Sha256Ranges ranges(PlanDigests(ReadFileAt, &source_fd, size, kMaxPlannedRanges));
   OwnedFd memfd(memfd_create(name.c_str(), MFD_CLOEXEC | MFD_ALLOW_SEALING));
   if (memfd.get() < 0) ThrowErrno("memfd_create");
   if (ftruncate(memfd.get(), static_cast<off_t>(size)) != 0) ThrowErrno("ftruncate");
   PrivateWritableMapping mapped(memfd.get(), size);
   if (fcntl(memfd.get(), F_ADD_SEALS, kSealsWhileCopying) != 0) ThrowErrno("fcntl(F_ADD_SEALS)");
+  ContentHash content;
   SealedCopy copy;
-  copy.size = CopyPass(source_fd, size, mapped.data(), &ranges).Run();
-  for (size_t i = 0; i < ranges.size(); ++i) {
-    if (ranges.range(i).end <= copy.size) copy.digests.Add(ranges.range(i), ranges.Finish(mapped.data(), i));
-  }
+  copy.size = CopyPass(source_fd, size, mapped.data()).Run(&content);
+  copy.content = content.Finish();
   mapped.Unmap();
   // Fails (EBUSY) while any other writable mapping of the memfd is left: the copy is then refused.
   if (fcntl(memfd.get(), F_ADD_SEALS, kSealsOnceCopied) != 0) ThrowErrno("fcntl(F_ADD_SEALS)");

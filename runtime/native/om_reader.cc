@@ -3,9 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
-#include <future>
 #include <sstream>
-#include <tuple>
 #include <unordered_map>
 #include <utility>
 
@@ -132,32 +130,32 @@ enum class OffsetBase { kTableEnd, kTableStart };
 
 class Reader {
  public:
-  // `member`: the file is a bundle member (which may not be a bundle itself).
-  Reader(const uint8_t* data, uint64_t size, uint64_t base, bool member, const KnownDigests* known)
-      : data_(data), size_(size), base_(base), member_(member), known_(known) {}
+  // `member`: the file is a bundle member (which may not be a bundle itself). `known`: its content
+  // digest when already computed, else null. `vouched`: a digest
+  // around this file matched, which covers every digest in it: none is hashed.
+  Reader(const uint8_t* data, uint64_t size, uint64_t base, bool member, const ContentDigest* known, bool vouched)
+      : data_(data), size_(size), base_(base), member_(member), known_(known), vouched_(vouched) {}
 
-  OmFile Read() const {
+  OmFile Read() {
     CheckFrame();
-    CheckHeaderDigest();
+    if (!vouched_) CheckHeaderDigest();
     OmFile file;
     file.base = base_;
     file.size = size_;
     file.header = ReadHeader();
     CheckModelTypeAndCount(file.header);
     CheckFixedFields();
-    // The content digest hashes again the bytes of the partitions the tables' checks hash: unless
-    // it is known, it runs on a second thread meanwhile and is compared where it always was, after
-    // the tables.
-    std::future<Sha256Digest> content_digest =
-        std::async(Known(kHeaderSize, size_ - kHeaderSize) != nullptr ? std::launch::deferred : std::launch::async,
-                   [this] { return Digest(kHeaderSize, size_ - kHeaderSize); });
+    // Hashed first, compared where it always was, after the tables: whether it matches decides
+    // whether the tables' checks hash the partitions (see ReadOm).
+    const Sha256Digest content_digest = ContentSha256();
+    content_matches_ = vouched_ || SameDigest(content_digest, data_ + header_offset::kChecksum + kContentDigestAt);
     std::vector<std::string> full_names;
     if (file.header.modeltype == static_cast<uint8_t>(ModelType::kFlow)) {
       file.models = ReadFlowModels(file.header.model_num);
     } else {
       file.models = {ReadBundleTable(file.header.model_num, &file.var_size, &full_names)};
     }
-    CheckContentDigest(content_digest.get());
+    if (!content_matches_) CheckContentDigest(content_digest);
     if (file.header.modeltype == static_cast<uint8_t>(ModelType::kBundle)) {
       ReadBundleMembers(file.models.front(), full_names, &file);
     }
@@ -402,8 +400,8 @@ class Reader {
       Fail("PARTITION_CHECKSUMS of ", label, " has ", checksums.size, " bytes, expected ", kDigestSize * covered,
            " (a ", kDigestSize, "-byte SHA-256 for each of its other ", covered, " partitions)");
     }
-    for (size_t i = 0; i < covered; ++i) {
-      const Sha256Digest digest = Digest(partitions[i].offset, partitions[i].size);
+    for (size_t i = 0; i < covered && !content_matches_; ++i) {
+      const Sha256Digest digest = Sha256Of(data_ + partitions[i].offset, partitions[i].size);
       const uint8_t* recorded = data_ + checksums.offset + kDigestSize * i;
       if (!SameDigest(digest, recorded)) {
         Fail("partition ", i, " (", PartitionTypeName(partitions[i].type), ") of ", label,
@@ -492,7 +490,8 @@ class Reader {
       const Partition& entry = table.partitions[i];
       const size_t index = i - 1;
       try {
-        file->bundle.push_back(Reader(data_ + entry.offset, entry.size, base_ + entry.offset, true, known_).Read());
+        file->bundle.push_back(
+            Reader(data_ + entry.offset, entry.size, base_ + entry.offset, true, nullptr, content_matches_).Read());
       } catch (const OmError& error) {
         Fail("bundle model ", index, ": ", error.what());
       }
@@ -509,161 +508,26 @@ class Reader {
     }
   }
 
-  // The known digest of bytes [offset, offset + size) of this file, or null.
-  const Sha256Digest* Known(uint64_t offset, uint64_t size) const {
-    return known_ == nullptr ? nullptr : known_->Find(base_ + offset, size);
-  }
-
-  // The SHA-256 of bytes [offset, offset + size) of this file: the known digest, else computed.
-  Sha256Digest Digest(uint64_t offset, uint64_t size) const {
-    const Sha256Digest* known = Known(offset, size);
-    return known != nullptr ? *known : Sha256Of(data_ + offset, size);
+  // The SHA-256 of this file's bytes after the header: the known one, else computed (unless
+  // the file is vouched for).
+  Sha256Digest ContentSha256() const {
+    if (known_ != nullptr && known_->size == size_ - kHeaderSize) return known_->digest;
+    return vouched_ ? Sha256Digest{} : Sha256Of(data_ + kHeaderSize, size_ - kHeaderSize);
   }
 
   const uint8_t* data_;
   uint64_t size_;
   uint64_t base_;
   bool member_;
-  const KnownDigests* known_;
+  const ContentDigest* known_;
+  bool vouched_;
+  bool content_matches_ = false;  // set by Read before the tables are read
 };
-
-// PlanDigests: the header and tables read as the reader reads them, leniently.
-class DigestPlanner {
- public:
-  DigestPlanner(ReadAt read_at, void* source, uint64_t size, size_t max_ranges)
-      : read_at_(read_at), source_(source), size_(size), max_ranges_(max_ranges) {}
-
-  std::vector<ByteRange> Plan() {
-    PlanFile(0, size_, false);
-    return std::move(ranges_);
-  }
-
- private:
-  bool Fetch(uint64_t offset, uint8_t* bytes, size_t count) const {
-    return offset <= size_ && count <= size_ - offset && read_at_(source_, offset, bytes, count);
-  }
-
-  // False once the plan is full. A range not on a block boundary is left to the reader.
-  bool Add(uint64_t begin, uint64_t end) {
-    if (ranges_.size() == max_ranges_) return false;
-    if (begin % kPartitionAlignment == 0) ranges_.push_back({begin, end});
-    return true;
-  }
-
-  // The file of at most `limit` bytes at `base`: its content and what its tables hold.
-  void PlanFile(uint64_t base, uint64_t limit, bool member) {
-    uint8_t header[kHeaderSize];
-    if (limit < kHeaderSize || !Fetch(base, header, kHeaderSize)) return;
-    const uint64_t model_length = LoadU64(header + header_offset::kModelLength);
-    if (model_length > limit - kHeaderSize) return;
-    const uint64_t end = kHeaderSize + model_length;
-    if (!Add(base + kHeaderSize, base + end)) return;
-    const uint32_t model_num = LoadU32(header + header_offset::kModelNum);
-    if (model_num == 0 || model_num > kMaxModels) return;
-    const uint8_t model_type = header[header_offset::kModeltype];
-    if (model_type == static_cast<uint8_t>(ModelType::kFlow)) {
-      PlanFlowModels(base, end, model_num);
-    } else if (model_type == static_cast<uint8_t>(ModelType::kBundle) && !member) {
-      PlanBundle(base, end, model_num);
-    }
-  }
-
-  // The entries of the table at `start` in the file at `base` of `end` bytes, and where the
-  // table ends; false when it does not fit.
-  bool ReadTable(uint64_t base, uint64_t start, uint64_t end, std::vector<Partition>* entries,
-                 uint64_t* table_end) const {
-    uint8_t head[kTableHeaderSize];
-    if (start > end || end - start < kTableHeaderSize || !Fetch(base + start, head, sizeof head)) return false;
-    const uint32_t count = LoadU32(head);
-    const uint64_t bytes = uint64_t{kTableEntrySize} * count;
-    if (count > kMaxPartitions || end - start - kTableHeaderSize < bytes) return false;
-    std::vector<uint8_t> raw(bytes);
-    if (bytes != 0 && !Fetch(base + start + kTableHeaderSize, raw.data(), bytes)) return false;
-    entries->clear();
-    for (uint32_t i = 0; i < count; ++i) {
-      const uint8_t* entry = raw.data() + uint64_t{kTableEntrySize} * i;
-      entries->push_back({LoadU32(entry), LoadU64(entry + 8), LoadU64(entry + 16)});
-    }
-    *table_end = start + kTableHeaderSize + bytes;
-    return true;
-  }
-
-  // Each entry as [first, last) from the file's start, while they follow one another as the
-  // reader requires (so no byte is planned twice at one nesting level); false at the first that
-  // does not.
-  static bool Place(const std::vector<Partition>& entries, uint64_t offsets_from, uint64_t cursor, uint64_t end,
-                    std::vector<ByteRange>* placed) {
-    for (const Partition& entry : entries) {
-      const Wide first = Wide{offsets_from} + entry.offset;
-      const Wide last = first + entry.size;
-      if (first != AlignUp(cursor) || last > end) return false;
-      placed->push_back({static_cast<uint64_t>(first), static_cast<uint64_t>(last)});
-      cursor = static_cast<uint64_t>(last);
-    }
-    return true;
-  }
-
-  void PlanFlowModels(uint64_t base, uint64_t end, uint32_t model_num) {
-    uint64_t cursor = kHeaderSize;
-    std::vector<Partition> entries;
-    for (uint32_t index = 0; index < model_num; ++index) {
-      uint64_t table_end = 0;
-      std::vector<ByteRange> partitions;
-      const Wide start = AlignUp(cursor);
-      if (start > end || !ReadTable(base, static_cast<uint64_t>(start), end, &entries, &table_end)) return;
-      const bool placed = Place(entries, table_end, table_end, end, &partitions);
-      for (size_t i = 0; i + 1 < partitions.size(); ++i) {  // the last is PARTITION_CHECKSUMS
-        if (!Add(base + partitions[i].begin, base + partitions[i].end)) return;
-      }
-      if (!placed || partitions.empty()) return;
-      cursor = partitions.back().end;
-    }
-  }
-
-  void PlanBundle(uint64_t base, uint64_t end, uint32_t model_num) {
-    std::vector<Partition> entries;
-    std::vector<ByteRange> members;
-    uint64_t table_end = 0;
-    if (!ReadTable(base, kHeaderSize, end, &entries, &table_end)) return;
-    Place(entries, kHeaderSize, table_end, end, &members);
-    for (size_t i = 1; i <= model_num && i < members.size(); ++i) {
-      PlanFile(base + members[i].begin, members[i].end - members[i].begin, true);
-      if (ranges_.size() == max_ranges_) return;
-    }
-  }
-
-  const ReadAt read_at_;
-  void* const source_;
-  const uint64_t size_;
-  const size_t max_ranges_;
-  std::vector<ByteRange> ranges_;
-};
-
-bool operator<(const ByteRange& a, const ByteRange& b) { return std::tie(a.begin, a.end) < std::tie(b.begin, b.end); }
 
 }  // namespace
 
-void KnownDigests::Add(const ByteRange& range, const Sha256Digest& digest) {
-  const auto at = std::lower_bound(digests_.begin(), digests_.end(), range,
-                                   [](const auto& known, const ByteRange& r) { return known.first < r; });
-  digests_.insert(at, {range, digest});
-}
-
-const Sha256Digest* KnownDigests::Find(uint64_t offset, uint64_t size) const {
-  if (size > UINT64_MAX - offset) return nullptr;
-  const ByteRange range{offset, offset + size};
-  const auto at = std::lower_bound(digests_.begin(), digests_.end(), range,
-                                   [](const auto& known, const ByteRange& r) { return known.first < r; });
-  if (at == digests_.end() || at->first.begin != range.begin || at->first.end != range.end) return nullptr;
-  return &at->second;
-}
-
-std::vector<ByteRange> PlanDigests(ReadAt read_at, void* source, uint64_t size, size_t max_ranges) {
-  return DigestPlanner(read_at, source, size, max_ranges).Plan();
-}
-
-OmFile ReadOm(const uint8_t* data, size_t size, const KnownDigests* known) {
-  return Reader(data, size, 0, false, known).Read();
+OmFile ReadOm(const uint8_t* data, size_t size, const ContentDigest* known) {
+  return Reader(data, size, 0, false, known, false).Read();
 }
 
 }  // namespace dfir::om

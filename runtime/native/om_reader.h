@@ -73,28 +73,11 @@ struct OmFile {
   std::vector<std::string> member_names;
 };
 
-// Digests already computed of ranges of the buffer given to ReadOm (offsets from its start), so
-// that the reader need not hash those bytes again: `CopySealed` (om_copy.h) hashes a file's
-// ranges while it copies it. The reader computes any digest it does not find here.
-class KnownDigests {
- public:
-  void Add(const ByteRange& range, const Sha256Digest& digest);
-  // The digest of [offset, offset + size), or null when it is not known.
-  const Sha256Digest* Find(uint64_t offset, uint64_t size) const;
-  size_t size() const { return digests_.size(); }
-
- private:
-  std::vector<std::pair<ByteRange, Sha256Digest>> digests_;  // sorted by range
+// The SHA-256 of the `size` bytes after a file's header.
+struct ContentDigest {
+  uint64_t size = 0;
+  Sha256Digest digest{};
 };
-
-// The ranges ReadOm hashes in a well-formed .om of `size` bytes: each file's bytes after its
-// header and each partition that PARTITION_CHECKSUMS covers, as the header and the partition
-// tables say (read through `read_at(offset, bytes, count)`, which returns false past the end).
-// Nothing is validated: a defect stops the plan where it is, and what was planned may be wrong
-// (the reader then finds no digest for its ranges and computes them). Every range begins at a
-// multiple of 64; at most `max_ranges` ranges.
-using ReadAt = bool (*)(void* source, uint64_t offset, uint8_t* bytes, size_t count);
-std::vector<ByteRange> PlanDigests(ReadAt read_at, void* source, uint64_t size, size_t max_ranges);
 
 // Validates `size` bytes at `data` as an .om file and returns its layout; throws OmError.
 // Checks, in order: size, magic, headsize, version, om_ir_version, model_length/length against
@@ -104,9 +87,14 @@ std::vector<ByteRange> PlanDigests(ReadAt read_at, void* source, uint64_t size, 
 // zero bytes between; pads zero; overflow-safe), each partition's SHA-256 against its model's
 // PARTITION_CHECKSUMS, the digest of everything after the header, then each bundle member (a
 // flow file; names non-empty and distinct). Reads only inside [data, data + size); never writes.
-// `known` (optional) holds digests of some of its ranges: what is checked and every message are the
-// same with or without them.
-OmFile ReadOm(const uint8_t* data, size_t size, const KnownDigests* known = nullptr);
+// A digest is hashed only while the digest of the bytes around it fails: the content digest
+// always, a partition's only when its file's content digest does not match (to name what
+// changed), a bundle member's never once the bundle's matched. So a file costs one pass, and
+// the messages are those of the first check that fails in the order above.
+// `known` (optional): the content digest, already computed (`CopySealed` hashes it as it copies a
+// file); used when it covers exactly the bytes after the header. What is checked and every message
+// are the same with or without it.
+OmFile ReadOm(const uint8_t* data, size_t size, const ContentDigest* known = nullptr);
 
 }  // namespace dfir::om
 

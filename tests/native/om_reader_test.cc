@@ -161,6 +161,17 @@ TEST_CASE("SHA-256 is FIPS 180-4's") {
   CHECK(std::memcmp(digest.data(), expected, 32) == 0);
 }
 
+TEST_CASE("SHA-256 fed in pieces is the digest of the whole") {
+  Bytes bytes(1000);
+  for (size_t i = 0; i < bytes.size(); ++i) bytes[i] = static_cast<uint8_t>(i * 7 + 3);
+  dfir::Sha256Stream stream;
+  stream.Update(bytes.data(), 1);
+  stream.Update(bytes.data() + 1, 0);
+  stream.Update(bytes.data() + 1, 63);
+  stream.Update(bytes.data() + 64, bytes.size() - 64);
+  CHECK(stream.Finish() == dfir::Sha256Of(bytes.data(), bytes.size()));
+}
+
 TEST_CASE("a valid flow file reads: header fields and every partition's place") {
   Bytes file = FlowFile("pipeline", 2);
   OmFile om = Read(file);
@@ -286,6 +297,29 @@ TEST_CASE("digests: a changed header, a changed content digest") {
   CHECK(Contains(ErrorOf(content_changed),
                  "header checksum mismatch: the SHA-256 of the " + std::to_string(file.size() - 256) +
                      " bytes after the header is "));
+}
+
+TEST_CASE("a matching content digest vouches for the partition digests; a known one is not hashed again") {
+  Bytes file = FlowFile();
+  OmFile om = Read(file);
+  const auto& weights = om.models[0].partitions[1];
+  Bytes resealed = file;
+  resealed[weights.offset + 5] ^= 0x10;  // PARTITION_CHECKSUMS now stale, the content digest renewed
+  Seal(resealed);
+  CHECK(Read(resealed).models[0].partitions[1].size == weights.size);
+  // a known digest stands for the one recorded: a wrong one fails as if hashed
+  dfir::om::ContentDigest wrong{file.size() - 256, {}};
+  std::string error;
+  try {
+    dfir::om::ReadOm(file.data(), file.size(), &wrong);
+  } catch (const OmError& failure) {
+    error = failure.what();
+  }
+  CHECK(Contains(error, "header checksum mismatch: the SHA-256 of the "));
+  dfir::om::ContentDigest right{file.size() - 256, dfir::Sha256Of(file.data() + 256, file.size() - 256)};
+  Bytes unsealed = file;
+  unsealed[weights.offset + 5] ^= 0x10;
+  CHECK(dfir::om::ReadOm(unsealed.data(), unsealed.size(), &right).models.size() == 1);
 }
 
 TEST_CASE("partitions: a changed byte, stray padding, bounds, unknown types") {

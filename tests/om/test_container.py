@@ -443,10 +443,20 @@ def test_loader_refuses_non_zero_table_pads_and_gaps():
 
 def test_loader_names_the_corrupted_partition():
     udf = flow_partition(1)
-    bad = resealed(patched(FLOW_OM, udf.offset, "B", ord("X")))
+    bad = patched(FLOW_OM, udf.offset, "B", ord("X"))
     assert error_of(bad) == (f"partition 1 (UDF_PAYLOAD) of model 0 checksum mismatch: its SHA-256 is "
                              f"{digest_prefix(bad[udf.offset:udf.offset + udf.size])}, PARTITION_CHECKSUMS records "
                              f"{digest_prefix(FLOW_OM[udf.offset:udf.offset + udf.size])}")
+
+
+def test_a_matching_content_digest_vouches_for_the_partition_digests():
+    """The content digest covers PARTITION_CHECKSUMS: once it matches, the partitions are not
+    hashed again, so a file resealed over a stale partition digest reads (its bytes are what its
+    header, and a signature over it, say)."""
+    udf = flow_partition(1)
+    resealed_over_stale = resealed(patched(FLOW_OM, udf.offset, "B", ord("X")))
+    om = read_om(resealed_over_stale)
+    assert bytes(om.models[0].partitions[1].data)[:1] == b"X"
 
 
 @pytest.mark.parametrize("field, fmt, value, message", [
@@ -530,8 +540,10 @@ def test_loader_checks_the_bundle_table():
 def test_loader_prefixes_member_errors_and_checks_member_names():
     member = read_om(BUNDLE_OM).models[0].partitions[2]
     plan = read_om(BUNDLE_OM).bundle_model(1).models[0].partitions[0]
-    corrupt = resealed(patched(BUNDLE_OM, member.offset + plan.offset, "B", ord("[")))
-    assert error_of(corrupt).startswith("bundle model 1: partition 0 (FLOW_MODEL) of model 0 checksum mismatch: ")
+    corrupt = patched(BUNDLE_OM, member.offset + plan.offset, "B", ord("["))
+    assert error_of(corrupt).startswith("header checksum mismatch: the SHA-256 of the ")
+    # the bundle's content digest vouches for its members' digests: they are not hashed again
+    assert read_om(resealed(corrupt)).bundle_model(1).models[0].partitions[0].data[0] == ord("[")
     name_at = member.offset + HEADER_OFFSETS["name"]
     duplicate = resealed(resealed(patched(BUNDLE_OM, name_at, "6s", b"init"), member.offset))
     assert error_of(duplicate) == 'bundle models 0 and 1 are both named "init"'
@@ -565,14 +577,15 @@ def test_read_om_rejects_sources_that_are_not_bytes():
 FREE_HEADER_FIELDS = ("ops",)
 
 
-def field_positions(data: bytes, nested: bool = False) -> list[tuple[int, str, bool]]:
+def field_positions(data: bytes) -> list[tuple[int, str, bool]]:
     """(offset, struct format, may_stay_valid) of every header and table field of the .om `data`.
 
     `may_stay_valid`: once the outer digests are renewed, another value can still form a valid
-    file (a free header field, or the type of a flow partition). Fields of bundle members never
-    can: their own digests are not renewed.
+    file (a free header field, the type of a flow partition, or a partition's size grown over
+    the zero padding after it), in a bundle member too: a matching content digest vouches for
+    the digests inside the bytes it covers, which are not hashed again.
     """
-    positions = [(f.offset, f.format, not nested and f.name in FREE_HEADER_FIELDS)
+    positions = [(f.offset, f.format, f.name in FREE_HEADER_FIELDS)
                  for f in om_schema.HEADER_FIELDS if f.format in ("I", "Q", "B")]
     om = read_om(data)
     tables, end = [], HEADER_SIZE
@@ -582,11 +595,11 @@ def field_positions(data: bytes, nested: bool = False) -> list[tuple[int, str, b
     for table, model in zip(tables, om.models):
         positions.append((table, "I", False))
         for index in range(len(model.partitions)):
-            positions += [(entry_at(index, "type", table), "I", not nested and not om.is_bundle),
+            positions += [(entry_at(index, "type", table), "I", not om.is_bundle),
                           (entry_at(index, "offset", table), "Q", False),
-                          (entry_at(index, "size", table), "Q", False)]
+                          (entry_at(index, "size", table), "Q", True)]
     for member in om.models[0].partitions_of(PartitionType.BUNDLE_MODEL_INFO):
-        positions += [(member.offset + at, fmt, False) for at, fmt, _ in field_positions(bytes(member.data), True)]
+        positions += [(member.offset + at, fmt, stay) for at, fmt, stay in field_positions(bytes(member.data))]
     return positions
 
 

@@ -1,7 +1,7 @@
 """A path's `.om` is copied into its sealed memfd and hashed in one pass (`_native.copy_sealed`):
-the digests it computes are those of the copy's bytes, the reader's checks and messages are the
-same as for the same bytes given in memory, and a digest that disagrees with its bytes is still
-refused, whichever other digests were renewed to match."""
+the content digest it computes is that of the copy's bytes, the reader's checks and messages are
+the same as for the same bytes given in memory, and a digest that disagrees with its bytes is
+still refused; one that the matching content digest covers is vouched for."""
 from __future__ import annotations
 
 import fcntl
@@ -13,13 +13,15 @@ import struct
 import threading
 
 import pytest
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from dfir.core.errors import GeError
 from dfir.lowering.om_writer import write_bundle, write_om
 from dfir.om.schema import HEADER_OFFSETS, HEADER_SIZE, PartitionType
-from dfir.om.signature import unsigned
+from dfir.om.keys import signing_key
+from dfir.om.signature import signed, unsigned
 from dfir.runtime import _native
 from dfir.runtime.om import read_om
 from test_container import resealed
@@ -43,51 +45,20 @@ def written(tmp_path, data: bytes, name: str = "model.om") -> str:
     return str(path)
 
 
-def checked_ranges(om, base: int = 0) -> list[tuple[int, int]]:
-    """The ranges the reader hashes in `om` (at `base` of its file): its bytes after the header,
-    each partition PARTITION_CHECKSUMS covers, then the same for each bundle member."""
-    ranges = [(base + HEADER_SIZE, base + len(om.data))]
-    if om.is_bundle:
-        for (_, member), entry in zip(om.bundle, om.models[0].partitions_of(PartitionType.BUNDLE_MODEL_INFO)):
-            ranges += checked_ranges(member, base + entry.offset)
-        return ranges
-    for model in om.models:
-        ranges += [(base + p.offset, base + p.offset + p.size) for p in model.partitions[:-1]]
-    return ranges
+def content_digest_of(data: bytes) -> tuple[int, bytes]:
+    """(size, SHA-256) of the bytes after the header of `data`, its signature trailer left out."""
+    content = bytes(unsigned(data))[HEADER_SIZE:]
+    return len(content), hashlib.sha256(content).digest()
 
 
-# -- the one-pass digests -------------------------------------------------------------------------
-
-@pytest.mark.parametrize("length", [0, 1, 55, 56, 57, 63, 64, 65, 119, 120, 128, 1000, 4096 + 17])
-def test_a_range_digest_is_sha256_of_its_bytes_at_every_padding_boundary(length):
-    data = random.Random(length).randbytes(64 + length + 64)
-    assert _native.sha256_ranges(data, [(64, 64 + length)]) == [hashlib.sha256(data[64:64 + length]).digest()]
-
-
-def test_nested_and_overlapping_ranges_each_get_their_own_digest():
-    data = random.Random(1).randbytes(1 << 18)
-    rng = random.Random(2)
-    for _ in range(200):
-        ranges = []
-        for _ in range(rng.randint(1, 7)):
-            begin = rng.randrange(0, len(data) // 64) * 64
-            ranges.append((begin, rng.randint(begin, min(len(data), begin + rng.choice([70, 5000, 100_000])))))
-        assert _native.sha256_ranges(data, ranges) == [hashlib.sha256(data[b:e]).digest() for b, e in ranges]
-
-
-def test_a_range_must_begin_on_a_block_and_lie_in_the_buffer():
-    with pytest.raises(ValueError, match="must begin at a multiple of 64"):
-        _native.sha256_ranges(bytes(256), [(32, 100)])
-    with pytest.raises(ValueError, match="outside the buffer"):
-        _native.sha256_ranges(bytes(256), [(0, 257)])
-
+# -- the one-pass digest --------------------------------------------------------------------------
 
 @pytest.mark.parametrize("name", ["pyflow_chain", "bundle", "long names"])
-def test_the_copy_is_sealed_and_its_digests_are_the_ranges_the_reader_checks(samples, tmp_path, name):  # noqa: F811
+def test_the_copy_is_sealed_and_its_digest_is_the_content_digest(samples, tmp_path, name):  # noqa: F811
     data = samples[name].data
     path = written(tmp_path, data)
     with open(path, "rb") as file:
-        fd, copied, digests = _native.copy_sealed(file.fileno(), len(data), "dfir-om:test")
+        fd, copied, content = _native.copy_sealed(file.fileno(), len(data), "dfir-om:test")
     try:
         assert copied == len(data) and os.pread(fd, len(data) + 1, 0) == data
         assert fcntl.fcntl(fd, fcntl.F_GET_SEALS) == SEALS
@@ -95,11 +66,27 @@ def test_the_copy_is_sealed_and_its_digests_are_the_ranges_the_reader_checks(sam
             os.pwrite(fd, b"x", 0)
     finally:
         os.close(fd)
-    expected = checked_ranges(read_om(data))
-    assert len(digests) == len(expected) == len(set(expected))
-    layout = _native.read_om(unsigned(data), digests)  # as read_om gives it, the signature split off
+    assert (content.size, content.digest) == content_digest_of(data)
+    layout = _native.read_om(unsigned(data), content)  # as read_om gives it, the signature split off
     assert [[(p.offset, p.size) for p in m.partitions] for m in layout.models] == \
         [[(p.offset, p.size) for p in m.partitions] for m in read_om(data).models]
+
+
+@pytest.mark.parametrize("size", [(1 << 20) - 1000, 3 << 20, (3 << 20) + 77])
+def test_a_signed_file_copied_in_pieces_is_hashed_up_to_its_signature(tmp_path, size):
+    """Files past the one-thread size, ending on a piece or not: the digest covers the bytes after
+    the header up to where the copy's header says the model ends, not the signature after it."""
+    body = write_om([[(PartitionType.WEIGHTS_DATA, random.Random(size).randbytes(size))]], name="pieces")
+    data = signed(body, signing_key(Ed25519PrivateKey.generate()))
+    path = written(tmp_path, data)
+    with open(path, "rb") as file:
+        fd, copied, content = _native.copy_sealed(file.fileno(), len(data), "dfir-om:test")
+    try:
+        assert copied == len(data) > len(body) and os.pread(fd, len(data) + 1, 0) == data
+    finally:
+        os.close(fd)
+    assert (content.size, content.digest) == content_digest_of(data)
+    assert bytes(read_om(path).data) == body
 
 
 def test_a_path_and_its_bytes_read_alike(samples, tmp_path):  # noqa: F811
@@ -115,7 +102,8 @@ def test_a_path_and_its_bytes_read_alike(samples, tmp_path):  # noqa: F811
 
 def partition_byte_flipped(data: bytes, renew: str) -> bytes:
     """`data` (a flow file) with one byte of its first partition changed; `renew` says which
-    digests are recomputed to match: none, the header's two ("header"), or all ("all")."""
+    digests are recomputed to match: none, the header's two ("header": the content digest then
+    vouches for the stale partition digest), or all ("all")."""
     om = read_om(data)
     model = om.models[0]
     first, checksums = model.partitions[0], model.partitions[-1]
@@ -129,7 +117,7 @@ def partition_byte_flipped(data: bytes, renew: str) -> bytes:
 
 @pytest.mark.parametrize("renew, expected", [
     ("none", "partition 0 (FLOW_MODEL) of model 0 checksum mismatch: its SHA-256 is "),
-    ("header", "partition 0 (FLOW_MODEL) of model 0 checksum mismatch: its SHA-256 is "),
+    ("header", None),
     ("all", None),
 ])
 def test_a_changed_partition_is_refused_from_a_path_as_from_its_bytes(samples, tmp_path, renew, expected):  # noqa: F811
@@ -151,11 +139,13 @@ def test_a_wrong_content_digest_is_refused_from_a_path_as_from_its_bytes(samples
 
 
 def test_a_bundle_member_partition_changed_is_refused_from_a_path_as_from_its_bytes(samples, tmp_path):  # noqa: F811
-    flows = [samples["pyflow_chain"].data, partition_byte_flipped(samples["ge_graph_node"].data, "header")]
-    bundle = write_bundle(flows, ["chain", "ge"], name="set")
-    message = error_of(bundle)
-    assert message.startswith("bundle model 1: partition 0 (FLOW_MODEL) of model 0 checksum mismatch")
-    assert error_of(written(tmp_path, bundle)) == message
+    bundle = bytearray(write_bundle([samples["pyflow_chain"].data, samples["ge_graph_node"].data], ["chain", "ge"],
+                                    name="set"))
+    member = read_om(bytes(bundle)).models[0].partitions[2]
+    bundle[member.offset + member.size // 2] ^= 0x5A
+    message = error_of(bytes(bundle))
+    assert message.startswith("header checksum mismatch: the SHA-256 of the ")
+    assert error_of(written(tmp_path, bytes(bundle))) == message
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
@@ -170,20 +160,16 @@ def test_a_mutated_file_reads_from_a_path_as_from_its_bytes(samples, layouts, tm
     assert error_of(written(tmp_path, om)) == error_of(om)
 
 
-def test_a_file_with_more_partitions_than_a_copy_plans_reads_alike(tmp_path):
-    """More ranges than a copy plans (4096): the reader computes the others itself."""
+def test_a_file_of_many_partitions_names_the_one_changed_from_a_path_as_from_its_bytes(tmp_path):
+    """The content digest fails, so the reader hashes the partitions to name the one changed."""
     tables = [[(PartitionType.IR_TEXT, struct.pack("<Q", i))] * 1500 for i in range(3)]
     data = write_om(tables, name="many")
     path = written(tmp_path, data)
-    with open(path, "rb") as file:
-        fd, _, digests = _native.copy_sealed(file.fileno(), len(data), "dfir-om:test")
-    os.close(fd)
-    assert len(digests) == 4096 < len(checked_ranges(read_om(data)))
     assert error_of(path) is None and bytes(read_om(path).data) == data
     changed = bytearray(data)
     last = read_om(data).models[2].partitions[-2]
     changed[last.offset] ^= 1
-    changed = resealed(bytes(changed))
+    changed = bytes(changed)
     assert error_of(changed).startswith("partition 1499 (IR_TEXT) of model 2 checksum mismatch")
     assert error_of(written(tmp_path, changed, "changed.om")) == error_of(changed)
 
@@ -215,7 +201,7 @@ def test_no_one_else_can_write_the_copy_while_it_is_taken(tmp_path):
     thread.start()
     try:
         with open(path, "rb") as file:
-            fd, copied, digests = _native.copy_sealed(file.fileno(), len(data), "dfir-om:race")
+            fd, copied, content = _native.copy_sealed(file.fileno(), len(data), "dfir-om:race")
     finally:
         stop.set()
         thread.join()
@@ -224,7 +210,8 @@ def test_no_one_else_can_write_the_copy_while_it_is_taken(tmp_path):
     finally:
         os.close(fd)
     assert refused  # the writer found the memfd while the copy was taken, and was refused
-    assert _native.read_om(data, digests).models[0].partitions[0].size == 48 << 20
+    assert (content.size, content.digest) == content_digest_of(data)
+    assert _native.read_om(data, content).models[0].partitions[0].size == 48 << 20
 
 
 def test_a_file_shorter_than_its_size_gives_what_it_holds(samples, tmp_path):  # noqa: F811
@@ -232,12 +219,10 @@ def test_a_file_shorter_than_its_size_gives_what_it_holds(samples, tmp_path):  #
     data = samples["ge_graph_node"].data
     path = written(tmp_path, data[:len(data) // 2])
     with open(path, "rb") as file:
-        fd, copied, digests = _native.copy_sealed(file.fileno(), len(data), "dfir-om:test")
+        fd, copied, content = _native.copy_sealed(file.fileno(), len(data), "dfir-om:test")
     try:
-        assert copied == len(data) // 2
+        assert copied == len(data) // 2 and content is None
         assert os.pread(fd, len(data) + 1, 0) == data[:copied] + bytes(len(data) - copied)  # a zero tail
         assert fcntl.fcntl(fd, fcntl.F_GET_SEALS) == SEALS
     finally:
         os.close(fd)
-    layout = read_om(data)
-    assert len(digests) == sum(1 for begin, end in checked_ranges(layout) if end <= copied)
