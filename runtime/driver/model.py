@@ -28,6 +28,7 @@ from dfir.runtime.channels import READY, TIMEOUT
 from dfir.runtime.driver.input_check import FedInputChecks
 from dfir.runtime.driver.process_scheduler import PortResults, ProcessScheduler, SchedulerFailed, plan_wiring
 from dfir.runtime.driver.servers import check_local, plan_servers
+from dfir.runtime.driver.stall import describe_stall
 from dfir.runtime.driver.status import (ABORT_MARK, DATATYPE_INVALID, FEED_TIMEOUT, FETCH_TIMEOUT, PARAM_INVALID, SHAPE_INVALID,
                                         SUCCESS, RetCode)
 from dfir.runtime.funcs import SchedulerClosed
@@ -134,7 +135,7 @@ class RuntimeModel:
         if status == READY:
             return _SUCCEEDED
         if status == TIMEOUT:
-            return _feed_timeout(timeout)
+            return self._feed_timeout(timeout)
         raise self._unusable("feed_data")
 
     def fetch_data(self, indexes: Sequence[int] | None = None,
@@ -157,7 +158,7 @@ class RuntimeModel:
         else:
             chosen = self._all_outputs if indexes is None else list(indexes)
         if not messages:
-            return [], FlowInfo(), RetCode(FETCH_TIMEOUT, f"no result within {timeout} ms")
+            return [], FlowInfo(), self._fetch_timeout(timeout, chosen)
         for message in messages:
             if message.ret_code != 0:
                 return [], message.meta.to_flow_info(), self._failed("fetch_data", message)
@@ -199,7 +200,7 @@ class RuntimeModel:
         else:
             chosen = self._all_outputs if indexes is None else list(indexes)
         if not messages:
-            return [], RetCode(FETCH_TIMEOUT, f"no result within {timeout} ms")
+            return [], self._fetch_timeout(timeout, chosen)
         failed = next((m for m in messages if m.is_error), None)
         if failed is not None:
             return [], self._failed("fetch", failed)
@@ -209,6 +210,19 @@ class RuntimeModel:
         except GeError as exc:
             return [], self._refused("fetch", PARAM_INVALID, exc.error_message)
         return values, RetCode(SUCCESS)
+
+    def _feed_timeout(self, timeout: int) -> RetCode:
+        return RetCode(FEED_TIMEOUT, self._stalled(f"no room in the input channels within {timeout} ms", timeout, ()))
+
+    def _fetch_timeout(self, timeout: int, outputs: Sequence[int]) -> RetCode:
+        return RetCode(FETCH_TIMEOUT, self._stalled(f"no result within {timeout} ms", timeout, outputs))
+
+    def _stalled(self, what: str, timeout: int, outputs: Sequence[int]) -> str:
+        """`what` timed out, and what holds the model up (runtime/driver/stall.py); a call that
+        waited not at all (a poll) gets `what` alone."""
+        if timeout == 0:
+            return what
+        return f"{what}: {describe_stall(self._scheduler.stall_snapshot(outputs))}"
 
     def dropped_messages(self) -> dict[str, int]:
         """How many messages each OVERWRITE input channel dropped so far (a node's
@@ -267,7 +281,7 @@ class RuntimeModel:
                                    f"again") from None
         except SchedulerClosed:
             raise self._error(api, "the model is closed") from None
-        return _SUCCEEDED if submitted else _feed_timeout(timeout)
+        return _SUCCEEDED if submitted else self._feed_timeout(timeout)
 
     def _fetch_refused(self, api: str, refused: tuple[int, Any],
                        timeout: Any) -> tuple[list[int], list[Message]] | RetCode:
@@ -386,8 +400,6 @@ def _key_name(key: Any) -> str:
     return name if isinstance(name, str) else repr(key)
 
 
-def _feed_timeout(timeout: int) -> RetCode:
-    return RetCode(FEED_TIMEOUT, f"no room in the input channels within {timeout} ms")
 
 
 def _plain_result(fields: tuple, arrays: list[np.ndarray]) -> tuple[list[Tensor], FlowInfo, RetCode]:

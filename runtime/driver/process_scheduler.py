@@ -76,9 +76,11 @@ from dfir.om.plan import DEFAULT_CHANNEL_DEPTH, CppProject, Plan
 from dfir.runtime import _native, channels
 from dfir.runtime.alignment import active
 from dfir.runtime.driver.output_pairing import OutputPairing
+from dfir.runtime.driver.stall import ChannelState, StallSnapshot
 from dfir.runtime.funcs import NodeSpec, SchedulerClosed, Source
 from dfir.runtime.worker import host
-from dfir.runtime.worker.executor import EXIT_FATAL, EXIT_TIMEOUT, DeviceWiring, NodeBuilder, Targets, run_worker
+from dfir.runtime.worker.executor import (EXIT_FATAL, EXIT_TIMEOUT, DeviceWiring, NodeBuilder, Targets, device_label,
+                                          run_worker)
 from dfir.runtime.worker.flow_closures import ClosureWiring
 
 # ACL_ERROR_GE_INTERNAL_ERROR: a transaction lost because the worker running it died.
@@ -321,6 +323,25 @@ class ProcessScheduler:
         far, by what it feeds ("node 'n' input j"); channels whose producers run in another
         process of a cluster count in that process."""
         return {label: self._region.dropped(channel) for channel, label in self._wiring.overwrite_channels}
+
+    def stall_snapshot(self, outputs: Sequence[int] = ()) -> StallSnapshot:
+        """What this process sees of the model now (runtime/driver/stall.py): the transactions in
+        flight, the input channels of the units its workers run and the graph outputs (`outputs`:
+        the ones a timed-out fetch waited on), and the nodes at work."""
+        device, here = self._wiring.device, {worker.index for worker in self._workers}
+        labelled = [(channel, _input_label(device, u, j, device_label(self.devices[w])))
+                    for u, w in enumerate(self._wiring.unit_workers) if w in here
+                    for j, channel in enumerate(device.unit_inputs[u])]
+        labelled += [(channel, f"output {k}") for k, channel in enumerate(self._wiring.output_channels)]
+        states = tuple(ChannelState(label, self._region.size(channel), self._region.capacity(channel),
+                                    tuple(self._region.waiting_transactions(channel))
+                                    if device.shared[channel] else None) for channel, label in labelled)
+        at_work = tuple(f"node '{device.node_names[running]}' (device {device_label(worker.device)})"
+                        for worker in self._workers
+                        for running in [self._region.worker_status(worker.index)[1]] if running >= 0)
+        first_output = len(labelled) - len(self._wiring.output_channels)
+        return StallSnapshot(tuple(meta.transaction_id for meta in self._ledger.open_transactions()), states,
+                             at_work, tuple(first_output + k for k in outputs), len(here) < len(self.devices))
 
     def _log_dropped(self) -> None:
         for label, dropped in self.dropped_messages().items():
@@ -733,7 +754,7 @@ class ProcessScheduler:
         names = self._wiring.device.node_names
         nodes = [running] if running >= 0 else self._wiring.nodes_of(worker.index)
         where = ("node " if len(nodes) == 1 else "nodes ") + ", ".join(f"'{names[n]}'" for n in nodes)
-        device = "host" if worker.device in ("-1", "host") else worker.device
+        device = device_label(worker.device)
         status = worker.status
         if status is not None and os.WIFEXITED(status) and os.WEXITSTATUS(status) == EXIT_TIMEOUT and last_words:
             return f"{last_words}; worker process {worker.pid} was stopped"
@@ -760,6 +781,13 @@ class ProcessScheduler:
             raise SchedulerClosed(f"model '{self.name}' is closed")
         meta = self._ledger.take_oldest() or TransactionMeta()
         return [Message.failure(meta, WORKER_FAILED, self._failure)] * count
+
+
+def _input_label(device: DeviceWiring, unit: int, j: int, where: str) -> str:
+    """"input j of node 'n' (device d)", with " instance k" after the name for a replicated node."""
+    ref = device.units[unit]
+    instance = f" instance {ref.instance}" if device.instance_nums[ref.node] > 1 else ""
+    return f"input {j} of node '{device.node_names[ref.node]}'{instance} (device {where})"
 
 
 def _acquire(lock: threading.Lock, timeout_ms: int) -> tuple[bool, float | None]:

@@ -123,6 +123,11 @@ class LeanChain:
     last_port: int
 
 
+def device_label(device: str) -> str:
+    """A device as messages name it: "host" for the host, else its "server:chip:core" id."""
+    return "host" if device in ("-1", "host") else device
+
+
 @dataclass(frozen=True)
 class DeviceWiring:
     """What a worker needs to know of the model's topology (built by the driver).
@@ -220,9 +225,7 @@ class DeviceExecutor:
 
     def _call_name(self, unit: int) -> str:
         instance = self._wiring.units[unit].instance
-        device = self._wiring.units[unit].device
-        where = "host" if device in ("-1", "host") else device
-        return f"node '{self._name(unit)}' instance {instance} on device {where}"
+        return f"node '{self._name(unit)}' instance {instance} on device {device_label(self._wiring.units[unit].device)}"
 
     def _node(self, unit: int) -> int:
         return self._wiring.units[unit].node

@@ -340,7 +340,10 @@ def test_a_full_pipeline_blocks_feeding_until_results_are_fetched():
         assert model.feed_data([np.array(1)]) == 0   # taken by the worker, which waits
         _wait_until(lambda: model.feed_data([np.array(2)], timeout=0) == 0)  # fills the input channel
         ret = model.feed_data([np.array(3)], timeout=50)
-        assert (ret, ret.message) == (FEED_TIMEOUT, "no room in the input channels within 50 ms")
+        assert (ret, ret.message) == (FEED_TIMEOUT, (
+            "no room in the input channels within 50 ms: 2 transactions in flight (1-2); the oldest, 1, is in no "
+            "channel: node 'wait_for_release_fnode' (device host) is at work; full: input 0 of node "
+            "'wait_for_release_fnode' (device host) (1 of 1: 2)"))
         RELEASE.set()
         assert [values(model.fetch_data(timeout=WAIT_MS)[0]) for _ in range(2)] == [[1], [2]]
 
@@ -354,8 +357,9 @@ def test_fetch_timeout_is_honoured(timeout_ms):
         tensors, info, ret = model.fetch_data(timeout=timeout_ms)
         elapsed_ms = (time.monotonic() - start) * 1000
     assert timeout_ms <= elapsed_ms < timeout_ms + 200
+    stall = ": no transaction is in flight; full: none; empty: output 0" if timeout_ms else ""
     assert (tensors, info.transaction_id, ret, ret.message) == (
-        [], 0, FETCH_TIMEOUT, f"no result within {timeout_ms} ms")
+        [], 0, FETCH_TIMEOUT, f"no result within {timeout_ms} ms{stall}")
 
 
 def test_close_stops_a_udf_blocked_in_get_promptly():
