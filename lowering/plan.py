@@ -168,7 +168,7 @@ def lower_graph(module: ModuleOp, reuse: Mapping[str, LoweredGraph] | None = Non
                 skeleton: Skeleton | None = None, channel_depth: int = DEFAULT_CHANNEL_DEPTH,
                 cluster: Cluster = Cluster(), build: GeBuild = GeBuild(),
                 shared_arena_bytes: int | None = None, recover: str = DEFAULT_RECOVER,
-                udf_timeout_ms: int | None = None) -> LoweredGraph:
+                udf_timeout_ms: int | None = None, trace: float = 0.0) -> LoweredGraph:
     """The plan of the module's graph. `reuse` maps process point symbols to units lowered
     before, merged instead of lowering those points; the units lowered here are in `units`.
     `skeleton`, the graph's skeleton lowered before, is used instead of lowering the graph.
@@ -176,7 +176,7 @@ def lower_graph(module: ModuleOp, reuse: Mapping[str, LoweredGraph] | None = Non
     servers run, `build` how GE graphs' code is built, `shared_arena_bytes` the size of the
     runtime's tensor arena (None: the runtime's default), `recover` what the runtime does when a
     worker dies, `udf_timeout_ms` the timeout of a UDF node that has none of its own
-    (`udf_timeouts`)."""
+    (`udf_timeouts`), `trace` the share of transactions the runtime traces."""
     symbols = {op.sym_name.data: op for op in module.ops if hasattr(op, "sym_name")}
     if skeleton is None:
         skeleton = graph_skeleton(the_graph(module), symbols)
@@ -197,7 +197,7 @@ def lower_graph(module: ModuleOp, reuse: Mapping[str, LoweredGraph] | None = Non
                    so_bins=tuple(tables.so_bins), channel_depth=channel_depth,
                    executables=tuple(tables.executables), cluster=cluster,
                    shared_arena_bytes=shared_arena_bytes, recover=recover,
-                   udf_timeouts=_udf_timeouts(skeleton, nodes, symbols, udf_timeout_ms))
+                   udf_timeouts=_udf_timeouts(skeleton, nodes, symbols, udf_timeout_ms), trace=trace)
     plan.check()
     return LoweredGraph(plan, tables.blobs.udf_payloads, tables.blobs.so_bins, tables.blobs.weights, units,
                         skeleton, tables.blobs.executables)

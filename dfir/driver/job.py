@@ -32,12 +32,12 @@ from dfir.frontend.ge.graph import Graph
 from dfir.frontend.importer import import_flow_graph, import_ge_graph
 from dfir.driver.host_backends import fastest_backend, host_cpu
 from dfir.frontend.options import (BACKEND_OPTION, CHANNEL_DEPTH_OPTION, CLUSTER_OPTION, RAY_ADDRESS_OPTION,
-                                   RECOVER_OPTION, THREADS_OPTION, UDF_TIMEOUT_OPTION, default_backend,
+                                   RECOVER_OPTION, THREADS_OPTION, TRACE_OPTION, UDF_TIMEOUT_OPTION, default_backend,
                                    memory_pool_bytes)
 from dfir.lowering.om import om_bytes
 from dfir.lowering.plan import GeBuild, LoweredGraph, Skeleton, lower_graph
 from dfir.om.keys import SigningKey
-from dfir.om.plan import DEFAULT_CHANNEL_DEPTH, DEFAULT_RECOVER, Cluster
+from dfir.om.plan import DEFAULT_CHANNEL_DEPTH, DEFAULT_RECOVER, Cluster, trace_rate
 from dfir.om.signature import signed
 
 
@@ -207,7 +207,8 @@ class CompileJob:
         with self.timed("lower"):
             lowered = lower_graph(module, reuse, skeleton, channel_depth(self.options), cluster(self.options),
                                   self.ge_build(), memory_pool_bytes(self.options),
-                                  recover=recover(self.options), udf_timeout_ms=udf_timeout_ms(self.options))
+                                  recover=recover(self.options), udf_timeout_ms=udf_timeout_ms(self.options),
+                                  trace=trace_rate(self.options.get(TRACE_OPTION, "off")))
             ir_text, texts = print_module_parts(module, printed)
             om = om_bytes(lowered, ir_text, resource_config=self._resource_bytes,
                           cache_manifest=cache_manifest)

@@ -17,7 +17,8 @@ from dfir.core.errors import GeError
 from dfir.core.udf_timeout import udf_timeout_problem
 from dfir.frontend.ge.input_shape import input_shape_problem
 from dfir.frontend.ge.output_max_size import parse_output_max_size
-from dfir.om.plan import CLUSTER_KINDS, MAX_CHANNEL_DEPTH, MAX_GE_THREADS, RECOVER_CHOICES, SHARED_ARENA_BYTES
+from dfir.om.plan import (CLUSTER_KINDS, MAX_CHANNEL_DEPTH, MAX_GE_THREADS, RECOVER_CHOICES, SHARED_ARENA_BYTES,
+                          TRACE_OPTION, trace_rate)
 
 _log = logging.getLogger("dfir.options")
 
@@ -90,6 +91,10 @@ def _udf_timeout(value: str) -> str | None:
     if not (value.isascii() and value.isdigit()):
         return udf_timeout_problem(0)  # not a number: the message of a number out of range
     return udf_timeout_problem(int(value))
+
+
+def _trace(value: str) -> str | None:
+    return None if trace_rate(value) is not None else "expected off, on or a sampling rate in (0, 1]"
 
 
 def _threads(value: str) -> str | None:
@@ -203,6 +208,7 @@ KNOWN_OPTIONS: dict[str, KnownOption] = {key: KnownOption(*known) for key, known
     RAY_ADDRESS_OPTION: (_any, True),
     RECOVER_OPTION: (_choice(*RECOVER_CHOICES), True),
     UDF_TIMEOUT_OPTION: (_udf_timeout, True),
+    TRACE_OPTION: (_trace, True),
 }.items()}
 _warned: set[str] = set()
 

@@ -70,7 +70,7 @@ SHARED_ARENA_BYTES = (1024, 256 << 30)
 OPTIONAL_PLAN_FIELDS: Mapping[str, Any] = MappingProxyType({
     "order": None, "align": None, "udfs": [], "ge_graphs": [], "so_bins": [], "executables": [],
     "channel_depth": DEFAULT_CHANNEL_DEPTH, "closures": [], "n_mapping": False, "cluster": None,
-    "shared_arena_bytes": None, "exception_catch": False, "recover": "restart", "udf_timeouts": {}})
+    "shared_arena_bytes": None, "exception_catch": False, "recover": "restart", "udf_timeouts": {}, "trace": 0.0})
 """Plan fields a plan may leave out, and what an absent one reads as (`order`: node order)."""
 OPTIONAL_GE_FIELDS: Mapping[str, Any] = MappingProxyType({
     "weights": [], "arena_bytes": None, "output_max_bytes": None, "backend": REFERENCE, "executable": None,
@@ -769,6 +769,23 @@ RECOVER_CHOICES = ("restart", "off")
 """What the runtime does when a worker dies (`Plan.recover`, the option `dfir.runtime.recover`):
 start it again with its nodes initialised anew, or fail the model."""
 DEFAULT_RECOVER = "restart"
+TRACE_OPTION = "dfir.runtime.trace"
+"""Whether the runtime traces the model: off (the default), on, or a sampling rate in (0, 1] (the
+plan's `trace`; the environment variable DFIR_TRACE replaces it when the model loads)."""
+TRACE_CHOICES = ("off", "on")
+"""The words of the option `dfir.runtime.trace`, besides a sampling rate in (0, 1]."""
+
+
+def trace_rate(value: str) -> float | None:
+    """The share of transactions the option `dfir.runtime.trace` = `value` traces (0.0: off, 1.0:
+    on), or None when it is neither word nor a rate in (0, 1]."""
+    if value in TRACE_CHOICES:
+        return float(TRACE_CHOICES.index(value))
+    try:
+        rate = float(value)
+    except ValueError:
+        return None
+    return rate if 0.0 < rate <= 1.0 else None
 
 
 @dataclass(frozen=True)
@@ -819,6 +836,7 @@ class Plan(Generic[PP]):
     recover: str = DEFAULT_RECOVER  # one of RECOVER_CHOICES
     udf_timeouts: Mapping[str, int] = field(default_factory=dict)
     """UDF node name -> the milliseconds one call of it may take (a node not listed: no limit)."""
+    trace: float = 0.0  # the share of transactions the runtime traces (0.0: none; docs/tracing.md)
 
     def to_json(self) -> dict:
         document = {"format": self.format, "name": self.name, "inputs": [i.to_json() for i in self.inputs],
@@ -847,6 +865,8 @@ class Plan(Generic[PP]):
             document["recover"] = self.recover
         if self.udf_timeouts:
             document["udf_timeouts"] = dict(sorted(self.udf_timeouts.items()))
+        if self.trace:
+            document["trace"] = self.trace
         return document
 
     def to_bytes(self) -> bytes:
@@ -879,7 +899,7 @@ class Plan(Generic[PP]):
                    o.read("cluster", _optional(Cluster.from_json)) or Cluster(), units,
                    o.read("shared_arena_bytes", _optional(_int_in(*SHARED_ARENA_BYTES))),
                    o.read("exception_catch", _bool), o.read("recover", _choice(*RECOVER_CHOICES)),
-                   o.read("udf_timeouts", _mapping(_int_in(1, MAX_UDF_TIMEOUT_MS))))
+                   o.read("udf_timeouts", _mapping(_int_in(1, MAX_UDF_TIMEOUT_MS))), o.read("trace", _rate))
         plan.check(where)
         return plan
 
@@ -1200,6 +1220,13 @@ def _choice(*options: str) -> Callable[[Any, str], str]:
             _fail(path, f"{_show(value)} is not one of {', '.join(map(_show, options))}")
         return value
     return read
+
+
+def _rate(value: Any, path: str) -> float:
+    """A share of transactions: 0 (none) up to 1 (all)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= 1:
+        _fail(path, f"expected a number in [0, 1], got {_show(value)}")
+    return float(value)
 
 
 def _optional(reader: Callable[[Any, str], Any]) -> Callable[[Any, str], Any]:

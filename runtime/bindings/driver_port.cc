@@ -20,6 +20,7 @@
 
 #include "arrival_forecast.h"
 #include "channel_io.h"
+#include "clock.h"
 #include "dispatch.h"
 #include "message_codec.h"
 #include "numpy_api.h"
@@ -30,6 +31,7 @@
 #include "ring.h"
 #include "runtime_bindings.h"
 #include "shm.h"
+#include "trace_log.h"
 
 namespace py = pybind11;
 
@@ -249,8 +251,16 @@ class DriverPort {
     int64_t timeout_ms = 0;
     if (!IntValue(timeout, timeout_ms) || timeout_ms < -1) return Refused(kTimeout);
     if (info.transaction_id == 0) info.transaction_id = next_transaction_id_++;
-    return py::int_(Put(values, info, timeout_ms));
+    const int64_t begin_ns = trace_ ? rt::MonotonicNs() : 0;
+    const int status = Put(values, info, timeout_ms);
+    if (trace_ && status == StatusCode(rt::WaitStatus::kReady)) {
+      trace_->Append({rt::kFeedSlice, 0, info.transaction_id, begin_ns, rt::MonotonicNs()});
+    }
+    return py::int_(status);
   }
+
+  // Appends a slice of each feed it puts and each fetch it takes to `log` (a traced model).
+  void Trace(std::shared_ptr<rt::TraceLog> log) { trace_ = std::move(log); }
 
   // {position: value} of what `feed` gives, or (Refusal, detail) as Feed says it: the feed's
   // ordering rules, for the feeds Python puts itself.
@@ -278,6 +288,7 @@ class DriverPort {
     if (pairs_ && chosen.size() > 1) return Refused(kPaired, IndexesOf(indexes));
     if (region_->region().closing()) return Refused(kClosed, IndexesOf(indexes));
     rt::Deadline deadline = rt::Deadline::AfterMs(timeout_ms);
+    const int64_t begin_ns = trace_ ? rt::MonotonicNs() : 0;
     if (!fetch_lock_->Acquire(timeout_ms)) return py::list();
     Unlock unlock{*fetch_lock_};
     if (indexes.is_none() && !AllHoldOne(chosen)) {
@@ -297,6 +308,9 @@ class DriverPort {
         },
         arrays);
     if (set.is_none()) return Refused(kClosed, IndexesOf(indexes));
+    if (trace_ && (set.is(arrays) || py::len(set) != 0)) {
+      trace_->Append({rt::kFetchSlice, 0, first.transaction_id, begin_ns, rt::MonotonicNs()});
+    }
     if (!set.is(arrays)) return set;
     py::list tensors(chosen.size());
     for (size_t i = 0; i < chosen.size(); ++i) {
@@ -675,11 +689,16 @@ class DriverPort {
     std::vector<PyObject*> many(values.size() > few.size() ? values.size() : 0);
     PyObject** pointers = many.empty() ? few.data() : many.data();
     for (size_t k = 0; k < values.size(); ++k) pointers[k] = values[k] ? values[k].ptr() : Py_None;
-    if (!spreads_) return region_->PutArrayList(fixed_routes_, pointers, info, deadline, ledger_);
-    std::vector<std::vector<uint32_t>> routes;
-    routes.reserve(values.size());
-    for (const Input& input : inputs_) routes.push_back(Route(input, info.transaction_id));
-    return region_->PutArrayList(routes, pointers, info, deadline, ledger_);
+    int status;
+    if (!spreads_) {
+      status = region_->PutArrayList(fixed_routes_, pointers, info, deadline, ledger_);
+    } else {
+      std::vector<std::vector<uint32_t>> routes;
+      routes.reserve(values.size());
+      for (const Input& input : inputs_) routes.push_back(Route(input, info.transaction_id));
+      status = region_->PutArrayList(routes, pointers, info, deadline, ledger_);
+    }
+    return status;
   }
 
   // The channels of `input` that a message of `transaction_id` goes to.
@@ -694,6 +713,7 @@ class DriverPort {
   PyLedger* ledger_ = nullptr;
   std::vector<Input> inputs_;
   bool spreads_ = false;                              // whether an input feeds a replicated consumer
+  std::shared_ptr<rt::TraceLog> trace_;
   std::vector<std::vector<uint32_t>> fixed_routes_;   // each input's fixed channels
   py::dict positions_;
   uint32_t eos_flag_;
@@ -843,7 +863,9 @@ void BindDriverPort(py::module_& m) {
            py::arg("outputs"), py::arg("pairs"), py::arg("bell"), py::arg("submit_lock"), py::arg("fetch_lock"), py::arg("tensor"),
            py::arg("flow_info_type"), py::arg("plain_result"), py::arg("succeeded"))
       .def("ordered", &DriverPort::Ordered, py::arg("feed"), py::arg("partial_inputs"))
-      .def("next_transaction_id", &DriverPort::NextTransactionId);
+      .def("next_transaction_id", &DriverPort::NextTransactionId)
+      .def("trace", &DriverPort::Trace, py::arg("log"),
+           "Appends a slice of each feed it puts and each fetch it takes to `log` (a TraceLog).");
   AddFastMethod(port, feed_method);
   AddFastMethod(port, fetch_method);
   for (auto [name, refusal] : {std::pair{"NOT_A_FEED", DriverPort::kNotAFeed}, {"EMPTY", DriverPort::kEmpty},

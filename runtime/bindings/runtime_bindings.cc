@@ -26,6 +26,7 @@ void SetupRuntimeBindings(py::module_& m) {
   // The ledger before the region: Region's signatures name its type.
   dfir::bindings::BindLedger(m);
   dfir::bindings::BindRegion(m);
+  dfir::bindings::BindTraceLog(m);  // before the steps: SetStep.trace names its type
   dfir::bindings::BindSetSteps(m);
   dfir::bindings::BindDriverPort(m);
 }

@@ -10,6 +10,7 @@
 //   set_steps.cc        the set loop and its steps: SetStep, LeanStep, UdfStep, OutputsStep,
 //                       MessageStep (set_steps.h)
 //   driver_port.cc      DriverPort
+//   trace_bindings.cc   TraceLog, the model's trace (runtime/native/trace_log.h)
 #ifndef DFIR_RUNTIME_BINDINGS_RUNTIME_BINDINGS_H_
 #define DFIR_RUNTIME_BINDINGS_RUNTIME_BINDINGS_H_
 
@@ -23,6 +24,7 @@ void BindLedger(pybind11::module_& m);
 void BindRegion(pybind11::module_& m);
 void BindSetSteps(pybind11::module_& m);
 void BindDriverPort(pybind11::module_& m);
+void BindTraceLog(pybind11::module_& m);
 
 }  // namespace dfir::bindings
 

@@ -132,6 +132,10 @@ class LeanStep final : public SetStep {
   }
 
   int32_t first_node() const override { return functions_[0].first; }
+  // One slice per function: the first is the step's instance; the others, reached by direct
+  // calls, are single-instance nodes (instance 0). A set holding an error message goes to
+  // Python unsliced.
+  bool TracesItsFunctions() const override { return true; }
 
  private:
   // A message of an input set: a local channel's Message, or a shared channel's record header
@@ -195,10 +199,16 @@ bool LeanStep::Fire(uint64_t n, GilRelease& gil) {
   const int closed = StatusCode(rt::WaitStatus::kClosed);
   std::atomic<int32_t>& running = region_->worker(worker()).running_node;
   py::object value;
+  rt::TraceLog* const log = trace();
+  const uint64_t transaction = log != nullptr ? TransactionIdOf(*latest) : 0;
   for (size_t step = 0; step < functions_.size(); ++step) {
     running.store(functions_[step].first);
+    const int64_t begin_ns = log != nullptr ? rt::MonotonicNs() : 0;
     PyObject* result = step == 0 ? PyObject_Vectorcall(functions_[0].second.ptr(), arguments_.data(), width, nullptr)
                                  : PyObject_CallOneArg(functions_[step].second.ptr(), value.ptr());
+    if (log != nullptr) {
+      log->Append({functions_[step].first, step == 0 ? instance() : 0, transaction, begin_ns, rt::MonotonicNs()});
+    }
     if (result == nullptr) {
       if (!PyErr_ExceptionMatches(PyExc_Exception) || PyErr_ExceptionMatches(PyExc_MemoryError)) {
         throw py::error_already_set();
@@ -547,10 +557,12 @@ py::object FireBatch(SetStep& step, uint64_t max_sets, int64_t timeout_ms) {
   BatchScope batch(step);
   step.Begin(ready.sets);
   rt::CallTimer* timer = step.timer();
-  std::vector<uint64_t> transactions(timer != nullptr ? ready.sets : 0);  // each set's, for its timer
+  rt::TraceLog* trace = step.TracesItsFunctions() ? nullptr : step.trace();
+  // Each set's transaction (its latest input's), for its timer and its slice.
+  std::vector<uint64_t> transactions(timer != nullptr || trace != nullptr ? ready.sets : 0);
   size_t taken = 0;
   rt::TakeSets(step.region(), step.inputs(), ready.sets, [&](size_t j, const rt::Taken& message) {
-    if (timer != nullptr) {
+    if (!transactions.empty()) {
       uint64_t& latest = transactions[taken++ / step.inputs().size()];
       latest = std::max(latest, TakenTransaction(message));
     }
@@ -560,7 +572,9 @@ py::object FireBatch(SetStep& step, uint64_t max_sets, int64_t timeout_ms) {
   for (uint64_t n = 0; n < ready.sets; ++n) {
     batch.running().store(node);
     if (timer != nullptr) timer->Start(transactions[n]);
+    const int64_t begin_ns = trace != nullptr ? rt::MonotonicNs() : 0;
     if (!step.Fire(n, gil)) return py::none();
+    if (trace != nullptr) trace->Append({node, step.instance(), transactions[n], begin_ns, rt::MonotonicNs()});
     if ((n + 1) % kSetsPerRing == 0 && n + 1 < ready.sets && !step.sinks().empty()) {
       rt::RingConsumers(step.region(), step.sinks());
     }
@@ -591,6 +605,8 @@ void BindSetSteps(py::module_& m) {
            "One batch: the number of sets fired (0 on timeout), None once the region closes.")
       .def("run", &RunSetLoop, py::arg("max_sets"), "Fires batches as they come until the region closes.")
       .def("watch", &SetStep::Watch, py::arg("timer"), "Times each set's firing with `timer` (a CallTimer).")
+      .def("trace", &SetStep::Trace, py::arg("log"), py::arg("instance"),
+           "Appends a slice of each set's firing (of each function, for a lean chain) to `log` (a TraceLog).")
       .def_property_readonly("inputs", &SetStep::inputs)
       .def_property_readonly("sinks", &SetStep::sinks);
   py::class_<LeanStep, SetStep>(m, "LeanStep")

@@ -25,10 +25,12 @@
 #include <vector>
 
 #include "call_watch.h"
+#include "clock.h"
 #include "channel_io.h"
 #include "py_codec.h"
 #include "region.h"
 #include "runtime_bindings.h"
+#include "trace_log.h"
 
 namespace dfir::bindings {
 
@@ -65,6 +67,15 @@ class SetStep {
   // Times each set's firing with `timer` (its node's udf_timeout_ms, call_watch.h).
   void Watch(std::shared_ptr<rt::CallTimer> timer) { timer_ = std::move(timer); }
   rt::CallTimer* timer() const { return timer_.get(); }
+  // Appends a slice of each set's firing to `log`, as instance `instance` of its node.
+  void Trace(std::shared_ptr<rt::TraceLog> log, int32_t instance) {
+    trace_ = std::move(log);
+    instance_ = instance;
+  }
+  rt::TraceLog* trace() const { return trace_.get(); }
+  int32_t instance() const { return instance_; }
+  // Whether the step appends the slices of its functions itself (a lean chain: one per node).
+  virtual bool TracesItsFunctions() const { return false; }
 
  protected:
   std::shared_ptr<rt::Region> region_;
@@ -75,6 +86,8 @@ class SetStep {
   uint32_t worker_;
   std::vector<uint32_t> sinks_;
   std::shared_ptr<rt::CallTimer> timer_;
+  std::shared_ptr<rt::TraceLog> trace_;
+  int32_t instance_ = 0;
 };
 
 // The set loop's one batch: waits up to `timeout_ms` (-1: forever) until each input of `step`

@@ -11,6 +11,8 @@ return GE's codes (docs/udf.md, "Errors").
 from __future__ import annotations
 
 import logging
+import os
+import time
 from typing import Any, Callable, Sequence
 
 import numpy as np
@@ -21,7 +23,7 @@ from dfir.core.flow_info import FlowInfo
 from dfir.core.msg_types import msg_type_register
 from dfir.core.messages import Kind, Message, TransactionMeta
 from dfir.core.tensor import Tensor
-from dfir.om.plan import Input, Plan
+from dfir.om.plan import TRACE_OPTION, Input, Plan
 from dfir.runtime import _native
 from dfir.runtime._native import DriverPort
 from dfir.runtime.channels import READY, TIMEOUT
@@ -29,6 +31,7 @@ from dfir.runtime.driver.input_check import FedInputChecks
 from dfir.runtime.driver.process_scheduler import PortResults, ProcessScheduler, SchedulerFailed, plan_wiring
 from dfir.runtime.driver.servers import check_local, plan_servers
 from dfir.runtime.driver.stall import describe_stall
+from dfir.runtime.driver.tracing import TRACE_ENV
 from dfir.runtime.driver.status import (ABORT_MARK, DATATYPE_INVALID, FEED_TIMEOUT, FETCH_TIMEOUT, PARAM_INVALID, SHAPE_INVALID,
                                         SUCCESS, RetCode)
 from dfir.runtime.funcs import SchedulerClosed
@@ -70,6 +73,8 @@ class RuntimeModel:
         self._scheduler = _scheduler(name, parts, channel_depth or plan.channel_depth, resource_config)
         self._port = self._scheduler.driver_port(_input_rules(self._inputs, self._graph_checks),
                                                  self._name_positions, _PORT_RESULTS)
+        if self._scheduler.tracer is not None:
+            self._port.trace(self._scheduler.tracer.log)  # a slice per feed and fetch it serves
 
     @property
     def input_names(self) -> list[str]:
@@ -237,6 +242,20 @@ class RuntimeModel:
         `dropped_messages` (`dropped_messages()`)."""
         return {"workers": self._scheduler.worker_stats(), "dropped_messages": self.dropped_messages()}
 
+    # -- tracing --------------------------------------------------------------------------------
+
+    def trace(self, path: str | os.PathLike) -> str:
+        """Write what the model recorded so far (option `dfir.runtime.trace` or DFIR_TRACE) to
+        `path`, one Chrome trace / Perfetto JSON file (docs/tracing.md); returns the path. A model
+        that is not traced raises GeError."""
+        tracer = self._scheduler.tracer
+        if tracer is None:
+            raise GeError(f"model '{self.name}' is not traced: set the option {TRACE_OPTION} to on or a sampling "
+                          f"rate, or the environment variable {TRACE_ENV}, before it loads", "trace")
+        from dfir.runtime.driver.trace_file import write_trace  # the file's writer, loaded when a trace is written
+        write_trace(path, [tracer.collect()])
+        return os.fspath(path)
+
     # -- lifetime -------------------------------------------------------------------------------
 
     def close(self) -> None:
@@ -274,6 +293,7 @@ class RuntimeModel:
         """`submit(*inputs, timeout)` as a feed's RetCode."""
         if not _valid_timeout(timeout):
             return self._refused(api, PARAM_INVALID, _timeout_problem(timeout))
+        begin_ns = time.monotonic_ns()
         try:
             submitted = submit(*inputs, timeout)
         except SchedulerFailed as failure:
@@ -281,7 +301,12 @@ class RuntimeModel:
                                    f"again") from None
         except SchedulerClosed:
             raise self._error(api, "the model is closed") from None
-        return _SUCCEEDED if submitted else self._feed_timeout(timeout)
+        if not submitted:
+            return self._feed_timeout(timeout)
+        if self._scheduler.tracer is not None:
+            fed = next((message for message in inputs[0] if message is not None), None)
+            self._scheduler.tracer.driver_slice("feed", 0 if fed is None else fed.meta.transaction_id, begin_ns)
+        return _SUCCEEDED
 
     def _fetch_refused(self, api: str, refused: tuple[int, Any],
                        timeout: Any) -> tuple[list[int], list[Message]] | RetCode:

@@ -77,6 +77,7 @@ from dfir.runtime import _native, channels
 from dfir.runtime.alignment import active
 from dfir.runtime.driver.output_pairing import OutputPairing
 from dfir.runtime.driver.stall import ChannelState, StallSnapshot
+from dfir.runtime.driver.tracing import ModelTracer, effective_rate
 from dfir.runtime.funcs import NodeSpec, SchedulerClosed, Source
 from dfir.runtime.worker import host
 from dfir.runtime.worker.executor import (EXIT_FATAL, EXIT_TIMEOUT, DeviceWiring, NodeBuilder, Targets, device_label,
@@ -267,6 +268,7 @@ class ProcessScheduler:
                                             len(self._wiring.devices),
                                             arena_bytes or plan.shared_arena_bytes or DEFAULT_ARENA_BYTES, name)
         self._workers: list[_Worker] = []
+        self._tracer = self._new_tracer(plan)
         self._wake_read, self._wake_write = os.pipe()
         try:
             ready_fds = []
@@ -277,12 +279,16 @@ class ProcessScheduler:
             self._await_ready(ready_fds)
         except BaseException:
             self._region.close()
+            if self._tracer is not None:
+                self._tracer.discard()
             self._stop_workers(time.monotonic() + CLOSE_GRACE_SECONDS)
             os.close(self._wake_read)
             os.close(self._wake_write)
             raise
         self._monitor = threading.Thread(target=self._watch, daemon=True, name=f"dfir:{name}:monitor")
         self._monitor.start()
+        if self._tracer is not None:
+            self._tracer.start()
         _open_schedulers.add(self)
 
     @property
@@ -306,6 +312,20 @@ class ProcessScheduler:
     def region(self):
         """The model's channels as this process maps them (`channels.open_region`)."""
         return self._region
+
+    @property
+    def tracer(self) -> ModelTracer | None:
+        """The model's trace (runtime/driver/tracing.py), None when it is not traced."""
+        return self._tracer
+
+    def _new_tracer(self, plan: Plan) -> ModelTracer | None:
+        """The model's tracer when its plan or DFIR_TRACE asks for a trace, made before the
+        workers fork (they inherit its log); None otherwise."""
+        rate = effective_rate(plan)
+        if not rate:
+            return None
+        return ModelTracer(self.name, rate, self._wiring, self._region,
+                           tuple(device_label(device) for device in self._wiring.devices))
 
     @property
     def failure(self) -> str | None:
@@ -477,6 +497,8 @@ class ProcessScheduler:
         _open_schedulers.discard(self)
         if wait and self._monitor is not threading.current_thread():
             self._monitor.join()
+        if self._tracer is not None:
+            self._tracer.close()
 
     # -- workers --------------------------------------------------------------------------------
 
@@ -496,7 +518,7 @@ class ProcessScheduler:
             try:
                 os.close(ready_read)
                 run_worker(self._region, self._wiring.device, index, units, self._build, ready_write,
-                           self._owner_pid)
+                           self._owner_pid, None if self._tracer is None else self._tracer.log)
             except BaseException:  # noqa: BLE001 - say why on stderr, never return into the driver's code
                 traceback.print_exc()
             finally:

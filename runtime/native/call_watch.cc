@@ -20,12 +20,6 @@ constexpr int64_t kFastestCheckMs = 1;
 constexpr int64_t kSlowestCheckMs = 50;
 }  // namespace
 
-int64_t MonotonicNs() {
-  timespec now{};
-  clock_gettime(CLOCK_MONOTONIC, &now);
-  return int64_t{now.tv_sec} * 1'000'000'000 + now.tv_nsec;
-}
-
 CallWatch::CallWatch(std::shared_ptr<Region> region, uint32_t worker, int exit_code)
     : region_(std::move(region)), worker_(worker), exit_code_(exit_code) {
   region_->worker(worker_);  // RuntimeError for a worker the region does not have

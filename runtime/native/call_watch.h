@@ -19,12 +19,10 @@
 #include <string>
 #include <vector>
 
+#include "clock.h"
 #include "region.h"
 
 namespace dfir::rt {
-
-// CLOCK_MONOTONIC, in nanoseconds.
-int64_t MonotonicNs();
 
 class CallTimer {
  public:

@@ -156,8 +156,9 @@ class DeviceWiring:
 
 
 def run_worker(region, wiring: DeviceWiring, worker: int, units: Sequence[int], build: NodeBuilder,
-               ready_fd: int, driver_pid: int) -> None:
-    """The body of a forked worker process; exits the process, never returns."""
+               ready_fd: int, driver_pid: int, trace_log: Any = None) -> None:
+    """The body of a forked worker process; exits the process, never returns. `trace_log`: the
+    model's `_native.TraceLog` when it is traced (runtime/driver/tracing.py), else None."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     _native.exit_when_process_ends(driver_pid, EXIT_DRIVER_GONE)
     channels.detach_other_regions(region)
@@ -173,7 +174,7 @@ def run_worker(region, wiring: DeviceWiring, worker: int, units: Sequence[int], 
         _report(ready_fd, ("error", f"building the nodes of worker {worker} raised "
                                     f"{type(error).__name__}: {error}", "", {}))
         _exit(EXIT_BUILD_FAILED)
-    executor = DeviceExecutor(region, wiring, worker, dict(zip(units, built)))
+    executor = DeviceExecutor(region, wiring, worker, dict(zip(units, built)), trace_log)
     executor.start()
     _report(ready_fd, ("ready",))
     executor.wait_until_closed()
@@ -199,10 +200,12 @@ def _exit(code: int) -> None:
 
 class DeviceExecutor:
     """Runs the funcs of one device's node instances on threads of this process (see the module
-    docstring). `units` maps each unit index of this device to its built NodeSpec."""
+    docstring). `units` maps each unit index of this device to its built NodeSpec; `trace_log`
+    receives a slice of every firing when the model is traced."""
 
-    def __init__(self, region, wiring: DeviceWiring, worker: int, units: dict[int, NodeSpec]):
+    def __init__(self, region, wiring: DeviceWiring, worker: int, units: dict[int, NodeSpec], trace_log: Any = None):
         self._region = region
+        self._trace_log = trace_log
         self._wiring = wiring
         self._worker = worker
         self._units = units
@@ -413,22 +416,33 @@ class DeviceExecutor:
 
     @contextlib.contextmanager
     def _timing(self, unit: int, func: FuncSpec, transaction_id: int):
-        """Time a call of `func` of `unit` (for `transaction_id`) when its node has a udf_timeout_ms."""
+        """Time a call of `func` of `unit` (for `transaction_id`) when its node has a udf_timeout_ms,
+        and trace it when the model is traced."""
         timer = self._timers.get((unit, func.name))
-        if timer is None:
+        if timer is None and self._trace_log is None:
             yield
             return
-        timer.start(transaction_id)
+        begin_ns = time.monotonic_ns()
+        if timer is not None:
+            timer.start(transaction_id)
         try:
             yield
         finally:
-            timer.stop()
+            if timer is not None:
+                timer.stop()
+            if self._trace_log is not None:
+                self._trace_log.append(self._node(unit), self._wiring.units[unit].instance,
+                                       0 if transaction_id == _NO_TRANSACTION else transaction_id,
+                                       begin_ns, time.monotonic_ns())
 
     def _timed(self, step: _native.SetStep, unit: int, func: FuncSpec) -> _native.SetStep:
-        """`step`, each set's firing timed when `unit`'s node has a udf_timeout_ms."""
+        """`step`, each set's firing timed when `unit`'s node has a udf_timeout_ms, and traced
+        when the model is."""
         timer = self._timers.get((unit, func.name))
         if timer is not None:
             step.watch(timer)
+        if self._trace_log is not None:
+            step.trace(self._trace_log, self._wiring.units[unit].instance)
         return step
 
     def _message_step(self, unit: int, func: FuncSpec, inputs: list[int], bell: int) -> _native.SetStep:

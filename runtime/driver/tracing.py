@@ -1,0 +1,153 @@
+"""Tracing a loaded model (option `dfir.runtime.trace`, environment variable DFIR_TRACE;
+docs/tracing.md).
+
+Algorithm:
+  1. Before the workers fork, the driver makes the model's trace log (`_native.TraceLog`), a ring
+     in shared memory that every process of the model appends its slices to: a worker's set loop
+     one per input set a node fires on (one per function of a lean chain), its aligned and stream
+     loops one per call; the driver port one per feed it puts and fetch it takes (Python's own
+     feeds through `driver_slice`). A slice is (node, instance, transaction, begin, end) on
+     CLOCK_MONOTONIC. Under a sampling rate below 1, only the transactions the log samples (the
+     same ones in every process) leave slices.
+  2. A thread of the driver drains the log every DRAIN_SECONDS, keeping the records packed as
+     they come (no Python object per slice while the model runs), and samples the depth of every
+     node input channel and the arena's bytes in use as counters (a value is kept when it changed).
+  3. `collect()` drains at once and names every slice by its unit (a `ModelTrace`,
+     runtime/driver/trace_model.py); closing the model drains what is left. Every
+     traced model of the process stays in `traces()`, closed ones as they ended, for `dfir trace`
+     to write at exit (runtime/driver/trace_file.py writes the file).
+"""
+from __future__ import annotations
+
+import os
+import threading
+import time
+from dataclasses import replace
+from typing import Any
+
+import numpy as np
+
+from dfir.core.errors import GeError
+from dfir.om.plan import Plan, trace_rate
+from dfir.runtime import _native
+from dfir.runtime.driver.trace_model import DRIVER, ModelTrace, TraceCounter, TraceSlice, UnitTrack
+
+TRACE_ENV = "DFIR_TRACE"
+TRACE_RECORD = np.dtype([("node", "<i4"), ("instance", "<i4"), ("transaction", "<u8"), ("begin_ns", "<i8"),
+                         ("end_ns", "<i8")])
+"""A slice as `TraceLog.drain` packs it; node -1 is a feed of the driver, -2 a fetch."""
+DRIVER_SLICES = {-1: "feed", -2: "fetch"}
+LOG_RECORDS = 1 << 20   # slices the log holds: 64 lanes of 16,384 (40 MiB of shared memory, touched as used)
+DRAIN_SECONDS = 0.02
+
+_tracers: list[ModelTracer] = []
+_tracers_lock = threading.Lock()
+
+
+def effective_rate(plan: Plan) -> float:
+    """The share of transactions a model of `plan` traces: DFIR_TRACE when set, else the plan's."""
+    value = os.environ.get(TRACE_ENV)
+    if value is None:
+        return plan.trace
+    rate = trace_rate(value)
+    if rate is None:
+        raise GeError(f"environment variable {TRACE_ENV} is {value!r}: expected off, on or a sampling rate in (0, 1]",
+                      "dfir.load")
+    return rate
+
+
+def traces() -> list[ModelTrace]:
+    """The trace of every model this process loaded while tracing was on, in load order: a live
+    model's as of now, a closed one's as it ended."""
+    with _tracers_lock:
+        tracers = list(_tracers)
+    return [tracer.collect() for tracer in tracers]
+
+
+class ModelTracer:
+    """The trace of one loaded model (see the module docstring)."""
+
+    def __init__(self, name: str, rate: float, wiring: Any, region: Any, devices: tuple[str, ...]):
+        """`wiring`: the model's `Wiring` (process_scheduler.py); `devices`: each worker's device
+        as messages name it."""
+        device = wiring.device
+        self.log = _native.TraceLog(LOG_RECORDS, rate, f"dfir-trace:{name}")
+        self._region = region
+        self._unit_of = {(ref.node, ref.instance): u for u, ref in enumerate(device.units)}
+        self._workers = wiring.unit_workers
+        units = tuple(UnitTrack(device.node_names[ref.node], ref.instance, wiring.unit_workers[u])
+                      for u, ref in enumerate(device.units))
+        self._labels = [unit.label for unit in units]
+        self._trace = ModelTrace(name, devices, units)
+        self._depths = [(f"depth: {_input_label(units[u], j, devices)}", channel)
+                        for u, inputs in enumerate(device.unit_inputs) for j, channel in enumerate(inputs)]
+        self._last: dict[str, int] = {}
+        self._packed: list[bytes] = []  # the drained records, as TRACE_RECORDs
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._drain_until_closed, daemon=True, name=f"dfir:{name}:trace")
+        with _tracers_lock:
+            _tracers.append(self)
+
+    def start(self) -> None:
+        """Drain in the background (after the workers forked: they must not inherit the thread)."""
+        self._thread.start()
+
+    def driver_slice(self, name: str, transaction: int, begin_ns: int) -> None:
+        """A feed ("feed") or fetch ("fetch") Python served that began at `begin_ns` and ends now."""
+        node = next(node for node, slice_name in DRIVER_SLICES.items() if slice_name == name)
+        self.log.append(node, 0, transaction, begin_ns, time.monotonic_ns())
+
+    def collect(self) -> ModelTrace:
+        """What the model recorded so far (a copy)."""
+        self._drain(final=False)
+        with self._lock:
+            packed = b"".join(self._packed)
+            self._packed = [packed]
+            counters = list(self._trace.counters)
+        return replace(self._trace, slices=self._slices(np.frombuffer(packed, TRACE_RECORD)), counters=counters)
+
+    def close(self) -> None:
+        """Drain what is left: the workers have ended, so no slice is still being written."""
+        self._stop.set()
+        if self._thread.is_alive():
+            self._thread.join()
+        self._drain(final=True)
+
+    def discard(self) -> None:
+        """Forget this trace: the model failed to load."""
+        with _tracers_lock:
+            if self in _tracers:
+                _tracers.remove(self)
+
+    def _drain_until_closed(self) -> None:
+        while not self._stop.wait(DRAIN_SECONDS):
+            self._drain(final=False)
+            self._sample_counters()
+
+    def _drain(self, final: bool) -> None:
+        with self._lock:
+            self._packed.append(self.log.drain(final))
+
+    def _slices(self, records: np.ndarray) -> list[TraceSlice]:
+        slices = []
+        for node, instance, transaction, begin_ns, end_ns in records.tolist():
+            if node in DRIVER_SLICES:
+                slices.append(TraceSlice(DRIVER, DRIVER, DRIVER_SLICES[node], transaction, begin_ns, end_ns))
+            elif (unit := self._unit_of.get((node, instance))) is not None:
+                slices.append(TraceSlice(self._workers[unit], unit, self._labels[unit], transaction, begin_ns, end_ns))
+        return slices
+
+    def _sample_counters(self) -> None:
+        now = time.monotonic_ns()
+        values = [(name, self._region.size(channel)) for name, channel in self._depths]
+        values.append(("arena bytes in use", self._region.arena_stats()["live_bytes"]))
+        with self._lock:
+            for name, value in values:
+                if self._last.get(name) != value:
+                    self._last[name] = value
+                    self._trace.counters.append(TraceCounter(name, now, value))
+
+
+def _input_label(unit: UnitTrack, j: int, devices: tuple[str, ...]) -> str:
+    return f"input {j} of {unit.label} (device {devices[unit.worker]})"

@@ -1,0 +1,74 @@
+// A model's trace log: one shared mapping, made by the driver before it forks the workers, into
+// which every thread of every process of the model appends its slices (a node firing on one
+// transaction: node, instance, transaction, begin and end on CLOCK_MONOTONIC), and from which the
+// driver drains them. Lanes of stamped records, a lane per thread: a writer claims an index in its
+// lane, writes the record and stamps it last; the drainer takes the records whose stamps say they
+// are whole, lane by lane, each lane in index order. A record a writer lapped before it was
+// drained, or one a writer never finished (it died), is lost and counted. Plain C++: no Python
+// headers.
+//
+//   auto log = TraceLog::Create(1 << 16, 1.0, "dfir-trace:m");
+//   log->Append({node, instance, transaction, begin_ns, end_ns});   // any process, any thread
+//   std::vector<TraceRecord> slices = log->Drain();                  // the driver
+#ifndef DFIR_RUNTIME_NATIVE_TRACE_LOG_H_
+#define DFIR_RUNTIME_NATIVE_TRACE_LOG_H_
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "shm.h"
+
+namespace dfir::rt {
+
+// The `node` of the driver's slices: a feed put, a fetch taken.
+inline constexpr int32_t kFeedSlice = -1;
+inline constexpr int32_t kFetchSlice = -2;
+
+// A slice: a node instance's work on one transaction (or a feed or fetch of the driver), its times
+// on the runtime's clock (clock.h).
+struct TraceRecord {
+  int32_t node = -1;
+  int32_t instance = 0;
+  uint64_t transaction = 0;  // 0: none
+  int64_t begin_ns = 0;
+  int64_t end_ns = 0;
+};
+
+class TraceLog {
+ public:
+  // A log of `capacity` records (a power of two, at least 64: it is split into 64 lanes) that
+  // keeps the slices of a `rate` share of the transactions (0 < rate <= 1; those without a
+  // transaction always).
+  static std::shared_ptr<TraceLog> Create(uint64_t capacity, double rate, const std::string& name);
+
+  // Whether the slices of `transaction` are kept: the same answer in every process.
+  bool Sampled(uint64_t transaction) const;
+  // Appends `record` when its transaction is sampled.
+  void Append(const TraceRecord& record);
+  // The records appended since the last drain that are whole, lane by lane in the order they
+  // were claimed; one drainer at a time. A record still being written waits for the next drain, unless
+  // `final` (no writer is left) or it is far behind the newest: then it is lost.
+  std::vector<TraceRecord> Drain(bool final = false);
+  // Records lost so far: lapped before they were drained, or never finished.
+  uint64_t lost() const;
+  uint64_t capacity() const;
+
+ private:
+  struct Lane;
+  struct Header;
+  struct Slot;
+  explicit TraceLog(std::shared_ptr<SharedMemory> memory);
+  Header& header() const;
+  Slot& slot(uint64_t lane, uint64_t index) const;
+  uint64_t ThisThreadsLane();
+  void DrainLane(uint64_t lane, bool final, std::vector<TraceRecord>* records);
+
+  std::shared_ptr<SharedMemory> memory_;
+};
+
+}  // namespace dfir::rt
+
+#endif  // DFIR_RUNTIME_NATIVE_TRACE_LOG_H_
