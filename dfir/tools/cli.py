@@ -1,9 +1,10 @@
 """The `dfir` command: compile a graph script to `.om`, inspect an `.om`, run an `.om`.
 
     dfir exec SCRIPT.py [ARGS ...]
+    dfir trace SCRIPT.py [ARGS ...] -o run.json [--rate R]
     dfir compile SCRIPT.py -o model.om [--graph NAME] [--option KEY=VALUE ...]
-    dfir inspect model.om
-    dfir view MODEL.om|IR.mlir|SCRIPT.py -o graph.html [--format html|svg] [--graph NAME]
+    dfir inspect model.om | dfir inspect --stats run.json [--trace-model NAME]
+    dfir view MODEL.om|IR.mlir|SCRIPT.py -o graph.html [--format html|svg] [--graph NAME] [--trace RUN.json]
     dfir run model.om --input NAME=FILE.npy ... [--output-dir DIR] [--timeout MS]
     dfir cache ls|verify|prune DIR [--keep N]
     dfir udf new NAME [--lang python|cpp] [--dir PARENT]
@@ -12,7 +13,8 @@
     dfir trust ls | add KEY.pub.pem ... | rm FINGERPRINT | export [-o FILE]
 
 `dfir exec` runs a GE DataFlow script unchanged (`import dataflow` resolves to dfir's modules,
-dfir.core.ge_aliases); `dfir compile`, `view` and `deploy template` resolve those names too when
+dfir.core.ge_aliases); `dfir trace` runs one so too, its models traced, and writes one trace file
+(docs/tracing.md). `dfir compile`, `view` and `deploy template` resolve those names too when
 they run a script. `dfir compile` signs with the key env DFIR_SIGNING_KEY names, else with the
 user's own key; `dfir run` runs only files a trusted key signed (the own key, DFIR_TRUSTED_KEYS'
 and those `dfir trust add` added), unless env DFIR_TRUST=any (docs/security.md).
@@ -38,6 +40,8 @@ from dfir.tools.deploy_template import write_deploy_template
 from dfir.tools.exec_script import exec_script
 from dfir.tools.inspect_om import inspect_om
 from dfir.tools.scripts import find_graph, script_globals
+from dfir.tools.trace_cli import add_trace_command
+from dfir.tools.trace_times import read_trace_times, stats_table
 from dfir.tools.trust_cli import add_trust_commands
 
 # The commands that build, compile, cache or draw graphs import the compiler when they run (`# lazy:`
@@ -62,6 +66,7 @@ def _parser() -> argparse.ArgumentParser:
     exec_cmd.add_argument("script", help="the Python script, run as __main__")
     exec_cmd.add_argument("args", nargs=argparse.REMAINDER, help="its arguments (sys.argv[1:])")
     exec_cmd.set_defaults(command=_exec)
+    add_trace_command(commands)
 
     compile_cmd = commands.add_parser("compile", help="compile the graph a Python script builds into an .om")
     compile_cmd.add_argument("script", help="a Python script that builds a FlowGraph or GE Graph")
@@ -71,8 +76,12 @@ def _parser() -> argparse.ArgumentParser:
                              help="a compile option, e.g. ge.graph_key=demo (repeatable)")
     compile_cmd.set_defaults(command=_compile)
 
-    inspect_cmd = commands.add_parser("inspect", help="print the header, partitions and plan of an .om")
-    inspect_cmd.add_argument("model", help="the .om file")
+    inspect_cmd = commands.add_parser("inspect", help="print the header, partitions and plan of an .om, "
+                                                      "or with --stats the per-node times of a trace")
+    inspect_cmd.add_argument("model", help="the .om file (with --stats: a trace file, dfir trace's)")
+    inspect_cmd.add_argument("--stats", action="store_true",
+                             help="print each node's calls, p50/p99/max and share of the trace file given")
+    inspect_cmd.add_argument("--trace-model", metavar="NAME", help="with --stats: the model, in a trace of several")
     inspect_cmd.set_defaults(command=_inspect)
 
     view_cmd = commands.add_parser("view", help="draw a model, IR or script's graph as an HTML page or SVG")
@@ -80,6 +89,10 @@ def _parser() -> argparse.ArgumentParser:
     view_cmd.add_argument("-o", "--output", required=True, help="the file to write (graph.html, graph.svg)")
     view_cmd.add_argument("--format", default="html", help="html (interactive, the default) or svg")
     view_cmd.add_argument("--graph", help="the script's global holding the graph (when there are several)")
+    view_cmd.add_argument("--trace", metavar="RUN.json",
+                          help="colour the nodes by their time in this trace (dfir trace's file)")
+    view_cmd.add_argument("--trace-model", metavar="NAME",
+                          help="the model whose times count, in a trace of several models")
     view_cmd.set_defaults(command=_view)
 
     run_cmd = commands.add_parser("run", help="feed .npy inputs to an .om and print or save its outputs")
@@ -241,14 +254,19 @@ def _compile(args: argparse.Namespace) -> int:
 
 
 def _inspect(args: argparse.Namespace) -> int:
-    sys.stdout.write(inspect_om(args.model))
+    if args.stats:
+        sys.stdout.write(stats_table(read_trace_times(args.model, args.trace_model)))
+    elif args.trace_model is not None:
+        raise GeError("--trace-model is for --stats: it picks a model of a trace file")
+    else:
+        sys.stdout.write(inspect_om(args.model))
     return 0
 
 
 def _view(args: argparse.Namespace) -> int:
     from dfir.tools.view import view  # lazy: it reads IR with xDSL
     ge_aliases.install()  # a script given may be a GE one: `import dataflow`
-    count = view(args.source, args.output, args.format, args.graph)
+    count = view(args.source, args.output, args.format, args.graph, args.trace, args.trace_model)
     print(f"wrote {args.output}: {count} graph{'' if count == 1 else 's'}")
     return 0
 

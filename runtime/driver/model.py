@@ -31,6 +31,8 @@ from dfir.runtime.driver.input_check import FedInputChecks
 from dfir.runtime.driver.process_scheduler import PortResults, ProcessScheduler, SchedulerFailed, plan_wiring
 from dfir.runtime.driver.servers import check_local, plan_servers
 from dfir.runtime.driver.stall import describe_stall
+from dfir.runtime.driver.trace_file import write_trace
+from dfir.runtime.driver.trace_stats import channel_stats, node_stats
 from dfir.runtime.driver.tracing import TRACE_ENV
 from dfir.runtime.driver.status import (ABORT_MARK, DATATYPE_INVALID, FEED_TIMEOUT, FETCH_TIMEOUT, PARAM_INVALID, SHAPE_INVALID,
                                         SUCCESS, RetCode)
@@ -239,8 +241,15 @@ class RuntimeModel:
         """What the running model went through so far: `workers`, per worker process of this
         machine in device order, its `device`, `pid`, `restarts` (dead workers of its device it
         replaced, `dfir.runtime.recover`) and `deaths` (why the last few ended); and
-        `dropped_messages` (`dropped_messages()`)."""
-        return {"workers": self._scheduler.worker_stats(), "dropped_messages": self.dropped_messages()}
+        `dropped_messages` (`dropped_messages()`). A traced model adds `nodes`, per node instance
+        its `calls`, `p50_us`, `p99_us`, `max_us` and `histogram_us` (runtime/driver/trace_stats.py),
+        and `peak_depths`, per node input channel the deepest it was seen."""
+        stats = {"workers": self._scheduler.worker_stats(), "dropped_messages": self.dropped_messages()}
+        tracer = self._scheduler.tracer
+        if tracer is not None:
+            trace = tracer.collect()
+            stats.update(nodes=node_stats(trace), peak_depths=channel_stats(trace))
+        return stats
 
     # -- tracing --------------------------------------------------------------------------------
 
@@ -252,7 +261,6 @@ class RuntimeModel:
         if tracer is None:
             raise GeError(f"model '{self.name}' is not traced: set the option {TRACE_OPTION} to on or a sampling "
                           f"rate, or the environment variable {TRACE_ENV}, before it loads", "trace")
-        from dfir.runtime.driver.trace_file import write_trace  # the file's writer, loaded when a trace is written
         write_trace(path, [tracer.collect()])
         return os.fspath(path)
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 DRIVER = -1  # the worker and unit of the driver's own slices (feed, fetch)
+DEPTH_COUNTER = "depth: "  # the prefix of a channel depth counter's name; the channel's label follows
 
 
 @dataclass(frozen=True)

@@ -30,7 +30,7 @@ import numpy as np
 from dfir.core.errors import GeError
 from dfir.om.plan import Plan, trace_rate
 from dfir.runtime import _native
-from dfir.runtime.driver.trace_model import DRIVER, ModelTrace, TraceCounter, TraceSlice, UnitTrack
+from dfir.runtime.driver.trace_model import DEPTH_COUNTER, DRIVER, ModelTrace, TraceCounter, TraceSlice, UnitTrack
 
 TRACE_ENV = "DFIR_TRACE"
 TRACE_RECORD = np.dtype([("node", "<i4"), ("instance", "<i4"), ("transaction", "<u8"), ("begin_ns", "<i8"),
@@ -79,7 +79,7 @@ class ModelTracer:
                       for u, ref in enumerate(device.units))
         self._labels = [unit.label for unit in units]
         self._trace = ModelTrace(name, devices, units)
-        self._depths = [(f"depth: {_input_label(units[u], j, devices)}", channel)
+        self._depths = [(DEPTH_COUNTER + _input_label(units[u], j, devices), channel)
                         for u, inputs in enumerate(device.unit_inputs) for j, channel in enumerate(inputs)]
         self._last: dict[str, int] = {}
         self._packed: list[bytes] = []  # the drained records, as TRACE_RECORDs

@@ -130,6 +130,31 @@ def test_counters_sample_the_channel_depths_and_the_arena():
     assert all(value == 0 for name, value in last.items() if name.startswith("depth"))
 
 
+def test_a_traced_model_s_stats_give_each_node_instance_its_calls_and_times_and_each_channel_its_peak():
+    with three_stages(1.0) as model:
+        run(model)
+        time.sleep(3 * tracing.DRAIN_SECONDS)
+        stats = model.stats()
+    nodes = {(n["node"], n["instance"]): n for n in stats["nodes"]}
+    assert sorted(nodes) == [("one", 0), ("three", 0), ("two", 0), ("two", 1)]
+    assert nodes["one", 0]["calls"] == nodes["three", 0]["calls"] == FEEDS
+    assert nodes["two", 0]["calls"] + nodes["two", 1]["calls"] == FEEDS
+    assert [nodes["two", k]["device"] for k in (0, 1)] == ["0:0:0", "0:0:1"]
+    two = nodes["two", 0]
+    assert 2000 <= two["p50_us"] <= two["p99_us"] <= two["max_us"]  # slow_double sleeps 2 ms
+    assert sum(two["histogram_us"].values()) == two["calls"]
+    assert set(stats["peak_depths"]) == {"input 0 of node 'one' instance 0 (device 0:0:0)",
+                                         "input 0 of node 'two' instance 0 (device 0:0:0)",
+                                         "input 0 of node 'two' instance 1 (device 0:0:1)",
+                                         "input 0 of node 'three' instance 0 (device host)"}
+
+
+def test_an_untraced_model_s_stats_have_no_node_times():
+    with three_stages(0.0) as model:
+        run(model, 3)
+        assert set(model.stats()) == {"workers", "dropped_messages"}
+
+
 def test_an_aligned_node_leaves_a_slice_per_call_with_its_transaction():
     plan = make_plan(2, [node_entry("meet", [data(0), data(1)], 1, fn_pp(0, meet, [0, 1], [0]), ["0:0:0"],
                                     align={"cache": 64, "timeout": -1, "dropout": False})], [out(0)])

@@ -35,7 +35,8 @@ class Cluster:
 
 @dataclass
 class Box:
-    """One drawn node: `kind` picks its shape (data, node, graph, gather, output, op)."""
+    """One drawn node: `kind` picks its shape (data, node, graph, gather, output, op). A `df.node`'s
+    box also keeps its node's name and, for a replica, its instance (what a trace names)."""
 
     id: str
     label: str
@@ -44,6 +45,8 @@ class Box:
     loc: str | None = None
     cluster: str | None = None
     expands: tuple[str, ...] = ()
+    node: str | None = None
+    instance: int | None = None
 
 
 @dataclass(frozen=True)
@@ -77,14 +80,15 @@ class Diagram:
 
 @dataclass
 class Scene:
-    """The diagrams of one module, the top-level graph first."""
+    """The diagrams of one module, the top-level graph first; `model` names a bundle's member."""
 
     title: str
     diagrams: list[Diagram]
+    model: str | None = None
 
-def scene_of(module: ModuleOp, title: str, prefix: str = "") -> Scene:
-    """The scene of `module`: its df.graphs (the one no process point runs first), then its
-    ge.graphs, with ids starting with `prefix`; a GeError if it holds neither."""
+def scene_of(module: ModuleOp, title: str, prefix: str = "", model: str | None = None) -> Scene:
+    """The scene of `module` (of bundle member `model`): its df.graphs (the one no process point
+    runs first), then its ge.graphs, with ids starting with `prefix`; a GeError if it holds neither."""
     flows = [op for op in module.ops if isinstance(op, df.GraphOp)]
     ges = [op for op in module.ops if isinstance(op, ge.GraphOp)]
     if not flows and not ges:
@@ -94,7 +98,7 @@ def scene_of(module: ModuleOp, title: str, prefix: str = "") -> Scene:
     ids = {op.sym_name.data: f"{prefix}d{index}" for index, op in enumerate([*flows, *ges])}
     points = {op.sym_name.data: op for op in module.ops if isinstance(op, df.FuncPpOp | df.GraphPpOp | df.FlowGraphPpOp)}
     diagrams = [_flow_diagram(op, ids, points) for op in flows] + [_ge_diagram(op, ids) for op in ges]
-    return Scene(title, diagrams)
+    return Scene(title, diagrams, model)
 
 
 # -- df.graph ----------------------------------------------------------------------------------
@@ -126,7 +130,9 @@ def _flow_box(diagram: Diagram, op: Operation, ids: dict[str, str], points: dict
         attrs[f"pp.invokes {key}"] = f"@{sym}"
     kind = "graph" if isinstance(point, df.GraphPpOp | df.FlowGraphPpOp) else "node"
     return diagram.add_box(_node_label(op, list(closures)), kind, attrs, loc=_loc(op),
-                           cluster=_device_cluster(diagram, op.device), expands=expands)
+                           cluster=_device_cluster(diagram, op.device), expands=expands,
+                           node=op.node_name.data,
+                           instance=None if op.instance is None else op.instance.index.data)
 
 
 def _graph_run_by(point: Operation) -> str | None:

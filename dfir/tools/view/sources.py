@@ -28,10 +28,12 @@ KINDS = {".om": "model", ".mlir": "IR", ".py": "script"}
 
 
 class Source(NamedTuple):
-    """A module to draw, named for the page (`adder.om`, `bundle.om model 1 "mlp"`)."""
+    """A module to draw, named for the page (`adder.om`, `bundle.om model 1 "mlp"`); a bundle's
+    member also keeps its name in the bundle, the name its model's trace has."""
 
     title: str
     module: ModuleOp
+    model: str | None = None
 
 
 def read_sources(path: str, graph_name: str | None = None) -> list[Source]:
@@ -64,15 +66,15 @@ def parse_ir(text: str, where: str) -> ModuleOp:
     return module
 
 
-def _om_sources(om: OmFile, title: str) -> list[Source]:
+def _om_sources(om: OmFile, title: str, member_name: str | None = None) -> list[Source]:
     if om.is_bundle:
         return [source for index, (name, member) in enumerate(om.bundle)
-                for source in _om_sources(member, f"{title} model {index} {name!r}")]
+                for source in _om_sources(member, f"{title} model {index} {name!r}", name)]
     sources = []
     for model in om.models:
         partitions = model.partitions_of(PartitionType.IR_TEXT)
         if not partitions:
             raise GeError(f"{title}: model {model.index} has no IR_TEXT partition to draw")
         where = title if len(om.models) == 1 else f"{title} model {model.index}"
-        sources.append(Source(where, parse_ir(bytes(partitions[0].data).decode("utf-8"), where)))
+        sources.append(Source(where, parse_ir(bytes(partitions[0].data).decode("utf-8"), where), member_name))
     return sources

@@ -1,5 +1,6 @@
 // dfir view: click a node to see its attributes and source line; expand a GE graph or a
-// sub-FlowGraph into its own drawing. The scene's data is the JSON in #dfir-scene.
+// sub-FlowGraph into its own drawing; with a trace, a node's details list its times. The
+// scene's data is the JSON in #dfir-scene.
 (function () {
   "use strict";
   const scene = JSON.parse(document.getElementById("dfir-scene").textContent);
@@ -20,6 +21,31 @@
       list.append(element("dt", "", name), element("dd", "", value));
     }
     return list;
+  }
+
+  function ms(value) {
+    return value.toFixed(3) + " ms";
+  }
+
+  function durations(times) {
+    return {"calls": String(times.calls), "total": ms(times.total_ms), "p50": ms(times.p50_ms),
+            "p99": ms(times.p99_ms), "max": ms(times.max_ms)};
+  }
+
+  // A node's times from the trace: its node's, summed over instances, then a replica's own.
+  function traceDetails(trace) {
+    if (trace === null) return [element("p", "hint trace", "no slices in the trace")];
+    const rows = {"share": (100 * trace.share).toFixed(1) + "% of all node time", ...durations(trace),
+                  "instances": String(trace.instances)};
+    const parts = [element("h4", "", "time in node"), attributeList(rows)];
+    if (trace.instance === null) parts.push(element("p", "hint trace", "this instance: no slices in the trace"));
+    if (trace.instance) {
+      parts.push(element("h4", "", "this instance (" + trace.instance.index + ")"),
+                 attributeList(durations(trace.instance)));
+    }
+    const section = element("div", "trace");
+    section.append(...parts);
+    return [section];
   }
 
   function expand(diagramId) {
@@ -43,6 +69,7 @@
       button.addEventListener("click", () => expand(target));
       details.append(button);
     }
+    if ("trace" in box) details.append(...traceDetails(box.trace));
     details.append(attributeList(box.attrs));
   }
 

@@ -1,0 +1,49 @@
+"""Statistics of a trace (runtime/driver/trace_stats.py): nearest-rank percentiles, power-of-two
+histograms that merge by adding, channel peaks."""
+from __future__ import annotations
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from dfir.runtime.driver.trace_model import DRIVER, ModelTrace, TraceCounter, TraceSlice, UnitTrack
+from dfir.runtime.driver.trace_stats import call_stats, channel_stats, histogram, nearest_rank, node_stats
+
+
+def test_each_unit_gets_its_calls_and_the_driver_s_slices_count_for_none():
+    units = (UnitTrack("a", 0, 0), UnitTrack("b", 0, 1), UnitTrack("b", 1, 1))
+    slices = [TraceSlice(0, 0, "node 'a' instance 0", 1, 0, 3_000), TraceSlice(0, 0, "node 'a' instance 0", 2, 0, 1_000),
+              TraceSlice(1, 1, "node 'b' instance 0", 1, 0, 40_500), TraceSlice(DRIVER, DRIVER, "feed", 1, 0, 99_000)]
+    stats = node_stats(ModelTrace("m", ("host", "0:0:1"), units, slices))
+    assert stats == [
+        {"node": "a", "instance": 0, "device": "host", "calls": 2, "p50_us": 1.0, "p99_us": 3.0, "max_us": 3.0,
+         "histogram_us": {"1": 1, "4": 1}},
+        {"node": "b", "instance": 0, "device": "0:0:1", "calls": 1, "p50_us": 40.5, "p99_us": 40.5, "max_us": 40.5,
+         "histogram_us": {"64": 1}},
+        {"node": "b", "instance": 1, "device": "0:0:1", "calls": 0, "p50_us": None, "p99_us": None, "max_us": None,
+         "histogram_us": {}}]
+
+
+def test_percentiles_are_nearest_rank():
+    values = list(range(1, 101))
+    assert [nearest_rank(values, p) for p in (1, 50, 99, 100)] == [1, 50, 99, 100]
+    assert nearest_rank([7.0], 99) == 7.0
+
+
+def test_histogram_buckets_are_powers_of_two_by_their_upper_bound():
+    assert histogram([0.2, 1, 1.5, 2, 2.1, 1000, 1024, 1025]) == {"1": 2, "2": 2, "4": 1, "1024": 2, "2048": 1}
+
+
+@given(st.lists(st.floats(0.01, 1e7), max_size=50), st.lists(st.floats(0.01, 1e7), max_size=50))
+def test_two_histograms_merge_by_adding(first, second):
+    merged = dict(histogram(first))
+    for bound, count in histogram(second).items():
+        merged[bound] = merged.get(bound, 0) + count
+    assert dict(sorted(merged.items(), key=lambda kv: int(kv[0]))) == histogram(first + second)
+    assert sum(call_stats(first + second)["histogram_us"].values()) == len(first) + len(second)
+
+
+def test_a_channel_s_peak_is_its_deepest_sample():
+    counters = [TraceCounter("depth: input 0 of node 'b' instance 0 (device host)", t, v)
+                for t, v in enumerate([0, 5, 3, 9, 0])] + [TraceCounter("arena bytes in use", 0, 4096)]
+    assert channel_stats(ModelTrace("m", ("host",), (), [], counters)) == {
+        "input 0 of node 'b' instance 0 (device host)": 9}
