@@ -26,11 +26,27 @@ Algorithm:
      channels and forks the worker again, and `watch` reports the death (and the transaction of
      a call past its udf_timeout_ms) to this process, which replaces the transactions in flight
      in its ledger and posts their failures on the graph outputs (`_fail_in_flight`). The
-     host's own workers restart as local ones. A death fails the model instead, as a dead
-     local worker does under `recover` "off", when the plan's `recover` is "off", when the plan
-     pairs messages by their order (restarting every worker would span the servers), and when a
-     server's actor or its node dies (the actor is not restarted), with a message naming the
-     nodes, their devices and the server.
+     host's own workers restart as local ones. A server whose actor dies (its `watch` raises a
+     RayError: the actor's process or its node is gone) is started again (`_restart_server`):
+     - every stream with the server stops, in this process and in the other actors (`drop_peer`),
+       and no send loop takes a message any more; what was taken or half relayed is lost;
+     - then every transaction in flight fails as for a dead worker, with a message naming the
+       server's nodes, their devices and the server ("... the server's Ray actor died (...)");
+       what the lost messages carried, and what the server's nodes still emit of them, is stale
+       and dropped at the outputs;
+     - a new actor is started on a node offering the server's resource (or its IP) and forks the
+       server's workers; it dials the servers whose messages it consumes, the servers consuming
+       its messages dial it again (`redial`), this process dials it for the links it feeds or
+       fetches, and a new `watch` call goes out. Messages that waited for the server in other
+       places' channels flow to it then;
+     - restarts are bounded: a server whose actor dies for the MAX_QUICK_DEATHS-th time in a row
+       within QUICK_DEATH_SECONDS of starting fails the model with the history of those deaths,
+       and so does a restart that cannot be done (no live node matches, the actor does not
+       start, a stream cannot be opened).
+     A death fails the model instead, as a dead local worker does under `recover` "off", when
+     the plan's `recover` is "off" and when the plan pairs messages by their order (restarting
+     every worker would span the servers); a dead actor's message names the nodes, their
+     devices and the server.
   6. `close()` closes this process's scheduler and streams, then each actor's, then kills the actors.
 """
 from __future__ import annotations
@@ -51,8 +67,9 @@ from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 from dfir.core.errors import GeError
 from dfir.om.plan import Plan
 from dfir.runtime.driver import relay_streams
-from dfir.runtime.driver.process_scheduler import (DRIVER_BELL, VOID_TRANSACTION, ProcessScheduler, Wiring,
-                                                   _pairs_in_order, plan_wiring)
+from dfir.runtime.driver.process_scheduler import (DRIVER_BELL, MAX_QUICK_DEATHS, QUICK_DEATH_SECONDS,
+                                                   VOID_TRANSACTION, ProcessScheduler, Wiring, _pairs_in_order,
+                                                   plan_wiring)
 from dfir.runtime.driver.relay_streams import Listener, Sockets, StreamStats, dial, receive_loop, send_loop
 from dfir.runtime.driver.servers import Server
 from dfir.runtime.funcs import Source
@@ -63,6 +80,7 @@ CALL_TIMEOUT_S = 120.0      # the longest any single Ray call may take (actor st
 CONNECT_TIMEOUT_S = 30.0    # how long opening a stream to another place may take
 WATCH_S = 5.0               # how long one `watch` call waits before it returns
 CLOSE_TIMEOUT_S = 5.0       # how long close() waits for the actors to close before killing them
+STOP_TIMEOUT_S = 5.0        # how long stopping a send stream may take (it looks every STOP_POLL_MS)
 SERVER_RESOURCE = "dfir_server_{}"
 FAILED, RESTARTED = "failed", "restarted"  # what a server's `watch` reports
 _log = logging.getLogger("dfir.runtime")
@@ -131,6 +149,18 @@ def ray_nodes(servers: Sequence[Server]) -> list[str]:
     return chosen
 
 
+@dataclass
+class _ServerLife:
+    """What became of one server's Ray actors: when the current one started serving, how many
+    were started again, why the last ones died (oldest first) and how many of those in a row died
+    within QUICK_DEATH_SECONDS of starting."""
+
+    started: float
+    restarts: int = 0
+    deaths: tuple[str, ...] = ()
+    quick_deaths: int = 0
+
+
 class RayScheduler(ProcessScheduler):
     """`ProcessScheduler` whose servers' workers run in Ray actors (see the module docstring);
     this process runs the host's workers and keeps the feed/fetch interface unchanged."""
@@ -143,15 +173,25 @@ class RayScheduler(ProcessScheduler):
                 place_of_worker[w] = s
         self._servers = tuple(servers)
         self._host_workers = [w for w, place in enumerate(place_of_worker) if place is None]
+        self._place_of_worker = place_of_worker
+        self._links = cross_links(wiring, place_of_worker)
+        self._depth = depth
         self._actors: list[Any] = []
+        self._actors_lock = threading.Lock()  # close() kills the actors a restart may be adding to
+        self._actors_closed = False
+        self._addresses: list[tuple[str, int]] = []  # where each server's actor listens
+        self._lives: list[_ServerLife] = []
+        self._model: Any = None      # the model's parts in Ray's object store
+        self._token = b""
         self._threads: list[threading.Thread] = []
         self._sockets = Sockets()
+        self._relays = _Relays(None, self._sockets, name)
         self._stream_stats = StreamStats()
         super().__init__(name, parts.plan, parts.build, depth, workers=self._host_workers,
                          recovers=not _pairs_in_order(parts.plan))
         self._ledger.replace(VOID_TRANSACTION, 0)  # what a server's repair puts may reach the outputs first
         try:
-            self._start_servers(parts, depth, place_of_worker)
+            self._start_servers(parts)
         except (RayError, GetTimeoutError) as error:
             self.close()
             raise GeError(f"starting the servers' Ray actors failed: {type(error).__name__}: {error}",
@@ -160,47 +200,71 @@ class RayScheduler(ProcessScheduler):
             self.close()
             raise
 
-    def _start_servers(self, parts: ModelParts, depth: int, place_of_worker: list[Place]) -> None:
+    def _start_servers(self, parts: ModelParts) -> None:
         connect(parts.plan.cluster.ray_address)
         nodes = ray_nodes(self._servers)
-        model = ray.put(_as_bytes(parts))  # once: every actor reads this one object
-        token = secrets.token_bytes(relay_streams.TOKEN_BYTES)
-        remote = ray.remote(ServerActor)
-        for s, (server, node) in enumerate(zip(self._servers, nodes)):
-            self._actors.append(remote.options(
-                num_cpus=0, max_concurrency=8, max_restarts=0,
-                scheduling_strategy=NodeAffinitySchedulingStrategy(node, soft=False),
-            ).remote(self.name, model, depth, s, server, node, place_of_worker, token))
-        reports = ray.get([actor.start.remote() for actor in self._actors], timeout=CALL_TIMEOUT_S)
-        failed = next((report for report in reports if report is not None), None)
-        if failed is not None:
-            raise GeError(*failed)
-        addresses = ray.get([actor.stream_address.remote() for actor in self._actors], timeout=CALL_TIMEOUT_S)
-        reports = ray.get([actor.relay.remote(addresses) for actor in self._actors], timeout=CALL_TIMEOUT_S)
+        self._model = ray.put(_as_bytes(parts))  # once: every actor reads this one object
+        self._token = secrets.token_bytes(relay_streams.TOKEN_BYTES)
+        for s, node in enumerate(nodes):
+            self._new_actor(s, node)
+        self._addresses = self._start_actors(self._actors)
+        reports = ray.get([actor.relay.remote(self._addresses) for actor in self._actors], timeout=CALL_TIMEOUT_S)
         failed = next((report for report in reports if report is not None), None)
         if failed is not None:
             raise GeError(failed, "dfir.load")
-        for link in cross_links(self.wiring, place_of_worker):
-            if None in (link.source, link.target):
-                self._open_stream(link, addresses[link.target if link.source is None else link.source], token)
+        for s in range(len(self._servers)):
+            self._open_streams(s)
+        self._lives = [_ServerLife(time.monotonic()) for _ in self._servers]
         self._spawn(self._watch_servers)
 
-    def _open_stream(self, link: Link, address: tuple[str, int], token: bytes) -> None:
+    def _new_actor(self, s: int, node: str) -> Any:
+        """A new actor for server `s`, pinned to Ray node `node`, in the servers' actors (where
+        close() finds it); GeError once the model closed."""
+        with self._actors_lock:
+            if self._actors_closed:
+                raise GeError(f"model '{self.name}' is closed", "dfir.load")
+            actor = ray.remote(ServerActor).options(
+                num_cpus=0, max_concurrency=8, max_restarts=0,
+                scheduling_strategy=NodeAffinitySchedulingStrategy(node, soft=False),
+            ).remote(self.name, self._model, self._depth, s, self._servers[s], node, self._place_of_worker,
+                     self._token)
+            if s < len(self._actors):
+                self._actors[s] = actor
+            else:
+                self._actors.append(actor)
+        return actor
+
+    @staticmethod
+    def _start_actors(actors: Sequence[Any]) -> list[tuple[str, int]]:
+        """Start `actors` (fork their workers, listen for streams): where each listens; the first
+        one's GeError that fails to start."""
+        reports = ray.get([actor.start.remote() for actor in actors], timeout=CALL_TIMEOUT_S)
+        failed = next((report for report in reports if report is not None), None)
+        if failed is not None:
+            raise GeError(*failed)
+        return ray.get([actor.stream_address.remote() for actor in actors], timeout=CALL_TIMEOUT_S)
+
+    def _open_streams(self, s: int) -> None:
+        """Open this process's streams with server `s` (those of the links it feeds or fetches)."""
+        for link in self._links:
+            if None in (link.source, link.target) and s in (link.source, link.target):
+                self._open_stream(link, self._addresses[s])
+
+    def _open_stream(self, link: Link, address: tuple[str, int]) -> None:
         """Feed `link` (this process -> a server) or fetch it (a server -> this process) over a
         stream to the server's actor listening at `address`."""
         try:
-            sock = dial(address, token, link.channel, link.source, CONNECT_TIMEOUT_S)
+            sock = dial(address, self._token, link.channel, link.source, CONNECT_TIMEOUT_S)
         except OSError as error:
             raise GeError(_unreachable(link, address, error), "dfir.load") from None
         if not self._sockets.add(sock):
             return
         fail = _relay_fail(link, self.fail)
         if link.source is None:
-            self._spawn(_stream, self._sockets, sock, send_loop, self.region, link.channel,
-                        self.wiring.channel_specs[link.channel].bell, sock, fail)
+            self._relays.start(link, sock, send_loop, self.region, link.channel,
+                               self.wiring.channel_specs[link.channel].bell, sock, fail)
         else:
-            self._spawn(_stream, self._sockets, sock, receive_loop, self.region, link.channel, sock,
-                        self._stream_stats, fail)
+            self._relays.start(link, sock, receive_loop, self.region, link.channel, sock, self._stream_stats, fail)
 
     def _spawn(self, target: Callable, *args: Any) -> None:
         thread = threading.Thread(target=target, args=args, daemon=True, name=f"dfir:{self.name}:ray")
@@ -212,24 +276,33 @@ class RayScheduler(ProcessScheduler):
         """The servers' actors, in server order."""
         return list(self._actors)
 
+    def actor_of(self, node_id: int) -> Any:
+        """The actor of the server whose `node_id` is `node_id`."""
+        return self._actors[next(s for s, server in enumerate(self._servers) if server.node_id == node_id)]
+
     def stream_stats(self) -> dict[str, int]:
         """What this process's streams received (relay_streams.StreamStats)."""
         return self._stream_stats.as_dict()
 
     def worker_stats(self) -> list[dict[str, Any]]:
         """Per worker, in device order, this process's and each live server's (see
-        ProcessScheduler.worker_stats); a server whose actor is gone is left out."""
+        ProcessScheduler.worker_stats); a server whose actor is gone is left out. A server's
+        worker counts the restarts of the server's actor too, and lists their deaths before its own."""
         stats = dict(zip(self._host_workers, super().worker_stats()))
-        for server, actor in zip(self._servers, self._actors):
+        for server, actor, life in zip(self._servers, self.actors, self._lives):
             try:
-                stats.update(zip(server.workers, ray.get(actor.worker_stats.remote(), timeout=CALL_TIMEOUT_S)))
+                served = ray.get(actor.worker_stats.remote(), timeout=CALL_TIMEOUT_S)
             except (RayError, GetTimeoutError):
                 continue
+            for worker in served:
+                worker["restarts"] += life.restarts
+                worker["deaths"] = (list(life.deaths) + worker["deaths"])[-MAX_QUICK_DEATHS:]
+            stats.update(zip(server.workers, served))
         return [stats[w] for w in sorted(stats)]
 
     def _watch_servers(self) -> None:
-        """Fail the transactions in flight of a server's restarted worker; fail the model when a
-        server fails or its actor dies (see the module docstring, 5)."""
+        """Fail the transactions in flight of a server's restarted worker; restart a server whose
+        actor died, or fail the model; fail it when a server fails (see the module docstring, 5)."""
         calls = {actor.watch.remote(WATCH_S): s for s, actor in enumerate(self._actors)}
         while calls and not self.closed and self.failure is None:
             ready, _ = ray.wait(list(calls), num_returns=1, timeout=1.0)
@@ -238,7 +311,9 @@ class RayScheduler(ProcessScheduler):
                 try:
                     report = ray.get(ref)
                 except RayError as error:
-                    report = (FAILED, self._describe_lost(s, error))
+                    if not self._restart_server(s, error):
+                        return
+                    report = None
                 if report is not None and report[0] == FAILED:
                     if not self.closed:
                         self.fail(report[1])
@@ -256,6 +331,68 @@ class RayScheduler(ProcessScheduler):
         self._ledger.replace(VOID_TRANSACTION, 0)
         self._fail_in_flight(death, timed_out)
 
+    def _restart_server(self, s: int, error: Exception) -> bool:
+        """Server `s`'s actor died of `error`: fail the transactions in flight and start the
+        server again, or fail the model (see the module docstring, 5); whether it serves again."""
+        death = self._describe_lost(s, error)
+        if self.closed or self.failure is not None:
+            return False
+        if not self._recovers:
+            self.fail(death)
+            return False
+        life = self._lives[s]
+        quick = time.monotonic() - life.started < QUICK_DEATH_SECONDS
+        quick_deaths = life.quick_deaths + 1 if quick else 0
+        deaths = (life.deaths + (death,))[-MAX_QUICK_DEATHS:]
+        if quick_deaths >= MAX_QUICK_DEATHS:
+            self.fail(f"{death}; it died {quick_deaths} times in a row within {QUICK_DEATH_SECONDS:g} s of "
+                      f"starting: " + "; ".join(deaths))
+            return False
+        self._stop_streams_with(s)  # before the ledger: no stream takes a message of the server's after it
+        self._ledger.replace(VOID_TRANSACTION, 0)
+        self._fail_in_flight(death, None)
+        try:
+            node = self._reopen(s)
+        except (GeError, RayError, GetTimeoutError) as why:
+            self.fail(f"{death}; starting the server's Ray actor again failed: {_reason(why)}")
+            return False
+        self._lives[s] = _ServerLife(time.monotonic(), life.restarts + 1, deaths, quick_deaths)
+        _log.warning("model '%s': %s; it was restarted on Ray node %s", self.name, death, node)
+        return not self.closed and self.failure is None
+
+    def _stop_streams_with(self, s: int) -> None:
+        """Stop every stream with server `s`, in this process and in the other servers' actors:
+        once this returns, none of them takes a message any more."""
+        self._relays.stop(s)
+        peers = {link.source if link.target == s else link.target for link in self._links
+                 if s in (link.source, link.target)} - {None, s}
+        for t in sorted(peers):
+            try:
+                ray.get(self._actors[t].drop_peer.remote(s), timeout=CALL_TIMEOUT_S)
+            except (RayError, GetTimeoutError):
+                continue  # that actor is gone too: its own watch reports it
+
+    def _reopen(self, s: int) -> str:
+        """Start a new actor for server `s` on a node offering its resource and re-open the
+        streams of its links: it dials the servers it consumes from, the servers consuming from it
+        dial it, this process dials it. The node."""
+        self._kill(self._actors[s])
+        (node,) = ray_nodes([self._servers[s]])
+        actor = self._new_actor(s, node)
+        (self._addresses[s],) = self._start_actors([actor])
+        failed = ray.get(actor.relay.remote(self._addresses), timeout=CALL_TIMEOUT_S)
+        if failed is not None:
+            raise GeError(failed)
+        for t in sorted({link.target for link in self._links if link.source == s} - {None}):
+            try:
+                failed = ray.get(self._actors[t].redial.remote(s, self._addresses[s]), timeout=CALL_TIMEOUT_S)
+            except (RayError, GetTimeoutError):
+                continue  # that actor is gone too: its own restart dials the new one
+            if failed is not None:
+                raise GeError(failed)
+        self._open_streams(s)
+        return node
+
     def _describe_lost(self, s: int, error: Exception) -> str:
         server = self._servers[s]
         devices = ", ".join(self.devices[w] for w in server.workers)
@@ -271,17 +408,29 @@ class RayScheduler(ProcessScheduler):
         if was_closed or os.getpid() != self._owner_pid:
             return
         self._sockets.shutdown()
-        if not self._actors or not ray.is_initialized():
+        with self._actors_lock:
+            self._actors_closed = True
+            actors = list(self._actors)
+        if not actors or not ray.is_initialized():
             return
         try:
-            ray.get([actor.close.remote() for actor in self._actors], timeout=CLOSE_TIMEOUT_S)
+            ray.get([actor.close.remote() for actor in actors], timeout=CLOSE_TIMEOUT_S)
         except (RayError, GetTimeoutError):
             pass  # a dead or stuck actor is killed below
-        for actor in self._actors:
-            ray.kill(actor, no_restart=True)
+        for actor in actors:
+            self._kill(actor)
+        self._model = None  # the model's parts leave the object store
         if wait:
             for thread in self._threads:
                 thread.join(CLOSE_TIMEOUT_S)
+            self._relays.join(CLOSE_TIMEOUT_S)
+
+    @staticmethod
+    def _kill(actor: Any) -> None:
+        try:
+            ray.kill(actor, no_restart=True)
+        except (RayError, ValueError):
+            pass  # gone already
 
 
 class ServerActor:
@@ -301,6 +450,7 @@ class ServerActor:
         self._scheduler: _ServerScheduler | None = None
         self._links: dict[tuple[int, Place], Link] = {}
         self._sockets = Sockets()
+        self._relays = _Relays(index, self._sockets, name)
         self._stats = StreamStats()
         self._listener: Listener | None = None
 
@@ -323,17 +473,37 @@ class ServerActor:
         """Where this server listens for streams."""
         return self._listener.address
 
+    def pid(self) -> int:
+        """The actor's process."""
+        return os.getpid()
+
     def relay(self, addresses: Sequence[tuple[str, int]]) -> str | None:
         """Open a stream from each server whose messages this server's nodes consume (`addresses`:
         every server's, in order, each listening); why one cannot be opened, or None."""
+        for source in sorted({link.source for link in self._links.values()
+                              if link.target == self._index and link.source is not None}):
+            failed = self.redial(source, addresses[source])
+            if failed is not None:
+                return failed
+        return None
+
+    def redial(self, source: int, address: tuple[str, int]) -> str | None:
+        """Open a stream for each link from server index `source` to this server, to `source`'s
+        actor listening at `address` (at the start, and for a new actor of that server once the
+        old one's streams were dropped: `drop_peer`); why one cannot be opened, or None."""
         for link in self._links.values():
-            if link.target == self._index and link.source is not None:
+            if link.target == self._index and link.source == source:
                 try:
-                    sock = dial(addresses[link.source], self._token, link.channel, link.source, CONNECT_TIMEOUT_S)
+                    sock = dial(address, self._token, link.channel, link.source, CONNECT_TIMEOUT_S)
                 except OSError as error:
-                    return f"{_unreachable(link, addresses[link.source], error)} ({self._where})"
+                    return f"{_unreachable(link, address, error)} ({self._where})"
                 self._serve(sock, link.channel, link.source, dialed=True)
         return None
+
+    def drop_peer(self, peer: int) -> None:
+        """Stop the streams with server index `peer`, whose actor died: once this returns, none of
+        them takes a message any more."""
+        self._relays.stop(peer)
 
     def _serve(self, sock: socket.socket, channel: int, source: Place, dialed: bool = False) -> None:
         """Relay the link (`channel`, `source`) over `sock`: write it when this server produces it,
@@ -345,11 +515,10 @@ class ServerActor:
         scheduler = self._scheduler
         fail = _relay_fail(link, scheduler.fail)
         if link.source == self._index:
-            loop = (send_loop, scheduler.region, channel, scheduler.wiring.channel_specs[channel].bell, sock, fail)
+            self._relays.start(link, sock, send_loop, scheduler.region, channel,
+                               scheduler.wiring.channel_specs[channel].bell, sock, fail)
         else:
-            loop = (receive_loop, scheduler.region, channel, sock, self._stats, fail)
-        threading.Thread(target=_stream, args=(self._sockets, sock, *loop), daemon=True,
-                         name=f"dfir:{self._name}:relay").start()
+            self._relays.start(link, sock, receive_loop, scheduler.region, channel, sock, self._stats, fail)
 
     def stream_stats(self) -> dict[str, int]:
         """What this server's streams received (relay_streams.StreamStats)."""
@@ -407,12 +576,65 @@ class _ServerScheduler(ProcessScheduler):
         return restarts
 
 
-def _stream(sockets: Sockets, sock: socket.socket, loop: Callable, *args: Any) -> None:
-    """Run a stream's loop (relay_streams.send_loop or receive_loop), then close its socket."""
-    try:
-        loop(*args)
-    finally:
-        sockets.discard(sock)
+@dataclass
+class _Relay:
+    """One stream of a place: its peer, its socket, what stops it, its thread, whether it sends."""
+
+    peer: Place
+    sock: socket.socket
+    stop: threading.Event
+    thread: threading.Thread
+    sends: bool
+
+
+class _Relays:
+    """The streams of one place (`here`), each relaying one link on a thread of its own; those
+    with one peer stop together when that peer's actor died (`stop`)."""
+
+    def __init__(self, here: Place, sockets: Sockets, name: str):
+        self._here = here
+        self._sockets = sockets
+        self._name = name
+        self._relays: list[_Relay] = []
+        self._lock = threading.Lock()
+
+    def start(self, link: Link, sock: socket.socket, loop: Callable, *args: Any) -> None:
+        """Run `loop(*args)` (relay_streams.send_loop or receive_loop) for `link` over `sock`,
+        then close `sock`."""
+        stop = threading.Event()
+        thread = threading.Thread(target=self._run, args=(sock, loop, args, stop), daemon=True,
+                                  name=f"dfir:{self._name}:relay")
+        peer = link.target if link.source == self._here else link.source
+        with self._lock:
+            self._relays = [relay for relay in self._relays if relay.thread.is_alive()]
+            self._relays.append(_Relay(peer, sock, stop, thread, loop is send_loop))
+            thread.start()
+
+    def _run(self, sock: socket.socket, loop: Callable, args: tuple, stop: threading.Event) -> None:
+        try:
+            loop(*args, stop=stop)
+        finally:
+            self._sockets.discard(sock)
+
+    def stop(self, peer: Place) -> None:
+        """Stop the streams with `peer`: once this returns, none of them takes a message any more
+        (each send loop is waited for; a receive loop ends as its socket is shut down, once it
+        put what it holds)."""
+        with self._lock:
+            stopping = [relay for relay in self._relays if relay.peer == peer]
+            self._relays = [relay for relay in self._relays if relay.peer != peer]
+        for relay in stopping:
+            relay.stop.set()
+            self._sockets.interrupt(relay.sock)
+        for relay in stopping:
+            if relay.sends:
+                relay.thread.join(STOP_TIMEOUT_S)
+
+    def join(self, timeout_s: float) -> None:
+        with self._lock:
+            relays = list(self._relays)
+        for relay in relays:
+            relay.thread.join(timeout_s)
 
 
 def _relay_fail(link: Link, fail: Callable[[str], None]) -> Callable[[Exception], None]:
@@ -425,6 +647,14 @@ def _relay_failure(link: Link, error: Exception) -> str:
     text = str(error).strip().splitlines()
     return (f"relaying channel {link.channel} from {_place_name(link.source)} to {_place_name(link.target)} "
             f"failed: {type(error).__name__}" + (f": {text[-1]}" if text else ""))
+
+
+def _reason(error: Exception) -> str:
+    """Why a restart failed, in one line."""
+    if isinstance(error, GeError):
+        return error.error_message
+    text = str(error).strip().splitlines()
+    return f"{type(error).__name__}: {text[0]}" if text else type(error).__name__
 
 
 def _unreachable(link: Link, address: tuple[str, int], error: OSError) -> str:

@@ -18,6 +18,10 @@ region, which the channel then carries without copying. So a tensor crosses with
 the kernel's: into the socket on one side, out of it on the other. (When the consumer's arena has
 no room, the body is read into process memory and the channel copies it: `StreamStats` counts
 those bytes.)
+
+A stream ends when its place closes, when its peer goes away (the end of the stream, a reset: a
+frame cut short is dropped), or when its place stops it (`stop`: its peer's actor died): a send
+loop that was told to stop takes no message after it returned.
 """
 from __future__ import annotations
 
@@ -38,6 +42,7 @@ RELAY_BATCH = 64                # messages one frame carries at most
 FRAME_BYTES = 1 << 20           # a frame ends once its messages' array bodies reach this many bytes
 OUT_OF_BAND_BYTES = 64 << 10    # buffers this large or larger travel raw, after their frame's pickle
 HELLO_TIMEOUT_S = 10.0          # how long a listener waits for a new connection's HELLO
+STOP_POLL_MS = 100              # how long a stoppable send loop waits for messages before it looks again
 TOKEN_BYTES = 32
 HELLO = struct.Struct(f"!{TOKEN_BYTES}sii")  # token, channel, producing place (-1: the driver)
 FRAME = struct.Struct("!QI")                 # pickle bytes, raw bodies
@@ -87,6 +92,11 @@ class Sockets:
                 return True
         sock.close()
         return False
+
+    def interrupt(self, sock: socket.socket) -> None:
+        """Shut `sock` down without closing it: the thread relaying over it sees the stream end
+        and closes it (`discard`), so its descriptor is never reused under that thread."""
+        _shutdown(sock)
 
     def discard(self, sock: socket.socket) -> None:
         """Stop tracking `sock`, shut it down and close it."""
@@ -161,12 +171,15 @@ def dial(address: tuple[str, int], token: bytes, channel: int, source: int | Non
     return sock
 
 
-def send_loop(region, channel: int, bell: int, sock: socket.socket, fail: Callable[[Exception], None]) -> None:
+def send_loop(region, channel: int, bell: int, sock: socket.socket, fail: Callable[[Exception], None],
+              stop: threading.Event | None = None) -> None:
     """Write `channel`'s messages (this place's copy, its consumer's doorbell `bell`) to `sock`,
-    in frames of up to RELAY_BATCH, until the region closes or the peer goes away; any other error
-    goes to `fail`."""
-    while True:
-        sets = region.take([channel], bell, RELAY_BATCH, -1)
+    in frames of up to RELAY_BATCH, until the region closes, the peer goes away or `stop` is set
+    (looked at every STOP_POLL_MS: once the loop has returned it takes nothing more); any other
+    error goes to `fail`."""
+    wait_ms = -1 if stop is None else STOP_POLL_MS
+    while stop is None or not stop.is_set():
+        sets = region.take([channel], bell, RELAY_BATCH, wait_ms)
         if sets is None:
             return
         try:
@@ -175,15 +188,16 @@ def send_loop(region, channel: int, bell: int, sock: socket.socket, fail: Callab
         except PEER_GONE:
             return
         except OSError as error:
-            return None if region.closing else fail(error)
+            return None if region.closing or _is_set(stop) else fail(error)
         except Exception as error:  # a message that does not pickle
             return fail(error)
 
 
 def receive_loop(region, channel: int, sock: socket.socket, stats: StreamStats,
-                 fail: Callable[[Exception], None]) -> None:
+                 fail: Callable[[Exception], None], stop: threading.Event | None = None) -> None:
     """Put the messages of the frames read from `sock` on `channel` (this place's copy), in
-    order, until the peer goes away or the region closes; any other error goes to `fail`."""
+    order, until the peer goes away, the region closes or `stop` is set (and `sock` shut down);
+    any other error goes to `fail`. A frame cut short by the end of the stream is dropped."""
     region.use_arena_allocator(OUT_OF_BAND_BYTES)  # this thread's large arrays: the raw bodies
     while True:
         try:
@@ -191,7 +205,7 @@ def receive_loop(region, channel: int, sock: socket.socket, stats: StreamStats,
         except PEER_GONE:
             return
         except OSError as error:
-            return None if region.closing else fail(error)
+            return None if region.closing or _is_set(stop) else fail(error)
         except Exception as error:  # a frame that does not unpickle
             return fail(error)
         try:
@@ -199,6 +213,10 @@ def receive_loop(region, channel: int, sock: socket.socket, stats: StreamStats,
                 return
         except Exception as error:
             return fail(error)
+
+
+def _is_set(stop: threading.Event | None) -> bool:
+    return stop is not None and stop.is_set()
 
 
 def frames_of(messages: list) -> list[list]:

@@ -25,6 +25,7 @@ import dfir.dataflow as df  # noqa: E402
 from dfir.core.flow_info import FlowInfo  # noqa: E402
 from dfir.ge.error import GeError  # noqa: E402
 from dfir.frontend.flow_func.status import FLOW_FUNC_ERR_TIME_OUT_ERROR  # noqa: E402
+from dfir.runtime.driver import ray_cluster  # noqa: E402
 from dfir.runtime.driver.process_scheduler import WORKER_FAILED  # noqa: E402
 
 WAIT_MS = 30000        # bound for results that must arrive; a broken runtime fails, never hangs
@@ -226,9 +227,10 @@ def test_alignment_pairs_replicas_that_run_on_different_servers(cluster, tmp_pat
         (t, [t, t]) for t in range(1, 7)]
 
 
-def test_a_killed_actor_fails_the_transactions_in_flight_naming_node_server_and_device(cluster, tmp_path):
+def test_a_killed_actor_fails_the_model_naming_node_server_and_device_under_recover_off(cluster, tmp_path):
     first, second = same_flow.fnode(), slower.fnode()
     options = ray_options(tmp_path, {first.name: "0:0:0", second.name: "0:1:0"})
+    options["dfir.runtime.recover"] = "off"
     model = dfir.load(dfir.compile(chain(first, second), options).om)
     try:
         model.feed_data([np.array([1])])
@@ -247,6 +249,96 @@ def test_a_killed_actor_fails_the_transactions_in_flight_naming_node_server_and_
     finally:
         model.close()
     wait_until(lambda: server_actors_alive() == 0)
+
+
+def test_a_killed_actor_is_started_again_and_only_the_transactions_in_flight_fail(cluster, tmp_path):
+    """x -> server 1 -> server 0 -> server 1 -> x: server 1's actor process is killed after the
+    first 5 of 40 results. Every stream with it is opened again (the driver's feed and fetch,
+    server 0's streams both ways): every transaction comes back once, its result or WORKER_FAILED
+    naming the server, and the new actor serves the next ones."""
+    first, second, third = same_flow.fnode(), paced.fnode(), shift.fnode()
+    options = ray_options(tmp_path, {first.name: "0:1:0", second.name: "0:0:0", third.name: "0:1:0"})
+    with dfir.load(dfir.compile(chain(first, second, third), options).om) as model:
+        for t in range(1, 41):
+            model.feed_data([np.array([t])])
+        results = [model.fetch_data(timeout=WAIT_MS) for _ in range(5)]
+        actor = model._scheduler.actor_of(1)
+        pid = ray.get(actor.pid.remote(), timeout=WAIT_MS / 1000)
+        (worker_pid,) = ray.get(actor.worker_pids.remote(), timeout=WAIT_MS / 1000)
+        killed = time.monotonic()
+        os.kill(pid, signal.SIGKILL)
+        results += [model.fetch_data(timeout=WAIT_MS) for _ in range(35)]
+        for t in range(41, 51):
+            model.feed_data([np.array([t])])
+        later = [model.fetch_data(timeout=WAIT_MS) for _ in range(10)]
+        served_again = time.monotonic() - killed
+        stats = model.stats()["workers"]
+        new_actor = model._scheduler.actor_of(1)
+        assert ray.get(new_actor.pid.remote(), timeout=WAIT_MS / 1000) != pid
+    wait_until(lambda: server_actors_alive() == 0)
+    assert sorted(info.transaction_id for _, info, _ in results) == list(range(1, 41))
+    failed = [ret for _, _, ret in results if ret != 0]
+    assert failed, "the transactions in flight fail"
+    death = (f"nodes '{first.name}', '{third.name}' on devices 0:1:0 of server 1 (10.99.99.2): the server's Ray "
+             f"actor died (ActorDiedError: The actor died unexpectedly before finishing this task.)")
+    for ret in failed:
+        assert ret == WORKER_FAILED
+        assert ret.message == f"{death}; the worker was restarted and this transaction, in flight, failed", ret.message
+    assert all(tensors[0].numpy().tolist() == [info.transaction_id * 3 + 1]
+               for tensors, info, ret in results if ret == 0)
+    assert [(info.transaction_id, ret, tensors[0].numpy().tolist()) for tensors, info, ret in later] == [
+        (t, 0, [t * 3 + 1]) for t in range(41, 51)]
+    assert served_again < 15.0, served_again
+    assert [(w["device"], w["restarts"]) for w in stats] == [("0:1:0", 1), ("0:0:0", 0)]  # in unit order
+    assert stats[0]["pid"] != worker_pid
+    assert stats[0]["deaths"] == [death]
+
+
+def test_an_actor_that_cannot_be_started_again_fails_the_model_naming_the_server_and_why(
+        cluster, tmp_path, monkeypatch):
+    first, second = same_flow.fnode(), shift.fnode()
+    options = ray_options(tmp_path, {first.name: "0:0:0", second.name: "0:1:0"})
+    with dfir.load(dfir.compile(chain(first, second), options).om) as model:
+        scheduler = model._scheduler
+        monkeypatch.setattr(ray_cluster, "SERVER_RESOURCE", "dfir_gone_{}")  # no node offers it any more
+        model.feed_data([np.array([1])])
+        assert model.fetch_data(timeout=WAIT_MS)[2] == 0
+        os.kill(ray.get(scheduler.actor_of(1).pid.remote(), timeout=WAIT_MS / 1000), signal.SIGKILL)
+        wait_until(lambda: scheduler.failure is not None)
+        with pytest.raises(GeError) as error:
+            model.feed_data([np.array([2])])
+    wait_until(lambda: server_actors_alive() == 0)
+    assert error.value.error_message == (
+        f"the model failed: nodes '{second.name}' on devices 0:1:0 of server 1 (10.99.99.2): the server's Ray actor "
+        f"died (ActorDiedError: The actor died unexpectedly before finishing this task.); starting the server's Ray "
+        f"actor again failed: server 1 (10.99.99.2): no node of the Ray cluster offers the resource dfir_gone_1 or "
+        f"has the IP 10.99.99.2; nodes ['{second.name}'] are placed on it; close it and load it again")
+
+
+def test_an_actor_that_dies_three_times_in_a_row_soon_after_starting_fails_the_model(cluster, tmp_path, monkeypatch):
+    """Each restart counts as quick here (QUICK_DEATH_SECONDS raised to a minute): the third
+    death in a row fails the model with the history of the three."""
+    monkeypatch.setattr(ray_cluster, "QUICK_DEATH_SECONDS", 60.0)
+    first, second = same_flow.fnode(), shift.fnode()
+    options = ray_options(tmp_path, {first.name: "0:0:0", second.name: "0:1:0"})
+    with dfir.load(dfir.compile(chain(first, second), options).om) as model:
+        scheduler = model._scheduler
+        for restarts in (1, 2):
+            os.kill(ray.get(scheduler.actor_of(1).pid.remote(), timeout=WAIT_MS / 1000), signal.SIGKILL)
+            wait_until(lambda n=restarts: [w["restarts"] for w in model.stats()["workers"]] == [0, n])
+            model.feed_data([np.array([restarts])])
+            tensors, _, ret = model.fetch_data(timeout=WAIT_MS)
+            assert (ret, tensors[0].numpy().tolist()) == (0, [restarts + 1])
+        os.kill(ray.get(scheduler.actor_of(1).pid.remote(), timeout=WAIT_MS / 1000), signal.SIGKILL)
+        wait_until(lambda: scheduler.failure is not None)
+        with pytest.raises(GeError) as error:
+            model.feed_data([np.array([9])])
+    wait_until(lambda: server_actors_alive() == 0)
+    death = f"nodes '{second.name}' on devices 0:1:0 of server 1 (10.99.99.2): the server's Ray actor died ("
+    message = error.value.error_message
+    assert message.startswith(f"the model failed: {death}"), message
+    history = message.split("; it died 3 times in a row within 60 s of starting: ")[1]
+    assert history.count(death) == 3 and history.startswith(death), message
 
 
 def test_a_killed_worker_of_a_server_is_restarted_and_only_its_transactions_in_flight_fail(cluster, tmp_path):
@@ -289,6 +381,9 @@ def test_a_killed_worker_of_a_server_is_restarted_and_only_its_transactions_in_f
 
 def test_a_call_of_a_server_past_its_udf_timeout_fails_with_the_timeout_code_and_the_server_serves_on(
         cluster, tmp_path):
+    """Transaction 3 waits behind the hung call of 2: it fails with WORKER_FAILED, or, when the
+    server's new worker runs it and its result reaches the driver before the driver hears of the
+    restart (through `watch`), it returns its result (each transaction still comes back once)."""
     first, second = same_flow.fnode(), hang_on_two.fnode()
     options = ray_options(tmp_path, {first.name: "0:0:0", second.name: "0:1:0"})
     options["dfir.runtime.udf_timeout_ms"] = "300"
@@ -301,12 +396,17 @@ def test_a_call_of_a_server_past_its_udf_timeout_fails_with_the_timeout_code_and
         results += [model.fetch_data(timeout=WAIT_MS) for _ in range(2)]
         model.feed_data([np.array([4])])
         later = model.fetch_data(timeout=WAIT_MS)
-    assert [(info.transaction_id, int(ret)) for _, info, ret in results] == [
-        (1, 0), (2, FLOW_FUNC_ERR_TIME_OUT_ERROR), (3, WORKER_FAILED)]
-    assert results[1][2].message == (
+    by_id = {info.transaction_id: (tensors, ret) for tensors, info, ret in results}
+    assert sorted(by_id) == [1, 2, 3] and (by_id[1][1], by_id[2][1]) == (0, FLOW_FUNC_ERR_TIME_OUT_ERROR)
+    assert by_id[2][1].message == (
         f"node '{second.name}' instance 0 on device 0:1:0: a call ran longer than its udf_timeout_ms (300 ms); "
-        f"worker process {pid} was stopped (server 1 (10.99.99.2), Ray node {cluster.other})"), results[1][2].message
-    assert results[2][2].message.endswith("; the worker was restarted and this transaction, in flight, failed")
+        f"worker process {pid} was stopped (server 1 (10.99.99.2), Ray node {cluster.other})"), by_id[2][1].message
+    tensors, ret = by_id[3]
+    if ret == 0:
+        assert tensors[0].numpy().tolist() == [6]
+    else:
+        assert ret == WORKER_FAILED
+        assert ret.message.endswith("; the worker was restarted and this transaction, in flight, failed")
     assert (later[1].transaction_id, later[2], later[0][0].numpy().tolist()) == (4, 0, [8])
 
 
