@@ -48,6 +48,9 @@ Algorithm:
      every worker would span the servers); a dead actor's message names the nodes, their
      devices and the server.
   6. `close()` closes this process's scheduler and streams, then each actor's, then kills the actors.
+  7. A traced model (runtime/driver/tracing.py): each actor's workers append to the actor's own
+     trace log, which this process drains through `drain_trace` twice a second and before close;
+     an actor on another machine has its slices moved onto this machine's clock.
 """
 from __future__ import annotations
 
@@ -66,12 +69,13 @@ from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
 from dfir.core.errors import GeError
 from dfir.om.plan import Plan
-from dfir.runtime.driver import relay_streams
+from dfir.runtime.driver import relay_streams, tracing
 from dfir.runtime.driver.process_scheduler import (DRIVER_BELL, MAX_QUICK_DEATHS, QUICK_DEATH_SECONDS,
                                                    VOID_TRANSACTION, ProcessScheduler, Wiring, _pairs_in_order,
                                                    plan_wiring)
 from dfir.runtime.driver.relay_streams import Listener, Sockets, StreamStats, dial, receive_loop, send_loop
 from dfir.runtime.driver.servers import Server
+from dfir.runtime.driver.tracing import ServerLog
 from dfir.runtime.funcs import Source
 from dfir.runtime.worker.host import ModelParts
 
@@ -199,6 +203,8 @@ class RayScheduler(ProcessScheduler):
         except BaseException:
             self.close()
             raise
+        if self.tracer is not None:
+            self.tracer.add_source(self._server_slices)
 
     def _start_servers(self, parts: ModelParts) -> None:
         connect(parts.plan.cluster.ray_address)
@@ -227,7 +233,7 @@ class RayScheduler(ProcessScheduler):
                 num_cpus=0, max_concurrency=8, max_restarts=0,
                 scheduling_strategy=NodeAffinitySchedulingStrategy(node, soft=False),
             ).remote(self.name, self._model, self._depth, s, self._servers[s], node, self._place_of_worker,
-                     self._token)
+                     self._token, 0.0 if self.tracer is None else self.tracer.rate)
             if s < len(self._actors):
                 self._actors[s] = actor
             else:
@@ -401,9 +407,27 @@ class RayScheduler(ProcessScheduler):
         return (f"nodes {nodes} on devices {devices} of {server.label}: the server's Ray actor died "
                 f"({type(error).__name__}: {cause})")
 
+    def _server_slices(self) -> list[bytes]:
+        """What each live server's trace log holds (tracing.py, 3), on this machine's clock: a
+        server on another machine is moved by the midpoint of the call that drained it."""
+        with self._actors_lock:
+            actors = list(self._actors)
+        here, drained = tracing.boot_id(), []
+        for actor in actors:
+            asked = time.monotonic_ns()
+            try:
+                packed, there_ns, boot = ray.get(actor.drain_trace.remote(), timeout=CALL_TIMEOUT_S)
+            except (RayError, GetTimeoutError):
+                continue  # a dead actor's slices went with it
+            offset = 0 if boot == here else there_ns - (asked + time.monotonic_ns()) // 2
+            drained.append(tracing.shifted(packed, offset))
+        return drained
+
     def close(self, wait: bool = True) -> None:
         """Close this process's scheduler, then the servers' (see the module docstring, 6)."""
         was_closed = self.closed
+        if not was_closed and self.tracer is not None and os.getpid() == self._owner_pid:
+            self.tracer.drain_sources()  # the servers' slices, before their actors go
         super().close(wait)
         if was_closed or os.getpid() != self._owner_pid:
             return
@@ -438,7 +462,9 @@ class ServerActor:
     server's Ray node, and the streams of the channels it relays to or from other places."""
 
     def __init__(self, name: str, model: tuple, depth: int, index: int, server: Server, node: str,
-                 place_of_worker: Sequence[Place], token: bytes):
+                 place_of_worker: Sequence[Place], token: bytes, trace_rate: float = 0.0):
+        """`trace_rate`: the share of transactions the driver traces (0: none; tracing.py, 3)."""
+        self._trace_rate = trace_rate
         self._index = index
         self._where = f"{server.label}, Ray node {node}"
         self._place_of_worker = place_of_worker
@@ -459,7 +485,8 @@ class ServerActor:
         load, or None."""
         try:
             self._scheduler = _ServerScheduler(self._name, self._parts.plan, self._parts.build, self._depth,
-                                               workers=self._workers, recovers=not _pairs_in_order(self._parts.plan))
+                                               workers=self._workers, recovers=not _pairs_in_order(self._parts.plan),
+                                               trace_rate=self._trace_rate)
         except GeError as error:
             return f"{error.error_message} ({self._where})", error.api_name or "dfir.load", error.context
         self._links = {(link.channel, link.source): link
@@ -468,6 +495,12 @@ class ServerActor:
         # After the fork: the workers must not hold the listening socket.
         self._listener = Listener(ray.util.get_node_ip_address(), self._token, self._sockets, self._serve)
         return None
+
+    def drain_trace(self) -> tuple[bytes, int, str]:
+        """The slices this server's workers appended since the last call (packed TRACE_RECORDs),
+        this process's CLOCK_MONOTONIC now, and its machine's boot id."""
+        tracer = self._scheduler.tracer if self._scheduler is not None else None
+        return (b"" if tracer is None else tracer.drain_packed()), time.monotonic_ns(), tracing.boot_id()
 
     def stream_address(self) -> tuple[str, int]:
         """Where this server listens for streams."""
@@ -557,10 +590,16 @@ class _ServerScheduler(ProcessScheduler):
     """A server's `ProcessScheduler`: it restarts its dead workers, but the transactions they held
     are the driver's to fail (its ledger), which `watch` tells through `take_restarts`."""
 
-    def __init__(self, *args: Any, **kwargs: Any):
+    def __init__(self, *args: Any, trace_rate: float = 0.0, **kwargs: Any):
         self._restarts: list[tuple[str, int | None]] = []
         self._restarts_lock = threading.Lock()
+        self._trace_rate = trace_rate
         super().__init__(*args, **kwargs)
+
+    def _new_tracer(self, plan: Plan) -> ServerLog | None:
+        """The log the driver drains through the actor, when the driver traces (not this plan's
+        own setting, nor DFIR_TRACE here: the driver decides)."""
+        return ServerLog(self.name, self._trace_rate) if self._trace_rate else None
 
     def _fail_in_flight(self, death: str, timed_out: int | None) -> None:
         with self._restarts_lock:

@@ -12,7 +12,10 @@ Algorithm:
   2. A thread of the driver drains the log every DRAIN_SECONDS, keeping the records packed as
      they come (no Python object per slice while the model runs), and samples the depth of every
      node input channel and the arena's bytes in use as counters (a value is kept when it changed).
-  3. `collect()` drains at once and names every slice by its unit (a `ModelTrace`,
+  3. Under Ray, each server's workers append to their actor's own log (`ServerLog`), which the
+     driver drains through the actor every REMOTE_DRAIN_SECONDS (`add_source`), its times moved
+     onto this machine's clock when the actor runs on another one.
+  4. `collect()` drains at once and names every slice by its unit (a `ModelTrace`,
      runtime/driver/trace_model.py); closing the model drains what is left. Every
      traced model of the process stays in `traces()`, closed ones as they ended, for `dfir trace`
      to write at exit (runtime/driver/trace_file.py writes the file).
@@ -23,7 +26,7 @@ import os
 import threading
 import time
 from dataclasses import replace
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 
@@ -39,6 +42,7 @@ TRACE_RECORD = np.dtype([("node", "<i4"), ("instance", "<i4"), ("transaction", "
 DRIVER_SLICES = {-1: "feed", -2: "fetch"}
 LOG_RECORDS = 1 << 20   # slices the log holds: 64 lanes of 16,384 (40 MiB of shared memory, touched as used)
 DRAIN_SECONDS = 0.02
+REMOTE_DRAIN_SECONDS = 0.5
 
 _tracers: list[ModelTracer] = []
 _tracers_lock = threading.Lock()
@@ -72,6 +76,8 @@ class ModelTracer:
         as messages name it."""
         device = wiring.device
         self.log = _native.TraceLog(LOG_RECORDS, rate, f"dfir-trace:{name}")
+        self.rate = rate
+        self._sources: list[Callable[[], list[bytes]]] = []
         self._region = region
         self._unit_of = {(ref.node, ref.instance): u for u, ref in enumerate(device.units)}
         self._workers = wiring.unit_workers
@@ -98,8 +104,20 @@ class ModelTracer:
         node = next(node for node, slice_name in DRIVER_SLICES.items() if slice_name == name)
         self.log.append(node, 0, transaction, begin_ns, time.monotonic_ns())
 
+    def add_source(self, source: Callable[[], list[bytes]]) -> None:
+        """Drain `source` too: it gives records packed as TRACE_RECORDs, on this machine's clock
+        (another process's log: a server's, under Ray)."""
+        self._sources.append(source)
+
+    def drain_sources(self) -> None:
+        """Take what the sources hold now."""
+        packed = [records for source in self._sources for records in source()]
+        with self._lock:
+            self._packed += packed
+
     def collect(self) -> ModelTrace:
         """What the model recorded so far (a copy)."""
+        self.drain_sources()
         self._drain(final=False)
         with self._lock:
             packed = b"".join(self._packed)
@@ -108,10 +126,12 @@ class ModelTracer:
         return replace(self._trace, slices=self._slices(np.frombuffer(packed, TRACE_RECORD)), counters=counters)
 
     def close(self) -> None:
-        """Drain what is left: the workers have ended, so no slice is still being written."""
+        """Drain what is left: the workers have ended, so no slice is still being written. The
+        sources are gone with the model (its owner drained them before)."""
         self._stop.set()
         if self._thread.is_alive():
             self._thread.join()
+        self._sources = []
         self._drain(final=True)
 
     def discard(self) -> None:
@@ -121,9 +141,14 @@ class ModelTracer:
                 _tracers.remove(self)
 
     def _drain_until_closed(self) -> None:
+        rounds_per_remote = max(1, round(REMOTE_DRAIN_SECONDS / DRAIN_SECONDS))
+        rounds = 0
         while not self._stop.wait(DRAIN_SECONDS):
             self._drain(final=False)
             self._sample_counters()
+            rounds += 1
+            if self._sources and rounds % rounds_per_remote == 0:
+                self.drain_sources()
 
     def _drain(self, final: bool) -> None:
         with self._lock:
@@ -147,6 +172,43 @@ class ModelTracer:
                 if self._last.get(name) != value:
                     self._last[name] = value
                     self._trace.counters.append(TraceCounter(name, now, value))
+
+
+class ServerLog:
+    """The trace log of a server's workers under Ray: they append to it, and the driver drains it
+    through the server's actor (`drain_packed`); nothing in the server drains it. It stands in for
+    a `ModelTracer` in the server's scheduler."""
+
+    def __init__(self, name: str, rate: float):
+        self.log = _native.TraceLog(LOG_RECORDS, rate, f"dfir-trace:{name}")
+
+    def drain_packed(self) -> bytes:
+        return self.log.drain()
+
+    def start(self) -> None:
+        pass
+
+    def close(self) -> None:
+        pass
+
+    def discard(self) -> None:
+        pass
+
+
+def boot_id() -> str:
+    """This machine's boot id: two processes that read the same one share CLOCK_MONOTONIC."""
+    with open("/proc/sys/kernel/random/boot_id", encoding="ascii") as file:
+        return file.read().strip()
+
+
+def shifted(packed: bytes, offset_ns: int) -> bytes:
+    """Records packed as TRACE_RECORDs, their times less `offset_ns`."""
+    if not offset_ns or not packed:
+        return packed
+    records = np.frombuffer(packed, TRACE_RECORD).copy()
+    records["begin_ns"] -= offset_ns
+    records["end_ns"] -= offset_ns
+    return records.tobytes()
 
 
 def _input_label(unit: UnitTrack, j: int, devices: tuple[str, ...]) -> str:

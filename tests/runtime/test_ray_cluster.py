@@ -497,3 +497,30 @@ def test_twenty_loads_and_closes_leave_no_actors_behind(cluster, tmp_path):
             pids += ray.get(model._scheduler.actors[0].worker_pids.remote(), timeout=WAIT_MS / 1000)
     wait_until(lambda: server_actors_alive() == 0)
     assert [pid for pid in pids if Path(f"/proc/{pid}").exists()] == []
+
+
+def test_a_traced_model_gathers_the_slices_of_every_server(cluster, tmp_path, monkeypatch):
+    """Nodes on the driver's host worker, server 0 and server 1: every transaction has a slice in
+    each, on one clock, and the file names every server's device."""
+    first, second, third = shift.fnode(), same_flow.fnode(), shift.fnode()
+    options = ray_options(tmp_path, {first.name: "0:1:0", second.name: "0:0:1", third.name: "0:1:0"})
+    monkeypatch.setenv("DFIR_TRACE", "on")
+    with dfir.load(dfir.compile(chain(first, second, third), options).om) as model:
+        for k in range(6):
+            assert model.feed_data([np.array([k])]) == 0
+        assert [model.fetch_data(timeout=WAIT_MS)[0][0].numpy().tolist() for _ in range(6)] == [[k + 2] for k in range(6)]
+        trace = model._scheduler.tracer.collect()
+        model.trace(tmp_path / "run.json")
+    assert trace.devices == ("0:1:0", "0:0:1")
+    nodes = {}
+    for s in trace.slices:
+        if s.worker >= 0:
+            nodes.setdefault(s.transaction, []).append((s.begin_ns, s.name, trace.devices[s.worker]))
+    assert sorted(nodes) == list(range(1, 7))
+    for transaction, hops in nodes.items():
+        assert [(name, device) for _, name, device in sorted(hops)] == [
+            (f"node '{first.name}' instance 0", "0:1:0"), (f"node '{second.name}' instance 0", "0:0:1"),
+            (f"node '{third.name}' instance 0", "0:1:0")]
+    written = json.loads((tmp_path / "run.json").read_text())
+    processes = {e["args"]["name"] for e in written["traceEvents"] if e["name"] == "process_name"}
+    assert processes == {f"{trace.model} driver", f"{trace.model} 0:1:0", f"{trace.model} 0:0:1"}
