@@ -251,16 +251,21 @@ class DriverPort {
     int64_t timeout_ms = 0;
     if (!IntValue(timeout, timeout_ms) || timeout_ms < -1) return Refused(kTimeout);
     if (info.transaction_id == 0) info.transaction_id = next_transaction_id_++;
-    const int64_t begin_ns = trace_ ? rt::MonotonicNs() : 0;
+    const bool traced = trace_ && trace_->Sampled(info.transaction_id);
+    const int64_t begin_ns = traced ? rt::MonotonicNs() : 0;
     const int status = Put(values, info, timeout_ms);
-    if (trace_ && status == StatusCode(rt::WaitStatus::kReady)) {
-      trace_->Append({rt::kFeedSlice, 0, info.transaction_id, begin_ns, rt::MonotonicNs()});
+    if (traced && status == StatusCode(rt::WaitStatus::kReady)) {
+      trace_->Append({rt::kFeedSlice, 0, info.transaction_id, begin_ns, rt::MonotonicNs()}, feed_lane_);
     }
     return py::int_(status);
   }
 
   // Appends a slice of each feed it puts and each fetch it takes to `log` (a traced model).
-  void Trace(std::shared_ptr<rt::TraceLog> log) { trace_ = std::move(log); }
+  void Trace(std::shared_ptr<rt::TraceLog> log) {
+    trace_ = std::move(log);
+    feed_lane_ = trace_->NewLane();  // feeds and fetches each hold their own lock: a lane each
+    fetch_lane_ = trace_->NewLane();
+  }
 
   // {position: value} of what `feed` gives, or (Refusal, detail) as Feed says it: the feed's
   // ordering rules, for the feeds Python puts itself.
@@ -308,8 +313,8 @@ class DriverPort {
         },
         arrays);
     if (set.is_none()) return Refused(kClosed, IndexesOf(indexes));
-    if (trace_ && (set.is(arrays) || py::len(set) != 0)) {
-      trace_->Append({rt::kFetchSlice, 0, first.transaction_id, begin_ns, rt::MonotonicNs()});
+    if (trace_ && (set.is(arrays) || py::len(set) != 0) && trace_->Sampled(first.transaction_id)) {
+      trace_->Append({rt::kFetchSlice, 0, first.transaction_id, begin_ns, rt::MonotonicNs()}, fetch_lane_);
     }
     if (!set.is(arrays)) return set;
     py::list tensors(chosen.size());
@@ -714,6 +719,7 @@ class DriverPort {
   std::vector<Input> inputs_;
   bool spreads_ = false;                              // whether an input feeds a replicated consumer
   std::shared_ptr<rt::TraceLog> trace_;
+  uint64_t feed_lane_ = 0, fetch_lane_ = 0;
   std::vector<std::vector<uint32_t>> fixed_routes_;   // each input's fixed channels
   py::dict positions_;
   uint32_t eos_flag_;

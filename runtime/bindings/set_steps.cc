@@ -199,15 +199,16 @@ bool LeanStep::Fire(uint64_t n, GilRelease& gil) {
   const int closed = StatusCode(rt::WaitStatus::kClosed);
   std::atomic<int32_t>& running = region_->worker(worker()).running_node;
   py::object value;
-  rt::TraceLog* const log = trace();
-  const uint64_t transaction = log != nullptr ? TransactionIdOf(*latest) : 0;
+  const uint64_t transaction = trace() != nullptr ? TransactionIdOf(*latest) : 0;
+  rt::TraceLog* const log = trace() != nullptr && trace()->Sampled(transaction) ? trace() : nullptr;
   for (size_t step = 0; step < functions_.size(); ++step) {
     running.store(functions_[step].first);
     const int64_t begin_ns = log != nullptr ? rt::MonotonicNs() : 0;
     PyObject* result = step == 0 ? PyObject_Vectorcall(functions_[0].second.ptr(), arguments_.data(), width, nullptr)
                                  : PyObject_CallOneArg(functions_[step].second.ptr(), value.ptr());
     if (log != nullptr) {
-      log->Append({functions_[step].first, step == 0 ? instance() : 0, transaction, begin_ns, rt::MonotonicNs()});
+      log->Append({functions_[step].first, step == 0 ? instance() : 0, transaction, begin_ns, rt::MonotonicNs()},
+                  lane());
     }
     if (result == nullptr) {
       if (!PyErr_ExceptionMatches(PyExc_Exception) || PyErr_ExceptionMatches(PyExc_MemoryError)) {
@@ -572,9 +573,10 @@ py::object FireBatch(SetStep& step, uint64_t max_sets, int64_t timeout_ms) {
   for (uint64_t n = 0; n < ready.sets; ++n) {
     batch.running().store(node);
     if (timer != nullptr) timer->Start(transactions[n]);
-    const int64_t begin_ns = trace != nullptr ? rt::MonotonicNs() : 0;
+    const bool traced = trace != nullptr && trace->Sampled(transactions[n]);
+    const int64_t begin_ns = traced ? rt::MonotonicNs() : 0;
     if (!step.Fire(n, gil)) return py::none();
-    if (trace != nullptr) trace->Append({node, step.instance(), transactions[n], begin_ns, rt::MonotonicNs()});
+    if (traced) trace->Append({node, step.instance(), transactions[n], begin_ns, rt::MonotonicNs()}, step.lane());
     if ((n + 1) % kSetsPerRing == 0 && n + 1 < ready.sets && !step.sinks().empty()) {
       rt::RingConsumers(step.region(), step.sinks());
     }

@@ -71,9 +71,11 @@ class SetStep {
   void Trace(std::shared_ptr<rt::TraceLog> log, int32_t instance) {
     trace_ = std::move(log);
     instance_ = instance;
+    lane_ = trace_->NewLane();  // the step's thread writes it alone
   }
   rt::TraceLog* trace() const { return trace_.get(); }
   int32_t instance() const { return instance_; }
+  uint64_t lane() const { return lane_; }
   // Whether the step appends the slices of its functions itself (a lean chain: one per node).
   virtual bool TracesItsFunctions() const { return false; }
 
@@ -88,6 +90,7 @@ class SetStep {
   std::shared_ptr<rt::CallTimer> timer_;
   std::shared_ptr<rt::TraceLog> trace_;
   int32_t instance_ = 0;
+  uint64_t lane_ = 0;
 };
 
 // The set loop's one batch: waits up to `timeout_ms` (-1: forever) until each input of `step`

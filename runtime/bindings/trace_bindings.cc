@@ -18,13 +18,26 @@ static_assert(sizeof(rt::TraceRecord) == 32, "runtime/driver/tracing.py's TRACE_
 
 // The drained records, packed as they are (TraceRecord: i4 node, i4 instance, u8 transaction,
 // i8 begin_ns, i8 end_ns, little-endian): no Python object per record.
+py::bytes Packed(const std::vector<rt::TraceRecord>& records) {
+  return py::bytes(reinterpret_cast<const char*>(records.data()), records.size() * sizeof(rt::TraceRecord));
+}
+
 py::bytes Drained(rt::TraceLog& log, bool final) {
   std::vector<rt::TraceRecord> records;
   {
     py::gil_scoped_release release;
     records = log.Drain(final);
   }
-  return py::bytes(reinterpret_cast<const char*>(records.data()), records.size() * sizeof(rt::TraceRecord));
+  return Packed(records);
+}
+
+py::bytes TakeDrained(rt::TraceLog& log) {
+  std::vector<rt::TraceRecord> records;
+  {
+    py::gil_scoped_release release;
+    log.TakeDrained(&records);
+  }
+  return Packed(records);
 }
 
 }  // namespace
@@ -43,6 +56,12 @@ void BindTraceLog(py::module_& m) {
       .def("drain", &Drained, py::arg("final") = false,
            "The slices appended since the last drain, packed: 32 bytes each (node i4, instance i4, "
            "transaction u8, begin_ns i8, end_ns i8); node -1 is a feed, -2 a fetch of the driver.")
+      .def("start_draining", &rt::TraceLog::StartDraining, py::arg("period_ms"),
+           "Drain every `period_ms` on a native thread of this process, into a buffer take_drained empties.")
+      .def("stop_draining", &rt::TraceLog::StopDraining, py::arg("final"), py::call_guard<py::gil_scoped_release>(),
+           "Stop that thread, draining one last time.")
+      .def("take_drained", &TakeDrained,
+           "What the thread drained so far and what it has not drained yet, packed as drain packs it.")
       .def_property_readonly("lost", &rt::TraceLog::lost)
       .def_property_readonly("capacity", &rt::TraceLog::capacity);
 }

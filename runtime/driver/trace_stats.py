@@ -4,7 +4,7 @@ trace (runtime/driver/trace_model.py).
 A node instance's calls are its slices: how many, the nearest-rank p50 and p99 and the longest,
 and a histogram of their durations in power-of-two microsecond buckets, which two traces of one
 model (two servers) merge by adding counts. A channel's peak depth is the deepest the driver's
-samples saw it (every DRAIN_SECONDS, runtime/driver/tracing.py): a lower bound of the true peak.
+samples saw it (every COUNTER_SECONDS, runtime/driver/tracing.py): a lower bound of the true peak.
 
     >>> node_stats(trace)[0]
     {"node": "b", "instance": 0, "device": "0:0:1", "calls": 3, "p50_us": 12.0, "p99_us": 40.5,

@@ -9,9 +9,10 @@ Algorithm:
      feeds through `driver_slice`). A slice is (node, instance, transaction, begin, end) on
      CLOCK_MONOTONIC. Under a sampling rate below 1, only the transactions the log samples (the
      same ones in every process) leave slices.
-  2. A thread of the driver drains the log every DRAIN_SECONDS, keeping the records packed as
-     they come (no Python object per slice while the model runs), and samples the depth of every
-     node input channel and the arena's bytes in use as counters (a value is kept when it changed).
+  2. A native thread of the driver drains the log every DRAIN_MS, keeping the records packed as
+     they come: no Python object per slice, and no GIL taken, so the threads that feed and fetch
+     never wait for it. A Python thread samples the depth of every node input channel and the
+     arena's bytes in use every COUNTER_SECONDS as counters (a value is kept when it changed).
   3. Under Ray, each server's workers append to their actor's own log (`ServerLog`), which the
      driver drains through the actor every REMOTE_DRAIN_SECONDS (`add_source`), its times moved
      onto this machine's clock when the actor runs on another one.
@@ -40,8 +41,9 @@ TRACE_RECORD = np.dtype([("node", "<i4"), ("instance", "<i4"), ("transaction", "
                          ("end_ns", "<i8")])
 """A slice as `TraceLog.drain` packs it; node -1 is a feed of the driver, -2 a fetch."""
 DRIVER_SLICES = {-1: "feed", -2: "fetch"}
-LOG_RECORDS = 1 << 20   # slices the log holds: 64 lanes of 16,384 (40 MiB of shared memory, touched as used)
-DRAIN_SECONDS = 0.02
+LOG_RECORDS = 1 << 22   # slices the log holds: 64 lanes of 65,536 (160 MiB of shared memory, touched as used)
+DRAIN_MS = 20
+COUNTER_SECONDS = 0.1
 REMOTE_DRAIN_SECONDS = 0.5
 
 _tracers: list[ModelTracer] = []
@@ -96,7 +98,9 @@ class ModelTracer:
             _tracers.append(self)
 
     def start(self) -> None:
-        """Drain in the background (after the workers forked: they must not inherit the thread)."""
+        """Drain and sample in the background (after the workers forked: they must not inherit
+        the threads)."""
+        self.log.start_draining(DRAIN_MS)
         self._thread.start()
 
     def driver_slice(self, name: str, transaction: int, begin_ns: int) -> None:
@@ -118,7 +122,7 @@ class ModelTracer:
     def collect(self) -> ModelTrace:
         """What the model recorded so far (a copy)."""
         self.drain_sources()
-        self._drain(final=False)
+        self._drain()
         with self._lock:
             packed = b"".join(self._packed)
             self._packed = [packed]
@@ -132,7 +136,8 @@ class ModelTracer:
         if self._thread.is_alive():
             self._thread.join()
         self._sources = []
-        self._drain(final=True)
+        self.log.stop_draining(True)
+        self._drain()
 
     def discard(self) -> None:
         """Forget this trace: the model failed to load."""
@@ -141,18 +146,18 @@ class ModelTracer:
                 _tracers.remove(self)
 
     def _drain_until_closed(self) -> None:
-        rounds_per_remote = max(1, round(REMOTE_DRAIN_SECONDS / DRAIN_SECONDS))
+        rounds_per_remote = max(1, round(REMOTE_DRAIN_SECONDS / COUNTER_SECONDS))
         rounds = 0
-        while not self._stop.wait(DRAIN_SECONDS):
-            self._drain(final=False)
+        while not self._stop.wait(COUNTER_SECONDS):
             self._sample_counters()
             rounds += 1
             if self._sources and rounds % rounds_per_remote == 0:
                 self.drain_sources()
 
-    def _drain(self, final: bool) -> None:
+    def _drain(self) -> None:
+        """Take what the native thread drained (or, before it started, drain now)."""
         with self._lock:
-            self._packed.append(self.log.drain(final))
+            self._packed.append(self.log.take_drained())
 
     def _slices(self, records: np.ndarray) -> list[TraceSlice]:
         slices = []

@@ -1,5 +1,7 @@
 #include "trace_log.h"
 
+#include <algorithm>
+#include <chrono>
 #include <cmath>
 
 namespace dfir::rt {
@@ -71,10 +73,12 @@ uint64_t TraceLog::ThisThreadsLane() {
   thread_local uint64_t lane = 0;
   if (chosen_for != this) {
     chosen_for = this;
-    lane = header().lanes_taken.fetch_add(1, std::memory_order_relaxed) % kLanes;
+    lane = NewLane();
   }
   return lane;
 }
+
+uint64_t TraceLog::NewLane() { return header().lanes_taken.fetch_add(1, std::memory_order_relaxed) % kLanes; }
 
 bool TraceLog::Sampled(uint64_t transaction) const {
   const uint64_t below = header().sample_below;
@@ -82,8 +86,10 @@ bool TraceLog::Sampled(uint64_t transaction) const {
 }
 
 void TraceLog::Append(const TraceRecord& record) {
-  if (!Sampled(record.transaction)) return;
-  const uint64_t lane = ThisThreadsLane();
+  if (Sampled(record.transaction)) Append(record, ThisThreadsLane());
+}
+
+void TraceLog::Append(const TraceRecord& record, uint64_t lane) {
   const uint64_t index = header().lanes[lane].next.fetch_add(1, std::memory_order_relaxed);
   Slot& target = slot(lane, index);
   target.stamp.store(0, std::memory_order_relaxed);  // torn while it is rewritten
@@ -93,7 +99,14 @@ void TraceLog::Append(const TraceRecord& record) {
 }
 
 std::vector<TraceRecord> TraceLog::Drain(bool final) {
+  std::lock_guard<std::mutex> draining(drain_mutex_);
+  Header& head = header();
+  uint64_t waiting = 0;
+  for (const Lane& lane : head.lanes) {
+    waiting += std::min(lane.next.load(std::memory_order_relaxed) - lane.drained, head.lane_capacity);
+  }
   std::vector<TraceRecord> records;
+  records.reserve(waiting);
   for (uint64_t lane = 0; lane < kLanes; ++lane) DrainLane(lane, final, &records);
   return records;
 }
@@ -124,6 +137,49 @@ void TraceLog::DrainLane(uint64_t lane, bool final, std::vector<TraceRecord>* re
     records->push_back(record);
   }
   from.drained = index;
+}
+
+void TraceLog::StartDraining(int64_t period_ms) {
+  drainer_ = std::thread([this, period_ms] {
+    std::unique_lock<std::mutex> lock(drained_mutex_);
+    while (!stop_changed_.wait_for(lock, std::chrono::milliseconds(period_ms), [this] { return stop_; })) {
+      lock.unlock();
+      std::vector<TraceRecord> records = Drain(false);
+      lock.lock();
+      drained_.insert(drained_.end(), records.begin(), records.end());
+    }
+  });
+}
+
+void TraceLog::StopDraining(bool final) {
+  {
+    std::lock_guard<std::mutex> lock(drained_mutex_);
+    stop_ = true;
+  }
+  stop_changed_.notify_all();
+  if (drainer_.joinable()) drainer_.join();
+  std::vector<TraceRecord> records = Drain(final);
+  std::lock_guard<std::mutex> lock(drained_mutex_);
+  drained_.insert(drained_.end(), records.begin(), records.end());
+}
+
+void TraceLog::TakeDrained(std::vector<TraceRecord>* out) {
+  std::vector<TraceRecord> records = Drain(false);  // what the thread has not drained yet
+  std::lock_guard<std::mutex> lock(drained_mutex_);
+  out->insert(out->end(), drained_.begin(), drained_.end());
+  out->insert(out->end(), records.begin(), records.end());
+  drained_.clear();
+}
+
+TraceLog::~TraceLog() {
+  if (drainer_.joinable()) {
+    {
+      std::lock_guard<std::mutex> lock(drained_mutex_);
+      stop_ = true;
+    }
+    stop_changed_.notify_all();
+    drainer_.join();
+  }
 }
 
 uint64_t TraceLog::lost() const { return header().lost.load(std::memory_order_relaxed); }

@@ -14,9 +14,12 @@
 #define DFIR_RUNTIME_NATIVE_TRACE_LOG_H_
 
 #include <atomic>
+#include <condition_variable>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "shm.h"
@@ -46,15 +49,31 @@ class TraceLog {
 
   // Whether the slices of `transaction` are kept: the same answer in every process.
   bool Sampled(uint64_t transaction) const;
-  // Appends `record` when its transaction is sampled.
+  // Appends `record` when its transaction is sampled, to the calling thread's lane.
   void Append(const TraceRecord& record);
+  // Appends `record` to `lane` (NewLane's): for a writer that keeps its lane, skipping the
+  // thread's lookup. The caller checked Sampled.
+  void Append(const TraceRecord& record, uint64_t lane);
+  // A lane for a writer of its own (lanes are handed out in turn).
+  uint64_t NewLane();
   // The records appended since the last drain that are whole, lane by lane in the order they
-  // were claimed; one drainer at a time. A record still being written waits for the next drain, unless
+  // were claimed (one Drain at a time: a second waits). A record still being written waits for the next drain, unless
   // `final` (no writer is left) or it is far behind the newest: then it is lost.
   std::vector<TraceRecord> Drain(bool final = false);
   // Records lost so far: lapped before they were drained, or never finished.
   uint64_t lost() const;
   uint64_t capacity() const;
+
+  // Drains every `period_ms` on a thread of this process into a buffer that TakeDrained empties,
+  // until StopDraining (or destruction). The driver's: it takes no lock of the caller's (no GIL),
+  // so it never stalls the threads that feed and fetch.
+  void StartDraining(int64_t period_ms);
+  // Stops the thread, draining one last time (`final`: every record, see Drain).
+  void StopDraining(bool final);
+  // The records drained so far by the thread and those it has not drained yet (appended to
+  // `out`, lanes in no particular order); the buffer is emptied.
+  void TakeDrained(std::vector<TraceRecord>* out);
+  ~TraceLog();
 
  private:
   struct Lane;
@@ -67,6 +86,12 @@ class TraceLog {
   void DrainLane(uint64_t lane, bool final, std::vector<TraceRecord>* records);
 
   std::shared_ptr<SharedMemory> memory_;
+  std::mutex drained_mutex_;  // guards drained_ and stop_
+  std::condition_variable stop_changed_;
+  std::vector<TraceRecord> drained_;
+  bool stop_ = false;
+  std::thread drainer_;
+  std::mutex drain_mutex_;  // one Drain at a time: the thread's, or a caller's
 };
 
 }  // namespace dfir::rt

@@ -116,7 +116,7 @@ def test_a_sampling_rate_keeps_every_slice_of_the_transactions_it_samples_and_no
 def test_counters_sample_the_channel_depths_and_the_arena():
     with three_stages(1.0) as model:
         run(model)
-        time.sleep(3 * tracing.DRAIN_SECONDS)
+        time.sleep(3 * tracing.COUNTER_SECONDS)
         trace = model._scheduler.tracer.collect()
     names = {c.name for c in trace.counters}
     assert names == {"depth: input 0 of node 'one' instance 0 (device 0:0:0)",
@@ -133,7 +133,7 @@ def test_counters_sample_the_channel_depths_and_the_arena():
 def test_a_traced_model_s_stats_give_each_node_instance_its_calls_and_times_and_each_channel_its_peak():
     with three_stages(1.0) as model:
         run(model)
-        time.sleep(3 * tracing.DRAIN_SECONDS)
+        time.sleep(3 * tracing.COUNTER_SECONDS)
         stats = model.stats()
     nodes = {(n["node"], n["instance"]): n for n in stats["nodes"]}
     assert sorted(nodes) == [("one", 0), ("three", 0), ("two", 0), ("two", 1)]
