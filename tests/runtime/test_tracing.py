@@ -260,3 +260,18 @@ def test_the_log_refuses_a_capacity_or_rate_it_cannot_hold():
         _native.TraceLog(96, 1.0, "test")
     with pytest.raises(GeError, match=r"a trace log's sampling rate is in \(0, 1\]"):
         _native.TraceLog(64, 0.0, "test")
+
+
+def test_the_draining_thread_takes_every_record_of_another_process_and_stops_with_the_rest():
+    log = _native.TraceLog(1 << 16, 1.0, "test")
+    log.start_draining(1)
+    pid = os.fork()
+    if pid == 0:
+        for t in range(300):
+            log.append(2, 0, t + 1, t, t + 1)
+        os._exit(0)
+    os.waitpid(pid, 0)
+    first = np.frombuffer(log.take_drained(), tracing.TRACE_RECORD)
+    log.stop_draining(True)
+    rest = np.frombuffer(log.take_drained(), tracing.TRACE_RECORD)
+    assert sorted(first["transaction"].tolist() + rest["transaction"].tolist()) == list(range(1, 301))
