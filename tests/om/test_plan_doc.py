@@ -38,10 +38,11 @@ def test_the_plan_example_shows_the_plan_and_node_fields():
     example = examples()[0]
     # present when a C++ UDF is, when not 128, when a UDF invokes a sub-FlowGraph, when a graph is
     # compiled, when a node turns n inputs into m outputs, when not local, when ge.flowGraphMemMaxSize is set,
-    # when the graph catches exceptions, when recovery is not restart, when a UDF node has a timeout
+    # when the graph catches exceptions, when recovery is not restart, when a UDF node has a timeout,
+    # when the model is traced
     assert set(example) == names(plan.Plan) - {"so_bins", "channel_depth", "closures", "executables", "n_mapping",
                                                "cluster", "shared_arena_bytes", "exception_catch", "recover",
-                                               "udf_timeouts"}
+                                               "udf_timeouts", "trace"}
     assert set(example["inputs"][0]) == names(plan.Input)
     # `batch` is present when a node batches an input; a node's devices are its units'
     assert set(example["nodes"][0]) == set(example["nodes"][1]) == names(plan.Node) - {"batch", "device", "instances"}
