@@ -199,7 +199,7 @@ _DELETE = object()
     ("pyflow_chain", ("format",), 1,
      'plan: unknown field "units"; expected "align", "channel_depth", "closures", "cluster", "exception_catch", '
      '"executables", "format", "ge_graphs", "inputs", "n_mapping", "name", "nodes", "order", "outputs", '
-     '"recover", "shared_arena_bytes", "so_bins", "udf_timeouts", "udfs"'),
+     '"recover", "shared_arena_bytes", "so_bins", "trace", "udf_timeouts", "udfs"'),
     ("replicated_aligned", ("units", 2, "device"), "0:1",
      'plan.units[2].device: "0:1" is not a device: "-1" (the host) or "cluster:server:device[:numa]"'),
     ("replicated_aligned", ("units", 2, "instance"), 2, "plan.units[2].instance: 2 is not 1, the next instance of "
