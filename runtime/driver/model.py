@@ -242,8 +242,9 @@ class RuntimeModel:
         machine in device order, its `device`, `pid`, `restarts` (dead workers of its device it
         replaced, `dfir.runtime.recover`) and `deaths` (why the last few ended); and
         `dropped_messages` (`dropped_messages()`). A traced model adds `nodes`, per node instance
-        its `calls`, `p50_us`, `p99_us`, `max_us` and `histogram_us` (runtime/driver/trace_stats.py),
-        and `peak_depths`, per node input channel the deepest it was seen."""
+        its `calls`, `p50_us`, `p99_us`, `max_us` and `histogram_us`, and the same of its calls'
+        `waits` for their inputs (runtime/driver/trace_stats.py), and `peak_depths`, per node
+        input channel the deepest it was seen."""
         stats = {"workers": self._scheduler.worker_stats(), "dropped_messages": self.dropped_messages()}
         tracer = self._scheduler.tracer
         if tracer is not None:

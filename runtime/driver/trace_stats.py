@@ -3,12 +3,16 @@ trace (runtime/driver/trace_model.py).
 
 A node instance's calls are its slices: how many, the nearest-rank p50 and p99 and the longest,
 and a histogram of their durations in power-of-two microsecond buckets, which two traces of one
-model (two servers) merge by adding counts. A channel's peak depth is the deepest the driver's
-samples saw it (every COUNTER_SECONDS, runtime/driver/tracing.py): a lower bound of the true peak.
+model (two servers) merge by adding counts. Its waits are, per call, the time from the end of
+its transaction's previous slice (the feed, or the node whose output it took) to the call: the
+time the transaction spent in its input channels and waiting for its other inputs. A channel's
+peak depth is the deepest the driver's samples saw it (every COUNTER_SECONDS,
+runtime/driver/tracing.py): a lower bound of the true peak.
 
     >>> node_stats(trace)[0]
     {"node": "b", "instance": 0, "device": "0:0:1", "calls": 3, "p50_us": 12.0, "p99_us": 40.5,
-     "max_us": 40.5, "histogram_us": {"16": 2, "64": 1}}
+     "max_us": 40.5, "histogram_us": {"16": 2, "64": 1},
+     "waits": {"calls": 3, "p50_us": 3.0, "p99_us": 9.5, "max_us": 9.5, "histogram_us": {"4": 2, "16": 1}}}
 """
 from __future__ import annotations
 
@@ -19,13 +23,35 @@ from dfir.runtime.driver.trace_model import DEPTH_COUNTER, DRIVER, ModelTrace
 
 
 def node_stats(trace: ModelTrace) -> list[dict[str, Any]]:
-    """Per unit of the trace (in unit order), its calls and their durations."""
+    """Per unit of the trace (in unit order), its calls, their durations and their waits."""
     durations: list[list[float]] = [[] for _ in trace.units]
     for s in trace.slices:
         if s.unit != DRIVER:
             durations[s.unit].append((s.end_ns - s.begin_ns) / 1000)
+    waits = input_waits(trace)
     return [{"node": unit.node, "instance": unit.instance, "device": trace.devices[unit.worker],
-             **call_stats(times)} for unit, times in zip(trace.units, durations)]
+             **call_stats(times), "waits": call_stats(waited)}
+            for unit, times, waited in zip(trace.units, durations, waits)]
+
+
+def input_waits(trace: ModelTrace) -> list[list[float]]:
+    """Per unit, the µs each of its calls waited: from the latest end among the slices of its
+    transaction that began before it (0 when it began before they ended: an output is put inside
+    its producer's slice) to its begin. A call with no such slice (its feed was not sampled, or
+    the transaction is 0) has no wait."""
+    by_transaction: dict[int, list] = {}
+    for s in trace.slices:
+        if s.transaction and s.name != "fetch":
+            by_transaction.setdefault(s.transaction, []).append(s)
+    waits: list[list[float]] = [[] for _ in trace.units]
+    for slices in by_transaction.values():
+        slices.sort(key=lambda s: s.begin_ns)
+        latest_end = None
+        for s in slices:
+            if s.unit != DRIVER and latest_end is not None:
+                waits[s.unit].append(max(0, s.begin_ns - latest_end) / 1000)
+            latest_end = s.end_ns if latest_end is None else max(latest_end, s.end_ns)
+    return waits
 
 
 def call_stats(durations_us: Sequence[float]) -> dict[str, Any]:

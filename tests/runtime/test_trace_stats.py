@@ -14,13 +14,29 @@ def test_each_unit_gets_its_calls_and_the_driver_s_slices_count_for_none():
     slices = [TraceSlice(0, 0, "node 'a' instance 0", 1, 0, 3_000), TraceSlice(0, 0, "node 'a' instance 0", 2, 0, 1_000),
               TraceSlice(1, 1, "node 'b' instance 0", 1, 0, 40_500), TraceSlice(DRIVER, DRIVER, "feed", 1, 0, 99_000)]
     stats = node_stats(ModelTrace("m", ("host", "0:0:1"), units, slices))
-    assert stats == [
+    no_waits = {"calls": 0, "p50_us": None, "p99_us": None, "max_us": None, "histogram_us": {}}
+    assert [{k: v for k, v in unit.items() if k != "waits"} for unit in stats] == [
         {"node": "a", "instance": 0, "device": "host", "calls": 2, "p50_us": 1.0, "p99_us": 3.0, "max_us": 3.0,
          "histogram_us": {"1": 1, "4": 1}},
         {"node": "b", "instance": 0, "device": "0:0:1", "calls": 1, "p50_us": 40.5, "p99_us": 40.5, "max_us": 40.5,
          "histogram_us": {"64": 1}},
-        {"node": "b", "instance": 1, "device": "0:0:1", "calls": 0, "p50_us": None, "p99_us": None, "max_us": None,
-         "histogram_us": {}}]
+        {"node": "b", "instance": 1, "device": "0:0:1", "calls": 0, **no_waits}]
+    assert stats[2]["waits"] == no_waits
+
+
+def test_a_call_waits_from_the_end_of_its_transaction_s_previous_slice():
+    """Transaction 1: fed 0-1 us, a 4-6 us (waits 3), b 5-9 us (began before a ended: waits 0),
+    then c 20-21 us waits 11 from b's end; transaction 2 has no feed slice: a's first call
+    has nothing to wait from."""
+    units = (UnitTrack("a", 0, 0), UnitTrack("b", 0, 0), UnitTrack("c", 0, 0))
+    us = 1000
+    slices = [TraceSlice(DRIVER, DRIVER, "feed", 1, 0, 1 * us), TraceSlice(0, 0, "node 'a' instance 0", 1, 4 * us, 6 * us),
+              TraceSlice(0, 1, "node 'b' instance 0", 1, 5 * us, 9 * us),
+              TraceSlice(0, 2, "node 'c' instance 0", 1, 20 * us, 21 * us),
+              TraceSlice(DRIVER, DRIVER, "fetch", 1, 2 * us, 30 * us),  # a fetch is no previous hop
+              TraceSlice(0, 0, "node 'a' instance 0", 2, 40 * us, 41 * us)]
+    a, b, c = (unit["waits"] for unit in node_stats(ModelTrace("m", ("host",), units, slices)))
+    assert (a["calls"], a["max_us"], b["max_us"], c["max_us"]) == (1, 3.0, 0.0, 11.0)
 
 
 def test_percentiles_are_nearest_rank():

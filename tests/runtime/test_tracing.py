@@ -143,6 +143,9 @@ def test_a_traced_model_s_stats_give_each_node_instance_its_calls_and_times_and_
     two = nodes["two", 0]
     assert 2000 <= two["p50_us"] <= two["p99_us"] <= two["max_us"]  # slow_double sleeps 2 ms
     assert sum(two["histogram_us"].values()) == two["calls"]
+    # every call waited from the end of its transaction's previous slice: the feed, or `one`
+    assert [nodes[key]["waits"]["calls"] for key in sorted(nodes)] == [nodes[key]["calls"] for key in sorted(nodes)]
+    assert nodes["three", 0]["waits"]["max_us"] >= 0
     assert set(stats["peak_depths"]) == {"input 0 of node 'one' instance 0 (device 0:0:0)",
                                          "input 0 of node 'two' instance 0 (device 0:0:0)",
                                          "input 0 of node 'two' instance 1 (device 0:0:1)",
