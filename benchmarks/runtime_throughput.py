@@ -183,14 +183,16 @@ def _stage_loop(fn, source, sink):
     sink.put(None)
 
 
-def _pipeline_graph(per_stage: bool, workdir: Path) -> tuple[df.FlowData, df.FlowGraph]:
+def _pipeline_graph(per_stage: bool, workdir: Path, options: dict[str, str] | None = None
+                    ) -> tuple[df.FlowData, df.FlowGraph]:
     """The 3-stage pipeline as a FlowGraph (its input and the graph); `per_stage` puts each
-    stage on its own device (deploy info + resource config in the graph's options)."""
+    stage on its own device (deploy info + resource config in the graph's options), `options`
+    go to the graph too."""
     names.reset()
     data = out = df.FlowData(name="x")
     for fn in STAGES:
         out = df.pyflow(fn).fnode()(out)
-    return data, df.FlowGraph([out], _placement_files(workdir) if per_stage else {})
+    return data, df.FlowGraph([out], {**(_placement_files(workdir) if per_stage else {}), **(options or {})})
 
 
 def _placement(per_stage: bool) -> str:
@@ -226,9 +228,9 @@ class DfirFlowGraph:
 
     concurrent = True
 
-    def __init__(self, per_stage: bool, workdir: Path):
+    def __init__(self, per_stage: bool, workdir: Path, options: dict[str, str] | None = None):
         self.name = f"dfir FlowGraph, {_placement(per_stage)}"
-        self._input, self._graph = _pipeline_graph(per_stage, workdir)
+        self._input, self._graph = _pipeline_graph(per_stage, workdir, options)
         self.put(np.zeros([1, 2], np.int32))
         np.testing.assert_array_equal(self.get(), minus_three(times_two(add_one(np.zeros([1, 2], np.int32)))))
 

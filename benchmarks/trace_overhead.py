@@ -1,10 +1,11 @@
 """What tracing costs (option `dfir.runtime.trace`, DFIR_TRACE): one pipeline traced off, on and
 at a sampling rate, side by side in one run.
 
-Pipelines, each loaded once per setting (DFIR_TRACE set before `dfir.load`), the model's path:
+Pipelines, each a FlowGraph built once per setting (the option in its options) and run as the
+seeds run one (`graph.feed_data({x: array})`, `graph.fetch_data()`):
   W1  runtime_throughput's 3-stage pipeline (x+1, x*2, x-3), each stage on its own device,
       int32 [1, 2] messages: messages/s, a feeder thread keeping at most WINDOW in flight.
-  GE  a FlowGraph of one GE graph (a 256-512-10 MLP, reference backend) between two `@pyflow`
+  GE  an ONNX MLP 256-512-10 (`GraphProcessPoint`, reference backend) between two `@pyflow`
       stages on two devices, float32 [1, 256] messages: messages/s likewise.
 The settings run in rounds (each round starts one setting later), every result is checked, and
 a figure is the median of its rounds with their min-max; the cost is 1 - (msg/s traced) /
@@ -16,6 +17,7 @@ Run: python benchmarks/trace_overhead.py [--rounds 7] [--messages 20000] [--smok
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import statistics
 import sys
@@ -30,48 +32,21 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import onnx  # noqa: E402
 from onnx import TensorProto, helper, numpy_helper  # noqa: E402
 
-import dfir  # noqa: E402
 import dfir.dataflow as df  # noqa: E402
 from dfir.frontend.dataflow import names  # noqa: E402
-from runtime_throughput import STAGES, _pipeline_graph  # noqa: E402
+from dfir.frontend.options import TRACE_OPTION  # noqa: E402
+from runtime_throughput import STAGES, DfirFlowGraph  # noqa: E402
 
 SETTINGS = ("off", "on", "0.1")
 WINDOW = 64
 
 
-class Pipeline:
-    """One compiled pipeline loaded with DFIR_TRACE = `setting`; `put`/`get` as runtime_throughput's
-    harness calls them."""
+class W1(DfirFlowGraph):
+    """runtime_throughput's FlowGraph path, one device per stage, traced as `setting` says."""
 
-    concurrent = True
-
-    def __init__(self, workload: str, om: bytes, setting: str):
-        self.name = f"{workload}, trace {setting}"
-        os.environ["DFIR_TRACE"] = setting
-        try:
-            self._model = dfir.load(om)
-        finally:
-            del os.environ["DFIR_TRACE"]
-
-    def put(self, x):
-        self._model.feed_data([x])
-
-    def get(self):
-        tensors, _, ret = self._model.fetch_data()
-        assert ret == 0, ret.message
-        return tensors[0].numpy()
-
-    def slices(self) -> int:
-        tracer = self._model._scheduler.tracer
-        return 0 if tracer is None else len(tracer.collect().slices)
-
-    def close(self):
-        self._model.close()
-
-
-def w1_om(workdir: Path) -> bytes:
-    _, graph = _pipeline_graph(True, workdir)
-    return dfir.compile(graph).om
+    def __init__(self, workdir: Path, setting: str):
+        super().__init__(True, workdir, {TRACE_OPTION: setting})
+        self.name = f"W1, trace {setting}"
 
 
 @df.pyflow
@@ -82,6 +57,32 @@ def scale(x):
 @df.pyflow
 def top(y):
     return np.argmax(y, axis=-1).astype(np.int32)
+
+
+class GePipeline(DfirFlowGraph):
+    """scale (0:0:0) -> an ONNX MLP 256-512-10 (0:0:0, reference backend) -> top (0:0:1), the
+    FlowGraph path, traced as `setting` says."""
+
+    def __init__(self, workdir: Path, setting: str):
+        # DfirFlowGraph's own __init__ builds the 3-stage graph; this keeps its feed and fetch
+        self.name = f"GE, trace {setting}"
+        names.reset()
+        self._input = df.FlowData(name="x")
+        mlp = df.GraphProcessPoint(df.Framework.ONNX, str(mlp_onnx(workdir / "mlp.onnx"))).fnode(1, 1, name="mlp")
+        deploy = {"deploy_info": [{"flow_node_name": "scale_fnode", "logic_device_id": "0:0:0"},
+                                  {"flow_node_name": "mlp", "logic_device_id": "0:0:0"},
+                                  {"flow_node_name": "top_fnode", "logic_device_id": "0:0:1"}]}
+        options = {**_placement(workdir, deploy, ["0:0:0", "0:0:1"]), "dfir.ge.backend": "reference",
+                   TRACE_OPTION: setting}
+        self._graph = df.FlowGraph([top.fnode()(mlp(scale.fnode()(self._input)))], options)
+        self.put(np.zeros([1, 256], np.float32))  # the first feed compiles and loads the graph
+        self.get()
+
+
+def slices(pipeline: DfirFlowGraph) -> int:
+    """The slices the pipeline's model recorded so far (0: not traced)."""
+    tracer = pipeline._graph._model._scheduler.tracer
+    return 0 if tracer is None else len(tracer.collect().slices)
 
 
 def mlp_onnx(path: Path) -> Path:
@@ -97,22 +98,7 @@ def mlp_onnx(path: Path) -> Path:
     return path
 
 
-def ge_om(workdir: Path) -> bytes:
-    """scale (0:0:0) -> the MLP (0:0:0) -> top (0:0:1)."""
-    names.reset()
-    data = df.FlowData(name="x")
-    mlp = df.GraphProcessPoint(df.Framework.ONNX, str(mlp_onnx(workdir / "mlp.onnx"))).fnode(1, 1, name="mlp")
-    out = top.fnode()(mlp(scale.fnode()(data)))
-    deploy = {"deploy_info": [{"flow_node_name": "scale_fnode", "logic_device_id": "0:0:0"},
-                              {"flow_node_name": "mlp", "logic_device_id": "0:0:0"},
-                              {"flow_node_name": "top_fnode", "logic_device_id": "0:0:1"}]}
-    options = _placement(workdir, deploy, ["0:0:0", "0:0:1"])
-    options["dfir.ge.backend"] = "reference"
-    return dfir.compile(df.FlowGraph([out], options)).om
-
-
 def _placement(workdir: Path, deploy: dict, devices: list[str]) -> dict[str, str]:
-    import json
     resource = {"cluster": [{"cluster_nodes": [{"node_id": 0, "node_type": "x86", "ipaddr": "127.0.0.1",
                                                 "item_list": [{"item_id": int(d.split(":")[2])} for d in devices]}]}]}
     (workdir / "deploy.json").write_text(json.dumps(deploy))
@@ -121,7 +107,7 @@ def _placement(workdir: Path, deploy: dict, devices: list[str]) -> dict[str, str
             "ge.resourceConfigPath": str(workdir / "resource.json")}
 
 
-def throughput(pipeline: Pipeline, x: np.ndarray, expected: np.ndarray, count: int) -> float:
+def throughput(pipeline: DfirFlowGraph, x: np.ndarray, expected: np.ndarray, count: int) -> float:
     """Messages per second: a feeder thread puts `count` copies of `x`, at most WINDOW in flight,
     this thread gets them; every result must be `expected` (checked after the clock stops)."""
     credits = threading.Semaphore(WINDOW)
@@ -145,8 +131,8 @@ def throughput(pipeline: Pipeline, x: np.ndarray, expected: np.ndarray, count: i
     return count / elapsed
 
 
-def measure(workload: str, om: bytes, x: np.ndarray, messages: int, rounds: int) -> dict[str, list[float]]:
-    pipelines = [Pipeline(workload, om, setting) for setting in SETTINGS]
+def measure(pipelines: list[DfirFlowGraph], x: np.ndarray, messages: int, rounds: int) -> dict[str, list[float]]:
+    """Msg/s of each pipeline (one per setting, in SETTINGS order) per round; closes them."""
     rates: dict[str, list[float]] = {setting: [] for setting in SETTINGS}
     try:
         pipelines[0].put(x)
@@ -157,10 +143,10 @@ def measure(workload: str, om: bytes, x: np.ndarray, messages: int, rounds: int)
             for k in range(len(SETTINGS)):
                 setting = SETTINGS[(r + k) % len(SETTINGS)]
                 rates[setting].append(throughput(pipelines[SETTINGS.index(setting)], x, expected, messages))
-        print(f"{workload}: slices recorded (off, on, 0.1): {', '.join(str(p.slices()) for p in pipelines)}")
+        print(f"{pipelines[0].name.split(',')[0]}: slices recorded (off, on, 0.1): "
+              f"{', '.join(str(slices(p)) for p in pipelines)}")
     finally:
-        for pipeline in pipelines:
-            pipeline.close()
+        pipelines[0].close()  # df.finalize: every graph's model
     return rates
 
 
@@ -187,8 +173,9 @@ def main() -> None:
           f"load average {os.getloadavg()[0]:.2f}")
     with tempfile.TemporaryDirectory() as folder:
         workdir = Path(folder)
-        w1 = measure("W1", w1_om(workdir), np.ones([1, 2], np.int32), messages, rounds)
-        ge = measure("GE", ge_om(workdir), np.ones([1, 256], np.float32), messages, rounds)
+        w1 = measure([W1(workdir, setting) for setting in SETTINGS], np.ones([1, 2], np.int32), messages, rounds)
+        ge = measure([GePipeline(workdir, setting) for setting in SETTINGS], np.ones([1, 256], np.float32),
+                     messages, rounds)
     report("W1", w1)
     report("GE", ge)
     print(f"load average after: {os.getloadavg()[0]:.2f}")

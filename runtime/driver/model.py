@@ -302,7 +302,8 @@ class RuntimeModel:
         """`submit(*inputs, timeout)` as a feed's RetCode."""
         if not _valid_timeout(timeout):
             return self._refused(api, PARAM_INVALID, _timeout_problem(timeout))
-        begin_ns = time.monotonic_ns()
+        tracer = self._scheduler.tracer
+        begin_ns = time.monotonic_ns() if tracer is not None else 0
         try:
             submitted = submit(*inputs, timeout)
         except SchedulerFailed as failure:
@@ -312,9 +313,9 @@ class RuntimeModel:
             raise self._error(api, "the model is closed") from None
         if not submitted:
             return self._feed_timeout(timeout)
-        if self._scheduler.tracer is not None:
+        if tracer is not None:
             fed = next((message for message in inputs[0] if message is not None), None)
-            self._scheduler.tracer.driver_slice("feed", 0 if fed is None else fed.meta.transaction_id, begin_ns)
+            tracer.driver_slice("feed", 0 if fed is None else fed.meta.transaction_id, begin_ns)
         return _SUCCEEDED
 
     def _fetch_refused(self, api: str, refused: tuple[int, Any],

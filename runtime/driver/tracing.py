@@ -41,6 +41,7 @@ TRACE_RECORD = np.dtype([("node", "<i4"), ("instance", "<i4"), ("transaction", "
                          ("end_ns", "<i8")])
 """A slice as `TraceLog.drain` packs it; node -1 is a feed of the driver, -2 a fetch."""
 DRIVER_SLICES = {-1: "feed", -2: "fetch"}
+_DRIVER_NODES = {name: node for node, name in DRIVER_SLICES.items()}
 LOG_RECORDS = 1 << 22   # slices the log holds: 64 lanes of 65,536 (160 MiB of shared memory, touched as used)
 DRAIN_MS = 20
 COUNTER_SECONDS = 0.1
@@ -105,8 +106,7 @@ class ModelTracer:
 
     def driver_slice(self, name: str, transaction: int, begin_ns: int) -> None:
         """A feed ("feed") or fetch ("fetch") Python served that began at `begin_ns` and ends now."""
-        node = next(node for node, slice_name in DRIVER_SLICES.items() if slice_name == name)
-        self.log.append(node, 0, transaction, begin_ns, time.monotonic_ns())
+        self.log.append(_DRIVER_NODES[name], 0, transaction, begin_ns, time.monotonic_ns())
 
     def add_source(self, source: Callable[[], list[bytes]]) -> None:
         """Drain `source` too: it gives records packed as TRACE_RECORDs, on this machine's clock

@@ -119,12 +119,6 @@ class ContentHash {
   }
 
  private:
-  static uint64_t LoadU64(const uint8_t* p) {
-    uint64_t value = 0;
-    for (int i = 7; i >= 0; --i) value = (value << 8) | p[i];
-    return value;
-  }
-
   Sha256Stream stream_;
   uint64_t end_ = 0;  // 0 until the header is read
   uint64_t hashed_to_ = 0;

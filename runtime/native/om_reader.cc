@@ -15,12 +15,6 @@ namespace {
 // Wide enough that offset + size of two u64 fields never wraps.
 __extension__ typedef unsigned __int128 Wide;
 
-uint32_t LoadU32(const uint8_t* p) {
-  return uint32_t{p[0]} | (uint32_t{p[1]} << 8) | (uint32_t{p[2]} << 16) | (uint32_t{p[3]} << 24);
-}
-
-uint64_t LoadU64(const uint8_t* p) { return uint64_t{LoadU32(p)} | (uint64_t{LoadU32(p + 4)} << 32); }
-
 Wide AlignUp(Wide value) { return (value + kPartitionAlignment - 1) / kPartitionAlignment * kPartitionAlignment; }
 
 std::string Decimal(Wide value) {

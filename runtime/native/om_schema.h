@@ -8,6 +8,12 @@
 
 namespace dfir::om {
 
+// The little-endian u32 and u64 fields of the format, read from any alignment.
+inline uint32_t LoadU32(const uint8_t* p) {
+  return uint32_t{p[0]} | (uint32_t{p[1]} << 8) | (uint32_t{p[2]} << 16) | (uint32_t{p[3]} << 24);
+}
+inline uint64_t LoadU64(const uint8_t* p) { return uint64_t{LoadU32(p)} | (uint64_t{LoadU32(p + 4)} << 32); }
+
 inline constexpr uint32_t kMagic = 0x444F4D49;  // "DOMI"
 inline constexpr uint32_t kHeaderSize = 256;
 inline constexpr uint32_t kFormatVersion = 0x20000000;  // GE's MODEL_VERSION
