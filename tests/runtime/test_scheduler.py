@@ -26,6 +26,7 @@ from dfir.ge.error import GeError
 from dfir.ge.graph import Graph
 from dfir.lowering.ge_graph import lower_ge_graph
 from dfir.runtime.driver.model import RuntimeModel
+from dfir.runtime.driver.stall import id_ranges
 from dfir.runtime.funcs import FuncSpec, NodeSpec, Source
 from dfir.runtime.worker import host
 from thread_scheduler import Scheduler
@@ -338,12 +339,18 @@ def test_a_full_pipeline_blocks_feeding_until_results_are_fetched():
     RELEASE.clear()
     with single_node_model(wait_for_release, channel_depth=1) as model:
         assert model.feed_data([np.array(1)]) == 0   # taken by the worker, which waits
-        _wait_until(lambda: model.feed_data([np.array(2)], timeout=0) == 0)  # fills the input channel
+        tries = []  # each feed takes a transaction id, a refused one too
+
+        def fill():
+            tries.append(None)
+            return model.feed_data([np.array(2)], timeout=0) == 0
+        _wait_until(fill)  # fills the input channel, as transaction 1 + len(tries)
+        filled = 1 + len(tries)
         ret = model.feed_data([np.array(3)], timeout=50)
         assert (ret, ret.message) == (FEED_TIMEOUT, (
-            "no room in the input channels within 50 ms: 2 transactions in flight (1-2); the oldest, 1, is in no "
-            "channel: node 'wait_for_release_fnode' (device host) is at work; full: input 0 of node "
-            "'wait_for_release_fnode' (device host) (1 of 1: 2)"))
+            f"no room in the input channels within 50 ms: 2 transactions in flight ({id_ranges([1, filled])}); the "
+            f"oldest, 1, is in no channel: node 'wait_for_release_fnode' (device host) is at work; full: input 0 of "
+            f"node 'wait_for_release_fnode' (device host) (1 of 1: {filled})"))
         RELEASE.set()
         assert [values(model.fetch_data(timeout=WAIT_MS)[0]) for _ in range(2)] == [[1], [2]]
 
