@@ -3,7 +3,8 @@
 Reads one trace file (Chrome's Trace Event Format, as `dfir trace` and `model.trace` write it:
 docs/tracing.md) and sums its node slices (`"ph": "X"`, `"cat": "node"`, named `node '<name>'
 instance <k>`) per node and per instance: calls, total time, nearest-rank p50 / p99 and the
-longest call, and each node's share of all node time in the model's trace.
+longest call, the bytes taken and put (the slices' `bytes_in` / `bytes_out` args), and each
+node's share of all node time in the model's trace.
 
 A file may hold several models' traces: a slice's process id says whose (model i's processes are
 numbered 1 + i * 1024 + (worker + 1)), `otherData.models` lists their names in that order.
@@ -26,20 +27,32 @@ PIDS_PER_MODEL = 1024
 
 @dataclass(frozen=True)
 class Durations:
-    """How long a set of calls took, in milliseconds."""
+    """How long a set of calls took, in milliseconds, and the body bytes they took and put."""
 
     calls: int
     total_ms: float
     p50_ms: float
     p99_ms: float
     max_ms: float
+    bytes_in: int = 0
+    bytes_out: int = 0
 
     @classmethod
-    def of(cls, durations_us: Sequence[float]) -> Durations:
-        """The statistics of one or more slice durations, given in microseconds."""
-        ordered = sorted(durations_us)
+    def of(cls, calls: Sequence[Call]) -> Durations:
+        """The statistics of one or more slices."""
+        ordered = sorted(call.dur_us for call in calls)
         return cls(len(ordered), sum(ordered) / 1000, nearest_rank(ordered, 50) / 1000,
-                   nearest_rank(ordered, 99) / 1000, ordered[-1] / 1000)
+                   nearest_rank(ordered, 99) / 1000, ordered[-1] / 1000,
+                   sum(call.bytes_in for call in calls), sum(call.bytes_out for call in calls))
+
+
+@dataclass(frozen=True)
+class Call:
+    """One node slice of the file: its duration (µs) and bytes."""
+
+    dur_us: float
+    bytes_in: int
+    bytes_out: int
 
 
 @dataclass(frozen=True)
@@ -74,7 +87,7 @@ def read_trace_times(path: str, model: str | None = None) -> TraceTimes:
     trace = _read_trace(path)
     names = _model_names(trace, path)
     index = _model_index(names, model, path)
-    durations = _node_durations(trace["traceEvents"], index, path)
+    durations = _node_calls(trace["traceEvents"], index, path)
     name = None if index is None else names[index]
     if not durations:
         raise GeError(f"trace {path!r} has no node slices" + ("" if name is None else f" of model {name!r}"))
@@ -120,11 +133,9 @@ def _model_index(names: list[str], model: str | None, path: str) -> int | None:
     return 0 if names else None
 
 
-def _node_durations(events: list[Any], model_index: int | None,
-                    path: str) -> dict[str, dict[int, list[float]]]:
-    """The durations (microseconds) of the model's node slices (every model's when
-    `model_index` is None), by node and instance."""
-    durations: dict[str, dict[int, list[float]]] = {}
+def _node_calls(events: list[Any], model_index: int | None, path: str) -> dict[str, dict[int, list[Call]]]:
+    """The model's node slices (every model's when `model_index` is None), by node and instance."""
+    durations: dict[str, dict[int, list[Call]]] = {}
     for position, event in enumerate(events):
         if not isinstance(event, dict) or event.get("ph") != "X" or event.get("cat") != "node":
             continue
@@ -135,12 +146,25 @@ def _node_durations(events: list[Any], model_index: int | None,
                           f"\"node '<name>' instance <k>\", an integer pid and a dur >= 0, got {event!r}")
         if model_index is None or (pid - 1) // PIDS_PER_MODEL == model_index:
             instances = durations.setdefault(match["node"], {})
-            instances.setdefault(int(match["instance"]), []).append(float(dur))
+            call = Call(float(dur), _byte_count(event, "bytes_in", position, path),
+                        _byte_count(event, "bytes_out", position, path))
+            instances.setdefault(int(match["instance"]), []).append(call)
     return durations
 
 
-def _times(path: str, model: str | None, durations: dict[str, dict[int, list[float]]]) -> TraceTimes:
-    totals = {node: sum(map(sum, instances.values())) for node, instances in durations.items()}
+def _byte_count(event: dict[str, Any], name: str, position: int, path: str) -> int:
+    """A slice's `args[name]`, 0 when it has none."""
+    args = event.get("args")
+    count = args.get(name, 0) if isinstance(args, dict) else 0
+    if not isinstance(count, int) or isinstance(count, bool) or count < 0:
+        raise GeError(f"trace {path!r}: traceEvents[{position}].args.{name} must be a byte count (an integer "
+                      f">= 0), got {count!r}")
+    return count
+
+
+def _times(path: str, model: str | None, durations: dict[str, dict[int, list[Call]]]) -> TraceTimes:
+    totals = {node: sum(call.dur_us for calls in instances.values() for call in calls)
+              for node, instances in durations.items()}
     total_us = sum(totals.values())
     nodes = {}
     for node in sorted(durations, key=lambda name: (-totals[name], name)):
@@ -173,7 +197,7 @@ def stats_table(times: TraceTimes) -> str:
     model = "" if times.model is None else f", model {times.model!r}"
     lines = [f"trace {times.path}{model}: {times.slices} node slices, {times.total_ms:.3f} ms in nodes",
              f"{'node':<24} {'instance':>8} {'calls':>7} {'total ms':>10} {'p50 ms':>9} {'p99 ms':>9} "
-             f"{'max ms':>9} {'share':>6}"]
+             f"{'max ms':>9} {'share':>6} {'bytes in':>10} {'bytes out':>10}"]
     for node in times.nodes.values():
         lines.append(_stats_line(node.node, "all", node.times, f"{node.share:.1%}"))
         if len(node.instances) > 1:
@@ -183,4 +207,12 @@ def stats_table(times: TraceTimes) -> str:
 
 def _stats_line(node: str, instance: str, d: Durations, share: str) -> str:
     return (f"{node:<24} {instance:>8} {d.calls:>7} {d.total_ms:>10.3f} {d.p50_ms:>9.3f} {d.p99_ms:>9.3f} "
-            f"{d.max_ms:>9.3f} {share:>6}")
+            f"{d.max_ms:>9.3f} {share:>6} {byte_size(d.bytes_in):>10} {byte_size(d.bytes_out):>10}")
+
+
+def byte_size(count: int) -> str:
+    """`512 B`, `3.9 KiB`, `1.5 MiB`, `2.0 GiB`: a byte count for a table."""
+    if count < 1024:
+        return f"{count} B"
+    exponent = min((count.bit_length() - 1) // 10, 4)
+    return f"{count / 1024 ** exponent:.1f} {'KMGT'[exponent - 1]}iB"

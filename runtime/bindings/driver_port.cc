@@ -13,6 +13,7 @@
 #include <cstring>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <tuple>
 #include <utility>
@@ -252,10 +253,13 @@ class DriverPort {
     if (!IntValue(timeout, timeout_ms) || timeout_ms < -1) return Refused(kTimeout);
     if (info.transaction_id == 0) info.transaction_id = next_transaction_id_++;
     const bool traced = trace_ && trace_->Sampled(info.transaction_id);
+    std::optional<rt::ByteMeter> meter;
+    if (traced) meter.emplace();
     const int64_t begin_ns = traced ? rt::MonotonicNs() : 0;
     const int status = Put(values, info, timeout_ms);
     if (traced && status == StatusCode(rt::WaitStatus::kReady)) {
-      trace_->Append({rt::kFeedSlice, 0, info.transaction_id, begin_ns, rt::MonotonicNs()}, feed_lane_);
+      trace_->Append({rt::kFeedSlice, 0, info.transaction_id, begin_ns, rt::MonotonicNs(), 0, meter->bytes_out()},
+                     feed_lane_);
     }
     return py::int_(status);
   }
@@ -303,6 +307,8 @@ class DriverPort {
       forecast_.Await(region_->region(), chosen, bell_, deadline);
     }
     rt::MessageRecord first;
+    std::optional<rt::ByteMeter> meter;
+    if (trace_) meter.emplace();
     ArrayValues array_values(chosen.size());
     py::list arrays(chosen.size());
     py::object set = region_->TakeTensorSet(
@@ -314,7 +320,8 @@ class DriverPort {
         arrays);
     if (set.is_none()) return Refused(kClosed, IndexesOf(indexes));
     if (trace_ && (set.is(arrays) || py::len(set) != 0) && trace_->Sampled(first.transaction_id)) {
-      trace_->Append({rt::kFetchSlice, 0, first.transaction_id, begin_ns, rt::MonotonicNs()}, fetch_lane_);
+      trace_->Append({rt::kFetchSlice, 0, first.transaction_id, begin_ns, rt::MonotonicNs(), meter->bytes_in(), 0},
+                     fetch_lane_);
     }
     if (!set.is(arrays)) return set;
     py::list tensors(chosen.size());

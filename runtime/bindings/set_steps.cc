@@ -201,27 +201,46 @@ bool LeanStep::Fire(uint64_t n, GilRelease& gil) {
   py::object value;
   const uint64_t transaction = trace() != nullptr ? TransactionIdOf(*latest) : 0;
   rt::TraceLog* const log = trace() != nullptr && trace()->Sampled(transaction) ? trace() : nullptr;
+  // A traced function's slice ends once what it gave is put, or handed on to the next function.
+  std::optional<rt::ByteMeter> meter;
+  uint64_t bytes_in = this->bytes_in();
+  int64_t begin_ns = 0;
+  auto slice = [&](size_t step, uint64_t handed_on) {
+    if (log == nullptr) return;
+    log->Append({functions_[step].first, step == 0 ? instance() : 0, transaction, begin_ns, rt::MonotonicNs(),
+                 bytes_in, meter->bytes_out() + handed_on},
+                lane());
+    bytes_in = handed_on;
+  };
   for (size_t step = 0; step < functions_.size(); ++step) {
     running.store(functions_[step].first);
-    const int64_t begin_ns = log != nullptr ? rt::MonotonicNs() : 0;
+    if (log != nullptr) {
+      meter.emplace();
+      begin_ns = rt::MonotonicNs();
+    }
     PyObject* result = step == 0 ? PyObject_Vectorcall(functions_[0].second.ptr(), arguments_.data(), width, nullptr)
                                  : PyObject_CallOneArg(functions_[step].second.ptr(), value.ptr());
-    if (log != nullptr) {
-      log->Append({functions_[step].first, step == 0 ? instance() : 0, transaction, begin_ns, rt::MonotonicNs()},
-                  lane());
-    }
     if (result == nullptr) {
       if (!PyErr_ExceptionMatches(PyExc_Exception) || PyErr_ExceptionMatches(PyExc_MemoryError)) {
         throw py::error_already_set();
       }
-      return emit_(MetaOf(*latest), RaisedException(), true, data_label, step).cast<int>() != closed;
+      const bool open = emit_(MetaOf(*latest), RaisedException(), true, data_label, step).cast<int>() != closed;
+      slice(step, 0);
+      return open;
     }
     value = py::reinterpret_steal<py::object>(result);
     if (!PyArray_CheckExact(result) || !HasFlatLayout(reinterpret_cast<PyArrayObject*>(result))) {
-      return emit_(MetaOf(*latest), value, false, data_label, step).cast<int>() != closed;
+      const bool open = emit_(MetaOf(*latest), value, false, data_label, step).cast<int>() != closed;
+      slice(step, 0);
+      return open;
+    }
+    if (step + 1 < functions_.size()) {
+      slice(step, static_cast<uint64_t>(PyArray_NBYTES(reinterpret_cast<PyArrayObject*>(result))));
     }
   }
-  return sinks().empty() || PutArray(*latest, data_label, value, gil);
+  const bool open = sinks().empty() || PutArray(*latest, data_label, value, gil);
+  slice(functions_.size() - 1, 0);
+  return open;
 }
 
 bool LeanStep::PutArray(const Input& latest, uint32_t data_label, const py::object& value, GilRelease& gil) {
@@ -558,14 +577,17 @@ py::object FireBatch(SetStep& step, uint64_t max_sets, int64_t timeout_ms) {
   BatchScope batch(step);
   step.Begin(ready.sets);
   rt::CallTimer* timer = step.timer();
-  rt::TraceLog* trace = step.TracesItsFunctions() ? nullptr : step.trace();
-  // Each set's transaction (its latest input's), for its timer and its slice.
+  rt::TraceLog* trace = step.trace();
+  const bool own_slices = !step.TracesItsFunctions();
+  // Each set's transaction (its latest input's), for its timer and its slice, and its bytes.
   std::vector<uint64_t> transactions(timer != nullptr || trace != nullptr ? ready.sets : 0);
+  std::vector<uint64_t> bytes_in(trace != nullptr ? ready.sets : 0);
   size_t taken = 0;
   rt::TakeSets(step.region(), step.inputs(), ready.sets, [&](size_t j, const rt::Taken& message) {
     if (!transactions.empty()) {
-      uint64_t& latest = transactions[taken++ / step.inputs().size()];
-      latest = std::max(latest, TakenTransaction(message));
+      const size_t n = taken++ / step.inputs().size();
+      transactions[n] = std::max(transactions[n], TakenTransaction(message));
+      if (!bytes_in.empty()) bytes_in[n] += rt::MessageBytes(message);
     }
     step.Take(j, message);
   });
@@ -573,10 +595,17 @@ py::object FireBatch(SetStep& step, uint64_t max_sets, int64_t timeout_ms) {
   for (uint64_t n = 0; n < ready.sets; ++n) {
     batch.running().store(node);
     if (timer != nullptr) timer->Start(transactions[n]);
-    const bool traced = trace != nullptr && trace->Sampled(transactions[n]);
+    if (!bytes_in.empty()) step.set_bytes_in(bytes_in[n]);
+    const bool traced = own_slices && trace != nullptr && trace->Sampled(transactions[n]);
+    std::optional<rt::ByteMeter> meter;
+    if (traced) meter.emplace();
     const int64_t begin_ns = traced ? rt::MonotonicNs() : 0;
     if (!step.Fire(n, gil)) return py::none();
-    if (traced) trace->Append({node, step.instance(), transactions[n], begin_ns, rt::MonotonicNs()}, step.lane());
+    if (traced) {
+      trace->Append({node, step.instance(), transactions[n], begin_ns, rt::MonotonicNs(), bytes_in[n],
+                     meter->bytes_out()},
+                    step.lane());
+    }
     if ((n + 1) % kSetsPerRing == 0 && n + 1 < ready.sets && !step.sinks().empty()) {
       rt::RingConsumers(step.region(), step.sinks());
     }

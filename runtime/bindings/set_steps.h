@@ -78,6 +78,9 @@ class SetStep {
   uint64_t lane() const { return lane_; }
   // Whether the step appends the slices of its functions itself (a lean chain: one per node).
   virtual bool TracesItsFunctions() const { return false; }
+  // For such a step, the body bytes of the set about to fire (a traced step's, set by the loop).
+  void set_bytes_in(uint64_t bytes) { bytes_in_ = bytes; }
+  uint64_t bytes_in() const { return bytes_in_; }
 
  protected:
   std::shared_ptr<rt::Region> region_;
@@ -91,6 +94,7 @@ class SetStep {
   std::shared_ptr<rt::TraceLog> trace_;
   int32_t instance_ = 0;
   uint64_t lane_ = 0;
+  uint64_t bytes_in_ = 0;
 };
 
 // The set loop's one batch: waits up to `timeout_ms` (-1: forever) until each input of `step`

@@ -10,6 +10,7 @@ return GE's codes (docs/udf.md, "Errors").
 """
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import time
@@ -304,8 +305,10 @@ class RuntimeModel:
             return self._refused(api, PARAM_INVALID, _timeout_problem(timeout))
         tracer = self._scheduler.tracer
         begin_ns = time.monotonic_ns() if tracer is not None else 0
+        meter = _native.ByteMeter() if tracer is not None else contextlib.nullcontext()
         try:
-            submitted = submit(*inputs, timeout)
+            with meter:
+                submitted = submit(*inputs, timeout)
         except SchedulerFailed as failure:
             raise self._error(api, f"the model failed: {failure.error_message}; close it and load it "
                                    f"again") from None
@@ -315,7 +318,8 @@ class RuntimeModel:
             return self._feed_timeout(timeout)
         if tracer is not None:
             fed = next((message for message in inputs[0] if message is not None), None)
-            tracer.driver_slice("feed", 0 if fed is None else fed.meta.transaction_id, begin_ns)
+            tracer.driver_slice("feed", 0 if fed is None else fed.meta.transaction_id, begin_ns,
+                                bytes_out=meter.bytes_out)
         return _SUCCEEDED
 
     def _fetch_refused(self, api: str, refused: tuple[int, Any],

@@ -114,8 +114,11 @@ def _slice_event(index: int, piece: TraceSlice, origin: int) -> Event:
     event: Event = {"ph": "X", "cat": "driver" if piece.worker == DRIVER else "node", "name": piece.name,
                     "pid": pid_of(index, piece.worker), "tid": piece.unit + 1, "ts": ts,
                     "dur": round(_micros(piece.end_ns - origin) - ts, 3)}
-    if piece.transaction:
-        event["args"] = {"transaction_id": piece.transaction}
+    args = {"transaction_id": piece.transaction} if piece.transaction else {}
+    if piece.bytes_in or piece.bytes_out:
+        args |= {"bytes_in": piece.bytes_in, "bytes_out": piece.bytes_out}
+    if args:
+        event["args"] = args
     return event
 
 

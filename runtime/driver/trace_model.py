@@ -38,6 +38,8 @@ class TraceSlice:
     transaction: int   # the transaction it worked on; 0: none
     begin_ns: int
     end_ns: int
+    bytes_in: int = 0   # body bytes of the messages it took (a fetch: the results)
+    bytes_out: int = 0  # body bytes of the messages it put, once per channel (a feed: the inputs)
 
 
 @dataclass(frozen=True)

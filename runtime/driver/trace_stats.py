@@ -3,7 +3,8 @@ trace (runtime/driver/trace_model.py).
 
 A node instance's calls are its slices: how many, the nearest-rank p50 and p99 and the longest,
 and a histogram of their durations in power-of-two microsecond buckets, which two traces of one
-model (two servers) merge by adding counts. Its waits are, per call, the time from the end of
+model (two servers) merge by adding counts; and the body bytes its calls took and put (sums,
+which merge by adding too). Its waits are, per call, the time from the end of
 its transaction's previous slice (the feed, or the node whose output it took) to the call: the
 time the transaction spent in its input channels and waiting for its other inputs. A channel's
 peak depth is the deepest the driver's samples saw it (every COUNTER_SECONDS,
@@ -11,7 +12,7 @@ runtime/driver/tracing.py): a lower bound of the true peak.
 
     >>> node_stats(trace)[0]
     {"node": "b", "instance": 0, "device": "0:0:1", "calls": 3, "p50_us": 12.0, "p99_us": 40.5,
-     "max_us": 40.5, "histogram_us": {"16": 2, "64": 1},
+     "max_us": 40.5, "histogram_us": {"16": 2, "64": 1}, "bytes_in": 12288, "bytes_out": 6144,
      "waits": {"calls": 3, "p50_us": 3.0, "p99_us": 9.5, "max_us": 9.5, "histogram_us": {"4": 2, "16": 1}}}
 """
 from __future__ import annotations
@@ -23,15 +24,20 @@ from dfir.runtime.driver.trace_model import DEPTH_COUNTER, DRIVER, ModelTrace
 
 
 def node_stats(trace: ModelTrace) -> list[dict[str, Any]]:
-    """Per unit of the trace (in unit order), its calls, their durations and their waits."""
+    """Per unit of the trace (in unit order), its calls, their durations, the bytes they took and
+    put, and their waits."""
     durations: list[list[float]] = [[] for _ in trace.units]
+    bytes_in = [0] * len(trace.units)
+    bytes_out = [0] * len(trace.units)
     for s in trace.slices:
         if s.unit != DRIVER:
             durations[s.unit].append((s.end_ns - s.begin_ns) / 1000)
+            bytes_in[s.unit] += s.bytes_in
+            bytes_out[s.unit] += s.bytes_out
     waits = input_waits(trace)
     return [{"node": unit.node, "instance": unit.instance, "device": trace.devices[unit.worker],
-             **call_stats(times), "waits": call_stats(waited)}
-            for unit, times, waited in zip(trace.units, durations, waits)]
+             **call_stats(times), "bytes_in": taken, "bytes_out": put, "waits": call_stats(waited)}
+            for unit, times, taken, put, waited in zip(trace.units, durations, bytes_in, bytes_out, waits)]
 
 
 def input_waits(trace: ModelTrace) -> list[list[float]]:

@@ -6,8 +6,9 @@ Algorithm:
      in shared memory that every process of the model appends its slices to: a worker's set loop
      one per input set a node fires on (one per function of a lean chain), its aligned and stream
      loops one per call; the driver port one per feed it puts and fetch it takes (Python's own
-     feeds through `driver_slice`). A slice is (node, instance, transaction, begin, end) on
-     CLOCK_MONOTONIC. Under a sampling rate below 1, only the transactions the log samples (the
+     feeds through `driver_slice`). A slice is (node, instance, transaction, begin, end, bytes
+     in, bytes out): times on CLOCK_MONOTONIC, and the body bytes of the messages the call took
+     and put, counted by a `ByteMeter` (runtime/native/channel_io.h). Under a sampling rate below 1, only the transactions the log samples (the
      same ones in every process) leave slices.
   2. A native thread of the driver drains the log every DRAIN_MS, keeping the records packed as
      they come: no Python object per slice, and no GIL taken, so the threads that feed and fetch
@@ -38,7 +39,7 @@ from dfir.runtime.driver.trace_model import DEPTH_COUNTER, DRIVER, ModelTrace, T
 
 TRACE_ENV = "DFIR_TRACE"
 TRACE_RECORD = np.dtype([("node", "<i4"), ("instance", "<i4"), ("transaction", "<u8"), ("begin_ns", "<i8"),
-                         ("end_ns", "<i8")])
+                         ("end_ns", "<i8"), ("bytes_in", "<u8"), ("bytes_out", "<u8")])
 """A slice as `TraceLog.drain` packs it; node -1 is a feed of the driver, -2 a fetch."""
 DRIVER_SLICES = {-1: "feed", -2: "fetch"}
 _DRIVER_NODES = {name: node for node, name in DRIVER_SLICES.items()}
@@ -104,9 +105,10 @@ class ModelTracer:
         self.log.start_draining(DRAIN_MS)
         self._thread.start()
 
-    def driver_slice(self, name: str, transaction: int, begin_ns: int) -> None:
-        """A feed ("feed") or fetch ("fetch") Python served that began at `begin_ns` and ends now."""
-        self.log.append(_DRIVER_NODES[name], 0, transaction, begin_ns, time.monotonic_ns())
+    def driver_slice(self, name: str, transaction: int, begin_ns: int, bytes_in: int = 0, bytes_out: int = 0) -> None:
+        """A feed ("feed") or fetch ("fetch") Python served that began at `begin_ns` and ends now,
+        which took `bytes_in` and put `bytes_out` bytes of message bodies."""
+        self.log.append(_DRIVER_NODES[name], 0, transaction, begin_ns, time.monotonic_ns(), bytes_in, bytes_out)
 
     def add_source(self, source: Callable[[], list[bytes]]) -> None:
         """Drain `source` too: it gives records packed as TRACE_RECORDs, on this machine's clock
@@ -161,11 +163,13 @@ class ModelTracer:
 
     def _slices(self, records: np.ndarray) -> list[TraceSlice]:
         slices = []
-        for node, instance, transaction, begin_ns, end_ns in records.tolist():
+        for node, instance, transaction, begin_ns, end_ns, bytes_in, bytes_out in records.tolist():
             if node in DRIVER_SLICES:
-                slices.append(TraceSlice(DRIVER, DRIVER, DRIVER_SLICES[node], transaction, begin_ns, end_ns))
+                slices.append(TraceSlice(DRIVER, DRIVER, DRIVER_SLICES[node], transaction, begin_ns, end_ns,
+                                         bytes_in, bytes_out))
             elif (unit := self._unit_of.get((node, instance))) is not None:
-                slices.append(TraceSlice(self._workers[unit], unit, self._labels[unit], transaction, begin_ns, end_ns))
+                slices.append(TraceSlice(self._workers[unit], unit, self._labels[unit], transaction, begin_ns, end_ns,
+                                         bytes_in, bytes_out))
         return slices
 
     def _sample_counters(self) -> None:

@@ -12,7 +12,12 @@
 #include "shm.h"
 
 namespace dfir::rt {
+
+thread_local ByteMeter* ByteMeter::current_ = nullptr;
+
 namespace {
+
+LocalObjectBytes local_object_bytes = nullptr;
 
 bool AllHaveRoom(const Region& region, const std::vector<ChannelRoom>& rooms) {
   for (const ChannelRoom& room : rooms) {
@@ -124,7 +129,16 @@ void RingConsumers(const Region& region, const std::vector<uint32_t>& channels) 
 
 // -- putting ----------------------------------------------------------------------------------
 
+void SetLocalObjectBytes(LocalObjectBytes bytes) { local_object_bytes = bytes; }
+
+uint64_t LocalBytes(void* object) { return local_object_bytes != nullptr ? local_object_bytes(object) : 0; }
+
+uint64_t MessageBytes(const Taken& message) {
+  return message.record != nullptr ? message.record->body_size : LocalBytes(message.object);
+}
+
 void PendingPut::Add(uint32_t channel, const MessageRecord& record, const void* key) {
+  ByteMeter::CountOut(record.body_size);
   records_.push_back(record);
   outgoing_.push_back(Outgoing{channel, records_.size() - 1, nullptr});
   if (key == nullptr) return;
@@ -147,6 +161,7 @@ bool PendingPut::AddAgain(uint32_t channel, const void* key) {
     if (found != keyed_.end()) record = found->record;
   }
   if (record == kNoRecord) return false;
+  ByteMeter::CountOut(records_[record].body_size);
   records_.push_back(records_[record]);
   RetainBody(region_, records_.back());
   outgoing_.push_back(Outgoing{channel, records_.size() - 1, nullptr});
@@ -154,6 +169,7 @@ bool PendingPut::AddAgain(uint32_t channel, const void* key) {
 }
 
 void PendingPut::AddLocal(uint32_t channel, void* object) {
+  ByteMeter::CountOutLocal(object);
   outgoing_.push_back(Outgoing{channel, kNoRecord, object});
 }
 
@@ -301,12 +317,14 @@ void TakeSets(Region& region, const std::vector<uint32_t>& channels, uint64_t se
         if (!PopCounted(ring, [&](const uint8_t* slot) { std::memcpy(&record, slot, sizeof record); })) {
           LostMessage(channels[i]);
         }
+        ByteMeter::CountIn(Taken{&record, nullptr});
         take(i, Taken{&record, nullptr});
       } else {
         void* object = nullptr;
         if (!PopCounted(ring, [&](const uint8_t* slot) { std::memcpy(&object, slot, sizeof object); })) {
           LostMessage(channels[i]);
         }
+        ByteMeter::CountIn(Taken{nullptr, object});
         take(i, Taken{nullptr, object});
       }
     }

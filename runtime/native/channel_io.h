@@ -145,6 +145,43 @@ struct Taken {
   void* object;                 // nullptr for a shared channel
 };
 
+// How many bytes a local channel's object carries (the bindings' answer for their messages).
+using LocalObjectBytes = uint64_t (*)(void* object);
+// Sets what MessageBytes and ByteMeter ask of a local object (none set: it carries 0 bytes).
+void SetLocalObjectBytes(LocalObjectBytes bytes);
+// The body bytes a message carries: a record's body_size, or a local object's.
+uint64_t MessageBytes(const Taken& message);
+uint64_t LocalBytes(void* object);
+
+// Counts the body bytes of the messages the calling thread takes (TakeSets) and adds to puts
+// (once per channel) while it lives: a traced call's bytes in and out. The innermost of nested
+// meters counts. Without one, counting costs a thread-local load per message.
+class ByteMeter {
+ public:
+  ByteMeter() : outer_(current_) { current_ = this; }
+  ~ByteMeter() { current_ = outer_; }
+  ByteMeter(const ByteMeter&) = delete;
+  ByteMeter& operator=(const ByteMeter&) = delete;
+
+  uint64_t bytes_in() const { return bytes_in_; }
+  uint64_t bytes_out() const { return bytes_out_; }
+  static void CountIn(const Taken& message) {
+    if (current_ != nullptr) current_->bytes_in_ += MessageBytes(message);
+  }
+  static void CountOut(uint64_t bytes) {
+    if (current_ != nullptr) current_->bytes_out_ += bytes;
+  }
+  static void CountOutLocal(void* object) {
+    if (current_ != nullptr) current_->bytes_out_ += LocalBytes(object);
+  }
+
+ private:
+  static thread_local ByteMeter* current_;
+  ByteMeter* outer_;
+  uint64_t bytes_in_ = 0;
+  uint64_t bytes_out_ = 0;
+};
+
 // Takes `sets` sets that AwaitSets counted (the caller is the channels' one consumer): hands
 // each message to `take` with the index of its channel, set by set in channel order, then wakes
 // the channels' producers. RuntimeError when a counted message is gone (another consumer); on an

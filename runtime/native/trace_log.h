@@ -1,6 +1,7 @@
 // A model's trace log: one shared mapping, made by the driver before it forks the workers, into
 // which every thread of every process of the model appends its slices (a node firing on one
-// transaction: node, instance, transaction, begin and end on CLOCK_MONOTONIC), and from which the
+// transaction: node, instance, transaction, begin and end on CLOCK_MONOTONIC, the bytes it took
+// and put), and from which the
 // driver drains them. Lanes of stamped records, a lane per thread: a writer claims an index in its
 // lane, writes the record and stamps it last; the drainer takes the records whose stamps say they
 // are whole, lane by lane, each lane in index order. A record a writer lapped before it was
@@ -31,13 +32,16 @@ inline constexpr int32_t kFeedSlice = -1;
 inline constexpr int32_t kFetchSlice = -2;
 
 // A slice: a node instance's work on one transaction (or a feed or fetch of the driver), its times
-// on the runtime's clock (clock.h).
+// on the runtime's clock (clock.h) and the body bytes of the messages it took and put (a message
+// put on two channels counts twice: ByteMeter, channel_io.h).
 struct TraceRecord {
   int32_t node = -1;
   int32_t instance = 0;
   uint64_t transaction = 0;  // 0: none
   int64_t begin_ns = 0;
   int64_t end_ns = 0;
+  uint64_t bytes_in = 0;
+  uint64_t bytes_out = 0;
 };
 
 class TraceLog {

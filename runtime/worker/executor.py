@@ -415,25 +415,28 @@ class DeviceExecutor:
         return self._timed(step, unit, func)
 
     @contextlib.contextmanager
-    def _timing(self, unit: int, func: FuncSpec, transaction_id: int):
-        """Time a call of `func` of `unit` (for `transaction_id`) when its node has a udf_timeout_ms,
-        and trace it when the model is traced."""
+    def _timing(self, unit: int, func: FuncSpec, transaction_id: int, taken: Sequence[Message] = ()):
+        """Time a call of `func` of `unit` (for `transaction_id`, on the messages `taken` before it)
+        when its node has a udf_timeout_ms, and trace it when the model is traced."""
         timer = self._timers.get((unit, func.name))
         if timer is None and self._trace_log is None:
             yield
             return
+        meter = _native.ByteMeter()
         begin_ns = time.monotonic_ns()
         if timer is not None:
             timer.start(transaction_id)
         try:
-            yield
+            with meter:
+                yield
         finally:
             if timer is not None:
                 timer.stop()
             if self._trace_log is not None:
                 self._trace_log.append(self._node(unit), self._wiring.units[unit].instance,
                                        0 if transaction_id == _NO_TRANSACTION else transaction_id,
-                                       begin_ns, time.monotonic_ns())
+                                       begin_ns, time.monotonic_ns(),
+                                       meter.bytes_in + sum(map(_native.message_bytes, taken)), meter.bytes_out)
 
     def _timed(self, step: _native.SetStep, unit: int, func: FuncSpec) -> _native.SetStep:
         """`step`, each set's firing timed when `unit`'s node has a udf_timeout_ms, and traced
@@ -562,7 +565,7 @@ class DeviceExecutor:
                     for port in func.outputs:
                         self.deliver(unit, port, failure)
                 else:
-                    with self._timing(unit, func, max(m.meta.transaction_id for m in outcome)):
+                    with self._timing(unit, func, max(m.meta.transaction_id for m in outcome), outcome):
                         self._fire(unit, func, outcome)
             self._running[0] = -1
 

@@ -526,3 +526,36 @@ TEST_CASE("InlineVector keeps its values in order across growing, and FunctionRe
 }
 
 }  // TEST_SUITE
+
+TEST_CASE("a byte meter counts the bodies its thread adds to puts and takes, the innermost meter only") {
+  auto region = MixedRegion(4);
+  CountingScope scope;
+  CountingObjects objects;
+  dfir::rt::BodyWriter writer(*region, Deadline::AfterMs(1000), scope);
+  int object = 0;
+  dfir::rt::SetLocalObjectBytes([](void*) -> uint64_t { return 7; });
+  dfir::rt::ByteMeter outer;
+  {
+    dfir::rt::ByteMeter meter;
+    PendingPut put(*region);
+    put.Add(0, RecordOf(1, Pattern(1000, 1), writer), &object);
+    CHECK(put.AddAgain(1, &object));  // the same body on a second channel counts again
+    put.AddLocal(2, &object);
+    CHECK(put.Push(Deadline::AfterMs(1000), scope, objects) == WaitStatus::kReady);
+    CHECK(meter.bytes_out() == 2007);
+    CHECK(meter.bytes_in() == 0);
+  }
+  {
+    dfir::rt::ByteMeter meter;
+    TakeSets(*region, {0, 1, 2}, 1, [&](size_t i, const Taken& message) {
+      CHECK(dfir::rt::MessageBytes(message) == (i == 2 ? 7 : 1000));
+      if (message.record != nullptr) dfir::rt::ReleaseBody(*region, *message.record);
+    });
+    CHECK(meter.bytes_in() == 2007);
+    CHECK(meter.bytes_out() == 0);
+  }
+  dfir::rt::SetLocalObjectBytes(nullptr);
+  CHECK(dfir::rt::MessageBytes(Taken{nullptr, &object}) == 0);
+  CHECK(outer.bytes_in() == 0);  // the inner meters counted it all
+  CHECK(outer.bytes_out() == 0);
+}

@@ -30,7 +30,9 @@ TEST_CASE("a record appended in a child process is drained whole by the parent, 
   auto log = TraceLog::Create(1024, 1.0, "trace-test");
   const pid_t child = fork();
   if (child == 0) {
-    for (uint64_t t = 1; t <= 10; ++t) log->Append({3, 1, t, static_cast<int64_t>(t), static_cast<int64_t>(t + 5)});
+    for (uint64_t t = 1; t <= 10; ++t) {
+      log->Append({3, 1, t, static_cast<int64_t>(t), static_cast<int64_t>(t + 5), 100 * t, t << 40});
+    }
     _exit(0);
   }
   waitpid(child, nullptr, 0);
@@ -39,6 +41,8 @@ TEST_CASE("a record appended in a child process is drained whole by the parent, 
   CHECK(records[4].node == 3);
   CHECK(records[4].instance == 1);
   CHECK(records[4].end_ns - records[4].begin_ns == 5);
+  CHECK(records[4].bytes_in == 500);
+  CHECK(records[4].bytes_out == uint64_t{5} << 40);
   CHECK(log->Drain().empty());
   CHECK(log->lost() == 0);
 }

@@ -11,16 +11,18 @@ from dfir.runtime.driver.trace_stats import call_stats, channel_stats, histogram
 
 def test_each_unit_gets_its_calls_and_the_driver_s_slices_count_for_none():
     units = (UnitTrack("a", 0, 0), UnitTrack("b", 0, 1), UnitTrack("b", 1, 1))
-    slices = [TraceSlice(0, 0, "node 'a' instance 0", 1, 0, 3_000), TraceSlice(0, 0, "node 'a' instance 0", 2, 0, 1_000),
-              TraceSlice(1, 1, "node 'b' instance 0", 1, 0, 40_500), TraceSlice(DRIVER, DRIVER, "feed", 1, 0, 99_000)]
+    slices = [TraceSlice(0, 0, "node 'a' instance 0", 1, 0, 3_000, 16, 8),
+              TraceSlice(0, 0, "node 'a' instance 0", 2, 0, 1_000, 16, 8),
+              TraceSlice(1, 1, "node 'b' instance 0", 1, 0, 40_500, 8, 4000),
+              TraceSlice(DRIVER, DRIVER, "feed", 1, 0, 99_000, 0, 16)]
     stats = node_stats(ModelTrace("m", ("host", "0:0:1"), units, slices))
     no_waits = {"calls": 0, "p50_us": None, "p99_us": None, "max_us": None, "histogram_us": {}}
     assert [{k: v for k, v in unit.items() if k != "waits"} for unit in stats] == [
         {"node": "a", "instance": 0, "device": "host", "calls": 2, "p50_us": 1.0, "p99_us": 3.0, "max_us": 3.0,
-         "histogram_us": {"1": 1, "4": 1}},
+         "histogram_us": {"1": 1, "4": 1}, "bytes_in": 32, "bytes_out": 16},
         {"node": "b", "instance": 0, "device": "0:0:1", "calls": 1, "p50_us": 40.5, "p99_us": 40.5, "max_us": 40.5,
-         "histogram_us": {"64": 1}},
-        {"node": "b", "instance": 1, "device": "0:0:1", "calls": 0, **no_waits}]
+         "histogram_us": {"64": 1}, "bytes_in": 8, "bytes_out": 4000},
+        {"node": "b", "instance": 1, "device": "0:0:1", "calls": 0, **no_waits, "bytes_in": 0, "bytes_out": 0}]
     assert stats[2]["waits"] == no_waits
 
 

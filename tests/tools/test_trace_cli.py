@@ -237,12 +237,16 @@ def test_dfir_trace_writes_the_slices_of_a_real_pipeline(tmp_path):
 # -- dfir inspect --stats -------------------------------------------------------------------------
 
 def stats_trace(path: Path) -> Path:
-    """Node a: 3 calls of 1, 2 and 7 ms; node b: instance 0 one call of 4 ms, instance 1 one of 6 ms."""
+    """Node a: 3 calls of 1, 2 and 7 ms, taking 1000, 2000 and 3000 bytes and putting 2048 each;
+    node b: instance 0 one call of 4 ms (2048 bytes in, 10 out), instance 1 one of 6 ms (2048 in,
+    3 MiB out)."""
     units = (UnitTrack("a", 0, 0), UnitTrack("b", 0, 0), UnitTrack("b", 1, 1))
     ms = 1_000_000
-    slices = [TraceSlice(0, 0, units[0].label, t, 10 * t * ms, (10 * t + d) * ms) for t, d in ((1, 1), (2, 2), (3, 7))]
-    slices += [TraceSlice(0, 1, units[1].label, 1, 50 * ms, 54 * ms), TraceSlice(1, 2, units[2].label, 2, 60 * ms, 66 * ms),
-               TraceSlice(DRIVER, DRIVER, "feed", 1, 0, ms)]
+    slices = [TraceSlice(0, 0, units[0].label, t, 10 * t * ms, (10 * t + d) * ms, 1000 * t, 2048)
+              for t, d in ((1, 1), (2, 2), (3, 7))]
+    slices += [TraceSlice(0, 1, units[1].label, 1, 50 * ms, 54 * ms, 2048, 10),
+               TraceSlice(1, 2, units[2].label, 2, 60 * ms, 66 * ms, 2048, 3 << 20),
+               TraceSlice(DRIVER, DRIVER, "feed", 1, 0, ms, 0, 1000)]
     path.write_text(json.dumps(chrome_trace([ModelTrace("m", ("host", "0:0:1"), units, slices)])))
     return path
 
@@ -252,11 +256,11 @@ def test_dfir_inspect_stats_prints_each_node_s_calls_and_times_from_a_trace(tmp_
     assert main(["inspect", "--stats", str(path)]) == 0
     assert capsys.readouterr().out == (
         f"trace {path}, model 'm': 5 node slices, 20.000 ms in nodes\n"
-        "node                     instance   calls   total ms    p50 ms    p99 ms    max ms  share\n"
-        "a                             all       3     10.000     2.000     7.000     7.000  50.0%\n"
-        "b                             all       2     10.000     4.000     6.000     6.000  50.0%\n"
-        "                                0       1      4.000     4.000     4.000     4.000       \n"
-        "                                1       1      6.000     6.000     6.000     6.000       \n")
+        "node                     instance   calls   total ms    p50 ms    p99 ms    max ms  share   bytes in  bytes out\n"
+        "a                             all       3     10.000     2.000     7.000     7.000  50.0%    5.9 KiB    6.0 KiB\n"
+        "b                             all       2     10.000     4.000     6.000     6.000  50.0%    4.0 KiB    3.0 MiB\n"
+        "                                0       1      4.000     4.000     4.000     4.000           2.0 KiB       10 B\n"
+        "                                1       1      6.000     6.000     6.000     6.000           2.0 KiB    3.0 MiB\n")
 
 
 def test_dfir_inspect_trace_model_without_stats_is_an_error(tmp_path, capsys):

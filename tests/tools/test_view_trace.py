@@ -18,7 +18,7 @@ from dfir.lowering.om_writer import write_bundle
 from dfir.tools.cli import main as cli
 from dfir.tools.view import view
 from dfir.tools.view.layout import scale_colour
-from dfir.tools.trace_times import Durations, nearest_rank, read_trace_times
+from dfir.tools.trace_times import Call, Durations, nearest_rank, read_trace_times
 from test_view import ADDER, PLACED, SVG  # PLACED: scatter_fnode, mlp_node x2, gather_fnode, post
 XLINK_TITLE = "{http://www.w3.org/1999/xlink}title"
 PIDS_PER_MODEL = 1024
@@ -74,7 +74,8 @@ def test_percentiles_are_nearest_rank():
     assert [nearest_rank([10.0, 20.0, 30.0], p) for p in (50, 99)] == [20.0, 30.0]
     assert [nearest_rank([1.0, 2.0, 3.0, 4.0], p) for p in (50, 99)] == [2.0, 4.0]
     assert nearest_rank([7.0], 99) == 7.0
-    assert Durations.of([300.0, 100.0, 200.0, 400.0]) == Durations(4, 1.0, 0.2, 0.4, 0.4)
+    calls = [Call(300.0, 8, 0), Call(100.0, 8, 16), Call(200.0, 0, 0), Call(400.0, 8, 0)]
+    assert Durations.of(calls) == Durations(4, 1.0, 0.2, 0.4, 0.4, 24, 16)
 
 
 def test_node_times_sum_instances_and_give_each_its_share(tmp_path):
