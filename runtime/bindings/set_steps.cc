@@ -207,16 +207,17 @@ bool LeanStep::Fire(uint64_t n, GilRelease& gil) {
   int64_t begin_ns = 0;
   auto slice = [&](size_t step, uint64_t handed_on) {
     if (log == nullptr) return;
-    log->Append({functions_[step].first, step == 0 ? instance() : 0, transaction, begin_ns, rt::MonotonicNs(),
-                 bytes_in, meter->bytes_out() + handed_on},
+    log->Append({functions_[step].first, step == 0 ? instance() : 0, transaction, begin_ns, SliceEnd(), bytes_in,
+                 meter->bytes_out() + handed_on},
                 lane());
     bytes_in = handed_on;
   };
+  if (log == nullptr) BreakSlices();
   for (size_t step = 0; step < functions_.size(); ++step) {
     running.store(functions_[step].first);
     if (log != nullptr) {
       meter.emplace();
-      begin_ns = rt::MonotonicNs();
+      begin_ns = SliceBegin();
     }
     PyObject* result = step == 0 ? PyObject_Vectorcall(functions_[0].second.ptr(), arguments_.data(), width, nullptr)
                                  : PyObject_CallOneArg(functions_[step].second.ptr(), value.ptr());
@@ -592,6 +593,7 @@ py::object FireBatch(SetStep& step, uint64_t max_sets, int64_t timeout_ms) {
     step.Take(j, message);
   });
   const int32_t node = step.first_node();
+  step.BreakSlices();
   for (uint64_t n = 0; n < ready.sets; ++n) {
     batch.running().store(node);
     if (timer != nullptr) timer->Start(transactions[n]);
@@ -599,12 +601,14 @@ py::object FireBatch(SetStep& step, uint64_t max_sets, int64_t timeout_ms) {
     const bool traced = own_slices && trace != nullptr && trace->Sampled(transactions[n]);
     std::optional<rt::ByteMeter> meter;
     if (traced) meter.emplace();
-    const int64_t begin_ns = traced ? rt::MonotonicNs() : 0;
+    const int64_t begin_ns = traced ? step.SliceBegin() : 0;
     if (!step.Fire(n, gil)) return py::none();
     if (traced) {
-      trace->Append({node, step.instance(), transactions[n], begin_ns, rt::MonotonicNs(), bytes_in[n],
+      trace->Append({node, step.instance(), transactions[n], begin_ns, step.SliceEnd(), bytes_in[n],
                      meter->bytes_out()},
                     step.lane());
+    } else if (own_slices) {
+      step.BreakSlices();
     }
     if ((n + 1) % kSetsPerRing == 0 && n + 1 < ready.sets && !step.sinks().empty()) {
       rt::RingConsumers(step.region(), step.sinks());

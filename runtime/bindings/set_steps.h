@@ -81,6 +81,13 @@ class SetStep {
   // For such a step, the body bytes of the set about to fire (a traced step's, set by the loop).
   void set_bytes_in(uint64_t bytes) { bytes_in_ = bytes; }
   uint64_t bytes_in() const { return bytes_in_; }
+  // The begin of a traced slice: the end of the step's previous slice when nothing came between
+  // (one clock read per slice in a run of traced sets or functions), else now.
+  int64_t SliceBegin() const { return slice_end_ != 0 ? slice_end_ : rt::MonotonicNs(); }
+  // The end of a traced slice, where the next one may begin.
+  int64_t SliceEnd() { return slice_end_ = rt::MonotonicNs(); }
+  // Something untraced came between: the next slice reads its own begin.
+  void BreakSlices() { slice_end_ = 0; }
 
  protected:
   std::shared_ptr<rt::Region> region_;
@@ -95,6 +102,7 @@ class SetStep {
   int32_t instance_ = 0;
   uint64_t lane_ = 0;
   uint64_t bytes_in_ = 0;
+  int64_t slice_end_ = 0;
 };
 
 // The set loop's one batch: waits up to `timeout_ms` (-1: forever) until each input of `step`

@@ -2,6 +2,7 @@
 // runtime/driver/tracing.py (the driver) and runtime/worker/executor.py (the workers).
 #include <pybind11/pybind11.h>
 
+#include <cstring>
 #include <memory>
 #include <optional>
 #include <string>
@@ -21,24 +22,30 @@ static_assert(sizeof(rt::TraceRecord) == 48, "runtime/driver/tracing.py's TRACE_
 
 // The drained records, packed as they are (TraceRecord: i4 node, i4 instance, u8 transaction,
 // i8 begin_ns, i8 end_ns, u8 bytes_in, u8 bytes_out, little-endian): no Python object per record.
-py::bytes Packed(const std::vector<rt::TraceRecord>& records) {
-  return py::bytes(reinterpret_cast<const char*>(records.data()), records.size() * sizeof(rt::TraceRecord));
+py::bytes Packed(const rt::TraceChunks& records) {
+  py::bytes packed(nullptr, records.size() * sizeof(rt::TraceRecord));
+  char* to = PyBytes_AS_STRING(packed.ptr());
+  records.ForEachChunk([&](const rt::TraceRecord* chunk, size_t count) {
+    std::memcpy(to, chunk, count * sizeof(rt::TraceRecord));
+    to += count * sizeof(rt::TraceRecord);
+  });
+  return packed;
 }
 
 py::bytes Drained(rt::TraceLog& log, bool final) {
-  std::vector<rt::TraceRecord> records;
+  rt::TraceChunks records;
   {
     py::gil_scoped_release release;
-    records = log.Drain(final);
+    log.DrainInto(final, &records);
   }
   return Packed(records);
 }
 
 py::bytes TakeDrained(rt::TraceLog& log) {
-  std::vector<rt::TraceRecord> records;
+  rt::TraceChunks records;
   {
     py::gil_scoped_release release;
-    log.TakeDrained(&records);
+    records = log.TakeDrained();
   }
   return Packed(records);
 }

@@ -43,7 +43,7 @@ TRACE_RECORD = np.dtype([("node", "<i4"), ("instance", "<i4"), ("transaction", "
 """A slice as `TraceLog.drain` packs it; node -1 is a feed of the driver, -2 a fetch."""
 DRIVER_SLICES = {-1: "feed", -2: "fetch"}
 _DRIVER_NODES = {name: node for node, name in DRIVER_SLICES.items()}
-LOG_RECORDS = 1 << 22   # slices the log holds: 64 lanes of 65,536 (160 MiB of shared memory, touched as used)
+LOG_RECORDS = 1 << 22   # slices the log holds: 64 lanes of 65,536 (256 MiB of shared memory, touched as used)
 DRAIN_MS = 20
 COUNTER_SECONDS = 0.1
 REMOTE_DRAIN_SECONDS = 0.5

@@ -1,8 +1,12 @@
 #include "trace_log.h"
 
+#include <sys/mman.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <new>
+#include <utility>
 
 namespace dfir::rt {
 
@@ -13,12 +17,8 @@ namespace dfir::rt {
 namespace {
 
 constexpr uint64_t kLanes = 64;
-constexpr uint64_t kAll = ~uint64_t{0};
 // A record still unstamped this far behind its lane's newest claim is taken as never to be finished.
 constexpr uint64_t kGiveUpBehind = 64;
-
-// Spreads consecutive transaction ids evenly over 64 bits (a Fibonacci hash).
-uint64_t Spread(uint64_t transaction) { return transaction * 0x9E3779B97F4A7C15ull; }
 
 }  // namespace
 
@@ -36,8 +36,9 @@ struct TraceLog::Header {
   Lane lanes[kLanes];
 };
 
-// A record and its stamp: 1 + the index it was written for in its lane, stored last.
-struct TraceLog::Slot {
+// A record and its stamp: 1 + the index it was written for in its lane, stored last. A slot per
+// cache line: an append writes one line, not two.
+struct alignas(64) TraceLog::Slot {
   std::atomic<uint64_t> stamp{0};
   TraceRecord record;
 };
@@ -52,11 +53,12 @@ std::shared_ptr<TraceLog> TraceLog::Create(uint64_t capacity, double rate, const
   auto* header = new (memory->base()) Header();
   header->capacity = capacity;
   header->lane_capacity = capacity / kLanes;
-  header->sample_below = rate >= 1.0 ? kAll : static_cast<uint64_t>(std::ldexp(rate, 64));
+  header->sample_below = rate >= 1.0 ? kEveryTransaction : static_cast<uint64_t>(std::ldexp(rate, 64));
   return std::shared_ptr<TraceLog>(new TraceLog(std::move(memory)));
 }
 
-TraceLog::TraceLog(std::shared_ptr<SharedMemory> memory) : memory_(std::move(memory)) {}
+TraceLog::TraceLog(std::shared_ptr<SharedMemory> memory)
+    : memory_(std::move(memory)), sample_below_(header().sample_below) {}
 
 TraceLog::Header& TraceLog::header() const { return *reinterpret_cast<Header*>(memory_->base()); }
 
@@ -80,11 +82,6 @@ uint64_t TraceLog::ThisThreadsLane() {
 
 uint64_t TraceLog::NewLane() { return header().lanes_taken.fetch_add(1, std::memory_order_relaxed) % kLanes; }
 
-bool TraceLog::Sampled(uint64_t transaction) const {
-  const uint64_t below = header().sample_below;
-  return transaction == 0 || below == kAll || Spread(transaction) < below;
-}
-
 void TraceLog::Append(const TraceRecord& record) {
   if (Sampled(record.transaction)) Append(record, ThisThreadsLane());
 }
@@ -98,20 +95,40 @@ void TraceLog::Append(const TraceRecord& record, uint64_t lane) {
   target.stamp.store(index + 1, std::memory_order_release);
 }
 
-std::vector<TraceRecord> TraceLog::Drain(bool final) {
-  std::lock_guard<std::mutex> draining(drain_mutex_);
-  Header& head = header();
-  uint64_t waiting = 0;
-  for (const Lane& lane : head.lanes) {
-    waiting += std::min(lane.next.load(std::memory_order_relaxed) - lane.drained, head.lane_capacity);
-  }
-  std::vector<TraceRecord> records;
-  records.reserve(waiting);
-  for (uint64_t lane = 0; lane < kLanes; ++lane) DrainLane(lane, final, &records);
+void TraceChunks::Free::operator()(TraceRecord* records) const { munmap(records, kChunkBytes); }
+
+TraceChunks::Chunk TraceChunks::NewChunk() {
+  // Populated at once: one call maps every page, where filling it would fault once per page.
+  void* memory = mmap(nullptr, kChunkBytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+  if (memory == MAP_FAILED) throw std::bad_alloc();
+  return Chunk{std::unique_ptr<TraceRecord[], Free>(static_cast<TraceRecord*>(memory)), 0};
+}
+
+size_t TraceChunks::size() const {
+  size_t records = 0;
+  for (const Chunk& chunk : chunks_) records += chunk.count;
   return records;
 }
 
-void TraceLog::DrainLane(uint64_t lane, bool final, std::vector<TraceRecord>* records) {
+std::vector<TraceRecord> TraceChunks::Flat() const {
+  std::vector<TraceRecord> records;
+  records.reserve(size());
+  ForEachChunk([&](const TraceRecord* chunk, size_t count) { records.insert(records.end(), chunk, chunk + count); });
+  return records;
+}
+
+std::vector<TraceRecord> TraceLog::Drain(bool final) {
+  TraceChunks records;
+  DrainInto(final, &records);
+  return records.Flat();
+}
+
+void TraceLog::DrainInto(bool final, TraceChunks* out) {
+  std::lock_guard<std::mutex> draining(drain_mutex_);
+  for (uint64_t lane = 0; lane < kLanes; ++lane) DrainLane(lane, final, out);
+}
+
+void TraceLog::DrainLane(uint64_t lane, bool final, TraceChunks* records) {
   Header& head = header();
   Lane& from = head.lanes[lane];
   const uint64_t claimed = from.next.load(std::memory_order_acquire);
@@ -134,7 +151,7 @@ void TraceLog::DrainLane(uint64_t lane, bool final, std::vector<TraceRecord>* re
       head.lost.fetch_add(1, std::memory_order_relaxed);
       continue;
     }
-    records->push_back(record);
+    records->Push(record);
   }
   from.drained = index;
 }
@@ -143,10 +160,7 @@ void TraceLog::StartDraining(int64_t period_ms) {
   drainer_ = std::thread([this, period_ms] {
     std::unique_lock<std::mutex> lock(drained_mutex_);
     while (!stop_changed_.wait_for(lock, std::chrono::milliseconds(period_ms), [this] { return stop_; })) {
-      lock.unlock();
-      std::vector<TraceRecord> records = Drain(false);
-      lock.lock();
-      drained_.insert(drained_.end(), records.begin(), records.end());
+      DrainInto(false, &drained_);  // under the lock: only a TakeDrained waits for it
     }
   });
 }
@@ -158,17 +172,14 @@ void TraceLog::StopDraining(bool final) {
   }
   stop_changed_.notify_all();
   if (drainer_.joinable()) drainer_.join();
-  std::vector<TraceRecord> records = Drain(final);
   std::lock_guard<std::mutex> lock(drained_mutex_);
-  drained_.insert(drained_.end(), records.begin(), records.end());
+  DrainInto(final, &drained_);
 }
 
-void TraceLog::TakeDrained(std::vector<TraceRecord>* out) {
-  std::vector<TraceRecord> records = Drain(false);  // what the thread has not drained yet
+TraceChunks TraceLog::TakeDrained() {
   std::lock_guard<std::mutex> lock(drained_mutex_);
-  out->insert(out->end(), drained_.begin(), drained_.end());
-  out->insert(out->end(), records.begin(), records.end());
-  drained_.clear();
+  DrainInto(false, &drained_);  // what the thread has not drained yet
+  return std::exchange(drained_, TraceChunks());
 }
 
 TraceLog::~TraceLog() {

@@ -44,6 +44,40 @@ struct TraceRecord {
   uint64_t bytes_out = 0;
 };
 
+// Drained records, kept in chunks of a fixed size: appending never moves or copies the records
+// already kept, and a chunk's pages are mapped when it is made (not a page fault per 4 KiB).
+class TraceChunks {
+ public:
+  static constexpr size_t kChunkBytes = size_t{2} << 20;
+  static constexpr size_t kChunkRecords = kChunkBytes / sizeof(TraceRecord);
+
+  void Push(const TraceRecord& record) {
+    if (chunks_.empty() || chunks_.back().count == kChunkRecords) chunks_.push_back(NewChunk());
+    Chunk& last = chunks_.back();
+    last.records[last.count++] = record;
+  }
+  size_t size() const;
+  bool empty() const { return chunks_.empty(); }
+  // Calls `copy(records, count)` for each chunk, in order.
+  template <typename Copy>
+  void ForEachChunk(Copy&& copy) const {
+    for (const Chunk& chunk : chunks_) copy(chunk.records.get(), chunk.count);
+  }
+  std::vector<TraceRecord> Flat() const;
+
+ private:
+  struct Free {
+    void operator()(TraceRecord* records) const;
+  };
+  struct Chunk {
+    std::unique_ptr<TraceRecord[], Free> records;
+    size_t count = 0;
+  };
+  static Chunk NewChunk();
+
+  std::vector<Chunk> chunks_;
+};
+
 class TraceLog {
  public:
   // A log of `capacity` records (a power of two, at least 64: it is split into 64 lanes) that
@@ -52,7 +86,11 @@ class TraceLog {
   static std::shared_ptr<TraceLog> Create(uint64_t capacity, double rate, const std::string& name);
 
   // Whether the slices of `transaction` are kept: the same answer in every process.
-  bool Sampled(uint64_t transaction) const;
+  bool Sampled(uint64_t transaction) const {
+    // A Fibonacci hash spreads consecutive ids evenly over 64 bits.
+    return transaction == 0 || sample_below_ == kEveryTransaction ||
+           transaction * 0x9E3779B97F4A7C15ull < sample_below_;
+  }
   // Appends `record` when its transaction is sampled, to the calling thread's lane.
   void Append(const TraceRecord& record);
   // Appends `record` to `lane` (NewLane's): for a writer that keeps its lane, skipping the
@@ -64,6 +102,8 @@ class TraceLog {
   // were claimed (one Drain at a time: a second waits). A record still being written waits for the next drain, unless
   // `final` (no writer is left) or it is far behind the newest: then it is lost.
   std::vector<TraceRecord> Drain(bool final = false);
+  // Drain, appending to `out`.
+  void DrainInto(bool final, TraceChunks* out);
   // Records lost so far: lapped before they were drained, or never finished.
   uint64_t lost() const;
   uint64_t capacity() const;
@@ -74,12 +114,13 @@ class TraceLog {
   void StartDraining(int64_t period_ms);
   // Stops the thread, draining one last time (`final`: every record, see Drain).
   void StopDraining(bool final);
-  // The records drained so far by the thread and those it has not drained yet (appended to
-  // `out`, lanes in no particular order); the buffer is emptied.
-  void TakeDrained(std::vector<TraceRecord>* out);
+  // The records drained so far by the thread and those it has not drained yet (lanes in no
+  // particular order); the buffer is emptied.
+  TraceChunks TakeDrained();
   ~TraceLog();
 
  private:
+  static constexpr uint64_t kEveryTransaction = ~uint64_t{0};  // sample_below at rate 1
   struct Lane;
   struct Header;
   struct Slot;
@@ -87,12 +128,13 @@ class TraceLog {
   Header& header() const;
   Slot& slot(uint64_t lane, uint64_t index) const;
   uint64_t ThisThreadsLane();
-  void DrainLane(uint64_t lane, bool final, std::vector<TraceRecord>* records);
+  void DrainLane(uint64_t lane, bool final, TraceChunks* records);
 
   std::shared_ptr<SharedMemory> memory_;
+  uint64_t sample_below_;  // the header's, read on every append
   std::mutex drained_mutex_;  // guards drained_ and stop_
   std::condition_variable stop_changed_;
-  std::vector<TraceRecord> drained_;
+  TraceChunks drained_;
   bool stop_ = false;
   std::thread drainer_;
   std::mutex drain_mutex_;  // one Drain at a time: the thread's, or a caller's

@@ -70,11 +70,11 @@ TEST_CASE("the draining thread takes what is appended and leaves nothing when st
   auto log = TraceLog::Create(1 << 16, 1.0, "trace-test");  // 1,024 records a lane: none lapped
   log->StartDraining(1);
   for (uint64_t t = 1; t <= 500; ++t) log->Append({0, 0, t, 0, 1});
-  std::vector<TraceRecord> taken;
-  log->TakeDrained(&taken);
+  std::vector<TraceRecord> taken = log->TakeDrained().Flat();
   for (uint64_t t = 501; t <= 600; ++t) log->Append({0, 0, t, 0, 1});
   log->StopDraining(true);
-  log->TakeDrained(&taken);
+  const std::vector<TraceRecord> rest = log->TakeDrained().Flat();
+  taken.insert(taken.end(), rest.begin(), rest.end());
   std::vector<uint64_t> ids = Transactions(taken);
   std::sort(ids.begin(), ids.end());
   CHECK(ids.size() == 600);
@@ -89,4 +89,20 @@ TEST_CASE("a log refuses a capacity it cannot split into lanes and a rate outsid
   CHECK_THROWS_WITH_AS(TraceLog::Create(64, 1.5, "t"), "a trace log's sampling rate is in (0, 1]", RuntimeError);
 }
 
+}
+
+TEST_CASE("drained records fill fixed chunks in order and come back whole") {
+  dfir::rt::TraceChunks chunks;
+  CHECK(chunks.empty());
+  const uint64_t count = dfir::rt::TraceChunks::kChunkRecords * 2 + 5;
+  for (uint64_t t = 1; t <= count; ++t) chunks.Push({0, 0, t, 0, 1});
+  size_t pieces = 0;
+  chunks.ForEachChunk([&](const TraceRecord*, size_t) { ++pieces; });
+  CHECK(pieces == 3);
+  CHECK(chunks.size() == count);
+  const std::vector<uint64_t> ids = Transactions(chunks.Flat());
+  CHECK(ids.size() == count);
+  CHECK(ids.front() == 1);
+  CHECK(ids.back() == count);
+  CHECK(std::is_sorted(ids.begin(), ids.end()));
 }
