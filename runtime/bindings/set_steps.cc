@@ -581,8 +581,10 @@ py::object FireBatch(SetStep& step, uint64_t max_sets, int64_t timeout_ms) {
   rt::TraceLog* trace = step.trace();
   const bool own_slices = !step.TracesItsFunctions();
   // Each set's transaction (its latest input's), for its timer and its slice, and its bytes.
-  std::vector<uint64_t> transactions(timer != nullptr || trace != nullptr ? ready.sets : 0);
-  std::vector<uint64_t> bytes_in(trace != nullptr ? ready.sets : 0);
+  std::vector<uint64_t>& transactions = step.set_transactions();
+  std::vector<uint64_t>& bytes_in = step.set_bytes();
+  transactions.assign(timer != nullptr || trace != nullptr ? ready.sets : 0, 0);
+  bytes_in.assign(trace != nullptr ? ready.sets : 0, 0);
   size_t taken = 0;
   rt::TakeSets(step.region(), step.inputs(), ready.sets, [&](size_t j, const rt::Taken& message) {
     if (!transactions.empty()) {

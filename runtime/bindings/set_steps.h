@@ -78,6 +78,10 @@ class SetStep {
   uint64_t lane() const { return lane_; }
   // Whether the step appends the slices of its functions itself (a lean chain: one per node).
   virtual bool TracesItsFunctions() const { return false; }
+  // The loop's per-set transaction ids and bytes of a batch, kept between batches: no
+  // allocation per batch.
+  std::vector<uint64_t>& set_transactions() { return set_transactions_; }
+  std::vector<uint64_t>& set_bytes() { return set_bytes_; }
   // For such a step, the body bytes of the set about to fire (a traced step's, set by the loop).
   void set_bytes_in(uint64_t bytes) { bytes_in_ = bytes; }
   uint64_t bytes_in() const { return bytes_in_; }
@@ -103,6 +107,8 @@ class SetStep {
   uint64_t lane_ = 0;
   uint64_t bytes_in_ = 0;
   int64_t slice_end_ = 0;
+  std::vector<uint64_t> set_transactions_;
+  std::vector<uint64_t> set_bytes_;
 };
 
 // The set loop's one batch: waits up to `timeout_ms` (-1: forever) until each input of `step`

@@ -13,7 +13,7 @@
 
 namespace dfir::rt {
 
-thread_local ByteMeter* ByteMeter::current_ = nullptr;
+thread_local ByteMeter* ByteMeter::current_ __attribute__((tls_model("initial-exec"))) = nullptr;
 
 namespace {
 

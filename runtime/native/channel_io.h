@@ -176,7 +176,9 @@ class ByteMeter {
   }
 
  private:
-  static thread_local ByteMeter* current_;
+  // initial-exec: read at a fixed offset from the thread pointer, where the extension's default
+  // model would call __tls_get_addr on every put and take, metered or not.
+  static thread_local ByteMeter* current_ __attribute__((tls_model("initial-exec")));
   ByteMeter* outer_;
   uint64_t bytes_in_ = 0;
   uint64_t bytes_out_ = 0;
