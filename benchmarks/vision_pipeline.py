@@ -8,9 +8,13 @@ The pipeline (a FlowGraph, fed with `graph.feed_data({image: array})` and fetche
                weights, exported as benchmarks/real_models.py does, into the same --cache-dir), compiled
                with `dfir.ge.backend` --backend and `dfir.ge.threads` all cores (when dfir knows it)
   postprocess  a @pyflow UDF: softmax, then the top 5 classes and their probabilities
-Two placements, each compiled through the compile cache (the second reuses the GE graph's executable):
+Three placements, each compiled through the compile cache (later ones reuse the GE graph's executable):
 `separate`, each node on its own logical device (one worker process each: the three stages overlap;
-deploy info + resource config in the graph's options), and `one`, all three on one device.
+deploy info + resource config in the graph's options); `one`, all three on one device; and
+`replicated`, the network on as many devices as there are cores, one thread each (`dfir.ge.threads`
+= 1), the two UDFs on a device of their own: whole images in parallel, where one image's
+intra-op threads leave cores idle (onnxruntime's two threads run ResNet-50 1.8x, not 2x, as fast
+as one).
 A feeder thread feeds the images ahead (at most WINDOW in flight, `dfir.runtime.channel_depth` =
 WINDOW) while this thread fetches.
 
@@ -52,7 +56,9 @@ CORES = os.cpu_count() or 1
 WINDOW = 32
 MEAN = np.array([0.485, 0.456, 0.406], np.float32)
 STD = np.array([0.229, 0.224, 0.225], np.float32)
-PLACEMENTS = ("separate", "one")
+PLACEMENTS = ("separate", "one", "replicated")
+PLACEMENT_NAMES = {"separate": "dfir, one device per node", "one": "dfir, one device",
+                   "replicated": f"dfir, network x{CORES}"}
 
 
 def make_preprocess(size: int) -> Callable[[np.ndarray], np.ndarray]:
@@ -89,15 +95,20 @@ def flow_graph(model_path: Path, size: int, placement: str, options: dict[str, s
     post = df.pyflow(num_returns=2)(postprocess).fnode(name="postprocess")
     outputs = post(net(pre(image)))
     options = {**options, "dfir.runtime.channel_depth": str(WINDOW)}
+    if placement == "one":
+        return image, df.FlowGraph(list(outputs), options)
     if placement == "separate":
-        nodes = ("preprocess", "resnet50", "postprocess")
-        (work / "deploy.json").write_text(json.dumps(
-            {"deploy_info": [{"flow_node_name": n, "logic_device_id": f"0:0:{d}"} for d, n in enumerate(nodes)]}))
-        (work / "resources.json").write_text(json.dumps(
-            {"cluster": [{"cluster_nodes": [{"node_id": 0, "node_type": "host", "ipaddr": "127.0.0.1",
-                                             "item_list": [{"item_id": d} for d in range(len(nodes))]}]}]}))
-        options |= {"ge.experiment.data_flow_deploy_info_path": str(work / "deploy.json"),
-                    "ge.resourceConfigPath": str(work / "resources.json")}
+        devices = {pre.name: "0:0:0", net.name: "0:0:1", post.name: "0:0:2"}
+    else:  # the network once per core, one thread each
+        devices = {pre.name: "0:0:0", net.name: f"0:0:1~{CORES}", post.name: "0:0:0"}
+        options[THREADS_OPTION] = "1"
+    (work / f"deploy_{placement}.json").write_text(json.dumps(
+        {"deploy_info": [{"flow_node_name": n, "logic_device_id": d} for n, d in devices.items()]}))
+    (work / "resources.json").write_text(json.dumps(
+        {"cluster": [{"cluster_nodes": [{"node_id": 0, "node_type": "host", "ipaddr": "127.0.0.1",
+                                         "item_list": [{"item_id": d} for d in range(CORES + 1)]}]}]}))
+    options |= {"ge.experiment.data_flow_deploy_info_path": str(work / f"deploy_{placement}.json"),
+                "ge.resourceConfigPath": str(work / "resources.json")}
     return image, df.FlowGraph(list(outputs), options)
 
 
@@ -114,10 +125,11 @@ class Pipeline:
         self.fetch()
         self.load_seconds = time.perf_counter() - start
 
-    def fetch(self) -> tuple[np.ndarray, np.ndarray]:
-        tensors, _, ret = self.graph.fetch_data(timeout=600_000)
+    def fetch(self) -> tuple[int, tuple[np.ndarray, np.ndarray]]:
+        """The next result and its transaction id (replicas may finish out of feed order)."""
+        tensors, info, ret = self.graph.fetch_data(timeout=600_000)
         assert ret == 0, ret
-        return tensors[0].numpy(), tensors[1].numpy()
+        return info.transaction_id, (tensors[0].numpy(), tensors[1].numpy())
 
     def run(self, images: list[np.ndarray]) -> list[tuple[np.ndarray, np.ndarray]]:
         credits = threading.Semaphore(WINDOW)
@@ -133,7 +145,7 @@ class Pipeline:
             results.append(self.fetch())
             credits.release()
         feeder.join()
-        return results
+        return [result for _, result in sorted(results, key=lambda fetched: fetched[0])]
 
 
 def loop(session: ort.InferenceSession, preprocess: Callable, images: list[np.ndarray]) -> list:
@@ -179,12 +191,11 @@ def main() -> None:
         session = ort.InferenceSession(str(model_path), session_options, providers=["CPUExecutionProvider"])
         expected = loop(session, preprocess, images)
         for p in pipelines:
-            where = "one device per node" if p.placement == "separate" else "one device"
             backend = "" if p.backend == "?" else f"; the network runs on {p.backend}"
-            print(f"dfir, {where}: compile (through the cache), load and a first image {p.load_seconds:.2f} s{backend}")
+            print(f"{PLACEMENT_NAMES[p.placement]}: compile (through the cache), load and a first image "
+                  f"{p.load_seconds:.2f} s{backend}")
         ways: dict[str, Callable[[], list]] = {"python loop + onnxruntime": lambda: loop(session, preprocess, images)}
-        ways |= {f"dfir, {'one device per node' if p.placement == 'separate' else 'one device'}":
-                 (lambda p=p: p.run(images)) for p in pipelines}
+        ways |= {PLACEMENT_NAMES[p.placement]: (lambda p=p: p.run(images)) for p in pipelines}
         rates: dict[str, list[float]] = {name: [] for name in ways}
         try:
             for round_ in range(repeats):
