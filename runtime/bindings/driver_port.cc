@@ -21,7 +21,6 @@
 
 #include "arrival_forecast.h"
 #include "channel_io.h"
-#include "clock.h"
 #include "dispatch.h"
 #include "message_codec.h"
 #include "numpy_api.h"
@@ -255,10 +254,10 @@ class DriverPort {
     const bool traced = trace_ && trace_->Sampled(info.transaction_id);
     std::optional<rt::ByteMeter> meter;
     if (traced) meter.emplace();
-    const int64_t begin_ns = traced ? rt::MonotonicNs() : 0;
+    const int64_t begin_ns = traced ? trace_->Now() : 0;
     const int status = Put(values, info, timeout_ms);
     if (traced && status == StatusCode(rt::WaitStatus::kReady)) {
-      trace_->Append({rt::kFeedSlice, 0, info.transaction_id, begin_ns, rt::MonotonicNs(), 0, meter->bytes_out()},
+      trace_->Append({rt::kFeedSlice, 0, info.transaction_id, begin_ns, trace_->Now(), 0, meter->bytes_out()},
                      feed_lane_);
     }
     return py::int_(status);
@@ -297,7 +296,7 @@ class DriverPort {
     if (pairs_ && chosen.size() > 1) return Refused(kPaired, IndexesOf(indexes));
     if (region_->region().closing()) return Refused(kClosed, IndexesOf(indexes));
     rt::Deadline deadline = rt::Deadline::AfterMs(timeout_ms);
-    const int64_t begin_ns = trace_ ? rt::MonotonicNs() : 0;
+    const int64_t begin_ns = trace_ ? trace_->Now() : 0;
     if (!fetch_lock_->Acquire(timeout_ms)) return py::list();
     Unlock unlock{*fetch_lock_};
     if (indexes.is_none() && !AllHoldOne(chosen)) {
@@ -320,7 +319,7 @@ class DriverPort {
         arrays);
     if (set.is_none()) return Refused(kClosed, IndexesOf(indexes));
     if (trace_ && (set.is(arrays) || py::len(set) != 0) && trace_->Sampled(first.transaction_id)) {
-      trace_->Append({rt::kFetchSlice, 0, first.transaction_id, begin_ns, rt::MonotonicNs(), meter->bytes_in(), 0},
+      trace_->Append({rt::kFetchSlice, 0, first.transaction_id, begin_ns, trace_->Now(), meter->bytes_in(), 0},
                      fetch_lane_);
     }
     if (!set.is(arrays)) return set;

@@ -25,7 +25,6 @@
 #include <vector>
 
 #include "call_watch.h"
-#include "clock.h"
 #include "channel_io.h"
 #include "py_codec.h"
 #include "region.h"
@@ -87,9 +86,9 @@ class SetStep {
   uint64_t bytes_in() const { return bytes_in_; }
   // The begin of a traced slice: the end of the step's previous slice when nothing came between
   // (one clock read per slice in a run of traced sets or functions), else now.
-  int64_t SliceBegin() const { return slice_end_ != 0 ? slice_end_ : rt::MonotonicNs(); }
+  int64_t SliceBegin() const { return slice_end_ != 0 ? slice_end_ : trace_->Now(); }
   // The end of a traced slice, where the next one may begin.
-  int64_t SliceEnd() { return slice_end_ = rt::MonotonicNs(); }
+  int64_t SliceEnd() { return slice_end_ = trace_->Now(); }
   // Something untraced came between: the next slice reads its own begin.
   void BreakSlices() { slice_end_ = 0; }
 

@@ -118,6 +118,7 @@ void BindTraceLog(py::module_& m) {
           py::arg("bytes_in") = 0, py::arg("bytes_out") = 0,
           "A slice of node `node` instance `instance` on `transaction`, kept when it is sampled.")
       .def("sampled", &rt::TraceLog::Sampled, py::arg("transaction"))
+      .def("now", &rt::TraceLog::Now, "The log's clock (ns on CLOCK_MONOTONIC's scale), which slices are timed on.")
       .def("drain", &Drained, py::arg("final") = false,
            "The slices appended since the last drain, packed: 48 bytes each (node i4, instance i4, "
            "transaction u8, begin_ns i8, end_ns i8, bytes_in u8, bytes_out u8); node -1 is a feed, -2 a "

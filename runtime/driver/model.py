@@ -13,7 +13,6 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
-import time
 from typing import Any, Callable, Sequence
 
 import numpy as np
@@ -304,7 +303,7 @@ class RuntimeModel:
         if not _valid_timeout(timeout):
             return self._refused(api, PARAM_INVALID, _timeout_problem(timeout))
         tracer = self._scheduler.tracer
-        begin_ns = time.monotonic_ns() if tracer is not None else 0
+        begin_ns = tracer.log.now() if tracer is not None else 0
         meter = _native.ByteMeter() if tracer is not None else contextlib.nullcontext()
         try:
             with meter:

@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import os
 import threading
-import time
 from dataclasses import replace
 from typing import Any, Callable
 
@@ -108,7 +107,7 @@ class ModelTracer:
     def driver_slice(self, name: str, transaction: int, begin_ns: int, bytes_in: int = 0, bytes_out: int = 0) -> None:
         """A feed ("feed") or fetch ("fetch") Python served that began at `begin_ns` and ends now,
         which took `bytes_in` and put `bytes_out` bytes of message bodies."""
-        self.log.append(_DRIVER_NODES[name], 0, transaction, begin_ns, time.monotonic_ns(), bytes_in, bytes_out)
+        self.log.append(_DRIVER_NODES[name], 0, transaction, begin_ns, self.log.now(), bytes_in, bytes_out)
 
     def add_source(self, source: Callable[[], list[bytes]]) -> None:
         """Drain `source` too: it gives records packed as TRACE_RECORDs, on this machine's clock
@@ -173,7 +172,7 @@ class ModelTracer:
         return slices
 
     def _sample_counters(self) -> None:
-        now = time.monotonic_ns()
+        now = self.log.now()
         values = [(name, self._region.size(channel)) for name, channel in self._depths]
         values.append(("arena bytes in use", self._region.arena_stats()["live_bytes"]))
         with self._lock:

@@ -33,6 +33,7 @@ struct TraceLog::Header {
   uint64_t sample_below;             // a transaction is kept when its spread id is below this
   std::atomic<uint64_t> lanes_taken{0};
   std::atomic<uint64_t> lost{0};
+  TickClock clock;
   Lane lanes[kLanes];
 };
 
@@ -54,11 +55,12 @@ std::shared_ptr<TraceLog> TraceLog::Create(uint64_t capacity, double rate, const
   header->capacity = capacity;
   header->lane_capacity = capacity / kLanes;
   header->sample_below = rate >= 1.0 ? kEveryTransaction : static_cast<uint64_t>(std::ldexp(rate, 64));
+  header->clock.Start();
   return std::shared_ptr<TraceLog>(new TraceLog(std::move(memory)));
 }
 
 TraceLog::TraceLog(std::shared_ptr<SharedMemory> memory)
-    : memory_(std::move(memory)), sample_below_(header().sample_below) {}
+    : memory_(std::move(memory)), sample_below_(header().sample_below), clock_(&header().clock) {}
 
 TraceLog::Header& TraceLog::header() const { return *reinterpret_cast<Header*>(memory_->base()); }
 
@@ -92,6 +94,8 @@ void TraceLog::Append(const TraceRecord& record, uint64_t lane) {
   target.stamp.store(0, std::memory_order_relaxed);  // torn while it is rewritten
   std::atomic_thread_fence(std::memory_order_release);
   target.record = record;
+  // A recalibration between a slice's two readings may move the clock back by its error.
+  target.record.end_ns = std::max(record.end_ns, record.begin_ns);
   target.stamp.store(index + 1, std::memory_order_release);
 }
 
@@ -125,6 +129,7 @@ std::vector<TraceRecord> TraceLog::Drain(bool final) {
 
 void TraceLog::DrainInto(bool final, TraceChunks* out) {
   std::lock_guard<std::mutex> draining(drain_mutex_);
+  header().clock.Recalibrate();  // the drainer owns the clock
   for (uint64_t lane = 0; lane < kLanes; ++lane) DrainLane(lane, final, out);
 }
 

@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "shm.h"
+#include "tick_clock.h"
 
 namespace dfir::rt {
 
@@ -91,6 +92,9 @@ class TraceLog {
     return transaction == 0 || sample_below_ == kEveryTransaction ||
            transaction * 0x9E3779B97F4A7C15ull < sample_below_;
   }
+  // The log's clock, which every slice's times are read on: CLOCK_MONOTONIC's scale, read from
+  // the time-stamp counter where it can be (tick_clock.h), recalibrated by each drain.
+  int64_t Now() const { return clock_->Now(); }
   // Appends `record` when its transaction is sampled, to the calling thread's lane.
   void Append(const TraceRecord& record);
   // Appends `record` to `lane` (NewLane's): for a writer that keeps its lane, skipping the
@@ -132,6 +136,7 @@ class TraceLog {
 
   std::shared_ptr<SharedMemory> memory_;
   uint64_t sample_below_;  // the header's, read on every append
+  TickClock* clock_;       // the header's
   std::mutex drained_mutex_;  // guards drained_ and stop_
   std::condition_variable stop_changed_;
   TraceChunks drained_;

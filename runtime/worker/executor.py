@@ -423,7 +423,7 @@ class DeviceExecutor:
             yield
             return
         meter = _native.ByteMeter()
-        begin_ns = time.monotonic_ns()
+        begin_ns = self._trace_log.now() if self._trace_log is not None else 0
         if timer is not None:
             timer.start(transaction_id)
         try:
@@ -435,7 +435,7 @@ class DeviceExecutor:
             if self._trace_log is not None:
                 self._trace_log.append(self._node(unit), self._wiring.units[unit].instance,
                                        0 if transaction_id == _NO_TRANSACTION else transaction_id,
-                                       begin_ns, time.monotonic_ns(),
+                                       begin_ns, self._trace_log.now(),
                                        meter.bytes_in + sum(map(_native.message_bytes, taken)), meter.bytes_out)
 
     def _timed(self, step: _native.SetStep, unit: int, func: FuncSpec) -> _native.SetStep:

@@ -8,6 +8,8 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
+#include <thread>
 #include <vector>
 
 using dfir::rt::RuntimeError;
@@ -105,4 +107,35 @@ TEST_CASE("drained records fill fixed chunks in order and come back whole") {
   CHECK(ids.front() == 1);
   CHECK(ids.back() == count);
   CHECK(std::is_sorted(ids.begin(), ids.end()));
+}
+
+TEST_CASE("the log's clock reads CLOCK_MONOTONIC's time, in this process and a child, across recalibrations") {
+  auto log = TraceLog::Create(1024, 1.0, "trace-test");
+  auto close_to_monotonic = [&] {
+    const int64_t before = dfir::rt::MonotonicNs();
+    const int64_t now = log->Now();
+    const int64_t after = dfir::rt::MonotonicNs();
+    return now >= before - 20'000 && now <= after + 20'000;  // within the calibration's error
+  };
+  CHECK(close_to_monotonic());
+  const pid_t child = fork();
+  if (child == 0) _exit(close_to_monotonic() ? 0 : 1);
+  int status = 0;
+  waitpid(child, &status, 0);
+  CHECK(WIFEXITED(status));
+  CHECK(WEXITSTATUS(status) == 0);
+  for (int i = 0; i < 5; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    log->Drain();  // recalibrates
+    CHECK(close_to_monotonic());
+  }
+}
+
+TEST_CASE("a slice whose clock went back across a recalibration is kept with no negative length") {
+  auto log = TraceLog::Create(1024, 1.0, "trace-test");
+  log->Append({0, 0, 1, 500, 499});
+  const std::vector<TraceRecord> records = log->Drain();
+  REQUIRE(records.size() == 1);
+  CHECK(records[0].begin_ns == 500);
+  CHECK(records[0].end_ns == 500);
 }
