@@ -7,9 +7,11 @@ Algorithm:
      one per input set a node fires on (one per function of a lean chain), its aligned and stream
      loops one per call; the driver port one per feed it puts and fetch it takes (Python's own
      feeds through `driver_slice`). A slice is (node, instance, transaction, begin, end, bytes
-     in, bytes out): times on CLOCK_MONOTONIC, and the body bytes of the messages the call took
-     and put, counted by a `ByteMeter` (runtime/native/channel_io.h). Under a sampling rate below 1, only the transactions the log samples (the
-     same ones in every process) leave slices.
+     in, bytes out): times on the log's clock (`log.now()`, CLOCK_MONOTONIC's ns read from the
+     time-stamp counter: runtime/native/tick_clock.h), and the body bytes of the messages the
+     call took and put, counted by a `ByteMeter` (runtime/native/channel_io.h). Under a
+     sampling rate below 1, only the transactions the log samples (the same ones in every
+     process) leave slices.
   2. A native thread of the driver drains the log every DRAIN_MS, keeping the records packed as
      they come: no Python object per slice, and no GIL taken, so the threads that feed and fetch
      never wait for it. A Python thread samples the depth of every node input channel and the

@@ -1,12 +1,11 @@
 // A model's trace log: one shared mapping, made by the driver before it forks the workers, into
 // which every thread of every process of the model appends its slices (a node firing on one
-// transaction: node, instance, transaction, begin and end on CLOCK_MONOTONIC, the bytes it took
-// and put), and from which the
-// driver drains them. Lanes of stamped records, a lane per thread: a writer claims an index in its
-// lane, writes the record and stamps it last; the drainer takes the records whose stamps say they
-// are whole, lane by lane, each lane in index order. A record a writer lapped before it was
-// drained, or one a writer never finished (it died), is lost and counted. Plain C++: no Python
-// headers.
+// transaction: node, instance, transaction, begin and end on the log's clock, the bytes it took
+// and put), and from which the driver drains them. Lanes of stamped records, a lane per thread:
+// a writer claims an index in its lane, writes the record and stamps it last; the drainer takes
+// the records whose stamps say they are whole, lane by lane, each lane in index order. A record a
+// writer lapped before it was drained, or one a writer never finished (it died), is lost and
+// counted. Plain C++: no Python headers.
 //
 //   auto log = TraceLog::Create(1 << 16, 1.0, "dfir-trace:m");
 //   log->Append({node, instance, transaction, begin_ns, end_ns});   // any process, any thread
@@ -33,8 +32,8 @@ inline constexpr int32_t kFeedSlice = -1;
 inline constexpr int32_t kFetchSlice = -2;
 
 // A slice: a node instance's work on one transaction (or a feed or fetch of the driver), its times
-// on the runtime's clock (clock.h) and the body bytes of the messages it took and put (a message
-// put on two channels counts twice: ByteMeter, channel_io.h).
+// on the log's clock (TraceLog::Now: CLOCK_MONOTONIC's ns) and the body bytes of the messages it
+// took and put (a message put on two channels counts twice: ByteMeter, channel_io.h).
 struct TraceRecord {
   int32_t node = -1;
   int32_t instance = 0;
@@ -103,8 +102,9 @@ class TraceLog {
   // A lane for a writer of its own (lanes are handed out in turn).
   uint64_t NewLane();
   // The records appended since the last drain that are whole, lane by lane in the order they
-  // were claimed (one Drain at a time: a second waits). A record still being written waits for the next drain, unless
-  // `final` (no writer is left) or it is far behind the newest: then it is lost.
+  // were claimed (one Drain at a time: a second waits). A record still being written waits for
+  // the next drain, unless `final` (no writer is left) or it is far behind the newest: then it is
+  // lost. Each drain recalibrates the log's clock.
   std::vector<TraceRecord> Drain(bool final = false);
   // Drain, appending to `out`.
   void DrainInto(bool final, TraceChunks* out);
