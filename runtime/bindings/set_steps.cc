@@ -203,7 +203,7 @@ bool LeanStep::Fire(uint64_t n, GilRelease& gil) {
   rt::TraceLog* const log = trace() != nullptr && trace()->Sampled(transaction) ? trace() : nullptr;
   // A traced function's slice ends once what it gave is put, or handed on to the next function.
   std::optional<rt::ByteMeter> meter;
-  uint64_t bytes_in = this->bytes_in();
+  uint64_t bytes_in = log != nullptr ? batch_bytes_in()[n] : 0;  // a traced step's loop counted them
   int64_t begin_ns = 0;
   auto slice = [&](size_t step, uint64_t handed_on) {
     if (log == nullptr) return;
@@ -581,8 +581,8 @@ py::object FireBatch(SetStep& step, uint64_t max_sets, int64_t timeout_ms) {
   rt::TraceLog* trace = step.trace();
   const bool own_slices = !step.TracesItsFunctions();
   // Each set's transaction (its latest input's), for its timer and its slice, and its bytes.
-  std::vector<uint64_t>& transactions = step.set_transactions();
-  std::vector<uint64_t>& bytes_in = step.set_bytes();
+  std::vector<uint64_t>& transactions = step.batch_transactions();
+  std::vector<uint64_t>& bytes_in = step.batch_bytes_in();
   transactions.assign(timer != nullptr || trace != nullptr ? ready.sets : 0, 0);
   bytes_in.assign(trace != nullptr ? ready.sets : 0, 0);
   size_t taken = 0;
@@ -599,7 +599,6 @@ py::object FireBatch(SetStep& step, uint64_t max_sets, int64_t timeout_ms) {
   for (uint64_t n = 0; n < ready.sets; ++n) {
     batch.running().store(node);
     if (timer != nullptr) timer->Start(transactions[n]);
-    if (!bytes_in.empty()) step.set_bytes_in(bytes_in[n]);
     const bool traced = own_slices && trace != nullptr && trace->Sampled(transactions[n]);
     std::optional<rt::ByteMeter> meter;
     if (traced) meter.emplace();

@@ -77,13 +77,10 @@ class SetStep {
   uint64_t lane() const { return lane_; }
   // Whether the step appends the slices of its functions itself (a lean chain: one per node).
   virtual bool TracesItsFunctions() const { return false; }
-  // The loop's per-set transaction ids and bytes of a batch, kept between batches: no
-  // allocation per batch.
-  std::vector<uint64_t>& set_transactions() { return set_transactions_; }
-  std::vector<uint64_t>& set_bytes() { return set_bytes_; }
-  // For such a step, the body bytes of the set about to fire (a traced step's, set by the loop).
-  void set_bytes_in(uint64_t bytes) { bytes_in_ = bytes; }
-  uint64_t bytes_in() const { return bytes_in_; }
+  // The loop's batch: each set's transaction id (for a timed or traced step) and body bytes taken
+  // (for a traced one), by set; kept between batches so that a batch allocates nothing.
+  std::vector<uint64_t>& batch_transactions() { return batch_transactions_; }
+  std::vector<uint64_t>& batch_bytes_in() { return batch_bytes_in_; }
   // The begin of a traced slice: the end of the step's previous slice when nothing came between
   // (one clock read per slice in a run of traced sets or functions), else now.
   int64_t SliceBegin() const { return slice_end_ != 0 ? slice_end_ : trace_->Now(); }
@@ -104,10 +101,9 @@ class SetStep {
   std::shared_ptr<rt::TraceLog> trace_;
   int32_t instance_ = 0;
   uint64_t lane_ = 0;
-  uint64_t bytes_in_ = 0;
   int64_t slice_end_ = 0;
-  std::vector<uint64_t> set_transactions_;
-  std::vector<uint64_t> set_bytes_;
+  std::vector<uint64_t> batch_transactions_;
+  std::vector<uint64_t> batch_bytes_in_;
 };
 
 // The set loop's one batch: waits up to `timeout_ms` (-1: forever) until each input of `step`

@@ -9,6 +9,7 @@
 
 #include "channel_io.h"
 #include "numpy_api.h"
+#include "py_codec.h"
 #include "runtime_bindings.h"
 #include "trace_log.h"
 
@@ -54,7 +55,7 @@ py::bytes TakeDrained(rt::TraceLog& log) {
 // or put): its payload's, an array's or a bytes object's; any other object is never encoded
 // within one worker and counts 0.
 uint64_t LocalMessageBytes(void* object) {
-  PyObject* payload = PyObject_GetAttrString(static_cast<PyObject*>(object), "payload");
+  PyObject* payload = PyObject_GetAttr(static_cast<PyObject*>(object), Name().payload.ptr());
   if (payload == nullptr) {
     PyErr_Clear();
     return 0;

@@ -149,7 +149,7 @@ struct Taken {
 using LocalObjectBytes = uint64_t (*)(void* object);
 // Sets what MessageBytes and ByteMeter ask of a local object (none set: it carries 0 bytes).
 void SetLocalObjectBytes(LocalObjectBytes bytes);
-// The body bytes a message carries: a record's body_size, or a local object's.
+// The body bytes a message carries: a record's body_size, or a local object's (LocalBytes).
 uint64_t MessageBytes(const Taken& message);
 uint64_t LocalBytes(void* object);
 

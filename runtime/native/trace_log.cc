@@ -171,14 +171,19 @@ void TraceLog::StartDraining(int64_t period_ms) {
 }
 
 void TraceLog::StopDraining(bool final) {
+  JoinDrainer();
+  std::lock_guard<std::mutex> lock(drained_mutex_);
+  DrainInto(final, &drained_);
+}
+
+void TraceLog::JoinDrainer() {
+  if (!drainer_.joinable()) return;
   {
     std::lock_guard<std::mutex> lock(drained_mutex_);
     stop_ = true;
   }
   stop_changed_.notify_all();
-  if (drainer_.joinable()) drainer_.join();
-  std::lock_guard<std::mutex> lock(drained_mutex_);
-  DrainInto(final, &drained_);
+  drainer_.join();
 }
 
 TraceChunks TraceLog::TakeDrained() {
@@ -187,16 +192,7 @@ TraceChunks TraceLog::TakeDrained() {
   return std::exchange(drained_, TraceChunks());
 }
 
-TraceLog::~TraceLog() {
-  if (drainer_.joinable()) {
-    {
-      std::lock_guard<std::mutex> lock(drained_mutex_);
-      stop_ = true;
-    }
-    stop_changed_.notify_all();
-    drainer_.join();
-  }
-}
+TraceLog::~TraceLog() { JoinDrainer(); }
 
 uint64_t TraceLog::lost() const { return header().lost.load(std::memory_order_relaxed); }
 

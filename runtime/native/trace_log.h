@@ -133,6 +133,8 @@ class TraceLog {
   Slot& slot(uint64_t lane, uint64_t index) const;
   uint64_t ThisThreadsLane();
   void DrainLane(uint64_t lane, bool final, TraceChunks* records);
+  // Stops the draining thread, if it runs, and waits for it.
+  void JoinDrainer();
 
   std::shared_ptr<SharedMemory> memory_;
   uint64_t sample_below_;  // the header's, read on every append

@@ -422,7 +422,7 @@ class DeviceExecutor:
         if timer is None and self._trace_log is None:
             yield
             return
-        meter = _native.ByteMeter()
+        meter = _native.ByteMeter() if self._trace_log is not None else contextlib.nullcontext()
         begin_ns = self._trace_log.now() if self._trace_log is not None else 0
         if timer is not None:
             timer.start(transaction_id)

@@ -12,10 +12,8 @@ from onnx import TensorProto, helper, numpy_helper
 import dfir.dataflow as df
 from dfir.runtime import _native
 from dfir.runtime.driver import tracing
-from dfir.runtime.driver.model import RuntimeModel
 from dfir.runtime.driver.trace_model import DRIVER
-from test_replication import data, fn_payload, fn_pp, make_plan, node_entry, out
-from test_tracing import WAIT_MS, meet, three_stages
+from test_tracing import WAIT_MS, three_stages, traced_meet
 
 WIDE = 256  # int32 values a message of three_stages carries here: 1 KiB
 
@@ -100,10 +98,7 @@ def test_a_ge_node_s_set_loop_slice_counts_its_input_and_output_tensors(tmp_path
 
 
 def test_an_aligned_node_counts_the_messages_it_aligned():
-    plan = make_plan(2, [node_entry("meet", [data(0), data(1)], 1, fn_pp(0, meet, [0, 1], [0]), ["0:0:0"],
-                                    align={"cache": 64, "timeout": -1, "dropout": False})], [out(0)])
-    plan["trace"] = 1.0
-    with RuntimeModel(plan, [fn_payload(meet)], None, "meet") as model:
+    with traced_meet() as model:
         for k in range(4):
             assert model.feed_data([np.full(8, k, np.int64), np.full(8, 10 * k, np.int64)]) == 0
             assert int(model.fetch_data(timeout=WAIT_MS)[2]) == 0

@@ -158,11 +158,16 @@ def test_an_untraced_model_s_stats_have_no_node_times():
         assert set(model.stats()) == {"workers", "dropped_messages"}
 
 
-def test_an_aligned_node_leaves_a_slice_per_call_with_its_transaction():
+def traced_meet() -> RuntimeModel:
+    """`meet` (a + b) on 0:0:0, aligning its two inputs, traced."""
     plan = make_plan(2, [node_entry("meet", [data(0), data(1)], 1, fn_pp(0, meet, [0, 1], [0]), ["0:0:0"],
                                     align={"cache": 64, "timeout": -1, "dropout": False})], [out(0)])
     plan["trace"] = 1.0
-    with RuntimeModel(plan, [fn_payload(meet)], None, "meet") as model:
+    return RuntimeModel(plan, [fn_payload(meet)], None, "meet")
+
+
+def test_an_aligned_node_leaves_a_slice_per_call_with_its_transaction():
+    with traced_meet() as model:
         for k in range(5):
             assert model.feed_data([np.array([k]), np.array([10 * k])]) == 0
         values = [model.fetch_data(timeout=WAIT_MS)[0][0].numpy().tolist() for _ in range(5)]
@@ -224,14 +229,20 @@ def test_a_malformed_option_is_refused(value):
                                          "on or a sampling rate in (0, 1]")
 
 
-def test_a_lane_keeps_its_newest_records_when_lapped_and_the_log_counts_the_lost():
-    log = _native.TraceLog(256, 1.0, "test")  # 64 lanes of 4 records; a thread appends to one lane
+def appending_child(log, node: int, transactions: range) -> int:
+    """The pid of a forked child that appends a slice of `node` per transaction, the k-th from k
+    to k + 1 ns, and exits."""
     pid = os.fork()
     if pid == 0:
-        for k in range(12):
-            log.append(1, 0, k + 1, k, k + 1)
+        for k, transaction in enumerate(transactions):
+            log.append(node, 0, transaction, k, k + 1)
         os._exit(0)
-    os.waitpid(pid, 0)
+    return pid
+
+
+def test_a_lane_keeps_its_newest_records_when_lapped_and_the_log_counts_the_lost():
+    log = _native.TraceLog(256, 1.0, "test")  # 64 lanes of 4 records; a thread appends to one lane
+    os.waitpid(appending_child(log, 1, range(1, 13)), 0)
     records = np.frombuffer(log.drain(), tracing.TRACE_RECORD)
     assert records["transaction"].tolist() == list(range(9, 13)) and log.lost == 8
     assert records[["node", "instance"]].tolist() == [(1, 0)] * 4
@@ -241,14 +252,7 @@ def test_a_lane_keeps_its_newest_records_when_lapped_and_the_log_counts_the_lost
 
 def test_threads_append_to_their_own_lanes_and_every_record_is_drained():
     log = _native.TraceLog(1 << 12, 1.0, "test")
-    children = []
-    for k in range(3):
-        pid = os.fork()
-        if pid == 0:
-            for t in range(20):
-                log.append(k, 0, 100 * k + t + 1, t, t + 1)
-            os._exit(0)
-        children.append(pid)
+    children = [appending_child(log, k, range(100 * k + 1, 100 * k + 21)) for k in range(3)]
     for pid in children:
         os.waitpid(pid, 0)
     records = np.frombuffer(log.drain(final=True), tracing.TRACE_RECORD)
@@ -268,12 +272,7 @@ def test_the_log_refuses_a_capacity_or_rate_it_cannot_hold():
 def test_the_draining_thread_takes_every_record_of_another_process_and_stops_with_the_rest():
     log = _native.TraceLog(1 << 16, 1.0, "test")
     log.start_draining(1)
-    pid = os.fork()
-    if pid == 0:
-        for t in range(300):
-            log.append(2, 0, t + 1, t, t + 1)
-        os._exit(0)
-    os.waitpid(pid, 0)
+    os.waitpid(appending_child(log, 2, range(1, 301)), 0)
     first = np.frombuffer(log.take_drained(), tracing.TRACE_RECORD)
     log.stop_draining(True)
     rest = np.frombuffer(log.take_drained(), tracing.TRACE_RECORD)
