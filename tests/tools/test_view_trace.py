@@ -146,6 +146,12 @@ def test_a_trace_that_names_no_models_counts_every_node_slice(tmp_path):
     (b"{\"traceEvents\": [{\"ph\": \"X\", \"cat\": \"node\", \"name\": \"node b\", \"pid\": 2, \"dur\": 5}]}",
      ("trace '{path}': traceEvents[0] is not a node slice: it needs a name \"node '<name>' instance <k>\", "
       "an integer pid and a dur >= 0, got {{'ph': 'X', 'cat': 'node', 'name': 'node b', 'pid': 2, 'dur': 5}}")),
+    ((b"{\"traceEvents\": [{\"ph\": \"X\", \"cat\": \"node\", \"name\": \"node 'b' instance 0\", \"pid\": 2, "
+      b"\"dur\": 5, \"args\": {\"bytes_in\": -4}}]}"),
+     "trace '{path}': traceEvents[0].args.bytes_in must be a byte count (an integer >= 0), got -4"),
+    ((b"{\"traceEvents\": [{\"ph\": \"X\", \"cat\": \"node\", \"name\": \"node 'b' instance 0\", \"pid\": 2, "
+      b"\"dur\": 5, \"args\": {\"bytes_in\": 8, \"bytes_out\": true}}]}"),
+     "trace '{path}': traceEvents[0].args.bytes_out must be a byte count (an integer >= 0), got True"),
 ])
 def test_a_file_that_is_not_a_usable_trace_is_an_error(tmp_path, content, message):
     path = tmp_path / "bad.json"
