@@ -229,6 +229,40 @@ def test_another_thread_count_is_measured_again(tmp_path):
     assert len(list((tmp_path / "auto").glob("*.json"))) == 2
 
 
+def test_a_choice_ranked_another_way_is_measured_again(tmp_path, monkeypatch):
+    dfir.compile(_mlp())
+    monkeypatch.setattr(backend_choice, "_METHOD", backend_choice._METHOD + 1)
+    dfir.compile(_mlp())
+    assert len(list((tmp_path / "auto").glob("*.json"))) == 2
+
+
+class _Clocked:
+    """A runner whose calls take the next of `seconds`, on a fake clock."""
+
+    def __init__(self, clock: list[float], seconds: list[float]):
+        self.clock, self.seconds = clock, iter(seconds)
+
+    def run(self, _inputs):
+        self.clock[0] += next(self.seconds)
+
+
+def test_candidates_rank_by_mean_time_so_a_slow_third_of_calls_counts(monkeypatch):
+    clock = [0.0]
+    monkeypatch.setattr(backend_choice.time, "perf_counter", lambda: clock[0])
+    # median 4.5 ms, but a third of the calls take 8 ms: mean 5.67 ms
+    tailed = _Clocked(clock, [0.0045, 0.0045, 0.008] * 7)
+    steady = _Clocked(clock, [0.0046] * 21)
+    seconds = backend_choice._timed({"tailed": tailed, "steady": steady}, [])
+    assert seconds["steady"] == pytest.approx(0.0046)
+    assert seconds["tailed"] > seconds["steady"]
+
+
+def test_the_slowest_tenth_of_calls_is_left_out_as_noise():
+    samples = [0.001] * 18 + [0.5, 0.9]
+    assert backend_choice._expected_seconds(samples) == pytest.approx(0.001)
+    assert backend_choice._expected_seconds([0.002, 0.004]) == pytest.approx(0.003)
+
+
 def test_drawn_inputs_take_each_dimension_at_its_lower_bound():
     descs = [GeInput("x", 0, "DT_FLOAT", (-1, 3), ((0, -1), (3, 3)), 0),
              GeInput("ids", 1, "DT_INT64", (-1,), ((4, 9),), 1),
