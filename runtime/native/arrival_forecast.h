@@ -15,7 +15,9 @@
 //   3. Otherwise sleep until kLeadNs before the lower quartile (a producer's ring ends it
 //      earlier), then poll, yielding the core (sched_yield) to whatever else is runnable, until
 //      kLeadNs past the upper quartile, at most kMaxPollNs; then sleep until the deadline.
-//   4. Learn the wait: from its start until it saw every channel hold a message.
+//   4. Learn the wait: from its start until every channel held a message. A wait a producer's
+//      ring woke learns the ring's time (EventCount::rung_ns), not its own wake-up: learning the
+//      wake-up too made the forecast later each time, so the window opened after the result.
 #ifndef DFIR_RUNTIME_NATIVE_ARRIVAL_FORECAST_H_
 #define DFIR_RUNTIME_NATIVE_ARRIVAL_FORECAST_H_
 

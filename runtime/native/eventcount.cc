@@ -40,6 +40,11 @@ std::chrono::nanoseconds Deadline::remaining() const {
                           : std::chrono::nanoseconds(0);
 }
 
+int64_t SteadyNowNs() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
 uint32_t BeginWait(EventCount& ec) {
   ec.sleepers.fetch_add(1, std::memory_order_seq_cst);
   return ec.epoch.load(std::memory_order_seq_cst);
@@ -71,6 +76,7 @@ void NotifyAll(EventCount& ec) {
   // release store followed by a load may otherwise pass each other, and both sides miss.
   std::atomic_thread_fence(std::memory_order_seq_cst);
   if (ec.sleepers.load(std::memory_order_seq_cst) == 0) return;
+  ec.rung_ns.store(SteadyNowNs(), std::memory_order_relaxed);  // published by the fetch_add below
   ec.epoch.fetch_add(1, std::memory_order_seq_cst);
   Futex(&ec.epoch, FUTEX_WAKE, INT_MAX, nullptr);
 }

@@ -46,6 +46,9 @@ class Deadline {
 struct EventCount {
   std::atomic<uint32_t> epoch{0};
   std::atomic<uint32_t> sleepers{0};
+  // When a notifier last found someone asleep (steady clock, ns), stored before it wakes them: a
+  // waiter woken by it can tell when its condition came true apart from how long waking took.
+  std::atomic<int64_t> rung_ns{0};
 };
 static_assert(std::atomic<uint32_t>::is_always_lock_free, "futex words must be lock-free");
 
@@ -57,6 +60,9 @@ void CancelWait(EventCount& ec);
 bool Sleep(EventCount& ec, uint32_t key, const Deadline& deadline);
 
 void NotifyAll(EventCount& ec);
+
+// The steady clock's now, in ns since its epoch (the unit of `EventCount::rung_ns`).
+int64_t SteadyNowNs();
 
 }  // namespace dfir::rt
 

@@ -7,6 +7,7 @@
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 #include <thread>
@@ -89,6 +90,28 @@ TEST_CASE("only the last 16 waits count") {
   CHECK(forecast.Quartiles()[0] * kNs >= 24.0);
   Train(forecast, *region, 2, ArrivalForecast::kSamples);  // rung before the forecast wakes
   CHECK(forecast.Quartiles()[1] * kNs < 24.0);
+}
+
+TEST_CASE("a wait a ring woke learns when the ring came, not when the waiter woke") {
+  auto region = dfir::testing::MakeRegion(1, 4);
+  ArrivalForecast forecast;
+  double latest_ring_ms = 0;  // the latest, over the waits, of when the producer's ring had returned
+  for (int i = 0; i < 4; ++i) {
+    auto start = Clock::now();
+    std::thread producer([&] {
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+      uint64_t value = 1;
+      region->ring(0).TryPush([&](uint8_t* slot) { std::memcpy(slot, &value, sizeof value); });
+      dfir::rt::NotifyAll(region->bell(0));
+      latest_ring_ms = std::max(latest_ring_ms, MsSince(start));
+    });
+    REQUIRE(forecast.Await(*region, {0}, 0, Deadline::AfterMs(20000)) == WaitStatus::kReady);
+    producer.join();
+    region->ring(0).TryPop([](const uint8_t*) {});
+  }
+  auto [lower, upper] = forecast.Quartiles();
+  CHECK(lower * kNs >= 9.0);
+  CHECK(upper * kNs <= latest_ring_ms);
 }
 
 TEST_CASE("untrained, a wait sleeps until rung: a silent push is seen at the deadline") {

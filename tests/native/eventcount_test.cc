@@ -18,6 +18,7 @@ using dfir::rt::Deadline;
 using dfir::rt::EventCount;
 using dfir::rt::NotifyAll;
 using dfir::rt::Sleep;
+using dfir::rt::SteadyNowNs;
 using dfir::testing::MsSince;
 using Clock = std::chrono::steady_clock;
 
@@ -71,6 +72,19 @@ TEST_CASE("BeginWait announces a sleeper and CancelWait withdraws it") {
   CHECK(ec.epoch.load() == 1);
   CancelWait(ec);
   CHECK(ec.sleepers.load() == 0);
+}
+
+TEST_CASE("a notify that finds a sleeper stamps when it rang; one that finds none does not") {
+  EventCount ec;
+  NotifyAll(ec);
+  CHECK(ec.rung_ns.load() == 0);
+  BeginWait(ec);
+  const int64_t before = SteadyNowNs();
+  NotifyAll(ec);
+  const int64_t after = SteadyNowNs();
+  CHECK(ec.rung_ns.load() >= before);
+  CHECK(ec.rung_ns.load() <= after);
+  CancelWait(ec);
 }
 
 TEST_CASE("a notify between BeginWait and Sleep is not lost") {
