@@ -37,13 +37,15 @@ WaitStatus ArrivalForecast::Await(Region& region, const std::vector<uint32_t>& c
                                   const Deadline& deadline) {
   if (AllHoldOne(region, channels)) return WaitStatus::kReady;
   const Clock::time_point start = Clock::now();
-  auto [early, late] = Quartiles();
-  if (early >= kMinForecastNs) {
-    const Deadline wake = Deadline::AtOrBefore(start + std::chrono::nanoseconds(early - kLeadNs), deadline);
-    WaitStatus status = region.WaitForMessages(channels, bell, wake);
-    if (status != WaitStatus::kTimeout) {
-      if (status == WaitStatus::kReady) Learn(ArrivedAfter(region.bell(bell), start));
-      return status;
+  if (learnt_ >= kMinSamples) {
+    auto [early, late] = Quartiles();
+    if (early > kLeadNs) {  // sleep until shortly before the result is due
+      const Deadline wake = Deadline::AtOrBefore(start + std::chrono::nanoseconds(early - kLeadNs), deadline);
+      WaitStatus status = region.WaitForMessages(channels, bell, wake);
+      if (status != WaitStatus::kTimeout) {
+        if (status == WaitStatus::kReady) Learn(ArrivedAfter(region.bell(bell), start));
+        return status;
+      }
     }
     const auto stop_polling = start + std::chrono::nanoseconds(std::min(late + kLeadNs, early - kLeadNs + kMaxPollNs));
     while (Clock::now() < stop_polling && !deadline.passed()) {
