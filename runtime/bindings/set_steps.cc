@@ -572,7 +572,8 @@ py::object FireBatch(SetStep& step, uint64_t max_sets, int64_t timeout_ms) {
   if (max_sets == 0) throw rt::RuntimeError("a set loop fires at least one set at a time");
   GilRelease gil;
   rt::SetsReady ready =
-      rt::AwaitSets(step.region(), step.inputs(), step.bell(), max_sets, rt::Deadline::AfterMs(timeout_ms), gil);
+      rt::AwaitSets(step.region(), step.inputs(), step.bell(), max_sets, rt::Deadline::AfterMs(timeout_ms), gil,
+                    &step.forecast());
   if (ready.status == rt::WaitStatus::kClosed) return py::none();
   if (ready.sets == 0) return py::int_(0);
   BatchScope batch(step);

@@ -81,6 +81,9 @@ class SetStep {
   // (for a traced one), by set; kept between batches so that a batch allocates nothing.
   std::vector<uint64_t>& batch_transactions() { return batch_transactions_; }
   std::vector<uint64_t>& batch_bytes_in() { return batch_bytes_in_; }
+  // How long the step's waits for its next set take: the loop waits as it forecasts, so that a
+  // node fed one message at a time finds the next one polling, not asleep.
+  rt::ArrivalForecast& forecast() { return forecast_; }
   // The begin of a traced slice: the end of the step's previous slice when nothing came between
   // (one clock read per slice in a run of traced sets or functions), else now.
   int64_t SliceBegin() const { return slice_end_ != 0 ? slice_end_ : trace_->Now(); }
@@ -104,6 +107,7 @@ class SetStep {
   int64_t slice_end_ = 0;
   std::vector<uint64_t> batch_transactions_;
   std::vector<uint64_t> batch_bytes_in_;
+  rt::ArrivalForecast forecast_;
 };
 
 // The set loop's one batch: waits up to `timeout_ms` (-1: forever) until each input of `step`

@@ -1,5 +1,6 @@
-// Waiting for the result of a request the waiter just made (the driver feeding one message and
-// fetching its result) without paying for a cold wake-up. Plain C++: no Python headers.
+// Waiting for messages that come at a rhythm the waiter can learn (the driver fetching the
+// result of the message it just fed; a node's set loop fed one message at a time) without paying
+// for a cold wake-up. Plain C++: no Python headers.
 //
 // A consumer asleep on a futex is woken by its producer's ring; on a virtual machine that costs
 // 50-150 us more once the consumer's core has gone idle (a CNN of 0.4 ms fed one message at a

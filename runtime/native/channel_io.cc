@@ -288,13 +288,14 @@ void PendingPut::Discard() {
 // -- taking -----------------------------------------------------------------------------------
 
 SetsReady AwaitSets(Region& region, const std::vector<uint32_t>& channels, uint32_t bell, uint64_t limit,
-                    const Deadline& deadline, BlockingScope& blocking) {
+                    const Deadline& deadline, BlockingScope& blocking, ArrivalForecast* forecast) {
   uint64_t ready = ReadySets(region, channels, limit);
   if (ready != 0) return SetsReady{WaitStatus::kReady, ready};
   WaitStatus status;
   {
     Blocking waiting(blocking);
-    status = region.WaitForMessages(channels, bell, deadline);
+    status = forecast != nullptr ? forecast->Await(region, channels, bell, deadline)
+                                 : region.WaitForMessages(channels, bell, deadline);
   }
   if (status != WaitStatus::kReady) return SetsReady{status, 0};
   return SetsReady{WaitStatus::kReady, ReadySets(region, channels, limit)};

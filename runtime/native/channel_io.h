@@ -22,6 +22,7 @@
 #include <utility>
 #include <vector>
 
+#include "arrival_forecast.h"
 #include "blocking.h"
 #include "eventcount.h"
 #include "inline_vector.h"
@@ -134,9 +135,10 @@ struct SetsReady {
 
 // The sets of `channels` that can be taken now, up to `limit`; when there are none, waits
 // (inside the blocking scope, sleeping on `bell`, their consumer's doorbell) until there is
-// one, the deadline passes or the region closes.
+// one, the deadline passes or the region closes; as `forecast` says when one is given
+// (arrival_forecast.h: polling a wait it expects to end soon, which a sleep would lengthen).
 SetsReady AwaitSets(Region& region, const std::vector<uint32_t>& channels, uint32_t bell, uint64_t limit,
-                    const Deadline& deadline, BlockingScope& blocking);
+                    const Deadline& deadline, BlockingScope& blocking, ArrivalForecast* forecast = nullptr);
 
 // One message as it leaves its channel: a shared channel's record, whose body reference the
 // taker takes over, or a local channel's object, whose reference the taker takes over.

@@ -347,6 +347,29 @@ TEST_CASE("AwaitSets counts whole sets up to a limit, and waits for one") {
   CHECK(AwaitSets(*region, {0, 1}, 1, 8, Deadline::Forever(), scope).status == WaitStatus::kClosed);
 }
 
+TEST_CASE("AwaitSets with a forecast waits as it forecasts: its waits are learnt") {
+  auto region = MixedRegion(8);
+  CountingScope scope;
+  CountingObjects objects;
+  dfir::rt::BodyWriter writer(*region, Deadline::AfterMs(1000), scope);
+  dfir::rt::ArrivalForecast forecast;
+  CHECK(AwaitSets(*region, {0}, 0, 8, Deadline::AfterMs(0), scope, &forecast).status == WaitStatus::kTimeout);
+  for (uint64_t id = 1; id <= dfir::rt::ArrivalForecast::kMinSamples; ++id) {
+    std::thread producer([&] {
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+      PendingPut put(*region);
+      put.Add(0, RecordOf(id, Pattern(5, 1), writer));
+      put.Push(Deadline::AfterMs(1000), scope, objects);  // rings the consumer
+    });
+    SetsReady one = AwaitSets(*region, {0}, 0, 8, Deadline::AfterMs(20000), scope, &forecast);
+    producer.join();
+    REQUIRE(one.sets == 1);
+    CHECK(TakeIds(*region, {0}, 1) == std::vector<uint64_t>{id});
+  }
+  CHECK(forecast.Quartiles()[0] >= 4'000'000);  // ns: each wait lasted about 5 ms
+  CHECK(forecast.Quartiles()[1] < 1'000'000'000);
+}
+
 TEST_CASE("taking a message that is not there is a RuntimeError") {
   auto region = MixedRegion(4);
   CHECK_THROWS_WITH_AS(TakeIds(*region, {1}, 1),
