@@ -13,6 +13,11 @@ from a parameter provider rather than from the executable, and `util.global.load
     "util.global"() <{sym_name = "w", sym_visibility = "private", type = tensor<4xf32>,
                       initial_value = #flow.parameter.named<"dfir"::"weight_3f2a..."> : tensor<4xf32>}> : () -> ()
     %w = "util.global.load"() <{global = @w}> : () -> tensor<4xf32>
+
+`util.optimization_barrier` passes its operands through and keeps IREE from fusing or folding
+the ops that make them with the ops that use them:
+
+    %s = "util.optimization_barrier"(%t) : (tensor<1x8x4x4xf32>) -> tensor<1x8x4x4xf32>
 """
 from __future__ import annotations
 
@@ -23,7 +28,8 @@ from xdsl.irdl import (IRDLOperation, irdl_attr_definition, irdl_op_definition, 
 from xdsl.parser import AttrParser
 from xdsl.printer import Printer
 
-__all__ = ["AssumeIntOp", "GlobalLoadOp", "GlobalOp", "FLOW", "IntAssumptionAttr", "NamedParameterAttr", "UTIL"]
+__all__ = ["AssumeIntOp", "GlobalLoadOp", "GlobalOp", "FLOW", "IntAssumptionAttr", "NamedParameterAttr",
+           "OptimizationBarrierOp", "UTIL"]
 
 _NO_BOUND = -1
 
@@ -120,5 +126,18 @@ class GlobalLoadOp(IRDLOperation):
         super().__init__(properties={"global": SymbolRefAttr(global_name)}, result_types=[type])
 
 
-UTIL = Dialect("util", [AssumeIntOp, GlobalOp, GlobalLoadOp], [IntAssumptionAttr])
+@irdl_op_definition
+class OptimizationBarrierOp(IRDLOperation):
+    """Its operands, passed through, made where IREE cannot fuse them into their users."""
+
+    name = "util.optimization_barrier"
+
+    operands_ = var_operand_def()
+    results_ = var_result_def()
+
+    def __init__(self, value: SSAValue):
+        super().__init__(operands=[[value]], result_types=[[value.type]])
+
+
+UTIL = Dialect("util", [AssumeIntOp, GlobalOp, GlobalLoadOp, OptimizationBarrierOp], [IntAssumptionAttr])
 FLOW = Dialect("flow", [], [NamedParameterAttr])

@@ -254,6 +254,25 @@ ge.graph @cnn_forms {
   ge.output %c : !ge.tensor<[-1, 8, 4, 4], f32>
 }
 
+// A strided 1x1 convolution reads a strided slice of its input, made behind an optimization
+// barrier, then convolves at stride 1: IREE data-tiles only a convolution of stride 1, and fused
+// the slice back into it without the barrier. A dynamic shape keeps the strided convolution (IREE
+// cannot resolve a barrier's dynamic dimensions).
+// CHECK-LABEL: ge.graph @strided_pointwise backend "iree-cpu"
+// CHECK:         %[[S:.*]] = tensor.extract_slice %{{.*}}[0, 0, 0, 0] [2, 8, 4, 4] [1, 1, 2, 2] : tensor<2x8x8x8xf32> to tensor<2x8x4x4xf32>
+// CHECK-NEXT:    %[[B:.*]] = "util.optimization_barrier"(%[[S]]) : (tensor<2x8x4x4xf32>) -> tensor<2x8x4x4xf32>
+// CHECK:         linalg.conv_2d_nchw_fchw {strides = dense<1> : vector<2xi64>, dilations = dense<1> : vector<2xi64>} ins(%[[B]], %{{.*}} : tensor<2x8x4x4xf32>, tensor<16x8x1x1xf32>) outs(%{{.*}} : tensor<2x16x4x4xf32>)
+// CHECK-NOT:     util.optimization_barrier
+// CHECK:         linalg.conv_2d_nchw_fchw {strides = dense<2> : vector<2xi64>, dilations = dense<1> : vector<2xi64>} ins(%{{.*}}, %{{.*}} : tensor<?x8x8x8xf32>, tensor<16x8x1x1xf32>) outs(%{{.*}} : tensor<?x16x4x4xf32>)
+ge.graph @strided_pointwise {
+  %x = ge.data 0 "x" : !ge.tensor<[2, 8, 8, 8], f32>
+  %d = ge.data 1 "d" : !ge.tensor<[-1, 8, 8, 8], f32>
+  %w = ge.data 2 "w" : !ge.tensor<[16, 8, 1, 1], f32>
+  %y = ge.conv2d %x, %w strides [2, 2] pads [0, 0, 0, 0] dilations [1, 1] groups 1 : (!ge.tensor<[2, 8, 8, 8], f32>, !ge.tensor<[16, 8, 1, 1], f32>) -> !ge.tensor<[2, 16, 4, 4], f32>
+  %z = ge.conv2d %d, %w strides [2, 2] pads [0, 0, 0, 0] dilations [1, 1] groups 1 : (!ge.tensor<[-1, 8, 8, 8], f32>, !ge.tensor<[16, 8, 1, 1], f32>) -> !ge.tensor<[-1, 16, 4, 4], f32>
+  ge.output %y, %z : !ge.tensor<[2, 16, 4, 4], f32>, !ge.tensor<[-1, 16, 4, 4], f32>
+}
+
 // A batched product with equal static batches is linalg.batch_matmul; a Gemm's trans_b weight
 // stays a generic contraction reading it as [n, k] (IREE ran both forms alike).
 // CHECK-LABEL: ge.graph @product_forms backend "iree-cpu"

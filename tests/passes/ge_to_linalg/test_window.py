@@ -49,6 +49,23 @@ def test_conv2d_runs_in_nchw_whatever_the_channels(channels, layout):
     assert f'"linalg.{layout}"' in codegen_text(converted(g))
 
 
+@given(strides=st.lists(st.integers(1, 3), min_size=2, max_size=2).filter(lambda s: s != [1, 1]),
+       pads=st.lists(st.integers(0, 2), min_size=4, max_size=4), dilations=st.lists(st.integers(1, 2), min_size=2,
+                                                                                      max_size=2),
+       height=st.integers(1, 9), bias=st.booleans())
+@settings(max_examples=6, deadline=None)
+def test_a_static_strided_1x1_conv2d_reads_a_strided_slice_and_matches(strides, pads, dilations, height, bias):
+    g = Graph("conv")
+    x = g.data(0, [2, 4, height, 7], dt.DT_FLOAT, name="x")
+    b = g.const(_image((6,), 5)) if bias else None
+    g.set_outputs([g.conv2d(x, g.const(_image((6, 4, 1, 1), 4)), b, strides=strides, pads=pads, dilations=dilations)])
+    text = codegen_text(converted(g))
+    assert '"tensor.extract_slice"' in text
+    assert '"util.optimization_barrier"' in text
+    assert "strides = dense<1> : vector<2xi64>" in text
+    assert_lowering_matches(g, [_image((2, 4, height, 7))], rtol=1e-5, atol=1e-5)
+
+
 @given(window=_windows, depthwise=st.booleans())
 @settings(max_examples=4, deadline=None)
 def test_conv2d_with_constant_filters(window, depthwise):
