@@ -82,7 +82,9 @@ class SetStep {
   std::vector<uint64_t>& batch_transactions() { return batch_transactions_; }
   std::vector<uint64_t>& batch_bytes_in() { return batch_bytes_in_; }
   // How long the step's waits for its next set take: the loop waits as it forecasts, so that a
-  // node fed one message at a time finds the next one polling, not asleep.
+  // node fed one message at a time finds the next one polling, not asleep; only waits of up to
+  // kSetLoopHorizonNs are forecast (a worker fed seldom sleeps until rung).
+  static constexpr int64_t kSetLoopHorizonNs = 1'000'000;
   rt::ArrivalForecast& forecast() { return forecast_; }
   // The begin of a traced slice: the end of the step's previous slice when nothing came between
   // (one clock read per slice in a run of traced sets or functions), else now.
@@ -107,7 +109,7 @@ class SetStep {
   int64_t slice_end_ = 0;
   std::vector<uint64_t> batch_transactions_;
   std::vector<uint64_t> batch_bytes_in_;
-  rt::ArrivalForecast forecast_;
+  rt::ArrivalForecast forecast_{kSetLoopHorizonNs};
 };
 
 // The set loop's one batch: waits up to `timeout_ms` (-1: forever) until each input of `step`

@@ -37,8 +37,8 @@ WaitStatus ArrivalForecast::Await(Region& region, const std::vector<uint32_t>& c
                                   const Deadline& deadline) {
   if (AllHoldOne(region, channels)) return WaitStatus::kReady;
   const Clock::time_point start = Clock::now();
-  if (learnt_ >= kMinSamples) {
-    auto [early, late] = Quartiles();
+  auto [early, late] = Quartiles();
+  if (learnt_ >= kMinSamples && late <= horizon_ns_) {
     if (early > kLeadNs) {  // sleep until shortly before the result is due
       const Deadline wake = Deadline::AtOrBefore(start + std::chrono::nanoseconds(early - kLeadNs), deadline);
       WaitStatus status = region.WaitForMessages(channels, bell, wake);

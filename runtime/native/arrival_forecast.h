@@ -12,7 +12,8 @@
 //
 // Algorithm (Await):
 //   1. Every channel holds a message: return at once; nothing is learnt.
-//   2. With fewer than kMinSamples waits learnt, wait as Region::WaitForMessages does.
+//   2. With fewer than kMinSamples waits learnt, or an upper quartile beyond the horizon, wait as
+//      Region::WaitForMessages does.
 //   3. Otherwise sleep until kLeadNs before the lower quartile (a producer's ring ends it
 //      earlier), then poll, yielding the core (sched_yield) to whatever else is runnable, until
 //      kLeadNs past the upper quartile, at most kMaxPollNs; then sleep until the deadline.
@@ -38,6 +39,11 @@ class ArrivalForecast {
   static constexpr int64_t kLeadNs = 100'000;
   static constexpr int64_t kMaxPollNs = 1'000'000;
 
+  // Waits of which a quarter or more last longer than `horizon_ns` are not forecast: the waiter
+  // sleeps until rung. A node's set loop has a horizon, so that a worker never wakes to poll for
+  // a message that comes seldom or irregularly, taking a core from the nodes that are busy.
+  explicit ArrivalForecast(int64_t horizon_ns = INT64_MAX) : horizon_ns_(horizon_ns) {}
+
   // Waits, as Region::WaitForMessages, until every channel of `channels` holds a message (their
   // consumer's doorbell is `bell`), the deadline passes or the region closes.
   WaitStatus Await(Region& region, const std::vector<uint32_t>& channels, uint32_t bell, const Deadline& deadline);
@@ -48,6 +54,7 @@ class ArrivalForecast {
  private:
   void Learn(int64_t wait_ns);
 
+  int64_t horizon_ns_;
   std::array<int64_t, kSamples> waits_ns_{};
   size_t learnt_ = 0;  // waits learnt in all; the last kSamples are kept
 };

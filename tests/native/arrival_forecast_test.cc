@@ -155,6 +155,15 @@ TEST_CASE("trained on waits shorter than its lead, it polls from the start: a si
   CHECK(seen_early >= 1);
 }
 
+TEST_CASE("waits beyond its horizon are not forecast: a silent push is seen at the deadline") {
+  auto region = dfir::testing::MakeRegion(1, 4);
+  ArrivalForecast forecast(/*horizon_ns=*/1'000'000);
+  Train(forecast, *region, 20, 4);
+  Awaited awaited = AwaitPush(forecast, *region, 5, /*ring=*/false, 150);
+  CHECK(awaited.status == WaitStatus::kReady);
+  CHECK(awaited.ms >= 149.0);  // a forecast would have woken it at about 20 ms
+}
+
 TEST_CASE("after its polling window it sleeps again: a later silent push waits for the deadline") {
   auto region = dfir::testing::MakeRegion(1, 4);
   ArrivalForecast forecast;
