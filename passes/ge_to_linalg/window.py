@@ -126,8 +126,7 @@ def _conv2d(builder: FuncBuilder, op: ge.Conv2DOp) -> list[SSAValue]:
     if len(windows) != 2:
         return [_conv_grouped(builder, padded, w, bias, sizes, groups, _generic_conv(windows),
                               f"a {len(windows)}-D convolution")]
-    attrs = {name: DenseIntOrFPElementsAttr.from_list(VectorType(i64, [2]), [getattr(v, name[:-1]) for v in windows])
-             for name in ("strides", "dilations")}
+    attrs = _window_attrs([v.stride for v in windows], [v.dilation for v in windows])
     if groups > 1 and _depthwise(x, w, groups):
         init = _init(builder, bias, sizes, x.type.element_type, AffineExpr.dimension(1))
         op = DepthwiseConv2DNchwChwOp([padded, _collapse(builder, w, 0)], [init], [init.type], **attrs)
@@ -135,18 +134,25 @@ def _conv2d(builder: FuncBuilder, op: ge.Conv2DOp) -> list[SSAValue]:
     if groups > 1:
         return [_conv_grouped(builder, padded, w, bias, sizes, groups,
                               _named_conv(linalg.Conv2DNgchwGfchwOp, attrs), "a grouped convolution")]
-    if _strided_pointwise(w, windows) and all(isinstance(size, int) for size in sizes):
-        every_stride = extract_slice(builder, padded, [0] * 4, [sizes[0], builder.dim(x, 1), *sizes[2:]],
+    if _static_strided_pointwise(x, w, windows):
+        every_stride = extract_slice(builder, padded, [0] * 4, [*x.type.get_shape()[:2], *sizes[2:]],
                                      [1, 1, *(window.stride for window in windows)])
         padded = builder.add(OptimizationBarrierOp(every_stride)).results[0]
-        attrs = {name: DenseIntOrFPElementsAttr.from_list(VectorType(i64, [2]), [1, 1]) for name in attrs}
+        attrs = _window_attrs([1, 1], [1, 1])
     init = _init(builder, bias, sizes, x.type.element_type, AffineExpr.dimension(1))
     return [builder.add(linalg.Conv2DNchwFchwOp([padded, w], [init], [init.type], **attrs)).results[0]]
 
 
-def _strided_pointwise(w: SSAValue, windows: Sequence[Window]) -> bool:
-    """A 1x1 filter moved more than one pixel at a time."""
-    return w.type.get_shape()[2:] == (1, 1) and any(window.stride != 1 for window in windows)
+def _window_attrs(strides: Sequence[int], dilations: Sequence[int]) -> dict[str, Attribute]:
+    """A 2-D named convolution's `strides` and `dilations`."""
+    return {name: DenseIntOrFPElementsAttr.from_list(VectorType(i64, [2]), list(values))
+            for name, values in (("strides", strides), ("dilations", dilations))}
+
+
+def _static_strided_pointwise(x: SSAValue, w: SSAValue, windows: Sequence[Window]) -> bool:
+    """A 1x1 filter moved more than one pixel at a time over an input of static shape."""
+    return (w.type.get_shape()[2:] == (1, 1) and any(window.stride != 1 for window in windows)
+            and DYNAMIC_INDEX not in x.type.get_shape())
 
 
 def _depthwise(x: SSAValue, w: SSAValue, groups: int) -> bool:
